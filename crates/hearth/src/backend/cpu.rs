@@ -1,0 +1,299 @@
+//! The CPU backend: tfhe-rs key switch + PBS on a rayon pool.
+//!
+//! Scheduling is by dependency counting, with no barrier between levels: a
+//! bootstrap is spawned the moment the last bootstrap it reads finishes, so
+//! independent work from different operations of one circuit overlaps. At
+//! most `threads` bootstraps run at once. Each pool thread owns one set of
+//! scratch buffers; one FFT plan is shared. Every fresh value is dropped
+//! right after its last reader has consumed it.
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tfhe::core_crypto::prelude::*;
+
+use super::{check_input_count, Backend};
+use crate::bootstrap::{accumulator, PbsScratch};
+use crate::circuit::{Circuit, LinearExpr};
+use crate::error::Error;
+use crate::keys::{Ciphertext, ServerKey};
+
+/// Progress callback: `(bootstraps done, bootstraps in the circuit)`.
+pub type Progress = dyn Fn(usize, usize) + Send + Sync;
+
+/// What one run measured.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub wall: Duration,
+    pub pbs: usize,
+    pub threads: usize,
+    /// Most ciphertexts alive at once during the run.
+    pub peak_live: usize,
+}
+
+/// Evaluates circuits with real encryption on `threads` CPU threads.
+pub struct CpuBackend<'k> {
+    key: &'k ServerKey,
+    pool: rayon::ThreadPool,
+    threads: usize,
+    fft: Fft,
+    scratch: Vec<Mutex<PbsScratch>>,
+    progress: Option<Box<Progress>>,
+}
+
+/// The thread count from `HEARTH_THREADS`, else the machine's parallelism.
+pub fn default_threads() -> Result<usize, Error> {
+    match std::env::var("HEARTH_THREADS") {
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&t| t > 0)
+            .ok_or_else(|| {
+                Error::Config(format!("HEARTH_THREADS=`{v}` is not a positive integer"))
+            }),
+        Err(_) => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+impl<'k> CpuBackend<'k> {
+    /// A backend on `threads` threads (`None`: [`default_threads`]).
+    pub fn new(key: &'k ServerKey, threads: Option<usize>) -> Result<Self, Error> {
+        let threads = match threads {
+            Some(0) => return Err(Error::Config("thread count must be positive".into())),
+            Some(t) => t,
+            None => default_threads()?,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("hearth-pbs-{i}"))
+            .build()
+            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
+        let params = key.params();
+        let fft = Fft::new(params.polynomial_size);
+        let scratch = (0..threads)
+            .map(|_| Mutex::new(PbsScratch::new(params, fft.as_view())))
+            .collect();
+        Ok(CpuBackend {
+            key,
+            pool,
+            threads,
+            fft,
+            scratch,
+            progress: None,
+        })
+    }
+
+    /// Calls `f(done, total)` after every bootstrap.
+    pub fn with_progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Evaluates `circuit` and reports time and peak memory.
+    pub fn run(
+        &self,
+        circuit: &Circuit,
+        inputs: &[Ciphertext],
+    ) -> Result<(Vec<Ciphertext>, RunReport), Error> {
+        let start = Instant::now();
+        if circuit.params != self.key.data.params {
+            return Err(Error::ParamsMismatch {
+                expected: self.key.data.params,
+                found: circuit.params,
+            });
+        }
+        check_input_count(circuit, inputs.len())?;
+        for ct in inputs {
+            self.key.check(ct)?;
+        }
+        let run = Run::new(self, circuit, inputs);
+        self.pool.scope(|s| {
+            for (b, pending) in run.pending.iter().enumerate() {
+                if pending.load(Ordering::Relaxed) == 0 {
+                    let run = &run;
+                    s.spawn(move |s| run.execute(s, b));
+                }
+            }
+        });
+        let outputs = circuit
+            .outputs
+            .iter()
+            .map(|o| Ciphertext {
+                params: self.key.data.params,
+                key_id: self.key.data.key_id,
+                lwe: run.combine(o),
+            })
+            .collect();
+        let report = RunReport {
+            wall: start.elapsed(),
+            pbs: circuit.bootstraps.len(),
+            threads: self.threads,
+            peak_live: run.peak.load(Ordering::Relaxed),
+        };
+        Ok((outputs, report))
+    }
+}
+
+impl Backend for CpuBackend<'_> {
+    type Digit = Ciphertext;
+
+    fn evaluate(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<Vec<Ciphertext>, Error> {
+        Ok(self.run(circuit, inputs)?.0)
+    }
+}
+
+type Slot = Mutex<Option<Arc<LweCiphertextOwned<u64>>>>;
+
+/// State of one evaluation.
+struct Run<'a> {
+    backend: &'a CpuBackend<'a>,
+    circuit: &'a Circuit,
+    accumulators: Vec<GlweCiphertextOwned<u64>>,
+    slots: Vec<Slot>,
+    uses: Vec<AtomicU32>,
+    /// Unfinished producers still awaited by each bootstrap (one per term).
+    pending: Vec<AtomicU32>,
+    /// For each bootstrap, the bootstraps reading its outputs (one entry per term).
+    consumers: Vec<Vec<u32>>,
+    done: AtomicUsize,
+    live: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl<'a> Run<'a> {
+    fn new(backend: &'a CpuBackend<'a>, circuit: &'a Circuit, inputs: &[Ciphertext]) -> Self {
+        let params = backend.key.params();
+        let n_fresh = circuit.num_fresh();
+        let mut producer = vec![u32::MAX; n_fresh];
+        for (b, bs) in circuit.bootstraps.iter().enumerate() {
+            for j in 0..bs.offsets.len() {
+                producer[bs.first_output as usize + j] = b as u32;
+            }
+        }
+        let mut consumers = vec![Vec::new(); circuit.bootstraps.len()];
+        let pending = circuit
+            .bootstraps
+            .iter()
+            .enumerate()
+            .map(|(b, bs)| {
+                let mut n = 0;
+                for &(f, _) in &bs.input.terms {
+                    let p = producer[f as usize];
+                    if p != u32::MAX {
+                        consumers[p as usize].push(b as u32);
+                        n += 1;
+                    }
+                }
+                AtomicU32::new(n)
+            })
+            .collect();
+        let uses: Vec<AtomicU32> = circuit
+            .use_counts()
+            .into_iter()
+            .map(AtomicU32::new)
+            .collect();
+        let slots: Vec<Slot> = (0..n_fresh).map(|_| Mutex::new(None)).collect();
+        let mut live = 0;
+        for (&(f, _), ct) in circuit.inputs.iter().zip(inputs) {
+            if uses[f as usize].load(Ordering::Relaxed) > 0 {
+                *slots[f as usize].lock().unwrap() = Some(Arc::new(ct.lwe.clone()));
+                live += 1;
+            }
+        }
+        Run {
+            backend,
+            circuit,
+            accumulators: circuit
+                .tables
+                .iter()
+                .map(|t| accumulator(params, t))
+                .collect(),
+            slots,
+            uses,
+            pending,
+            consumers,
+            done: AtomicUsize::new(0),
+            live: AtomicUsize::new(live),
+            peak: AtomicUsize::new(live),
+        }
+    }
+
+    fn value(&self, f: u32) -> Arc<LweCiphertextOwned<u64>> {
+        self.slots[f as usize]
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("scheduler invariant: a value is stored before its readers run")
+    }
+
+    /// `expr` evaluated on the stored fresh values, into `out`. Releases
+    /// each value read when `release` is set (its last reader frees it).
+    fn combine_into(&self, expr: &LinearExpr, out: &mut [u64], release: bool) {
+        out.fill(0);
+        for &(f, w) in &expr.terms {
+            let src = self.value(f);
+            let w = w as u64;
+            for (o, &s) in out.iter_mut().zip(src.as_ref().as_ref()) {
+                *o = o.wrapping_add(s.wrapping_mul(w));
+            }
+            if release && self.uses[f as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                *self.slots[f as usize].lock().unwrap() = None;
+                self.live.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        let delta = self.backend.key.params().delta();
+        let body = out.last_mut().expect("LWE has a body");
+        *body = body.wrapping_add(expr.constant.wrapping_mul(delta));
+    }
+
+    fn combine(&self, expr: &LinearExpr) -> LweCiphertextOwned<u64> {
+        let mut lwe = self.backend.key.new_lwe();
+        self.combine_into(expr, lwe.as_mut(), false);
+        lwe
+    }
+
+    fn execute<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize) {
+        let bs = &self.circuit.bootstraps[b];
+        let key = self.backend.key;
+        let mut outputs: Vec<LweCiphertextOwned<u64>> =
+            bs.offsets.iter().map(|_| key.new_lwe()).collect();
+        {
+            let thread = rayon::current_thread_index().expect("runs on the backend's pool");
+            let mut scratch = self.backend.scratch[thread].lock().unwrap();
+            let scratch = &mut *scratch;
+            self.combine_into(&bs.input, scratch.input.as_mut(), true);
+            key.bootstrap_input(
+                scratch,
+                &self.accumulators[bs.table],
+                &bs.offsets,
+                self.backend.fft.as_view(),
+                &mut outputs,
+            );
+        }
+        let mut stored = 0;
+        for (j, out) in outputs.into_iter().enumerate() {
+            let f = bs.first_output as usize + j;
+            if self.uses[f].load(Ordering::Relaxed) > 0 {
+                *self.slots[f].lock().unwrap() = Some(Arc::new(out));
+                stored += 1;
+            }
+        }
+        let live = self.live.fetch_add(stored, Ordering::Relaxed) + stored;
+        self.peak.fetch_max(live, Ordering::Relaxed);
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(progress) = &self.backend.progress {
+            progress(done, self.circuit.bootstraps.len());
+        }
+        for &c in &self.consumers[b] {
+            if self.pending[c as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                scope.spawn(move |s| self.execute(s, c as usize));
+            }
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Key and ciphertext files.
+//!
+//! Layout: a fixed 36-byte header, then a bincode payload.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 8 | magic `HEARTH\0\n` |
+//! | 2 | format version (little endian) |
+//! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts |
+//! | 2 | parameter-set id |
+//! | 2 | reserved (0) |
+//! | 8 | key id |
+//! | 8 | payload length |
+//! | 4 | CRC-32 of the payload |
+//!
+//! Reading checks every field before it deserializes, bounds the payload by
+//! the largest size the parameter set allows, and checks the decoded entities
+//! against the header and the parameter set, so a truncated, corrupted,
+//! foreign or mismatched file is a typed [`FileError`], never a panic.
+//! Files are written to a temporary name and renamed, so a failed write
+//! never destroys an existing file; secret-key files get mode 0600.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use bincode::Options;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tfhe::core_crypto::prelude::*;
+
+use crate::error::{Error, FileError};
+use crate::keys::{Ciphertext, ClientKey, ClientKeyData, KeyId, ServerKey, ServerKeyData};
+use crate::params::{ParameterSet, ParamsId};
+
+const MAGIC: [u8; 8] = *b"HEARTH\0\n";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+const HEADER_LEN: usize = 36;
+
+/// What a hearth file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    ClientKey = 1,
+    ServerKey = 2,
+    Ciphertexts = 3,
+}
+
+impl FileKind {
+    fn from_u16(v: u16) -> Option<Self> {
+        [Self::ClientKey, Self::ServerKey, Self::Ciphertexts]
+            .into_iter()
+            .find(|k| *k as u16 == v)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ClientKey => "client key",
+            Self::ServerKey => "server key",
+            Self::Ciphertexts => "ciphertext list",
+        }
+    }
+}
+
+/// The decoded header of a hearth file.
+#[derive(Clone, Debug)]
+pub struct FileInfo {
+    pub kind: FileKind,
+    pub version: u16,
+    pub params: ParamsId,
+    pub key_id: KeyId,
+    pub payload_len: u64,
+}
+
+/// Largest payload a file of `kind` for `params` may have (generous).
+fn payload_limit(kind: FileKind, p: &ParameterSet) -> u64 {
+    let big_n = p.big_lwe_dimension().0 as u64;
+    let glwe = p.glwe_dimension.to_glwe_size().0 as u64;
+    let n = p.lwe_dimension.0 as u64;
+    let words = match kind {
+        FileKind::ClientKey => n + big_n,
+        FileKind::ServerKey => {
+            let bsk = n * glwe * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
+            let ksk = big_n * p.ks_level.0 as u64 * (n + 1);
+            bsk + ksk
+        }
+        // Up to 2^24 ciphertexts per file.
+        FileKind::Ciphertexts => (big_n + 1) << 24,
+    };
+    words * 8 + 4096
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
+    move |source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write_file<T: Serialize>(
+    path: &Path,
+    kind: FileKind,
+    params: ParamsId,
+    key_id: KeyId,
+    payload: &T,
+    secret: bool,
+) -> Result<(), Error> {
+    let body = bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .serialize(payload)
+        .map_err(|e| FileError::Malformed {
+            path: path.to_path_buf(),
+            reason: format!("cannot encode: {e}"),
+        })?;
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    header.extend_from_slice(&MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&(kind as u16).to_le_bytes());
+    header.extend_from_slice(&params.to_u16().to_le_bytes());
+    header.extend_from_slice(&0u16.to_le_bytes());
+    header.extend_from_slice(&key_id.0.to_le_bytes());
+    header.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    header.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    debug_assert_eq!(header.len(), HEADER_LEN);
+
+    let tmp: PathBuf = {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".tmp{}", std::process::id()));
+        path.with_file_name(name)
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if secret {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = secret;
+    let result = (|| {
+        let mut f = options.open(&tmp)?;
+        f.write_all(&header)?;
+        f.write_all(&body)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io_err(path))?;
+    Ok(())
+}
+
+/// Reads and checks the header of any hearth file.
+pub fn read_info(path: &Path) -> Result<FileInfo, Error> {
+    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
+    let mut header = [0u8; HEADER_LEN];
+    let got = read_up_to(&mut f, &mut header).map_err(io_err(path))?;
+    if got < MAGIC.len() || header[..8] != MAGIC {
+        return Err(FileError::BadMagic {
+            path: path.to_path_buf(),
+        }
+        .into());
+    }
+    if got < HEADER_LEN {
+        return Err(FileError::Truncated {
+            path: path.to_path_buf(),
+            found: 0,
+            expected: HEADER_LEN as u64,
+        }
+        .into());
+    }
+    let u16_at = |i: usize| u16::from_le_bytes([header[i], header[i + 1]]);
+    let u64_at = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().expect("8 bytes"));
+    let version = u16_at(8);
+    if version != FORMAT_VERSION {
+        return Err(FileError::UnsupportedVersion {
+            path: path.to_path_buf(),
+            found: version,
+            supported: FORMAT_VERSION,
+        }
+        .into());
+    }
+    let kind = FileKind::from_u16(u16_at(10)).ok_or_else(|| FileError::Malformed {
+        path: path.to_path_buf(),
+        reason: format!("unknown file kind {}", u16_at(10)),
+    })?;
+    let params = ParamsId::from_u16(u16_at(12)).ok_or(FileError::UnknownParamsId {
+        path: path.to_path_buf(),
+        id: u16_at(12),
+    })?;
+    Ok(FileInfo {
+        kind,
+        version,
+        params,
+        key_id: KeyId(u64_at(16)),
+        payload_len: u64_at(24),
+    })
+}
+
+fn read_up_to(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read(&mut buf[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}
+
+fn read_file<T: DeserializeOwned>(path: &Path, expected: FileKind) -> Result<(FileInfo, T), Error> {
+    let info = read_info(path)?;
+    if info.kind != expected {
+        return Err(FileError::WrongKind {
+            path: path.to_path_buf(),
+            found: info.kind.name(),
+            expected: expected.name(),
+        }
+        .into());
+    }
+    let limit = payload_limit(expected, info.params.params());
+    if info.payload_len > limit {
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+            size: info.payload_len,
+            limit,
+        }
+        .into());
+    }
+    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
+    let file_len = f.metadata().map_err(io_err(path))?.len();
+    let available = file_len.saturating_sub(HEADER_LEN as u64);
+    if available < info.payload_len {
+        return Err(FileError::Truncated {
+            path: path.to_path_buf(),
+            found: available,
+            expected: info.payload_len,
+        }
+        .into());
+    }
+    if available > info.payload_len {
+        return Err(FileError::Inconsistent {
+            path: path.to_path_buf(),
+            reason: format!("{} bytes after the payload", available - info.payload_len),
+        }
+        .into());
+    }
+    let mut body = vec![0u8; info.payload_len as usize];
+    let mut header = [0u8; HEADER_LEN];
+    f.read_exact(&mut header).map_err(io_err(path))?;
+    let checksum = u32::from_le_bytes(header[32..36].try_into().expect("4 bytes"));
+    f.read_exact(&mut body).map_err(io_err(path))?;
+    if crc32fast::hash(&body) != checksum {
+        return Err(FileError::Corrupted {
+            path: path.to_path_buf(),
+        }
+        .into());
+    }
+    let value = bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .with_limit(info.payload_len)
+        .deserialize(&body)
+        .map_err(|e| FileError::Malformed {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    Ok((info, value))
+}
+
+fn inconsistent(path: &Path, reason: impl Into<String>) -> Error {
+    FileError::Inconsistent {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+    .into()
+}
+
+/// Checks the ids inside a payload against its header.
+fn check_ids(path: &Path, info: &FileInfo, params: ParamsId, key_id: KeyId) -> Result<(), Error> {
+    if params != info.params || key_id != info.key_id {
+        return Err(inconsistent(path, "payload ids differ from the header"));
+    }
+    Ok(())
+}
+
+fn check_lwe(path: &Path, lwe: &LweCiphertextOwned<u64>, p: &ParameterSet) -> Result<(), Error> {
+    if lwe.lwe_size() != p.big_lwe_dimension().to_lwe_size()
+        || !lwe.ciphertext_modulus().is_native_modulus()
+    {
+        return Err(inconsistent(
+            path,
+            format!("ciphertext does not fit {}", p.name),
+        ));
+    }
+    Ok(())
+}
+
+impl ClientKey {
+    /// Writes the secret keys (file mode 0600).
+    pub fn save(&self, path: &Path) -> Result<(), Error> {
+        write_file(
+            path,
+            FileKind::ClientKey,
+            self.params().id,
+            self.key_id(),
+            &self.to_data(),
+            true,
+        )
+    }
+
+    pub fn load(path: &Path) -> Result<ClientKey, Error> {
+        let (info, data): (_, ClientKeyData) = read_file(path, FileKind::ClientKey)?;
+        check_ids(path, &info, data.params, data.key_id)?;
+        let p = info.params.params();
+        if data.lwe_secret_key.lwe_dimension() != p.lwe_dimension
+            || data.glwe_secret_key.glwe_dimension() != p.glwe_dimension
+            || data.glwe_secret_key.polynomial_size() != p.polynomial_size
+            || data
+                .lwe_secret_key
+                .as_ref()
+                .iter()
+                .chain(data.glwe_secret_key.as_ref())
+                .any(|&b| b > 1)
+        {
+            return Err(inconsistent(
+                path,
+                format!("secret keys do not fit {}", p.name),
+            ));
+        }
+        Ok(ClientKey::from_data(data))
+    }
+}
+
+impl ServerKey {
+    /// Writes the evaluation keys (standard domain).
+    pub fn save(&self, path: &Path) -> Result<(), Error> {
+        write_file(
+            path,
+            FileKind::ServerKey,
+            self.data.params,
+            self.data.key_id,
+            &self.data,
+            false,
+        )
+    }
+
+    pub fn load(path: &Path) -> Result<ServerKey, Error> {
+        let (info, data): (_, ServerKeyData) = read_file(path, FileKind::ServerKey)?;
+        check_ids(path, &info, data.params, data.key_id)?;
+        let p = info.params.params();
+        let bsk = &data.bootstrap_key;
+        let ksk = &data.keyswitch_key;
+        let fits = bsk.input_lwe_dimension() == p.lwe_dimension
+            && bsk.glwe_size() == p.glwe_dimension.to_glwe_size()
+            && bsk.polynomial_size() == p.polynomial_size
+            && bsk.decomposition_base_log() == p.pbs_base_log
+            && bsk.decomposition_level_count() == p.pbs_level
+            && bsk.as_ref().len()
+                == p.lwe_dimension.0
+                    * p.pbs_level.0
+                    * p.glwe_dimension.to_glwe_size().0.pow(2)
+                    * p.polynomial_size.0
+            && ksk.input_key_lwe_dimension() == p.big_lwe_dimension()
+            && ksk.output_key_lwe_dimension() == p.lwe_dimension
+            && ksk.decomposition_base_log() == p.ks_base_log
+            && ksk.decomposition_level_count() == p.ks_level
+            && ksk.as_ref().len()
+                == p.big_lwe_dimension().0 * p.ks_level.0 * (p.lwe_dimension.0 + 1)
+            && bsk.ciphertext_modulus().is_native_modulus()
+            && ksk.ciphertext_modulus().is_native_modulus();
+        if !fits {
+            return Err(inconsistent(
+                path,
+                format!("evaluation keys do not fit {}", p.name),
+            ));
+        }
+        Ok(ServerKey::from_data(data))
+    }
+}
+
+/// Writes ciphertexts (all under one key) to `path`.
+pub fn save_ciphertexts(path: &Path, cts: &[Ciphertext]) -> Result<(), Error> {
+    let Some(first) = cts.first() else {
+        return Err(inconsistent(path, "no ciphertexts to write"));
+    };
+    for ct in cts {
+        if ct.params != first.params {
+            return Err(Error::ParamsMismatch {
+                expected: first.params,
+                found: ct.params,
+            });
+        }
+        if ct.key_id != first.key_id {
+            return Err(Error::WrongKey {
+                expected: first.key_id,
+                found: ct.key_id,
+            });
+        }
+    }
+    write_file(
+        path,
+        FileKind::Ciphertexts,
+        first.params,
+        first.key_id,
+        &cts,
+        false,
+    )
+}
+
+/// Reads ciphertexts, checking they belong to `key_id` when given.
+pub fn load_ciphertexts(path: &Path, key_id: Option<KeyId>) -> Result<Vec<Ciphertext>, Error> {
+    let (info, cts): (_, Vec<Ciphertext>) = read_file(path, FileKind::Ciphertexts)?;
+    if let Some(expected) = key_id {
+        if info.key_id != expected {
+            return Err(Error::WrongKey {
+                expected,
+                found: info.key_id,
+            });
+        }
+    }
+    let p = info.params.params();
+    for ct in &cts {
+        check_ids(path, &info, ct.params, ct.key_id)?;
+        check_lwe(path, &ct.lwe, p)?;
+    }
+    Ok(cts)
+}

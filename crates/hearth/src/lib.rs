@@ -1,0 +1,43 @@
+//! hearth: exact integer arithmetic over TFHE-encrypted data.
+//!
+//! Algorithms are written once as [`circuit::Circuit`]s — DAGs of cheap linear
+//! LWE operations and bootstraps — and evaluated by interchangeable
+//! [`backend`]s: `clear` (plaintext, exact semantics), `count` (#PBS, depth),
+//! `cpu` (tfhe-rs `core_crypto` key switch + PBS on a thread pool).
+//!
+//! ```no_run
+//! use hearth::{backend::{Backend, ClearBackend, CpuBackend}, CircuitBuilder, ClientKey, Lut, DIGITS_128};
+//!
+//! let client = ClientKey::generate(&DIGITS_128);
+//! let server = client.server_key();
+//! let mut b = CircuitBuilder::new(&DIGITS_128);
+//! let x = b.input(-1, 1)?;
+//! let y = b.input(-1, 1)?;
+//! let s = b.add(x, y)?;
+//! let sign = Lut::from_fn(5, -2, 2, |v| v.signum())?;
+//! let out = b.bootstrap(s, &sign)?;
+//! b.output(out)?;
+//! let circuit = b.build();
+//! let cts = [client.encrypt(1)?, client.encrypt(-1)?];
+//! let res = CpuBackend::new(&server, None)?.evaluate(&circuit, &cts)?;
+//! assert_eq!(client.decrypt(&res[0])?, ClearBackend.evaluate(&circuit, &[1, 31])?[0]);
+//! # Ok::<(), hearth::Error>(())
+//! ```
+
+pub mod backend;
+pub mod bootstrap;
+pub mod circuit;
+pub mod error;
+pub mod files;
+pub mod keys;
+pub mod lut;
+pub mod noise;
+pub mod params;
+
+pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
+pub use error::{BuildError, Error, FileError, LutError};
+pub use keys::{Ciphertext, ClientKey, KeyId, ServerKey};
+pub use lut::Lut;
+pub use params::{
+    ParameterSet, ParamsId, BITS_128, DIGITS_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+};

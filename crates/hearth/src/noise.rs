@@ -1,0 +1,161 @@
+//! Noise analysis with tfhe-rs's own formulas
+//! (`core_crypto::commons::noise_formulas`).
+//!
+//! One KS-PBS sees, at the blind-rotation input, the error
+//! `sum_i w_i e_i + e_ks + e_ms`, where the `e_i` are errors of freshly
+//! bootstrapped ciphertexts (variance `V_pbs` each), `e_ks` the key-switch
+//! error and `e_ms` the centered modulus-switch error. Its variance is
+//! `qw * V_pbs + V_ks + V_ms` with `qw = sum_i w_i^2` (the quadratic weight).
+//! Decoding a `pi`-bit digit fails when `|error| >= delta / 2 = 2^-(pi+1)` on
+//! the torus; for a centred Gaussian that has probability
+//! `erfc(2^-(pi+1) / (sqrt(2) * sigma))`.
+
+use tfhe::core_crypto::commons::noise_formulas::centered_mean_shifted_modulus_switch::centered_binary_shifted_modulus_switch_additive_variance;
+use tfhe::core_crypto::commons::noise_formulas::lwe_keyswitch::keyswitch_additive_variance_132_bits_security_tuniform;
+use tfhe::core_crypto::commons::noise_formulas::lwe_programmable_bootstrap::pbs_variance_132_bits_security_tuniform_fft_mul;
+
+use crate::params::ParameterSet;
+
+/// Variances (torus units, i.e. fractions of the modulus squared) of the
+/// noise sources of one KS-PBS.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NoiseModel {
+    /// Output of one PBS (a fresh ciphertext).
+    pub pbs: f64,
+    /// Added by the key switch.
+    pub keyswitch: f64,
+    /// Added by the centered modulus switch to `2N`.
+    pub modulus_switch: f64,
+}
+
+/// Mantissa bits of the f64 FFT used by the blind rotation.
+const FFT_MANTISSA_BITS: f64 = 53.0;
+const MODULUS: f64 = 18446744073709551616.0; // 2^64
+
+impl NoiseModel {
+    /// The model for `params` (valid for sets with secure TUniform noise).
+    pub fn of(params: &ParameterSet) -> Self {
+        let big_n = params.big_lwe_dimension();
+        let pbs = pbs_variance_132_bits_security_tuniform_fft_mul(
+            params.lwe_dimension,
+            params.glwe_dimension,
+            params.polynomial_size,
+            params.pbs_base_log,
+            params.pbs_level,
+            FFT_MANTISSA_BITS,
+            MODULUS,
+        )
+        .0;
+        let keyswitch = keyswitch_additive_variance_132_bits_security_tuniform(
+            big_n,
+            params.lwe_dimension,
+            params.ks_base_log,
+            params.ks_level,
+            MODULUS,
+            MODULUS,
+        )
+        .0;
+        let modulus_switch = centered_binary_shifted_modulus_switch_additive_variance(
+            params.lwe_dimension,
+            MODULUS,
+            2.0 * params.polynomial_size.0 as f64,
+        )
+        .0;
+        NoiseModel {
+            pbs,
+            keyswitch,
+            modulus_switch,
+        }
+    }
+
+    /// Variance at the blind-rotation input for a quadratic weight `qw`.
+    pub fn variance_at(&self, qw: f64) -> f64 {
+        qw * self.pbs + self.keyswitch + self.modulus_switch
+    }
+
+    /// log2 of the failure probability of one PBS whose input has
+    /// quadratic weight `qw`, for `pi` message bits.
+    pub fn log2_p_fail(&self, pi: u32, qw: f64) -> f64 {
+        let margin = 2f64.powi(-(pi as i32 + 1));
+        let sigma = self.variance_at(qw).sqrt();
+        log2_erfc(margin / (sigma * std::f64::consts::SQRT_2))
+    }
+
+    /// The largest integer quadratic weight whose failure probability is at
+    /// most `2^log2_target`; 0 if even a single fresh input is too noisy.
+    pub fn budget(&self, pi: u32, log2_target: f64) -> u64 {
+        // Monotone in qw: bisect on the integers.
+        if self.log2_p_fail(pi, 1.0) > log2_target {
+            return 0;
+        }
+        let (mut lo, mut hi) = (1u64, 1u64 << 40);
+        while lo + 1 < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.log2_p_fail(pi, mid as f64) <= log2_target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+/// `log2(erfc(x))`, accurate also where `erfc` underflows f64.
+fn log2_erfc(x: f64) -> f64 {
+    let v = libm::erfc(x);
+    if v > 1e-300 {
+        return v.log2();
+    }
+    log2_erfc_asymptotic(x)
+}
+
+/// `erfc(x) ~ exp(-x^2) / (x sqrt(pi)) (1 - 1/(2x^2))` for large `x`.
+fn log2_erfc_asymptotic(x: f64) -> f64 {
+    let ln = -x * x - (x * std::f64::consts::PI.sqrt()).ln() + (1.0 - 0.5 / (x * x)).ln();
+    ln / std::f64::consts::LN_2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{BITS_128, DIGITS_128};
+
+    #[test]
+    fn stated_budgets_match_tfhe_formulas() {
+        for p in [&DIGITS_128, &BITS_128] {
+            let model = NoiseModel::of(p);
+            let target = p.log2_p_fail.unwrap();
+            let budget = model.budget(p.pi, target);
+            assert_eq!(budget, p.budget, "{}: computed budget differs", p.name);
+            assert!(model.log2_p_fail(p.pi, p.budget as f64) <= target);
+            assert!(model.log2_p_fail(p.pi, (p.budget + 1) as f64) > target);
+        }
+    }
+
+    #[test]
+    fn digits_budget_at_both_targets() {
+        let model = NoiseModel::of(&DIGITS_128);
+        assert_eq!(model.budget(5, -64.0), 1373);
+        assert_eq!(model.budget(5, -128.0), 112);
+        // PARMESAN needs 20 (addition), 41 (maximum), 85 (signum level 1).
+        assert!(model.budget(5, -128.0) >= 85);
+    }
+
+    #[test]
+    fn source_decomposition_would_give_a_smaller_budget() {
+        let mut source = DIGITS_128;
+        source.ks_base_log = tfhe::core_crypto::prelude::DecompositionBaseLog(4);
+        source.ks_level = tfhe::core_crypto::prelude::DecompositionLevelCount(4);
+        assert_eq!(NoiseModel::of(&source).budget(5, -128.0), 40);
+    }
+
+    #[test]
+    fn asymptotic_erfc_matches_libm_where_both_work() {
+        for x in [12.0, 20.0, 25.0] {
+            let exact = libm::erfc(x).log2();
+            assert!((log2_erfc_asymptotic(x) - exact).abs() < 0.01, "{x}");
+        }
+        assert!(log2_erfc(30.0) < log2_erfc(29.0));
+    }
+}

@@ -1,0 +1,236 @@
+//! Named parameter sets.
+//!
+//! Every set keeps the security parameters (LWE dimension `n`, GLWE dimension
+//! `k`, polynomial size `N`, noise distributions) of a published tfhe-rs set
+//! and reads its plaintexts as `pi` message bits *without* a padding bit, so
+//! the encoding factor is `delta = 2^(64 - pi)`. Bootstrapping is negacyclic:
+//! a lookup table over `Z_{2^pi}` must satisfy `f(x + 2^(pi-1)) = -f(x)`.
+//!
+//! The *quadratic-weight budget* is the largest sum of squared integer weights
+//! with which freshly bootstrapped ciphertexts may be combined into one
+//! bootstrap input (or one decrypted output) such that the failure
+//! probability per PBS stays at or below [`ParameterSet::log2_p_fail`]. It is
+//! computed with tfhe-rs's own noise formulas in [`crate::noise`]; a test
+//! recomputes it for every secure set.
+
+use serde::{Deserialize, Serialize};
+use tfhe::core_crypto::prelude::{
+    DecompositionBaseLog, DecompositionLevelCount, DynamicDistribution, GlweDimension,
+    LweDimension, PolynomialSize,
+};
+
+use crate::error::Error;
+
+/// Stable identity of a parameter set; written into every key, ciphertext and
+/// circuit so that mixing sets is caught.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u16)]
+pub enum ParamsId {
+    Digits128 = 1,
+    Bits128 = 2,
+    InsecureTestDigits = 101,
+    InsecureTestBits = 102,
+}
+
+impl ParamsId {
+    /// The id written in file headers.
+    pub fn to_u16(self) -> u16 {
+        self as u16
+    }
+
+    /// Parses a header id; `None` for ids this build does not know.
+    pub fn from_u16(v: u16) -> Option<Self> {
+        ALL.iter().map(|p| p.id).find(|id| id.to_u16() == v)
+    }
+
+    /// The parameter set with this id.
+    pub fn params(self) -> &'static ParameterSet {
+        ALL.iter()
+            .find(|p| p.id == self)
+            .expect("every id has a set")
+    }
+}
+
+impl std::fmt::Display for ParamsId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.params().name)
+    }
+}
+
+/// A complete TFHE parameter set for hearth's `pi`-bit, padding-free encoding.
+#[derive(Clone, Copy, Debug)]
+pub struct ParameterSet {
+    pub id: ParamsId,
+    pub name: &'static str,
+    /// The tfhe-rs set whose security parameters this one keeps.
+    pub source: &'static str,
+    /// Claimed security in bits; 0 for the insecure test sets.
+    pub security_bits: u32,
+    /// Message bits (no padding bit): digits live in `Z_{2^pi}`.
+    pub pi: u32,
+    /// Largest quadratic weight allowed into a bootstrap or an output.
+    pub budget: u64,
+    /// log2 of the failure probability of one PBS at `budget`; `None` where
+    /// it was not analysed (insecure sets).
+    pub log2_p_fail: Option<f64>,
+    pub lwe_dimension: LweDimension,
+    pub glwe_dimension: GlweDimension,
+    pub polynomial_size: PolynomialSize,
+    pub lwe_noise: DynamicDistribution<u64>,
+    pub glwe_noise: DynamicDistribution<u64>,
+    pub pbs_base_log: DecompositionBaseLog,
+    pub pbs_level: DecompositionLevelCount,
+    pub ks_base_log: DecompositionBaseLog,
+    pub ks_level: DecompositionLevelCount,
+}
+
+/// Signed-binary digits family: `pi = 5`, no padding.
+///
+/// Source: `V1_8_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128` (n = 918,
+/// k = 1, N = 2048, TUniform(45) / TUniform(17), PBS 2^23 x 1), whose
+/// `delta = 2^59` is exactly the delta of 5 message bits without padding.
+/// Security parameters are unchanged (128 bits); only the key-switch
+/// decomposition goes from 2^4 x 4 to 2^3 x 5, which lowers the key-switch
+/// noise. With tfhe-rs's formulas ([`crate::noise`]) the variance at the
+/// blind-rotation input is `qw * V_pbs + V_ks + V_ms` with
+/// `V_pbs = 2^-29.65`, `V_ks = 2^-22.69`, `V_ms = 2^-19.74` (centered
+/// modulus switch); decoding fails when the error reaches `delta / 2 = 2^-6`.
+/// That gives a budget of 112 at p_fail <= 2^-128 (1 373 at 2^-64), against
+/// 40 for the source decomposition (2^4 x 4): enough for PARMESAN's 20
+/// (addition), 41 (maximum) and 85 (signum). Costs 25% more key-switch work.
+pub const DIGITS_128: ParameterSet = ParameterSet {
+    id: ParamsId::Digits128,
+    name: "DIGITS_128",
+    source: "V1_8_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (KS 2^3 x 5)",
+    security_bits: 128,
+    pi: 5,
+    budget: 112,
+    log2_p_fail: Some(-128.0),
+    lwe_dimension: LweDimension(918),
+    glwe_dimension: GlweDimension(1),
+    polynomial_size: PolynomialSize(2048),
+    lwe_noise: DynamicDistribution::new_t_uniform(45),
+    glwe_noise: DynamicDistribution::new_t_uniform(17),
+    pbs_base_log: DecompositionBaseLog(23),
+    pbs_level: DecompositionLevelCount(1),
+    ks_base_log: DecompositionBaseLog(3),
+    ks_level: DecompositionLevelCount(5),
+};
+
+/// Two's-complement bits family: `pi = 3` (room for 3-input gates), no padding.
+///
+/// Source: `V1_8_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M128` unchanged
+/// (n = 879, k = 4, N = 512, TUniform(46) / TUniform(17), PBS 2^23 x 1,
+/// KS 2^5 x 3): its `delta = 2^61` is that of 3 bits without padding. The
+/// margin is `delta / 2 = 2^-4`, so the budget is large: 2 898 at 2^-128
+/// (29 104 at 2^-64), with `V_pbs = 2^-30.03`, `V_ks = 2^-18.54`,
+/// `V_ms = 2^-15.81`.
+pub const BITS_128: ParameterSet = ParameterSet {
+    id: ParamsId::Bits128,
+    name: "BITS_128",
+    source: "V1_8_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M128",
+    security_bits: 128,
+    pi: 3,
+    budget: 2898,
+    log2_p_fail: Some(-128.0),
+    lwe_dimension: LweDimension(879),
+    glwe_dimension: GlweDimension(4),
+    polynomial_size: PolynomialSize(512),
+    lwe_noise: DynamicDistribution::new_t_uniform(46),
+    glwe_noise: DynamicDistribution::new_t_uniform(17),
+    pbs_base_log: DecompositionBaseLog(23),
+    pbs_level: DecompositionLevelCount(1),
+    ks_base_log: DecompositionBaseLog(5),
+    ks_level: DecompositionLevelCount(3),
+};
+
+/// INSECURE: tiny dimensions and noise for fast tests of the digits family.
+/// Same `pi` and budget as [`DIGITS_128`] so the same circuits are valid.
+/// Refused by every front end.
+pub const INSECURE_TEST_DIGITS: ParameterSet = ParameterSet {
+    id: ParamsId::InsecureTestDigits,
+    name: "INSECURE_TEST_DIGITS",
+    source: "none (insecure, for tests)",
+    security_bits: 0,
+    pi: 5,
+    budget: DIGITS_128.budget,
+    log2_p_fail: None,
+    lwe_dimension: LweDimension(96),
+    glwe_dimension: GlweDimension(1),
+    polynomial_size: PolynomialSize(1024),
+    lwe_noise: DynamicDistribution::new_t_uniform(2),
+    glwe_noise: DynamicDistribution::new_t_uniform(2),
+    pbs_base_log: DecompositionBaseLog(23),
+    pbs_level: DecompositionLevelCount(1),
+    ks_base_log: DecompositionBaseLog(4),
+    ks_level: DecompositionLevelCount(5),
+};
+
+/// INSECURE: tiny dimensions and noise for fast tests of the bits family.
+/// Same `pi` and budget as [`BITS_128`]. Refused by every front end.
+pub const INSECURE_TEST_BITS: ParameterSet = ParameterSet {
+    id: ParamsId::InsecureTestBits,
+    name: "INSECURE_TEST_BITS",
+    source: "none (insecure, for tests)",
+    security_bits: 0,
+    pi: 3,
+    budget: BITS_128.budget,
+    log2_p_fail: None,
+    lwe_dimension: LweDimension(64),
+    glwe_dimension: GlweDimension(1),
+    polynomial_size: PolynomialSize(512),
+    lwe_noise: DynamicDistribution::new_t_uniform(2),
+    glwe_noise: DynamicDistribution::new_t_uniform(2),
+    pbs_base_log: DecompositionBaseLog(23),
+    pbs_level: DecompositionLevelCount(1),
+    ks_base_log: DecompositionBaseLog(4),
+    ks_level: DecompositionLevelCount(5),
+};
+
+/// Every named set, secure ones first.
+pub const ALL: [&ParameterSet; 4] = [
+    &DIGITS_128,
+    &BITS_128,
+    &INSECURE_TEST_DIGITS,
+    &INSECURE_TEST_BITS,
+];
+
+impl ParameterSet {
+    /// Looks a set up by name (any set, insecure ones included: for tests).
+    pub fn by_name(name: &str) -> Result<&'static ParameterSet, Error> {
+        ALL.iter()
+            .copied()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| Error::UnknownParams(name.to_string()))
+    }
+
+    /// Looks a set up for a front end: insecure sets are refused.
+    pub fn for_front_end(name: &str) -> Result<&'static ParameterSet, Error> {
+        let p = Self::by_name(name)?;
+        if p.is_insecure() {
+            return Err(Error::InsecureParams(p.name));
+        }
+        Ok(p)
+    }
+
+    pub fn is_insecure(&self) -> bool {
+        self.security_bits == 0
+    }
+
+    /// `2^pi`, the number of digit values.
+    pub fn message_modulus(&self) -> u64 {
+        1 << self.pi
+    }
+
+    /// The encoding factor `2^(64 - pi)`.
+    pub fn delta(&self) -> u64 {
+        1 << (64 - self.pi)
+    }
+
+    /// Dimension of the ciphertexts hearth keeps between bootstraps
+    /// (the GLWE key read as an LWE key: `k * N`).
+    pub fn big_lwe_dimension(&self) -> LweDimension {
+        self.glwe_dimension
+            .to_equivalent_lwe_dimension(self.polynomial_size)
+    }
+}
