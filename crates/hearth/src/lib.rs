@@ -33,6 +33,7 @@ pub mod keys;
 pub mod lut;
 pub mod noise;
 pub mod params;
+pub mod random;
 
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
 pub use error::{BuildError, Error, FileError, LutError};

@@ -1,0 +1,184 @@
+//! The encrypted path against the clear backend, and the checks that refuse
+//! mixed keys and parameters. Run in release mode (`cargo test --release`).
+
+use hearth::backend::{Backend, ClearBackend, CountBackend, CpuBackend, Depth};
+use hearth::random::random_circuit;
+use hearth::{
+    CircuitBuilder, ClientKey, Error, Lut, ParameterSet, BITS_128, DIGITS_128, INSECURE_TEST_BITS,
+    INSECURE_TEST_DIGITS,
+};
+
+/// Encrypts, runs on the cpu backend, decrypts, and compares every output
+/// digit with the clear backend.
+fn check_random_circuits(params: &'static ParameterSet, seeds: std::ops::Range<u64>, size: usize) {
+    let client = ClientKey::generate(params);
+    let server = client.server_key();
+    let cpu = CpuBackend::new(&server, Some(2)).unwrap();
+    let mut total_pbs = 0;
+    for seed in seeds {
+        let rc = random_circuit(params, seed, 3, size).unwrap();
+        let expected = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
+        let cts: Vec<_> = rc
+            .inputs
+            .iter()
+            .map(|&v| client.encrypt(v as i64).unwrap())
+            .collect();
+        let (out, report) = cpu.run(&rc.circuit, &cts).unwrap();
+        let got: Vec<u64> = out.iter().map(|c| client.decrypt(c).unwrap()).collect();
+        assert_eq!(got, expected, "{} seed {seed}", params.name);
+        assert_eq!(report.pbs, rc.circuit.stats().pbs);
+        total_pbs += report.pbs;
+    }
+    assert!(total_pbs > 0);
+}
+
+#[test]
+fn cpu_matches_clear_on_100_random_circuits_insecure_digits() {
+    check_random_circuits(&INSECURE_TEST_DIGITS, 0..100, 30);
+}
+
+#[test]
+fn cpu_matches_clear_on_random_circuits_insecure_bits() {
+    check_random_circuits(&INSECURE_TEST_BITS, 1000..1040, 30);
+}
+
+#[test]
+fn cpu_matches_clear_on_random_circuits_digits_128() {
+    check_random_circuits(&DIGITS_128, 2000..2003, 12);
+}
+
+#[test]
+fn cpu_matches_clear_on_random_circuits_bits_128() {
+    check_random_circuits(&BITS_128, 3000..3003, 12);
+}
+
+#[test]
+fn many_lut_outputs_match_their_tables() {
+    let params = &INSECURE_TEST_DIGITS;
+    let client = ClientKey::generate(params);
+    let server = client.server_key();
+    let mut b = CircuitBuilder::new(params);
+    let x = b.input(-2, 2).unwrap();
+    let luts: Vec<Lut> = (0..3)
+        .map(|k| Lut::from_fn(5, -2, 2, move |v| v * v + k).unwrap())
+        .collect();
+    let refs: Vec<&Lut> = luts.iter().collect();
+    for w in b.bootstrap_many(x, &refs).unwrap() {
+        b.output(w).unwrap();
+    }
+    let c = b.build();
+    assert_eq!(c.stats().pbs, 1);
+    let cpu = CpuBackend::new(&server, Some(1)).unwrap();
+    for v in -2i64..=2 {
+        let want: Vec<u64> = (0..3).map(|k| ((v * v + k) % 32) as u64).collect();
+        assert_eq!(
+            ClearBackend
+                .evaluate(&c, &[v.rem_euclid(32) as u64])
+                .unwrap(),
+            want
+        );
+        let out = cpu.evaluate(&c, &[client.encrypt(v).unwrap()]).unwrap();
+        let got: Vec<u64> = out.iter().map(|o| client.decrypt(o).unwrap()).collect();
+        assert_eq!(got, want, "x = {v}");
+    }
+    // Four tables on five values do not fit 16 slots.
+    let mut b = CircuitBuilder::new(params);
+    let x = b.input(-2, 2).unwrap();
+    let four = [&luts[0], &luts[1], &luts[2], &luts[0]];
+    assert!(matches!(
+        b.bootstrap_many(x, &four),
+        Err(hearth::BuildError::ManyLutTooWide {
+            needed: 20,
+            available: 16,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn mixed_keys_and_parameters_are_refused() {
+    let a = ClientKey::generate(&INSECURE_TEST_DIGITS);
+    let b = ClientKey::generate(&INSECURE_TEST_DIGITS);
+    let bits = ClientKey::generate(&INSECURE_TEST_BITS);
+    let server_a = a.server_key();
+    let mut builder = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
+    let x = builder.input(0, 3).unwrap();
+    let id = Lut::from_fn(5, 0, 3, |v| v).unwrap();
+    let y = builder.bootstrap(x, &id).unwrap();
+    builder.output(y).unwrap();
+    let circuit = builder.build();
+    let cpu = CpuBackend::new(&server_a, Some(1)).unwrap();
+
+    let foreign = b.encrypt(1).unwrap();
+    assert!(matches!(
+        cpu.evaluate(&circuit, &[foreign.clone()]),
+        Err(Error::WrongKey { .. })
+    ));
+    assert!(matches!(a.decrypt(&foreign), Err(Error::WrongKey { .. })));
+    let other_params = bits.encrypt(1).unwrap();
+    assert!(matches!(
+        cpu.evaluate(&circuit, &[other_params]),
+        Err(Error::ParamsMismatch { .. })
+    ));
+    assert!(matches!(
+        cpu.evaluate(&circuit, &[]),
+        Err(Error::InputCount {
+            expected: 1,
+            found: 0
+        })
+    ));
+
+    // A circuit for other parameters.
+    let mut builder = CircuitBuilder::new(&INSECURE_TEST_BITS);
+    let x = builder.input(0, 1).unwrap();
+    builder.output(x).unwrap();
+    let bits_circuit = builder.build();
+    assert!(matches!(
+        cpu.evaluate(&bits_circuit, &[a.encrypt(1).unwrap()]),
+        Err(Error::ParamsMismatch { .. })
+    ));
+
+    // The right key works, and values out of the digit range are refused.
+    let ok = cpu.evaluate(&circuit, &[a.encrypt(3).unwrap()]).unwrap();
+    assert_eq!(a.decrypt(&ok[0]).unwrap(), 3);
+    assert!(matches!(a.encrypt(32), Err(Error::ValueOutOfRange { .. })));
+    assert!(matches!(a.encrypt(-17), Err(Error::ValueOutOfRange { .. })));
+}
+
+#[test]
+fn clear_backend_checks_inputs_and_assumptions() {
+    let mut b = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
+    let x = b.input(-1, 1).unwrap();
+    let narrowed = b.assume_range(x, 0, 1).unwrap();
+    let lut = Lut::from_fn(5, 0, 1, |v| v).unwrap();
+    let y = b.bootstrap(narrowed, &lut).unwrap();
+    b.output(y).unwrap();
+    let c = b.build();
+    assert_eq!(ClearBackend.evaluate(&c, &[1]).unwrap(), vec![1]);
+    assert!(matches!(
+        ClearBackend.evaluate(&c, &[31]),
+        Err(Error::SelectorOutOfRange { .. })
+    ));
+    assert!(matches!(
+        ClearBackend.evaluate(&c, &[5]),
+        Err(Error::InputOutOfRange { .. })
+    ));
+    assert_eq!(
+        CountBackend.evaluate(&c, &[Depth(3)]).unwrap(),
+        vec![Depth(4)]
+    );
+}
+
+#[test]
+fn trivial_ciphertexts_and_signed_views() {
+    let client = ClientKey::generate(&INSECURE_TEST_DIGITS);
+    let server = client.server_key();
+    for v in -16i64..16 {
+        let t = server.trivial(v).unwrap();
+        assert_eq!(client.decrypt_signed(&t).unwrap(), v);
+        assert_eq!(
+            client.decrypt_signed(&client.encrypt(v).unwrap()).unwrap(),
+            v
+        );
+    }
+}
