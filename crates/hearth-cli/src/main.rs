@@ -1,1 +1,61 @@
-fn main() {}
+//! The `hearth` command: key generation, file inspection, a demo, benchmarks.
+
+mod bench;
+mod demo;
+mod keygen;
+mod report;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "hearth", version, about = "Exact integer arithmetic over TFHE-encrypted data")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a client key and a server key.
+    Keygen {
+        /// Parameter set: DIGITS_128 or BITS_128.
+        #[arg(long, default_value = "DIGITS_128")]
+        params: String,
+        /// Directory to write client.key (mode 0600) and server.key into.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Describe a hearth key or ciphertext file.
+    Info { file: PathBuf },
+    /// Generate keys, run a small encrypted computation, check it against the clear backend.
+    Demo {
+        /// Worker threads (default: HEARTH_THREADS or all cores).
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+    },
+    /// Benchmarks (markdown table on stdout; --json FILE also writes JSON, `-` for stdout).
+    Bench {
+        #[command(subcommand)]
+        which: bench::Which,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Keygen { params, out } => keygen::keygen(&params, &out),
+        Command::Info { file } => keygen::info(&file),
+        Command::Demo { threads } => demo::demo(threads),
+        Command::Bench { which } => bench::run(which),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -10,13 +10,23 @@ use crate::params::ParameterSet;
 
 /// Per-thread buffers reused by every bootstrap the thread runs.
 pub struct PbsScratch {
-    pub(crate) input: LweCiphertextOwned<u64>,
+    input: LweCiphertextOwned<u64>,
     small: LweCiphertextOwned<u64>,
     glwe: GlweCiphertextOwned<u64>,
     buffers: ComputationBuffers,
 }
 
 impl PbsScratch {
+    /// The bootstrap input buffer: fill it, then call
+    /// [`ServerKey::bootstrap_input`].
+    pub fn input_mut(&mut self) -> &mut [u64] {
+        self.input.as_mut()
+    }
+
+    pub(crate) fn input(&self) -> &LweCiphertextOwned<u64> {
+        &self.input
+    }
+
     pub fn new(params: &ParameterSet, fft: FftView<'_>) -> Self {
         let glwe_size = params.glwe_dimension.to_glwe_size();
         let mut buffers = ComputationBuffers::new();

@@ -14,6 +14,15 @@ use tfhe::core_crypto::commons::noise_formulas::centered_mean_shifted_modulus_sw
 use tfhe::core_crypto::commons::noise_formulas::lwe_keyswitch::keyswitch_additive_variance_132_bits_security_tuniform;
 use tfhe::core_crypto::commons::noise_formulas::lwe_programmable_bootstrap::pbs_variance_132_bits_security_tuniform_fft_mul;
 
+use rand::seq::index::sample;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use tfhe::core_crypto::prelude::*;
+
+use crate::bootstrap::{accumulator, PbsScratch};
+use crate::error::Error;
+use crate::keys::{ClientKey, ServerKey};
+use crate::lut::Lut;
 use crate::params::ParameterSet;
 
 /// Variances (torus units, i.e. fractions of the modulus squared) of the
@@ -99,6 +108,154 @@ impl NoiseModel {
         }
         lo
     }
+}
+
+/// What [`measure`] observed, beside what [`NoiseModel`] predicts.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NoiseReport {
+    pub params: &'static str,
+    pub bootstraps: usize,
+    pub quadratic_weight: u64,
+    /// Bootstraps whose output decrypted to the wrong digit.
+    pub wrong: usize,
+    /// Standard deviations, in torus units (fractions of the modulus).
+    pub pbs_std_measured: f64,
+    pub pbs_std_predicted: f64,
+    pub input_std_measured: f64,
+    pub input_std_predicted: f64,
+    /// Mean error at the blind-rotation input (the centered modulus switch
+    /// shifts it by half a step of `1 / 2N`).
+    pub input_mean_measured: f64,
+    pub seconds: f64,
+}
+
+/// Runs `count` bootstraps whose inputs each combine `qw` distinct fresh
+/// ciphertexts (bootstrap outputs) with weights +-1, so each input has
+/// quadratic weight exactly `qw`. For every bootstrap it decrypts the
+/// key-switched, modulus-switched input under the small key (the error the
+/// blind rotation sees) and the output under the big key, and checks the
+/// output digit. Work runs on the current rayon pool, in rounds of 256.
+pub fn measure(
+    client: &ClientKey,
+    server: &ServerKey,
+    qw: u64,
+    count: usize,
+    seed: u64,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<NoiseReport, Error> {
+    let start = std::time::Instant::now();
+    let p = server.params();
+    if client.key_id() != server.key_id() {
+        return Err(Error::WrongKey {
+            expected: server.key_id(),
+            found: client.key_id(),
+        });
+    }
+    let m = p.message_modulus();
+    let two_n = 2 * p.polynomial_size.0 as u64;
+    let step = two_n / m;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let table: Vec<i64> = (0..m / 2).map(|_| rng.gen_range(0..m as i64)).collect();
+    let lut = Lut::negacyclic(p.pi, |x| table[x as usize])?;
+    let acc = accumulator(p, lut.table());
+    let fft = Fft::new(p.polynomial_size);
+    let pool_size = (2 * qw as usize).max(64);
+    // A pool of fresh ciphertexts with known digits: bootstraps of encryptions.
+    let mut pool: Vec<(u64, LweCiphertextOwned<u64>)> = (0..pool_size)
+        .into_par_iter()
+        .map_init(
+            || PbsScratch::new(p, fft.as_view()),
+            |scratch, i| {
+                let v = (i as u64 * 7 + 3) % m;
+                let ct = client.encrypt(v as i64).expect("digit in range");
+                scratch.input_mut().copy_from_slice(ct.lwe().as_ref());
+                let mut out = [server.new_lwe()];
+                server.bootstrap_input(scratch, &acc, &[0], fft.as_view(), &mut out);
+                let [out] = out;
+                (lut.eval(v as i64), out)
+            },
+        )
+        .collect();
+    let (mut wrong, mut done) = (0usize, 0usize);
+    let (mut pbs_sq, mut in_sum, mut in_sq) = (0f64, 0f64, 0f64);
+    while done < count {
+        let round = (count - done).min(256);
+        // Plans: sources, signs and a constant per bootstrap of the round.
+        let plans: Vec<(Vec<(usize, bool)>, u64)> = (0..round)
+            .map(|_| {
+                let idx = sample(&mut rng, pool.len(), qw as usize);
+                let terms = idx.into_iter().map(|i| (i, rng.gen_bool(0.5))).collect();
+                (terms, rng.gen_range(0..m))
+            })
+            .collect();
+        let results: Vec<(u64, LweCiphertextOwned<u64>, f64)> = plans
+            .par_iter()
+            .map_init(
+                || PbsScratch::new(p, fft.as_view()),
+                |scratch, (terms, c)| {
+                    let input = scratch.input_mut();
+                    input.fill(0);
+                    let mut x = *c;
+                    for &(i, negative) in terms {
+                        let (v, ct) = &pool[i];
+                        for (o, &s) in input.iter_mut().zip(ct.as_ref()) {
+                            *o = if negative { o.wrapping_sub(s) } else { o.wrapping_add(s) };
+                        }
+                        x = if negative { (x + m - v) % m } else { (x + v) % m };
+                    }
+                    let body = input.last_mut().expect("body");
+                    *body = body.wrapping_add(c.wrapping_mul(p.delta()));
+                    // Error at the blind-rotation input, in units of 1/2N.
+                    let (mask, b) = server.switched(scratch.input());
+                    let dot = mask
+                        .iter()
+                        .zip(client.small_key().as_ref())
+                        .fold(0u64, |a, (&mi, &si)| a.wrapping_add(mi as u64 * si));
+                    let phase = (b as u64).wrapping_sub(dot) % two_n;
+                    let e = (phase + two_n - x * step) % two_n;
+                    let e = if e >= two_n / 2 { e as f64 - two_n as f64 } else { e as f64 };
+                    let mut out = [server.new_lwe()];
+                    server.bootstrap_input(scratch, &acc, &[0], fft.as_view(), &mut out);
+                    let [out] = out;
+                    (lut.eval(x as i64), out, e / two_n as f64)
+                },
+            )
+            .collect();
+        for (k, (want, out, e_in)) in results.into_iter().enumerate() {
+            let key_ct = crate::keys::Ciphertext {
+                params: p.id,
+                key_id: server.key_id(),
+                lwe: out,
+            };
+            if client.decrypt(&key_ct)? != want {
+                wrong += 1;
+            }
+            let e_out = client.phase_error(&key_ct, want)? as f64 / 2f64.powi(64);
+            pbs_sq += e_out * e_out;
+            in_sum += e_in;
+            in_sq += e_in * e_in;
+            // Replace a random pool member: later inputs read fresh outputs.
+            let slot = (k * 7919 + done) % pool.len();
+            pool[slot] = (want, key_ct.lwe);
+        }
+        done += round;
+        progress(done);
+    }
+    let model = NoiseModel::of(p);
+    let n = count.max(1) as f64;
+    let mean = in_sum / n;
+    Ok(NoiseReport {
+        params: p.name,
+        bootstraps: count,
+        quadratic_weight: qw,
+        wrong,
+        pbs_std_measured: (pbs_sq / n).sqrt(),
+        pbs_std_predicted: model.pbs.sqrt(),
+        input_std_measured: (in_sq / n - mean * mean).max(0.0).sqrt(),
+        input_std_predicted: model.variance_at(qw as f64).sqrt(),
+        input_mean_measured: mean,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
 /// `log2(erfc(x))`, accurate also where `erfc` underflows f64.

@@ -16,24 +16,28 @@ pub struct RandomCircuit {
 }
 
 /// Builds a circuit of `bootstraps` bootstraps on `inputs` inputs from
-/// `seed`. Sources are drawn from a sliding window of recent wires, whose
-/// size changes at random, so levels range from narrow chains to wide fans.
+/// `seed`, made of `streams` independent computations interleaved (as when
+/// several operations share one circuit). Within a stream, sources are drawn
+/// from a sliding window of recent wires whose size changes at random, so
+/// levels range from narrow chains to wide fans.
 pub fn random_circuit(
     params: &'static ParameterSet,
     seed: u64,
     inputs: usize,
     bootstraps: usize,
+    streams: usize,
 ) -> Result<RandomCircuit, BuildError> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let m = params.message_modulus() as i64;
     let half = m / 2;
     let mut b = CircuitBuilder::new(params);
-    let mut wires: Vec<Wire> = Vec::new();
+    let streams = streams.max(1);
+    let mut all: Vec<Vec<Wire>> = vec![Vec::new(); streams];
     let mut values = Vec::new();
-    for _ in 0..inputs.max(1) {
+    for i in 0..inputs.max(streams) {
         let lo = rng.gen_range(-half..half);
         let hi = lo + rng.gen_range(0..4);
-        wires.push(b.input(lo, hi)?);
+        all[i % streams].push(b.input(lo, hi)?);
         values.push(rng.gen_range(lo..=hi).rem_euclid(m) as u64);
     }
     // Random tables over the whole ring, reused so the dedup path is hit.
@@ -43,12 +47,15 @@ pub fn random_circuit(
             Lut::negacyclic(params.pi, |x| vals[x as usize]).expect("negacyclic by construction")
         })
         .collect();
-    let mut window = 8usize;
+    let mut windows = vec![8usize; streams];
     let mut made = 0;
     while made < bootstraps {
+        let s = rng.gen_range(0..streams);
+        let wires = &mut all[s];
         if rng.gen_ratio(1, 16) {
-            window = [1, 2, 4, 16, 64, 256][rng.gen_range(0..6)];
+            windows[s] = [1, 2, 4, 16, 64, 256][rng.gen_range(0..6)];
         }
+        let window = windows[s];
         let n_terms = rng.gen_range(1..=3);
         let lo = wires.len().saturating_sub(window);
         let mut terms = Vec::new();
@@ -84,13 +91,15 @@ pub fn random_circuit(
         }
         made += 1;
     }
-    // Outputs: the last few wires and one linear combination.
-    for &w in wires.iter().rev().take(4) {
-        b.output(w)?;
+    // Outputs: the last few wires of each stream and one linear combination.
+    for wires in &all {
+        for &w in wires.iter().rev().take(4) {
+            b.output(w)?;
+        }
+        let n = wires.len();
+        let mix = b.linear(&[(wires[n - 1], 2), (wires[n / 2], -1)], 3)?;
+        b.output(mix)?;
     }
-    let n = wires.len();
-    let mix = b.linear(&[(wires[n - 1], 2), (wires[n / 2], -1)], 3)?;
-    b.output(mix)?;
     Ok(RandomCircuit {
         circuit: b.build(),
         inputs: values,

@@ -16,7 +16,7 @@ fn check_random_circuits(params: &'static ParameterSet, seeds: std::ops::Range<u
     let cpu = CpuBackend::new(&server, Some(2)).unwrap();
     let mut total_pbs = 0;
     for seed in seeds {
-        let rc = random_circuit(params, seed, 3, size).unwrap();
+        let rc = random_circuit(params, seed, 3, size, 1 + seed as usize % 3).unwrap();
         let expected = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
         let cts: Vec<_> = rc
             .inputs

@@ -267,7 +267,7 @@ impl<'a> Run<'a> {
             let thread = rayon::current_thread_index().expect("runs on the backend's pool");
             let mut scratch = self.backend.scratch[thread].lock().unwrap();
             let scratch = &mut *scratch;
-            self.combine_into(&bs.input, scratch.input.as_mut(), true);
+            self.combine_into(&bs.input, scratch.input_mut(), true);
             key.bootstrap_input(
                 scratch,
                 &self.accumulators[bs.table],

@@ -1,0 +1,473 @@
+//! `hearth bench pbs | engine | noise`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Subcommand;
+use hearth::backend::{default_threads, Backend, ClearBackend, CpuBackend};
+use hearth::bootstrap::{accumulator, PbsScratch};
+use hearth::noise::{measure, NoiseModel};
+use hearth::random::random_circuit;
+use hearth::{CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ServerKey};
+use serde_json::json;
+use tfhe::core_crypto::prelude::Fft;
+use tfhe::shortint::parameters::ClassicPBSParameters;
+
+use crate::keygen::{generate, steps};
+use crate::report::{emit, ms, Table};
+
+#[derive(Subcommand)]
+pub enum Which {
+    /// Single-PBS latency beside tfhe-rs shortint, and batch throughput.
+    Pbs {
+        #[arg(long, default_value = "DIGITS_128")]
+        params: String,
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+        /// Largest batch (powers of two from 1).
+        #[arg(long, default_value_t = 1024)]
+        max_batch: usize,
+        /// Latency samples per side.
+        #[arg(long, default_value_t = 30)]
+        samples: usize,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Scheduler efficiency on random circuits with uneven level widths.
+    Engine {
+        #[arg(long, default_value = "DIGITS_128")]
+        params: String,
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+        #[arg(long, default_value_t = 2000)]
+        bootstraps: usize,
+        /// Independent computations interleaved in the circuit.
+        #[arg(long, default_value_t = 8)]
+        streams: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Bootstraps at the full noise budget: wrong decryptions and measured noise.
+    Noise {
+        #[arg(long, default_value = "DIGITS_128")]
+        params: String,
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+        #[arg(long, default_value_t = 20_000)]
+        count: usize,
+        /// Quadratic weight of every bootstrap input (default: the budget).
+        #[arg(long)]
+        weight: Option<u64>,
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+pub fn run(which: Which) -> Result<(), Error> {
+    match which {
+        Which::Pbs {
+            params,
+            threads,
+            max_batch,
+            samples,
+            json,
+        } => pbs(&params, threads, max_batch, samples.max(3), json),
+        Which::Engine {
+            params,
+            threads,
+            bootstraps,
+            streams,
+            seed,
+            json,
+        } => engine(&params, threads, bootstraps, streams, seed, json),
+        Which::Noise {
+            params,
+            threads,
+            count,
+            weight,
+            seed,
+            json,
+        } => noise(&params, threads, count, weight, seed, json),
+    }
+}
+
+fn threads_or_default(t: Option<usize>) -> Result<usize, Error> {
+    match t {
+        Some(0) => Err(Error::Config("--threads must be positive".into())),
+        Some(t) => Ok(t),
+        None => default_threads(),
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// The tfhe-rs shortint parameters with the same LWE/GLWE parameters and
+/// decompositions as `p` (2 message + 2 carry bits + padding is pi = 5;
+/// 1 + 1 + padding is pi = 3).
+fn shortint_twin(p: &ParameterSet) -> ClassicPBSParameters {
+    ClassicPBSParameters {
+        lwe_dimension: p.lwe_dimension,
+        glwe_dimension: p.glwe_dimension,
+        polynomial_size: p.polynomial_size,
+        lwe_noise_distribution: p.lwe_noise,
+        glwe_noise_distribution: p.glwe_noise,
+        pbs_base_log: p.pbs_base_log,
+        pbs_level: p.pbs_level,
+        ks_base_log: p.ks_base_log,
+        ks_level: p.ks_level,
+        ..shortint_source(p)
+    }
+}
+
+/// The unmodified tfhe-rs set `p` is derived from.
+fn shortint_source(p: &ParameterSet) -> ClassicPBSParameters {
+    use tfhe::shortint::parameters::v1_8::{
+        V1_8_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M128 as BITS,
+        V1_8_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as DIGITS,
+    };
+    if p.pi == 5 {
+        DIGITS
+    } else {
+        BITS
+    }
+}
+
+/// Median latency of tfhe-rs shortint's `apply_lookup_table` (identity).
+struct ShortintPbs {
+    client: tfhe::shortint::ClientKey,
+    server: tfhe::shortint::ServerKey,
+    lut: tfhe::shortint::server_key::LookupTableOwned,
+    ct: tfhe::shortint::Ciphertext,
+}
+
+impl ShortintPbs {
+    fn new(params: ClassicPBSParameters) -> Self {
+        let (client, server) = tfhe::shortint::gen_keys(params);
+        let lut = server.generate_lookup_table(|x| x);
+        let ct = client.encrypt(1);
+        ShortintPbs { client, server, lut, ct }
+    }
+
+    fn once(&self) -> Duration {
+        let t = Instant::now();
+        let r = self.server.apply_lookup_table(&self.ct, &self.lut);
+        let d = t.elapsed();
+        assert_eq!(self.client.decrypt(&r), 1, "tfhe-rs bootstrap decrypts");
+        d
+    }
+}
+
+/// Median time of one KS-PBS through hearth's bootstrap on this thread.
+struct RawPbs<'a> {
+    server: &'a ServerKey,
+    scratch: PbsScratch,
+    fft: Fft,
+    acc: tfhe::core_crypto::prelude::GlweCiphertextOwned<u64>,
+    out: [tfhe::core_crypto::prelude::LweCiphertextOwned<u64>; 1],
+    input: Vec<u64>,
+}
+
+impl<'a> RawPbs<'a> {
+    fn new(client: &ClientKey, server: &'a ServerKey) -> Result<Self, Error> {
+        let p = server.params();
+        let fft = Fft::new(p.polynomial_size);
+        let lut = Lut::negacyclic(p.pi, |x| x)?;
+        Ok(RawPbs {
+            server,
+            scratch: PbsScratch::new(p, fft.as_view()),
+            acc: accumulator(p, lut.table()),
+            out: [server.trivial(0)?.lwe().clone()],
+            input: client.encrypt(1)?.lwe().as_ref().to_vec(),
+            fft,
+        })
+    }
+
+    fn once(&mut self) -> Duration {
+        let t = Instant::now();
+        self.scratch.input_mut().copy_from_slice(&self.input);
+        self.server
+            .bootstrap_input(&mut self.scratch, &self.acc, &[0], self.fft.as_view(), &mut self.out);
+        t.elapsed()
+    }
+}
+
+/// A circuit of `n` independent bootstraps.
+fn batch_circuit(params: &'static ParameterSet, n: usize) -> Result<hearth::Circuit, Error> {
+    let mut b = CircuitBuilder::new(params);
+    let lut = Lut::negacyclic(params.pi, |x| x)?;
+    for _ in 0..n {
+        let x = b.input(0, 1)?;
+        let y = b.bootstrap(x, &lut)?;
+        b.output(y)?;
+    }
+    Ok(b.build())
+}
+
+/// Throughput (PBS/s) of `n` independent bootstraps on `threads` threads.
+fn throughput(
+    client: &ClientKey,
+    server: &ServerKey,
+    threads: usize,
+    n: usize,
+) -> Result<(f64, Duration), Error> {
+    let circuit = batch_circuit(server.params(), n)?;
+    let inputs = (0..n).map(|i| client.encrypt((i % 2) as i64)).collect::<Result<Vec<_>, _>>()?;
+    let cpu = CpuBackend::new(server, Some(threads))?;
+    let (out, report) = cpu.run(&circuit, &inputs)?;
+    for (i, o) in out.iter().enumerate() {
+        if client.decrypt(o)? != (i % 2) as u64 {
+            return Err(Error::Config("bench: a bootstrap decrypted wrongly".into()));
+        }
+    }
+    Ok((n as f64 / report.wall.as_secs_f64(), report.wall))
+}
+
+fn pbs(
+    name: &str,
+    threads: Option<usize>,
+    max_batch: usize,
+    samples: usize,
+    json: Option<PathBuf>,
+) -> Result<(), Error> {
+    let params = ParameterSet::for_front_end(name)?;
+    let threads = threads_or_default(threads)?;
+    let (client, server) = generate(params);
+
+    // Latency: hearth, tfhe-rs on the same parameters, tfhe-rs on the
+    // unmodified source set, interleaved so drift hits all alike.
+    eprintln!("generating tfhe-rs shortint keys (same parameters, and source set)...");
+    let twin = ShortintPbs::new(shortint_twin(params));
+    let source = ShortintPbs::new(shortint_source(params));
+    let mut raw = RawPbs::new(&client, &server)?;
+    let (mut ours, mut theirs, mut theirs_source) = (Vec::new(), Vec::new(), Vec::new());
+    raw.once();
+    twin.once();
+    source.once();
+    let bar = steps(samples as u64);
+    bar.set_message("single-PBS latency");
+    for _ in 0..samples {
+        ours.push(raw.once());
+        theirs.push(twin.once());
+        theirs_source.push(source.once());
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let (ours, theirs, theirs_source) = (median(ours), median(theirs), median(theirs_source));
+    let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
+    let ratio_source = ours.as_secs_f64() / theirs_source.as_secs_f64();
+
+    // Throughput through the engine.
+    let mut batches = Vec::new();
+    let mut n = 1;
+    while n <= max_batch {
+        batches.push(n);
+        n *= 2;
+    }
+    let bar = steps(batches.len() as u64 + 1);
+    let mut rows = Vec::new();
+    for &n in &batches {
+        bar.set_message(format!("batch {n} on {threads} threads"));
+        let (pbs_s, wall) = throughput(&client, &server, threads, n)?;
+        rows.push((n, wall, pbs_s));
+        bar.inc(1);
+    }
+    let scale_batch = max_batch.min(64 * threads).max(1);
+    bar.set_message(format!("batch {scale_batch} on 1 thread"));
+    let (one, _) = throughput(&client, &server, 1, scale_batch)?;
+    let (many, _) = throughput(&client, &server, threads, scale_batch)?;
+    bar.finish_and_clear();
+
+    let mut lat = Table::new(
+        format!("{}: single KS-PBS latency, median of {samples} (1 thread)", params.name),
+        &[
+            "hearth (ms)",
+            "tfhe-rs shortint, same parameters (ms)",
+            "ratio",
+            "tfhe-rs shortint, source set (ms)",
+            "ratio",
+        ],
+    );
+    lat.row(vec![
+        ms(ours),
+        ms(theirs),
+        format!("{ratio:.3}"),
+        ms(theirs_source),
+        format!("{ratio_source:.3}"),
+    ]);
+    let mut thr = Table::new(
+        format!("{}: engine throughput on {threads} threads", params.name),
+        &["batch", "wall (ms)", "PBS/s"],
+    );
+    for (n, wall, p) in &rows {
+        thr.row(vec![n.to_string(), ms(*wall), format!("{p:.1}")]);
+    }
+    let mut scale = Table::new(
+        format!("{}: scaling at batch {scale_batch}", params.name),
+        &["PBS/s, 1 thread", &format!("PBS/s, {threads} threads"), "speed-up"],
+    );
+    scale.row(vec![format!("{one:.1}"), format!("{many:.1}"), format!("{:.2}", many / one)]);
+    let value = json!({
+        "bench": "pbs",
+        "params": params.name,
+        "threads": threads,
+        "latency_ms": {
+            "hearth": ours.as_secs_f64() * 1e3,
+            "tfhe_rs_same_params": theirs.as_secs_f64() * 1e3,
+            "ratio": ratio,
+            "tfhe_rs_source_set": theirs_source.as_secs_f64() * 1e3,
+            "ratio_source": ratio_source,
+        },
+        "throughput": rows.iter().map(|(n, w, p)| json!({"batch": n, "wall_ms": w.as_secs_f64() * 1e3, "pbs_per_s": p})).collect::<Vec<_>>(),
+        "scaling": {"batch": scale_batch, "one_thread_pbs_per_s": one, "threads_pbs_per_s": many, "speedup": many / one},
+    });
+    emit(json.as_deref(), &value, &[lat, thr, scale])
+}
+
+fn engine(
+    name: &str,
+    threads: Option<usize>,
+    bootstraps: usize,
+    streams: usize,
+    seed: u64,
+    json: Option<PathBuf>,
+) -> Result<(), Error> {
+    let params = ParameterSet::for_front_end(name)?;
+    let threads = threads_or_default(threads)?;
+    let rc = random_circuit(params, seed, 16, bootstraps, streams)?;
+    let stats = rc.circuit.stats();
+    let (client, server) = generate(params);
+    let mut raw = RawPbs::new(&client, &server)?;
+    raw.once();
+    let single = median((0..21).map(|_| raw.once()).collect());
+
+    let inputs = rc.inputs.iter().map(|&v| client.encrypt(v as i64)).collect::<Result<Vec<_>, _>>()?;
+    let bar = steps(stats.pbs as u64);
+    bar.set_message(format!("{} bootstraps on {threads} threads", stats.pbs));
+    let progress = bar.clone();
+    let cpu = CpuBackend::new(&server, Some(threads))?
+        .with_progress(move |done, _| progress.set_position(done as u64));
+    let (out, report) = cpu.run(&rc.circuit, &inputs)?;
+    bar.finish_and_clear();
+    let expected = ClearBackend.evaluate(&rc.circuit, &rc.inputs)?;
+    let wrong = out
+        .iter()
+        .zip(&expected)
+        .map(|(o, &e)| client.decrypt(o).map(|d| (d != e) as usize))
+        .sum::<Result<usize, _>>()?;
+
+    let bound = single.as_secs_f64() * stats.pbs as f64 / threads as f64;
+    let wall = report.wall.as_secs_f64();
+    let efficiency = bound / wall;
+    let widths = &stats.width_per_level;
+    let mut t = Table::new(
+        format!("{}: engine on a random circuit ({streams} streams, seed {seed}), {threads} threads", params.name),
+        &[
+            "#PBS",
+            "depth",
+            "level widths min / median / max",
+            "single PBS (ms)",
+            "bound #PBS x PBS / T (s)",
+            "wall (s)",
+            "wall / bound",
+            "throughput vs bound",
+            "peak live (run / level order)",
+            "wrong outputs",
+        ],
+    );
+    let mut sorted = widths.clone();
+    sorted.sort();
+    t.row(vec![
+        stats.pbs.to_string(),
+        stats.depth.to_string(),
+        format!("{} / {} / {}", sorted[0], sorted[sorted.len() / 2], sorted[sorted.len() - 1]),
+        ms(single),
+        format!("{bound:.2}"),
+        format!("{wall:.2}"),
+        format!("{:.3}", wall / bound),
+        format!("{:.1}%", efficiency * 100.0),
+        format!("{} / {}", report.peak_live, stats.peak_live),
+        wrong.to_string(),
+    ]);
+    let value = json!({
+        "bench": "engine",
+        "params": params.name,
+        "threads": threads,
+        "seed": seed,
+        "streams": streams,
+        "stats": stats,
+        "single_pbs_ms": single.as_secs_f64() * 1e3,
+        "bound_s": bound,
+        "wall_s": wall,
+        "wall_over_bound": wall / bound,
+        "peak_live_run": report.peak_live,
+        "wrong_outputs": wrong,
+    });
+    emit(json.as_deref(), &value, &[t])?;
+    if wrong > 0 {
+        return Err(Error::Config(format!("{wrong} outputs differ from the clear backend")));
+    }
+    Ok(())
+}
+
+fn noise(
+    name: &str,
+    threads: Option<usize>,
+    count: usize,
+    weight: Option<u64>,
+    seed: u64,
+    json: Option<PathBuf>,
+) -> Result<(), Error> {
+    let params = ParameterSet::for_front_end(name)?;
+    let threads = threads_or_default(threads)?;
+    let qw = weight.unwrap_or(params.budget);
+    let (client, server) = generate(params);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(e.to_string()))?;
+    let bar = steps(count as u64);
+    bar.set_message(format!("bootstraps at quadratic weight {qw}"));
+    let progress = bar.clone();
+    let r = pool.install(|| measure(&client, &server, qw, count, seed, &move |d| progress.set_position(d as u64)))?;
+    bar.finish_and_clear();
+    let model = NoiseModel::of(params);
+    let mut t = Table::new(
+        format!("{}: {} bootstraps at quadratic weight {qw} (budget {}), {threads} threads", params.name, r.bootstraps, params.budget),
+        &["quantity", "measured", "predicted (tfhe-rs formulas)"],
+    );
+    let log2 = |x: f64| format!("2^{:.2}", x.log2());
+    t.row(vec!["wrong decryptions".into(), r.wrong.to_string(), "0".into()]);
+    t.row(vec!["std of a fresh PBS output".into(), log2(r.pbs_std_measured), log2(r.pbs_std_predicted)]);
+    t.row(vec![
+        "std at the blind-rotation input".into(),
+        log2(r.input_std_measured),
+        log2(r.input_std_predicted),
+    ]);
+    t.row(vec![
+        "mean at the blind-rotation input".into(),
+        format!("{:.3} / 2N", r.input_mean_measured * 2.0 * params.polynomial_size.0 as f64),
+        "-".into(),
+    ]);
+    t.row(vec![
+        "log2 p_fail at this weight".into(),
+        format!("{:.1} (from measured std)", {
+            let m = NoiseModel { pbs: 0.0, keyswitch: r.input_std_measured.powi(2), modulus_switch: 0.0 };
+            m.log2_p_fail(params.pi, 0.0)
+        }),
+        format!("{:.1}", model.log2_p_fail(params.pi, qw as f64)),
+    ]);
+    t.row(vec!["time (s)".into(), format!("{:.1}", r.seconds), "-".into()]);
+    let value = json!({"bench": "noise", "threads": threads, "report": r});
+    emit(json.as_deref(), &value, &[t])?;
+    if r.wrong > 0 {
+        return Err(Error::Config(format!("{} wrong decryptions", r.wrong)));
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! `hearth demo`: a small encrypted computation, checked against the clear
+//! backend, with its cost from the count backend.
+
+use std::time::Instant;
+
+use hearth::backend::{Backend, ClearBackend, CountBackend, CpuBackend};
+use hearth::keys::signed_digit;
+use hearth::{CircuitBuilder, Error, Lut, Wire, DIGITS_128};
+
+/// `a * b` for digits in [-2, 2]: floor((a+b)^2/4) - floor((a-b)^2/4),
+/// two bootstraps of depth 1.
+fn product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, Error> {
+    let quarter_square = Lut::from_fn(5, -4, 4, |v| (v * v) / 4)?;
+    let s = b.add(x, y)?;
+    let d = b.sub(x, y)?;
+    let qs = b.bootstrap(s, &quarter_square)?;
+    let qd = b.bootstrap(d, &quarter_square)?;
+    Ok(b.sub(qs, qd)?)
+}
+
+pub fn demo(threads: Option<usize>) -> Result<(), Error> {
+    let params = &DIGITS_128;
+    println!("hearth demo: {} ({}), budget {} per bootstrap input", params.name, params.source, params.budget);
+    let t = Instant::now();
+    let (client, server) = crate::keygen::generate(params);
+    println!("keys generated in {:.1} s (key {})", t.elapsed().as_secs_f64(), client.key_id());
+
+    // Four encrypted digits in [-2, 2].
+    let values = [2i64, -1, 1, -2];
+    let mut b = CircuitBuilder::new(params);
+    let x: Vec<Wire> = (0..4).map(|_| b.input(-2, 2)).collect::<Result<_, _>>()?;
+    let weighted = b.linear(&[(x[0], 3), (x[1], -2), (x[2], 1)], 0)?;
+    let sign = Lut::from_fn(5, -12, 12, i64::signum)?;
+    let weighted_sign = b.bootstrap(weighted, &sign)?;
+    let relu = Lut::from_fn(5, -4, 4, |v| v.max(0))?;
+    let diff = b.sub(x[0], x[1])?;
+    let relu_diff = b.bootstrap(diff, &relu)?;
+    let max = b.add(x[1], relu_diff)?;
+    let p01 = product(&mut b, x[0], x[1])?;
+    let p23 = product(&mut b, x[2], x[3])?;
+    let dot = b.add(p01, p23)?;
+    let dot_sign = b.bootstrap(dot, &sign)?;
+    let names = [
+        "3*x0 - 2*x1 + x2",
+        "sign(3*x0 - 2*x1 + x2)",
+        "max(x0, x1)",
+        "x0*x1 + x2*x3",
+        "sign(x0*x1 + x2*x3)",
+    ];
+    for w in [weighted, weighted_sign, max, dot, dot_sign] {
+        b.output(w)?;
+    }
+    let circuit = b.build();
+    let stats = CountBackend.stats(&circuit);
+
+    let cts = values.iter().map(|&v| client.encrypt(v)).collect::<Result<Vec<_>, _>>()?;
+    let cpu = CpuBackend::new(&server, threads)?;
+    let (out, report) = cpu.run(&circuit, &cts)?;
+    let clear_inputs: Vec<u64> = values.iter().map(|&v| v.rem_euclid(32) as u64).collect();
+    let expected = ClearBackend.evaluate(&circuit, &clear_inputs)?;
+
+    println!("inputs x0..x3 = {values:?} (encrypted)");
+    println!("| output | decrypted | clear backend | plain Rust |");
+    println!("|---|---|---|---|");
+    let plain = [
+        3 * values[0] - 2 * values[1] + values[2],
+        (3 * values[0] - 2 * values[1] + values[2]).signum(),
+        values[0].max(values[1]),
+        values[0] * values[1] + values[2] * values[3],
+        (values[0] * values[1] + values[2] * values[3]).signum(),
+    ];
+    let mut ok = true;
+    for ((name, ct), (&e, &p)) in names.iter().zip(&out).zip(expected.iter().zip(&plain)) {
+        let d = client.decrypt_signed(ct)?;
+        let e = signed_digit(params, e);
+        ok &= d == e && d == p;
+        println!("| {name} | {d} | {e} | {p} |");
+    }
+    println!(
+        "#PBS {}, depth {}, widest level {}, {} thread(s), {:.1} ms",
+        stats.pbs,
+        stats.depth,
+        stats.max_width(),
+        report.threads,
+        report.wall.as_secs_f64() * 1e3
+    );
+    if !ok {
+        return Err(Error::Config("demo: decrypted results differ from the clear backend".into()));
+    }
+    println!("all outputs match the clear backend and plain integer arithmetic");
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! `hearth keygen` and `hearth info`.
+
+use std::path::Path;
+
+use hearth::files::{load_ciphertexts, read_info, FileKind};
+use hearth::{ClientKey, Error, ParameterSet, ServerKey};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// A bar over named steps, on stderr.
+pub fn steps(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("valid template"),
+    );
+    bar
+}
+
+/// Generates keys for a secure set, with progress.
+pub fn generate(params: &'static ParameterSet) -> (ClientKey, ServerKey) {
+    let bar = steps(2);
+    bar.set_message(format!("{}: secret keys", params.name));
+    let client = ClientKey::generate(params);
+    bar.inc(1);
+    bar.set_message(format!("{}: bootstrap and key-switch keys", params.name));
+    let server = client.server_key();
+    bar.inc(1);
+    bar.finish_and_clear();
+    (client, server)
+}
+
+pub fn keygen(name: &str, out: &Path) -> Result<(), Error> {
+    let params = ParameterSet::for_front_end(name)?;
+    std::fs::create_dir_all(out).map_err(|source| hearth::FileError::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    let (client, server) = generate(params);
+    let bar = steps(2);
+    bar.set_message("writing client.key");
+    client.save(&out.join("client.key"))?;
+    bar.inc(1);
+    bar.set_message("writing server.key");
+    server.save(&out.join("server.key"))?;
+    bar.finish_and_clear();
+    println!(
+        "{}: key {} written to {} (client.key, server.key)",
+        params.name,
+        client.key_id(),
+        out.display()
+    );
+    Ok(())
+}
+
+pub fn info(file: &Path) -> Result<(), Error> {
+    let info = read_info(file)?;
+    let p = info.params.params();
+    println!("file:        {}", file.display());
+    println!("kind:        {}", info.kind.name());
+    println!("format:      version {}", info.version);
+    println!("parameters:  {} ({})", p.name, p.source);
+    println!("key id:      {}", info.key_id);
+    println!("payload:     {} bytes", info.payload_len);
+    // Read it fully, so corruption is reported here too.
+    match info.kind {
+        FileKind::ClientKey => drop(ClientKey::load(file)?),
+        FileKind::ServerKey => drop(ServerKey::load(file)?),
+        FileKind::Ciphertexts => {
+            println!("ciphertexts: {}", load_ciphertexts(file, None)?.len());
+        }
+    }
+    println!("status:      ok");
+    Ok(())
+}

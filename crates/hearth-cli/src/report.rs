@@ -1,0 +1,64 @@
+//! Benchmark output: markdown tables and JSON.
+
+use std::path::Path;
+
+use hearth::Error;
+
+/// A markdown table.
+pub struct Table {
+    title: String,
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(title: impl Into<String>, headers: &[&str]) -> Self {
+        Table {
+            title: title.into(),
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn render(&self) -> String {
+        let mut s = format!("### {}\n\n| {} |\n|", self.title, self.headers.join(" | "));
+        s.push_str(&"---|".repeat(self.headers.len()));
+        s.push('\n');
+        for r in &self.rows {
+            s.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        s
+    }
+}
+
+/// Prints the tables (to stdout, or stderr when JSON goes to stdout) and
+/// writes `json` to `path` (`-` for stdout).
+pub fn emit(path: Option<&Path>, json: &serde_json::Value, tables: &[Table]) -> Result<(), Error> {
+    let text: String = tables.iter().map(|t| t.render() + "\n").collect();
+    let pretty = serde_json::to_string_pretty(json).expect("JSON values serialize");
+    match path {
+        Some(p) if p == Path::new("-") => {
+            eprint!("{text}");
+            println!("{pretty}");
+        }
+        Some(p) => {
+            print!("{text}");
+            std::fs::write(p, pretty + "\n").map_err(|source| hearth::FileError::Io {
+                path: p.to_path_buf(),
+                source,
+            })?;
+            eprintln!("JSON written to {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// Milliseconds with two decimals.
+pub fn ms(d: std::time::Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
