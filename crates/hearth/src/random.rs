@@ -74,7 +74,11 @@ pub fn random_circuit(
         if terms.is_empty() {
             terms.push((wires[wires.len() - 1], 1));
         }
-        let selector = b.linear(&terms, rng.gen_range(0..m))?;
+        let mut selector = b.linear(&terms, rng.gen_range(0..m))?;
+        if b.quadratic_weight(selector)? == 0 {
+            // The terms cancelled: a constant would fold; read an input too.
+            selector = b.add(selector, wires[0])?;
+        }
         let range = b.range(selector)?;
         let width = range.width(m as u64) as i64;
         if width * 2 <= half && rng.gen_ratio(1, 4) {
