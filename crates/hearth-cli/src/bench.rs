@@ -152,7 +152,12 @@ impl ShortintPbs {
         let (client, server) = tfhe::shortint::gen_keys(params);
         let lut = server.generate_lookup_table(|x| x);
         let ct = client.encrypt(1);
-        ShortintPbs { client, server, lut, ct }
+        ShortintPbs {
+            client,
+            server,
+            lut,
+            ct,
+        }
     }
 
     fn once(&self) -> Duration {
@@ -192,8 +197,13 @@ impl<'a> RawPbs<'a> {
     fn once(&mut self) -> Duration {
         let t = Instant::now();
         self.scratch.input_mut().copy_from_slice(&self.input);
-        self.server
-            .bootstrap_input(&mut self.scratch, &self.acc, &[0], self.fft.as_view(), &mut self.out);
+        self.server.bootstrap_input(
+            &mut self.scratch,
+            &self.acc,
+            &[0],
+            self.fft.as_view(),
+            &mut self.out,
+        );
         t.elapsed()
     }
 }
@@ -218,7 +228,9 @@ fn throughput(
     n: usize,
 ) -> Result<(f64, Duration), Error> {
     let circuit = batch_circuit(server.params(), n)?;
-    let inputs = (0..n).map(|i| client.encrypt((i % 2) as i64)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = (0..n)
+        .map(|i| client.encrypt((i % 2) as i64))
+        .collect::<Result<Vec<_>, _>>()?;
     let cpu = CpuBackend::new(server, Some(threads))?;
     let (out, report) = cpu.run(&circuit, &inputs)?;
     for (i, o) in out.iter().enumerate() {
@@ -285,7 +297,10 @@ fn pbs(
     bar.finish_and_clear();
 
     let mut lat = Table::new(
-        format!("{}: single KS-PBS latency, median of {samples} (1 thread)", params.name),
+        format!(
+            "{}: single KS-PBS latency, median of {samples} (1 thread)",
+            params.name
+        ),
         &[
             "hearth (ms)",
             "tfhe-rs shortint, same parameters (ms)",
@@ -310,9 +325,17 @@ fn pbs(
     }
     let mut scale = Table::new(
         format!("{}: scaling at batch {scale_batch}", params.name),
-        &["PBS/s, 1 thread", &format!("PBS/s, {threads} threads"), "speed-up"],
+        &[
+            "PBS/s, 1 thread",
+            &format!("PBS/s, {threads} threads"),
+            "speed-up",
+        ],
     );
-    scale.row(vec![format!("{one:.1}"), format!("{many:.1}"), format!("{:.2}", many / one)]);
+    scale.row(vec![
+        format!("{one:.1}"),
+        format!("{many:.1}"),
+        format!("{:.2}", many / one),
+    ]);
     let value = json!({
         "bench": "pbs",
         "params": params.name,
@@ -347,7 +370,11 @@ fn engine(
     raw.once();
     let single = median((0..21).map(|_| raw.once()).collect());
 
-    let inputs = rc.inputs.iter().map(|&v| client.encrypt(v as i64)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = rc
+        .inputs
+        .iter()
+        .map(|&v| client.encrypt(v as i64))
+        .collect::<Result<Vec<_>, _>>()?;
     let bar = steps(stats.pbs as u64);
     bar.set_message(format!("{} bootstraps on {threads} threads", stats.pbs));
     let progress = bar.clone();
@@ -367,7 +394,10 @@ fn engine(
     let efficiency = bound / wall;
     let widths = &stats.width_per_level;
     let mut t = Table::new(
-        format!("{}: engine on a random circuit ({streams} streams, seed {seed}), {threads} threads", params.name),
+        format!(
+            "{}: engine on a random circuit ({streams} streams, seed {seed}), {threads} threads",
+            params.name
+        ),
         &[
             "#PBS",
             "depth",
@@ -386,7 +416,12 @@ fn engine(
     t.row(vec![
         stats.pbs.to_string(),
         stats.depth.to_string(),
-        format!("{} / {} / {}", sorted[0], sorted[sorted.len() / 2], sorted[sorted.len() - 1]),
+        format!(
+            "{} / {} / {}",
+            sorted[0],
+            sorted[sorted.len() / 2],
+            sorted[sorted.len() - 1]
+        ),
         ms(single),
         format!("{bound:.2}"),
         format!("{wall:.2}"),
@@ -411,7 +446,9 @@ fn engine(
     });
     emit(json.as_deref(), &value, &[t])?;
     if wrong > 0 {
-        return Err(Error::Config(format!("{wrong} outputs differ from the clear backend")));
+        return Err(Error::Config(format!(
+            "{wrong} outputs differ from the clear backend"
+        )));
     }
     Ok(())
 }
@@ -435,16 +472,31 @@ fn noise(
     let bar = steps(count as u64);
     bar.set_message(format!("bootstraps at quadratic weight {qw}"));
     let progress = bar.clone();
-    let r = pool.install(|| measure(&client, &server, qw, count, seed, &move |d| progress.set_position(d as u64)))?;
+    let r = pool.install(|| {
+        measure(&client, &server, qw, count, seed, &move |d| {
+            progress.set_position(d as u64)
+        })
+    })?;
     bar.finish_and_clear();
     let model = NoiseModel::of(params);
     let mut t = Table::new(
-        format!("{}: {} bootstraps at quadratic weight {qw} (budget {}), {threads} threads", params.name, r.bootstraps, params.budget),
+        format!(
+            "{}: {} bootstraps at quadratic weight {qw} (budget {}), {threads} threads",
+            params.name, r.bootstraps, params.budget
+        ),
         &["quantity", "measured", "predicted (tfhe-rs formulas)"],
     );
     let log2 = |x: f64| format!("2^{:.2}", x.log2());
-    t.row(vec!["wrong decryptions".into(), r.wrong.to_string(), "0".into()]);
-    t.row(vec!["std of a fresh PBS output".into(), log2(r.pbs_std_measured), log2(r.pbs_std_predicted)]);
+    t.row(vec![
+        "wrong decryptions".into(),
+        r.wrong.to_string(),
+        "0".into(),
+    ]);
+    t.row(vec![
+        "std of a fresh PBS output".into(),
+        log2(r.pbs_std_measured),
+        log2(r.pbs_std_predicted),
+    ]);
     t.row(vec![
         "std at the blind-rotation input".into(),
         log2(r.input_std_measured),
@@ -452,18 +504,29 @@ fn noise(
     ]);
     t.row(vec![
         "mean at the blind-rotation input".into(),
-        format!("{:.3} / 2N", r.input_mean_measured * 2.0 * params.polynomial_size.0 as f64),
+        format!(
+            "{:.3} / 2N",
+            r.input_mean_measured * 2.0 * params.polynomial_size.0 as f64
+        ),
         "-".into(),
     ]);
     t.row(vec![
         "log2 p_fail at this weight".into(),
         format!("{:.1} (from measured std)", {
-            let m = NoiseModel { pbs: 0.0, keyswitch: r.input_std_measured.powi(2), modulus_switch: 0.0 };
+            let m = NoiseModel {
+                pbs: 0.0,
+                keyswitch: r.input_std_measured.powi(2),
+                modulus_switch: 0.0,
+            };
             m.log2_p_fail(params.pi, 0.0)
         }),
         format!("{:.1}", model.log2_p_fail(params.pi, qw as f64)),
     ]);
-    t.row(vec!["time (s)".into(), format!("{:.1}", r.seconds), "-".into()]);
+    t.row(vec![
+        "time (s)".into(),
+        format!("{:.1}", r.seconds),
+        "-".into(),
+    ]);
     let value = json!({"bench": "noise", "threads": threads, "report": r});
     emit(json.as_deref(), &value, &[t])?;
     if r.wrong > 0 {

@@ -20,10 +20,17 @@ fn product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, Error> {
 
 pub fn demo(threads: Option<usize>) -> Result<(), Error> {
     let params = &DIGITS_128;
-    println!("hearth demo: {} ({}), budget {} per bootstrap input", params.name, params.source, params.budget);
+    println!(
+        "hearth demo: {} ({}), budget {} per bootstrap input",
+        params.name, params.source, params.budget
+    );
     let t = Instant::now();
     let (client, server) = crate::keygen::generate(params);
-    println!("keys generated in {:.1} s (key {})", t.elapsed().as_secs_f64(), client.key_id());
+    println!(
+        "keys generated in {:.1} s (key {})",
+        t.elapsed().as_secs_f64(),
+        client.key_id()
+    );
 
     // Four encrypted digits in [-2, 2].
     let values = [2i64, -1, 1, -2];
@@ -53,7 +60,10 @@ pub fn demo(threads: Option<usize>) -> Result<(), Error> {
     let circuit = b.build();
     let stats = CountBackend.stats(&circuit);
 
-    let cts = values.iter().map(|&v| client.encrypt(v)).collect::<Result<Vec<_>, _>>()?;
+    let cts = values
+        .iter()
+        .map(|&v| client.encrypt(v))
+        .collect::<Result<Vec<_>, _>>()?;
     let cpu = CpuBackend::new(&server, threads)?;
     let (out, report) = cpu.run(&circuit, &cts)?;
     let clear_inputs: Vec<u64> = values.iter().map(|&v| v.rem_euclid(32) as u64).collect();
@@ -85,7 +95,9 @@ pub fn demo(threads: Option<usize>) -> Result<(), Error> {
         report.wall.as_secs_f64() * 1e3
     );
     if !ok {
-        return Err(Error::Config("demo: decrypted results differ from the clear backend".into()));
+        return Err(Error::Config(
+            "demo: decrypted results differ from the clear backend".into(),
+        ));
     }
     println!("all outputs match the clear backend and plain integer arithmetic");
     Ok(())

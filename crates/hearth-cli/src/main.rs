@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "hearth", version, about = "Exact integer arithmetic over TFHE-encrypted data")]
+#[command(
+    name = "hearth",
+    version,
+    about = "Exact integer arithmetic over TFHE-encrypted data"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -58,8 +58,7 @@ impl Range {
 
     /// Whether residue `x` (in `0..m`) is a possible value.
     pub fn contains_residue(&self, x: u64, m: u64) -> bool {
-        self.width(m) == m
-            || ((x as i64 - self.lo).rem_euclid(m as i64) as i64) <= self.hi - self.lo
+        self.width(m) == m || (x as i64 - self.lo).rem_euclid(m as i64) <= self.hi - self.lo
     }
 
     /// Keeps the bounds small: the full ring if the width reaches `m`,

@@ -199,9 +199,17 @@ pub fn measure(
                     for &(i, negative) in terms {
                         let (v, ct) = &pool[i];
                         for (o, &s) in input.iter_mut().zip(ct.as_ref()) {
-                            *o = if negative { o.wrapping_sub(s) } else { o.wrapping_add(s) };
+                            *o = if negative {
+                                o.wrapping_sub(s)
+                            } else {
+                                o.wrapping_add(s)
+                            };
                         }
-                        x = if negative { (x + m - v) % m } else { (x + v) % m };
+                        x = if negative {
+                            (x + m - v) % m
+                        } else {
+                            (x + v) % m
+                        };
                     }
                     let body = input.last_mut().expect("body");
                     *body = body.wrapping_add(c.wrapping_mul(p.delta()));
@@ -213,7 +221,11 @@ pub fn measure(
                         .fold(0u64, |a, (&mi, &si)| a.wrapping_add(mi as u64 * si));
                     let phase = (b as u64).wrapping_sub(dot) % two_n;
                     let e = (phase + two_n - x * step) % two_n;
-                    let e = if e >= two_n / 2 { e as f64 - two_n as f64 } else { e as f64 };
+                    let e = if e >= two_n / 2 {
+                        e as f64 - two_n as f64
+                    } else {
+                        e as f64
+                    };
                     let mut out = [server.new_lwe()];
                     server.bootstrap_input(scratch, &acc, &[0], fft.as_view(), &mut out);
                     let [out] = out;

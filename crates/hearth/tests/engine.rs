@@ -111,7 +111,7 @@ fn mixed_keys_and_parameters_are_refused() {
 
     let foreign = b.encrypt(1).unwrap();
     assert!(matches!(
-        cpu.evaluate(&circuit, &[foreign.clone()]),
+        cpu.evaluate(&circuit, std::slice::from_ref(&foreign)),
         Err(Error::WrongKey { .. })
     ));
     assert!(matches!(a.decrypt(&foreign), Err(Error::WrongKey { .. })));
@@ -181,4 +181,63 @@ fn trivial_ciphertexts_and_signed_views() {
             v
         );
     }
+}
+
+#[test]
+fn intermediates_are_freed_after_their_last_use() {
+    // 8 independent chains of 600 bootstraps each: x_{i+1} = f(x_i + x_{i-1}).
+    // Freed after last use, at most a few values per chain are alive;
+    // kept, all 4 800 would be.
+    let params = &INSECURE_TEST_DIGITS;
+    let client = ClientKey::generate(params);
+    let server = client.server_key();
+    let lut = Lut::negacyclic(5, |v| (3 * v + 1) % 32).unwrap();
+    let mut b = CircuitBuilder::new(params);
+    let (chains, length) = (8, 600);
+    let mut ends = Vec::new();
+    for _ in 0..chains {
+        let mut prev = b.input(0, 3).unwrap();
+        let mut cur = b.bootstrap(prev, &lut).unwrap();
+        for _ in 1..length {
+            let s = b.add(cur, prev).unwrap();
+            prev = cur;
+            cur = b.bootstrap(s, &lut).unwrap();
+        }
+        ends.push(cur);
+    }
+    for e in ends {
+        b.output(e).unwrap();
+    }
+    let circuit = b.build();
+    let stats = circuit.stats();
+    assert_eq!(stats.pbs, chains * length);
+    assert_eq!(stats.depth as usize, length);
+    let inputs: Vec<u64> = (0..chains as u64).map(|i| i % 4).collect();
+    let expected = ClearBackend.evaluate(&circuit, &inputs).unwrap();
+    let cts: Vec<_> = inputs
+        .iter()
+        .map(|&v| client.encrypt(v as i64).unwrap())
+        .collect();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = done.clone();
+    let cpu = CpuBackend::new(&server, Some(2))
+        .unwrap()
+        .with_progress(move |d, total| {
+            assert_eq!(total, 4800);
+            seen.fetch_max(d, std::sync::atomic::Ordering::Relaxed);
+        });
+    let (out, report) = cpu.run(&circuit, &cts).unwrap();
+    let got: Vec<u64> = out.iter().map(|c| client.decrypt(c).unwrap()).collect();
+    assert_eq!(got, expected);
+    assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), 4800);
+    assert!(
+        report.peak_live <= 3 * chains,
+        "peak live {}",
+        report.peak_live
+    );
+    assert!(
+        stats.peak_live <= 3 * chains,
+        "level-order peak {}",
+        stats.peak_live
+    );
 }

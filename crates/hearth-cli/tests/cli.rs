@@ -1,0 +1,85 @@
+//! The `hearth` command as a user runs it.
+
+use std::process::Command;
+
+fn hearth(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(args)
+        .env("HEARTH_THREADS", "2")
+        .output()
+        .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn insecure_parameters_are_refused_by_every_command() {
+    let dir = std::env::temp_dir().join(format!("hearth-cli-insecure-{}", std::process::id()));
+    for args in [
+        vec![
+            "keygen",
+            "--params",
+            "INSECURE_TEST_DIGITS",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        vec!["bench", "pbs", "--params", "INSECURE_TEST_BITS"],
+        vec!["bench", "engine", "--params", "insecure_test_digits"],
+        vec!["bench", "noise", "--params", "INSECURE_TEST_DIGITS"],
+    ] {
+        let (ok, _, err) = hearth(&args);
+        assert!(!ok, "{args:?} succeeded");
+        assert!(err.contains("INSECURE"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(!dir.join("client.key").exists());
+    let (ok, _, err) = hearth(&["keygen", "--params", "NOPE", "--out", dir.to_str().unwrap()]);
+    assert!(!ok && err.contains("unknown parameter set"), "{err}");
+}
+
+#[test]
+fn keygen_info_and_bad_files() {
+    let dir = std::env::temp_dir().join(format!("hearth-cli-keys-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (ok, out, err) = hearth(&[
+        "keygen",
+        "--params",
+        "BITS_128",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("BITS_128"), "{out}");
+    let server = dir.join("server.key");
+    let (ok, out, err) = hearth(&["info", server.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("server key") && out.contains("BITS_128") && out.contains("status:      ok"),
+        "{out}"
+    );
+
+    let mut bytes = std::fs::read(&server).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 1;
+    let bad = dir.join("bad.key");
+    std::fs::write(&bad, &bytes).unwrap();
+    let (ok, _, err) = hearth(&["info", bad.to_str().unwrap()]);
+    assert!(!ok && err.contains("corrupted"), "{err}");
+    std::fs::write(&bad, &bytes[..n / 3]).unwrap();
+    let (ok, _, err) = hearth(&["info", bad.to_str().unwrap()]);
+    assert!(!ok && err.contains("truncated"), "{err}");
+    std::fs::write(&bad, b"hello").unwrap();
+    let (ok, _, err) = hearth(&["info", bad.to_str().unwrap()]);
+    assert!(!ok && err.contains("not a hearth file"), "{err}");
+}
+
+#[test]
+fn demo_checks_itself() {
+    let (ok, out, err) = hearth(&["demo"]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("all outputs match"), "{out}");
+    assert!(out.contains("#PBS 7, depth 2"), "{out}");
+}
