@@ -364,6 +364,18 @@ impl CircuitBuilder {
         Ok(self.data(a, "range")?.range)
     }
 
+    /// The value of a wire that holds no ciphertext (a clear constant), in
+    /// the signed view; `None` for an encrypted wire.
+    pub fn constant_value(&self, a: Wire) -> Result<Option<i64>, BuildError> {
+        let d = self.data(a, "constant_value")?;
+        if !d.expr.terms.is_empty() {
+            return Ok(None);
+        }
+        let m = self.modulus();
+        let c = d.expr.constant as i64;
+        Ok(Some(if c >= m / 2 { c - m } else { c }))
+    }
+
     /// The quadratic weight of a wire.
     pub fn quadratic_weight(&self, a: Wire) -> Result<u64, BuildError> {
         Ok(self.data(a, "quadratic_weight")?.expr.quadratic_weight())

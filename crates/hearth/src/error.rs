@@ -90,6 +90,13 @@ pub enum BuildError {
     ForeignWire { node: String },
     #[error("{node}: integer weight overflow")]
     WeightOverflow { node: String },
+    #[error("{node}: not a digit (range [{lo}, {hi}], quadratic weight {weight}; needs [-1, 1] and weight <= 1)")]
+    NotADigit {
+        node: String,
+        lo: i64,
+        hi: i64,
+        weight: u64,
+    },
     #[error("{node}: empty range [{lo}, {hi}]")]
     EmptyRange { node: String, lo: i64, hi: i64 },
 }

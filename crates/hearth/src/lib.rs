@@ -27,6 +27,7 @@
 pub mod backend;
 pub mod bootstrap;
 pub mod circuit;
+pub mod digits;
 pub mod error;
 pub mod files;
 pub mod keys;

@@ -1,0 +1,1 @@
+//! Free-doubling addition-subtraction chains (in progress).

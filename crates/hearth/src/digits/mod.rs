@@ -1,0 +1,155 @@
+//! Signed-binary integers: one digit in {-1, 0, 1} per ciphertext
+//! (PARMESAN, and the GPU-redundant-representation paper), written as
+//! circuit construction so that every operation runs on every backend.
+//!
+//! A [`Digits`] is a little-endian list of wires, each either *fresh* (an
+//! encrypted input or a bootstrap output, quadratic weight 1) or a clear
+//! constant (a trivial digit, weight 0). Every operation returns digits of
+//! that kind, so any output feeds any operation. Constant digits cost no
+//! bootstrap: the builder folds bootstraps of constants.
+
+pub mod add;
+pub mod asc;
+pub mod recoding;
+
+pub use add::{add, add_const, compress, sub, sum};
+
+use num_bigint::BigInt;
+use num_traits::{Signed, Zero};
+
+use crate::circuit::{CircuitBuilder, Wire};
+use crate::error::{BuildError, Error};
+
+/// A signed-binary integer in a circuit under construction.
+#[derive(Clone, Debug, Default)]
+pub struct Digits {
+    digits: Vec<Wire>,
+}
+
+impl Digits {
+    /// `n` encrypted input digits (circuit inputs, each in [-1, 1]).
+    pub fn input(b: &mut CircuitBuilder, n: usize) -> Result<Self, Error> {
+        let digits = (0..n).map(|_| b.input(-1, 1)).collect::<Result<_, _>>()?;
+        Ok(Digits { digits })
+    }
+
+    /// The clear constant `value` as trivial digits (binary, sign applied).
+    pub fn constant(b: &mut CircuitBuilder, value: &BigInt) -> Self {
+        let sign = if value.is_negative() { -1 } else { 1 };
+        let mag = value.abs();
+        let digits = (0..mag.bits())
+            .map(|i| b.constant(if mag.bit(i) { sign } else { 0 }))
+            .collect();
+        Digits { digits }
+    }
+
+    /// Wraps wires that already are digits: each must have a range within
+    /// [-1, 1] and be fresh or constant.
+    pub fn from_wires(b: &CircuitBuilder, digits: Vec<Wire>) -> Result<Self, Error> {
+        for (i, &w) in digits.iter().enumerate() {
+            if !is_digit(b, w)? {
+                let r = b.range(w)?;
+                return Err(BuildError::NotADigit {
+                    node: format!("digit {i}"),
+                    lo: r.lo,
+                    hi: r.hi,
+                    weight: b.quadratic_weight(w)?,
+                }
+                .into());
+            }
+        }
+        Ok(Digits { digits })
+    }
+
+    /// Number of digits (the value lies in `(-2^len, 2^len)`).
+    pub fn len(&self) -> usize {
+        self.digits.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.digits.is_empty()
+    }
+
+    /// The digit wires, least significant first.
+    pub fn wires(&self) -> &[Wire] {
+        &self.digits
+    }
+
+    /// Marks every digit as a circuit output; returns the output indices.
+    pub fn output(&self, b: &mut CircuitBuilder) -> Result<Vec<usize>, Error> {
+        Ok(self
+            .digits
+            .iter()
+            .map(|&w| b.output(w))
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// `-self`: free (negates every digit).
+    pub fn neg(&self, b: &mut CircuitBuilder) -> Result<Self, Error> {
+        let digits = self
+            .digits
+            .iter()
+            .map(|&w| b.neg(w))
+            .collect::<Result<_, _>>()?;
+        Ok(Digits { digits })
+    }
+
+    /// `self * 2^k`: free (prepends trivial zeros).
+    pub fn shl(&self, b: &mut CircuitBuilder, k: usize) -> Self {
+        let mut digits: Vec<Wire> = (0..k).map(|_| b.constant(0)).collect();
+        digits.extend_from_slice(&self.digits);
+        Digits { digits }
+    }
+
+    /// The digits from position `lo` on, as an integer of their own
+    /// (`self = low + high * 2^lo`).
+    pub fn split(&self, lo: usize) -> (Digits, Digits) {
+        let lo = lo.min(self.len());
+        (
+            Digits {
+                digits: self.digits[..lo].to_vec(),
+            },
+            Digits {
+                digits: self.digits[lo..].to_vec(),
+            },
+        )
+    }
+
+    /// Drops leading digits that are clear zeros.
+    pub(crate) fn trimmed(mut self, b: &CircuitBuilder) -> Result<Self, Error> {
+        while let Some(&top) = self.digits.last() {
+            if b.constant_value(top)? == Some(0) {
+                self.digits.pop();
+            } else {
+                break;
+            }
+        }
+        Ok(self)
+    }
+
+    /// The digit at position `i` (a clear zero beyond the top).
+    pub(crate) fn digit_or_zero(&self, b: &mut CircuitBuilder, i: usize) -> Wire {
+        match self.digits.get(i) {
+            Some(&w) => w,
+            None => b.constant(0),
+        }
+    }
+
+    pub(crate) fn from_vec(digits: Vec<Wire>) -> Self {
+        Digits { digits }
+    }
+}
+
+/// Whether `w` may stand as a digit: range within [-1, 1], weight <= 1.
+pub(crate) fn is_digit(b: &CircuitBuilder, w: Wire) -> Result<bool, Error> {
+    let r = b.range(w)?;
+    Ok(r.lo >= -1 && r.hi <= 1 && b.quadratic_weight(w)? <= 1)
+}
+
+/// The value of clear signed digits, least significant first.
+pub fn value_of(digits: &[i64]) -> BigInt {
+    digits
+        .iter()
+        .rev()
+        .fold(BigInt::zero(), |acc, &d| (acc << 1u32) + BigInt::from(d))
+}

@@ -1,0 +1,1 @@
+//! Koyama-Tsuruoka recoding and sliding windows (in progress).
