@@ -141,3 +141,48 @@ fn add_costs_at_most_parmesan() {
     z.output(&mut b).unwrap();
     assert!(b.build().stats().pbs <= 2 * 4 + 2);
 }
+
+use hearth::digits::MulAlgorithm;
+
+fn mul_with(algo: MulAlgorithm) -> BinOp {
+    match algo {
+        MulAlgorithm::Schoolbook => |b, x, y| digits::mul(b, x, y, MulAlgorithm::Schoolbook),
+        MulAlgorithm::Karatsuba => |b, x, y| digits::mul(b, x, y, MulAlgorithm::Karatsuba),
+        MulAlgorithm::Counters => |b, x, y| digits::mul(b, x, y, MulAlgorithm::Counters),
+        MulAlgorithm::Auto => |b, x, y| digits::mul(b, x, y, MulAlgorithm::Auto),
+    }
+}
+
+const ALGOS: [MulAlgorithm; 4] = [
+    MulAlgorithm::Schoolbook,
+    MulAlgorithm::Karatsuba,
+    MulAlgorithm::Counters,
+    MulAlgorithm::Auto,
+];
+
+#[test]
+fn mul_exhaustive_every_algorithm() {
+    for algo in ALGOS {
+        exhaustive(mul_with(algo), |x, y| x * y);
+    }
+}
+
+#[test]
+fn mul_random_widths() {
+    randomized(mul_with(MulAlgorithm::Auto), |x, y| x * y, &[8, 16, 32, 64], 1000);
+    randomized(mul_with(MulAlgorithm::Karatsuba), |x, y| x * y, &[16, 33], 300);
+    randomized(mul_with(MulAlgorithm::Schoolbook), |x, y| x * y, &[16], 300);
+}
+
+#[test]
+fn square_exhaustive_and_random() {
+    for algo in [MulAlgorithm::Counters, MulAlgorithm::Karatsuba, MulAlgorithm::Auto] {
+        let op: BinOp = match algo {
+            MulAlgorithm::Counters => |b, x, _| digits::square(b, x, MulAlgorithm::Counters),
+            MulAlgorithm::Karatsuba => |b, x, _| digits::square(b, x, MulAlgorithm::Karatsuba),
+            _ => |b, x, _| digits::square(b, x, MulAlgorithm::Auto),
+        };
+        exhaustive(op, |x, _| x * x);
+        randomized(op, |x, _| x * x, &[8, 16, 32], 300);
+    }
+}

@@ -130,14 +130,17 @@ pub fn compress(b: &mut CircuitBuilder, mut columns: Vec<Vec<Wire>>) -> Result<D
         let mut next: Vec<Vec<Wire>> = vec![Vec::new(); columns.len() + 3];
         for (j, col) in columns.iter().enumerate() {
             let mut rest: &[Wire] = col;
-            while rest.len() >= 7 || (rest.len() >= 3 && col.len() > 2) {
-                let take = if rest.len() >= 7 { 7 } else { 3 };
+            // At height 3, count every column of 2 or 3 digits at once:
+            // each keeps one digit and passes one on, so all end at <= 2
+            // (counting only the 3s would ripple a carry across the width).
+            while rest.len() >= 7 || (rest.len() >= 3 && col.len() > 2) || (height == 3 && rest.len() >= 2) {
+                let take = if rest.len() >= 7 { 7 } else { rest.len().min(3) };
                 let (group, tail) = rest.split_at(take);
                 rest = tail;
                 let terms: Vec<(Wire, i64)> = group.iter().map(|&w| (w, 1)).collect();
                 let s = b.linear(&terms, 0)?;
                 let c = take as i64;
-                let outs = (64 - (c as u64).leading_zeros()) as u32;
+                let outs = 64 - (c as u64).leading_zeros();
                 let luts: Vec<Lut> = (0..outs)
                     .map(|k| Lut::from_fn(pi, -c, c, move |v| digit_of(v, k)))
                     .collect::<Result<_, _>>()?;

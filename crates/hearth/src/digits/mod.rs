@@ -10,9 +10,11 @@
 
 pub mod add;
 pub mod asc;
+pub mod mul;
 pub mod recoding;
 
 pub use add::{add, add_const, compress, sub, sum};
+pub use mul::{digit_product, mul, square, MulAlgorithm};
 
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};

@@ -1,0 +1,260 @@
+//! Multiplication and squaring.
+//!
+//! A product of two digits is one bootstrap on the selector `3x + y`
+//! (PARMESAN Algorithm 4). Three ways to sum the digit products:
+//! * [`MulAlgorithm::Schoolbook`]: all `n * m` products in one level, then
+//!   the `m` shifted rows summed as a balanced tree of parallel additions;
+//! * [`MulAlgorithm::Karatsuba`]: PARMESAN Algorithm 3 (three half-size
+//!   products, recursively), combined by column compression;
+//! * [`MulAlgorithm::Counters`]: all products go straight into column
+//!   compression ([`super::compress`]): groups of up to 7 digits of a
+//!   column are replaced by the digits of their sum, one bootstrap per
+//!   output digit, so no addition chain is ever built.
+//!
+//! [`MulAlgorithm::Auto`] builds each candidate on the count backend and
+//! keeps the one with the fewest bootstraps (then the lowest depth).
+//!
+//! Squaring uses `x^2 = sum_i x_i^2 4^i + sum_{i<j} x_i x_j 2^(i+j+1)`
+//! (half the products) or PARMESAN's divide and conquer (Algorithm 5) with
+//! direct tables for 2- and 3-digit squares; `Auto` picks the cheaper.
+//!
+//! Length rule: a product of `n` and `m` digits has at most `n + m + 1`
+//! digits (its value always fits `n + m`; the final parallel addition may
+//! leave one more digit), a square of `n` digits at most `2n + 1`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use super::{add, compress, Digits};
+use crate::circuit::{CircuitBuilder, Wire};
+use crate::error::Error;
+use crate::lut::Lut;
+use crate::params::ParamsId;
+
+/// How to sum digit products.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MulAlgorithm {
+    Schoolbook,
+    Karatsuba,
+    Counters,
+    /// The candidate with the fewest bootstraps on the count backend.
+    Auto,
+}
+
+/// Karatsuba recurses while both halves have at least this many digits.
+const KARATSUBA_MIN: usize = 4;
+
+/// The product `x * y` of two digits (one bootstrap).
+pub fn digit_product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, Error> {
+    let lut = Lut::from_fn(b.params().pi, -4, 4, |s| match s {
+        4 | -4 => 1,
+        2 | -2 => -1,
+        _ => 0,
+    })?;
+    let s = b.linear(&[(x, 3), (y, 1)], 0)?;
+    Ok(b.bootstrap(s, &lut)?)
+}
+
+/// All digit products `x_i y_j`, by column `i + j`.
+fn product_columns(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Vec<Vec<Wire>>, Error> {
+    let mut cols = vec![Vec::new(); x.len() + y.len()];
+    for (i, &xi) in x.wires().iter().enumerate() {
+        for (j, &yj) in y.wires().iter().enumerate() {
+            cols[i + j].push(digit_product(b, xi, yj)?);
+        }
+    }
+    Ok(cols)
+}
+
+/// `x * y`.
+pub fn mul(b: &mut CircuitBuilder, x: &Digits, y: &Digits, algo: MulAlgorithm) -> Result<Digits, Error> {
+    if x.is_empty() || y.is_empty() {
+        return Ok(Digits::default());
+    }
+    match algo {
+        MulAlgorithm::Counters => {
+            let cols = product_columns(b, x, y)?;
+            compress(b, cols)
+        }
+        MulAlgorithm::Schoolbook => {
+            let mut rows = Vec::with_capacity(y.len());
+            for (j, &yj) in y.wires().iter().enumerate() {
+                let row = x
+                    .wires()
+                    .iter()
+                    .map(|&xi| digit_product(b, xi, yj))
+                    .collect::<Result<Vec<_>, _>>()?;
+                rows.push(Digits::from_vec(row).shl(b, j));
+            }
+            add_tree(b, rows)
+        }
+        MulAlgorithm::Karatsuba => karatsuba(b, x, y),
+        MulAlgorithm::Auto => {
+            let best = choose(b.params().id, Op::Mul, x.len(), y.len())?;
+            mul(b, x, y, best)
+        }
+    }
+}
+
+/// Sums `terms` as a balanced tree of two-operand parallel additions.
+fn add_tree(b: &mut CircuitBuilder, mut terms: Vec<Digits>) -> Result<Digits, Error> {
+    while terms.len() > 1 {
+        let mut next = Vec::with_capacity(terms.len().div_ceil(2));
+        for pair in terms.chunks(2) {
+            next.push(match pair {
+                [a, c] => add(b, a, c)?,
+                [a] => a.clone(),
+                _ => unreachable!("chunks of two"),
+            });
+        }
+        terms = next;
+    }
+    Ok(terms.pop().unwrap_or_default())
+}
+
+/// Places `terms` (with their shifts) into columns and compresses.
+fn combine(b: &mut CircuitBuilder, terms: &[(Digits, usize)]) -> Result<Digits, Error> {
+    let width = terms.iter().map(|(t, s)| t.len() + s).max().unwrap_or(0);
+    let mut cols = vec![Vec::new(); width];
+    for (t, s) in terms {
+        for (i, &w) in t.wires().iter().enumerate() {
+            cols[i + s].push(w);
+        }
+    }
+    compress(b, cols)
+}
+
+fn karatsuba(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Error> {
+    let n = x.len().max(y.len());
+    let half = n / 2;
+    if x.len().min(y.len()) < 2 * KARATSUBA_MIN || half == 0 {
+        return mul(b, x, y, MulAlgorithm::Counters);
+    }
+    let (x0, x1) = x.split(half);
+    let (y0, y1) = y.split(half);
+    let a = karatsuba(b, &x1, &y1)?;
+    let bb = karatsuba(b, &x0, &y0)?;
+    let xs = add(b, &x1, &x0)?;
+    let ys = add(b, &y1, &y0)?;
+    let c = karatsuba(b, &xs, &ys)?;
+    // x y = A 4^h + (C - A - B) 2^h + B
+    let na = a.neg(b)?;
+    let nb = bb.neg(b)?;
+    combine(b, &[(a, 2 * half), (c, half), (na, half), (nb, half), (bb, 0)])
+}
+
+/// `x^2`.
+pub fn square(b: &mut CircuitBuilder, x: &Digits, algo: MulAlgorithm) -> Result<Digits, Error> {
+    if x.is_empty() {
+        return Ok(Digits::default());
+    }
+    match algo {
+        MulAlgorithm::Counters | MulAlgorithm::Schoolbook => square_counters(b, x),
+        MulAlgorithm::Karatsuba => square_divide(b, x),
+        MulAlgorithm::Auto => {
+            let best = choose(b.params().id, Op::Square, x.len(), x.len())?;
+            square(b, x, best)
+        }
+    }
+}
+
+/// `sum x_i^2 4^i + sum_{i<j} x_i x_j 2^(i+j+1)`, compressed.
+fn square_counters(b: &mut CircuitBuilder, x: &Digits) -> Result<Digits, Error> {
+    let n = x.len();
+    let abs = Lut::from_fn(b.params().pi, -1, 1, i64::abs)?;
+    let mut cols = vec![Vec::new(); 2 * n];
+    for (i, &xi) in x.wires().iter().enumerate() {
+        cols[2 * i].push(b.bootstrap(xi, &abs)?);
+        for (j, &xj) in x.wires().iter().enumerate().skip(i + 1) {
+            cols[i + j + 1].push(digit_product(b, xi, xj)?);
+        }
+    }
+    compress(b, cols)
+}
+
+/// PARMESAN Algorithm 5 with direct tables below 4 digits.
+fn square_divide(b: &mut CircuitBuilder, x: &Digits) -> Result<Digits, Error> {
+    let n = x.len();
+    if n <= 3 {
+        return square_table(b, x);
+    }
+    let half = n / 2;
+    let (x0, x1) = x.split(half);
+    let a = square_divide(b, &x1)?;
+    let bb = square_divide(b, &x0)?;
+    let c = mul(b, &x1, &x0, MulAlgorithm::Auto)?;
+    combine(b, &[(a, 2 * half), (c, half + 1), (bb, 0)])
+}
+
+/// Squares of up to 3 digits: `X = sum 2^i x_i` is a linear selector
+/// (|X| <= 7); each binary digit of `X^2` is one table (bit 1 is always 0).
+fn square_table(b: &mut CircuitBuilder, x: &Digits) -> Result<Digits, Error> {
+    let n = x.len();
+    let terms: Vec<(Wire, i64)> = x.wires().iter().enumerate().map(|(i, &w)| (w, 1 << i)).collect();
+    let s = b.linear(&terms, 0)?;
+    let max = (1i64 << n) - 1;
+    let bits = 2 * n;
+    let pi = b.params().pi;
+    let luts: Vec<(usize, Lut)> = (0..bits)
+        .filter(|&k| k != 1)
+        .map(|k| Ok((k, Lut::from_fn(pi, -max, max, move |v| ((v * v) >> k) & 1)?)))
+        .collect::<Result<_, Error>>()?;
+    let width = (2 * max + 1) as usize;
+    let per = ((1usize << (pi - 1)) / width).max(1);
+    let mut digits: Vec<Wire> = vec![b.constant(0); bits];
+    for chunk in luts.chunks(per) {
+        let refs: Vec<&Lut> = chunk.iter().map(|(_, l)| l).collect();
+        let outs = if refs.len() == 1 {
+            vec![b.bootstrap(s, refs[0])?]
+        } else {
+            b.bootstrap_many(s, &refs)?
+        };
+        for ((k, _), w) in chunk.iter().zip(outs) {
+            digits[*k] = w;
+        }
+    }
+    Digits::from_vec(digits).trimmed(b)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Op {
+    Mul,
+    Square,
+}
+
+thread_local! {
+    static CHOICES: RefCell<HashMap<(ParamsId, Op, usize, usize), MulAlgorithm>> = RefCell::new(HashMap::new());
+}
+
+/// The algorithm with the fewest bootstraps (then lowest depth) for these
+/// lengths, measured on the count backend and remembered.
+fn choose(params: ParamsId, op: Op, n: usize, m: usize) -> Result<MulAlgorithm, Error> {
+    if let Some(a) = CHOICES.with(|c| c.borrow().get(&(params, op, n, m)).copied()) {
+        return Ok(a);
+    }
+    let candidates: &[MulAlgorithm] = match op {
+        Op::Mul => &[MulAlgorithm::Counters, MulAlgorithm::Karatsuba, MulAlgorithm::Schoolbook],
+        Op::Square => &[MulAlgorithm::Counters, MulAlgorithm::Karatsuba],
+    };
+    let mut best = None;
+    for &algo in candidates {
+        let mut b = CircuitBuilder::new(params.params());
+        let x = Digits::input(&mut b, n)?;
+        let out = match op {
+            Op::Mul => {
+                let y = Digits::input(&mut b, m)?;
+                mul(&mut b, &x, &y, algo)?
+            }
+            Op::Square => square(&mut b, &x, algo)?,
+        };
+        out.output(&mut b)?;
+        let st = b.build().stats();
+        let key = (st.pbs, st.depth);
+        if best.is_none_or(|(k, _)| key < k) {
+            best = Some((key, algo));
+        }
+    }
+    let (_, algo) = best.expect("at least one candidate");
+    CHOICES.with(|c| c.borrow_mut().insert((params, op, n, m), algo));
+    Ok(algo)
+}
