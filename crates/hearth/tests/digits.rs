@@ -169,14 +169,28 @@ fn mul_exhaustive_every_algorithm() {
 
 #[test]
 fn mul_random_widths() {
-    randomized(mul_with(MulAlgorithm::Auto), |x, y| x * y, &[8, 16, 32, 64], 1000);
-    randomized(mul_with(MulAlgorithm::Karatsuba), |x, y| x * y, &[16, 33], 300);
+    randomized(
+        mul_with(MulAlgorithm::Auto),
+        |x, y| x * y,
+        &[8, 16, 32, 64],
+        1000,
+    );
+    randomized(
+        mul_with(MulAlgorithm::Karatsuba),
+        |x, y| x * y,
+        &[16, 33],
+        300,
+    );
     randomized(mul_with(MulAlgorithm::Schoolbook), |x, y| x * y, &[16], 300);
 }
 
 #[test]
 fn square_exhaustive_and_random() {
-    for algo in [MulAlgorithm::Counters, MulAlgorithm::Karatsuba, MulAlgorithm::Auto] {
+    for algo in [
+        MulAlgorithm::Counters,
+        MulAlgorithm::Karatsuba,
+        MulAlgorithm::Auto,
+    ] {
         let op: BinOp = match algo {
             MulAlgorithm::Counters => |b, x, _| digits::square(b, x, MulAlgorithm::Counters),
             MulAlgorithm::Karatsuba => |b, x, _| digits::square(b, x, MulAlgorithm::Karatsuba),
@@ -184,5 +198,269 @@ fn square_exhaustive_and_random() {
         };
         exhaustive(op, |x, _| x * x);
         randomized(op, |x, _| x * x, &[8, 16, 32], 300);
+    }
+}
+
+use hearth::digits::Comparison;
+use num_traits::Signed;
+
+fn signed_out(circuit: &Circuit, inputs: &[u64]) -> Vec<i64> {
+    ClearBackend
+        .evaluate(circuit, inputs)
+        .unwrap()
+        .iter()
+        .map(|&v| if v >= 16 { v as i64 - 32 } else { v as i64 })
+        .collect()
+}
+
+fn sgn(v: &BigInt) -> i64 {
+    if v.is_negative() {
+        -1
+    } else if v.is_positive() {
+        1
+    } else {
+        0
+    }
+}
+
+/// Unary ops returning digits, over all strings of 1..=6 digits and random wide ones.
+fn unary(
+    op: fn(&mut CircuitBuilder, &Digits) -> Result<Digits, Error>,
+    reference: fn(&BigInt) -> BigInt,
+) {
+    let check =
+        |c: &Circuit, d: &[i64]| assert_eq!(run(c, &residues(d)), reference(&value_of(d)), "{d:?}");
+    for n in 1..=6 {
+        let mut b = CircuitBuilder::new(&P);
+        let x = Digits::input(&mut b, n).unwrap();
+        op(&mut b, &x).unwrap().output(&mut b).unwrap();
+        let c = b.build();
+        for d in all_strings(n) {
+            check(&c, &d);
+        }
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    for n in WIDTHS {
+        let mut b = CircuitBuilder::new(&P);
+        let x = Digits::input(&mut b, n).unwrap();
+        op(&mut b, &x).unwrap().output(&mut b).unwrap();
+        let c = b.build();
+        for _ in 0..1000 {
+            check(&c, &random_digits(&mut rng, n));
+        }
+    }
+}
+
+#[test]
+fn signum_and_comparisons() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    for n in (1..=6).chain(WIDTHS) {
+        let mut b = CircuitBuilder::new(&P);
+        let x = Digits::input(&mut b, n).unwrap();
+        let s = digits::signum(&mut b, &x).unwrap();
+        b.output(s).unwrap();
+        let c = b.build();
+        let cases: Vec<Vec<i64>> = if n <= 6 {
+            all_strings(n)
+        } else {
+            // Mostly-zero strings too, so the sign hides deep.
+            (0..1000)
+                .map(|k| {
+                    let mut d = vec![0; n];
+                    for _ in 0..(k % 4) {
+                        d[rng.gen_range(0..n)] = rng.gen_range(-1..=1);
+                    }
+                    if k % 2 == 0 {
+                        d = random_digits(&mut rng, n);
+                    }
+                    d
+                })
+                .collect()
+        };
+        for d in cases {
+            assert_eq!(
+                signed_out(&c, &residues(&d)),
+                vec![sgn(&value_of(&d))],
+                "{d:?}"
+            );
+        }
+    }
+    for op in [
+        Comparison::Lt,
+        Comparison::Le,
+        Comparison::Gt,
+        Comparison::Ge,
+        Comparison::Eq,
+        Comparison::Ne,
+    ] {
+        let f: BinOp = match op {
+            Comparison::Lt => |b, x, y| cmp_digit(b, x, y, Comparison::Lt),
+            Comparison::Le => |b, x, y| cmp_digit(b, x, y, Comparison::Le),
+            Comparison::Gt => |b, x, y| cmp_digit(b, x, y, Comparison::Gt),
+            Comparison::Ge => |b, x, y| cmp_digit(b, x, y, Comparison::Ge),
+            Comparison::Eq => |b, x, y| cmp_digit(b, x, y, Comparison::Eq),
+            Comparison::Ne => |b, x, y| cmp_digit(b, x, y, Comparison::Ne),
+        };
+        let reference: fn(&BigInt, &BigInt) -> BigInt = match op {
+            Comparison::Lt => |x, y| BigInt::from((x < y) as i64),
+            Comparison::Le => |x, y| BigInt::from((x <= y) as i64),
+            Comparison::Gt => |x, y| BigInt::from((x > y) as i64),
+            Comparison::Ge => |x, y| BigInt::from((x >= y) as i64),
+            Comparison::Eq => |x, y| BigInt::from((x == y) as i64),
+            Comparison::Ne => |x, y| BigInt::from((x != y) as i64),
+        };
+        exhaustive(f, reference);
+        randomized(f, reference, &WIDTHS, 300);
+    }
+}
+
+fn cmp_digit(
+    b: &mut CircuitBuilder,
+    x: &Digits,
+    y: &Digits,
+    op: Comparison,
+) -> Result<Digits, Error> {
+    let w = digits::compare(b, x, y, op)?;
+    Digits::from_wires(b, vec![w])
+}
+
+#[test]
+fn max_min_relu_abs() {
+    exhaustive(digits::max, |x, y| x.max(y).clone());
+    randomized(digits::max, |x, y| x.max(y).clone(), &WIDTHS, 1000);
+    exhaustive(digits::min, |x, y| x.min(y).clone());
+    randomized(digits::min, |x, y| x.min(y).clone(), &WIDTHS, 1000);
+    unary(digits::relu, |x| x.max(&BigInt::from(0)).clone());
+    unary(digits::abs, |x| x.abs());
+}
+
+fn round_reference(x: &BigInt, i: usize) -> BigInt {
+    // floor((x + 2^(i-1)) / 2^i) * 2^i, halves up.
+    if i == 0 {
+        return x.clone();
+    }
+    let m = BigInt::from(1) << i;
+    let t = x + (BigInt::from(1) << (i - 1));
+    let q = num_integer_floor(&t, &m);
+    q * m
+}
+
+fn num_integer_floor(a: &BigInt, m: &BigInt) -> BigInt {
+    let q = a / m;
+    if a.is_negative() && (a % m) != BigInt::from(0) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+#[test]
+fn round_at_every_position() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    for n in (1..=6).chain([16, 32]) {
+        for i in 0..=n + 1 {
+            let mut b = CircuitBuilder::new(&P);
+            let x = Digits::input(&mut b, n).unwrap();
+            digits::round(&mut b, &x, i)
+                .unwrap()
+                .output(&mut b)
+                .unwrap();
+            let c = b.build();
+            let cases = if n <= 6 {
+                all_strings(n)
+            } else {
+                (0..300).map(|_| random_digits(&mut rng, n)).collect()
+            };
+            for d in cases {
+                assert_eq!(
+                    run(&c, &residues(&d)),
+                    round_reference(&value_of(&d), i),
+                    "{d:?} at {i}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn scalar_mul_by_many_constants() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let mut ks: Vec<BigInt> = [
+        0i64,
+        1,
+        -1,
+        2,
+        3,
+        805,
+        3195,
+        4095,
+        4096,
+        4097,
+        -805,
+        12345,
+        -999_999,
+        950_048_719_935,
+    ]
+    .iter()
+    .map(|&k| BigInt::from(k))
+    .collect();
+    ks.push((BigInt::from(1) << 200u32) - 12345);
+    ks.push(BigInt::from(7) - (BigInt::from(3) << 90u32));
+    for _ in 0..20 {
+        ks.push(BigInt::from(rng.gen_range(-(1i64 << 40)..(1i64 << 40))));
+    }
+    for k in &ks {
+        for n in [1usize, 3, 8, 16] {
+            let mut b = CircuitBuilder::new(&P);
+            let x = Digits::input(&mut b, n).unwrap();
+            digits::scalar_mul(&mut b, &x, k)
+                .unwrap()
+                .output(&mut b)
+                .unwrap();
+            let c = b.build();
+            let cases = if n <= 3 {
+                all_strings(n)
+            } else {
+                (0..100).map(|_| random_digits(&mut rng, n)).collect()
+            };
+            for d in cases {
+                assert_eq!(run(&c, &residues(&d)), k * value_of(&d), "k {k} x {d:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn two_complement_conversion_round_trips() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(13);
+    for n in (1..=6).chain(WIDTHS) {
+        let mut b = CircuitBuilder::new(&P);
+        let x = Digits::input(&mut b, n).unwrap();
+        let bits = digits::to_bits(&mut b, &x).unwrap();
+        for &w in &bits {
+            b.output(w).unwrap();
+        }
+        let back = digits::from_bits(&mut b, &bits).unwrap();
+        back.output(&mut b).unwrap();
+        let c = b.build();
+        let cases = if n <= 6 {
+            all_strings(n)
+        } else {
+            (0..1000).map(|_| random_digits(&mut rng, n)).collect()
+        };
+        for d in cases {
+            let out = signed_out(&c, &residues(&d));
+            let (bits, digits_back) = out.split_at(n + 1);
+            let v = value_of(&d);
+            // Two's complement of width n + 1.
+            let modulus = BigInt::from(1) << (n + 1);
+            let want = ((&v % &modulus) + &modulus) % &modulus;
+            let got = bits.iter().rev().fold(BigInt::from(0), |a, &bit| {
+                assert!(bit == 0 || bit == 1);
+                (a << 1) + bit
+            });
+            assert_eq!(got, want, "{d:?}");
+            assert_eq!(value_of(digits_back), v);
+        }
     }
 }

@@ -95,11 +95,17 @@ pub fn add_const(b: &mut CircuitBuilder, x: &Digits, c: &BigInt) -> Result<Digit
 
 /// The sum of all `terms`, by column compression.
 pub fn sum(b: &mut CircuitBuilder, terms: &[Digits]) -> Result<Digits, Error> {
-    let width = terms.iter().map(Digits::len).max().unwrap_or(0);
+    let shifted: Vec<(Digits, usize)> = terms.iter().map(|t| (t.clone(), 0)).collect();
+    sum_shifted(b, &shifted)
+}
+
+/// `sum_t term_t * 2^shift_t`, by column compression.
+pub fn sum_shifted(b: &mut CircuitBuilder, terms: &[(Digits, usize)]) -> Result<Digits, Error> {
+    let width = terms.iter().map(|(t, s)| t.len() + s).max().unwrap_or(0);
     let mut columns: Vec<Vec<Wire>> = vec![Vec::new(); width];
-    for t in terms {
+    for (t, s) in terms {
         for (j, &w) in t.wires().iter().enumerate() {
-            columns[j].push(w);
+            columns[j + s].push(w);
         }
     }
     compress(b, columns)
@@ -133,8 +139,15 @@ pub fn compress(b: &mut CircuitBuilder, mut columns: Vec<Vec<Wire>>) -> Result<D
             // At height 3, count every column of 2 or 3 digits at once:
             // each keeps one digit and passes one on, so all end at <= 2
             // (counting only the 3s would ripple a carry across the width).
-            while rest.len() >= 7 || (rest.len() >= 3 && col.len() > 2) || (height == 3 && rest.len() >= 2) {
-                let take = if rest.len() >= 7 { 7 } else { rest.len().min(3) };
+            while rest.len() >= 7
+                || (rest.len() >= 3 && col.len() > 2)
+                || (height == 3 && rest.len() >= 2)
+            {
+                let take = if rest.len() >= 7 {
+                    7
+                } else {
+                    rest.len().min(3)
+                };
                 let (group, tail) = rest.split_at(take);
                 rest = tail;
                 let terms: Vec<(Wire, i64)> = group.iter().map(|&w| (w, 1)).collect();

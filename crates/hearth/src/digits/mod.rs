@@ -10,11 +10,17 @@
 
 pub mod add;
 pub mod asc;
+pub mod convert;
 pub mod mul;
 pub mod recoding;
+pub mod scalar;
+pub mod sign;
 
 pub use add::{add, add_const, compress, sub, sum};
+pub use convert::{from_bits, to_bits};
 pub use mul::{digit_product, mul, square, MulAlgorithm};
+pub use scalar::scalar_mul;
+pub use sign::{abs, compare, max, min, non_negative, relu, round, signum, Comparison};
 
 use num_bigint::BigInt;
 use num_traits::{Signed, Zero};

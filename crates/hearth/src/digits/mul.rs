@@ -25,6 +25,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use super::add::sum_shifted;
 use super::{add, compress, Digits};
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::error::Error;
@@ -56,7 +57,11 @@ pub fn digit_product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, E
 }
 
 /// All digit products `x_i y_j`, by column `i + j`.
-fn product_columns(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Vec<Vec<Wire>>, Error> {
+fn product_columns(
+    b: &mut CircuitBuilder,
+    x: &Digits,
+    y: &Digits,
+) -> Result<Vec<Vec<Wire>>, Error> {
     let mut cols = vec![Vec::new(); x.len() + y.len()];
     for (i, &xi) in x.wires().iter().enumerate() {
         for (j, &yj) in y.wires().iter().enumerate() {
@@ -67,7 +72,12 @@ fn product_columns(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Vec
 }
 
 /// `x * y`.
-pub fn mul(b: &mut CircuitBuilder, x: &Digits, y: &Digits, algo: MulAlgorithm) -> Result<Digits, Error> {
+pub fn mul(
+    b: &mut CircuitBuilder,
+    x: &Digits,
+    y: &Digits,
+    algo: MulAlgorithm,
+) -> Result<Digits, Error> {
     if x.is_empty() || y.is_empty() {
         return Ok(Digits::default());
     }
@@ -112,18 +122,6 @@ fn add_tree(b: &mut CircuitBuilder, mut terms: Vec<Digits>) -> Result<Digits, Er
     Ok(terms.pop().unwrap_or_default())
 }
 
-/// Places `terms` (with their shifts) into columns and compresses.
-fn combine(b: &mut CircuitBuilder, terms: &[(Digits, usize)]) -> Result<Digits, Error> {
-    let width = terms.iter().map(|(t, s)| t.len() + s).max().unwrap_or(0);
-    let mut cols = vec![Vec::new(); width];
-    for (t, s) in terms {
-        for (i, &w) in t.wires().iter().enumerate() {
-            cols[i + s].push(w);
-        }
-    }
-    compress(b, cols)
-}
-
 fn karatsuba(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Error> {
     let n = x.len().max(y.len());
     let half = n / 2;
@@ -140,7 +138,10 @@ fn karatsuba(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, E
     // x y = A 4^h + (C - A - B) 2^h + B
     let na = a.neg(b)?;
     let nb = bb.neg(b)?;
-    combine(b, &[(a, 2 * half), (c, half), (na, half), (nb, half), (bb, 0)])
+    sum_shifted(
+        b,
+        &[(a, 2 * half), (c, half), (na, half), (nb, half), (bb, 0)],
+    )
 }
 
 /// `x^2`.
@@ -183,14 +184,19 @@ fn square_divide(b: &mut CircuitBuilder, x: &Digits) -> Result<Digits, Error> {
     let a = square_divide(b, &x1)?;
     let bb = square_divide(b, &x0)?;
     let c = mul(b, &x1, &x0, MulAlgorithm::Auto)?;
-    combine(b, &[(a, 2 * half), (c, half + 1), (bb, 0)])
+    sum_shifted(b, &[(a, 2 * half), (c, half + 1), (bb, 0)])
 }
 
 /// Squares of up to 3 digits: `X = sum 2^i x_i` is a linear selector
 /// (|X| <= 7); each binary digit of `X^2` is one table (bit 1 is always 0).
 fn square_table(b: &mut CircuitBuilder, x: &Digits) -> Result<Digits, Error> {
     let n = x.len();
-    let terms: Vec<(Wire, i64)> = x.wires().iter().enumerate().map(|(i, &w)| (w, 1 << i)).collect();
+    let terms: Vec<(Wire, i64)> = x
+        .wires()
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| (w, 1 << i))
+        .collect();
     let s = b.linear(&terms, 0)?;
     let max = (1i64 << n) - 1;
     let bits = 2 * n;
@@ -233,7 +239,11 @@ fn choose(params: ParamsId, op: Op, n: usize, m: usize) -> Result<MulAlgorithm, 
         return Ok(a);
     }
     let candidates: &[MulAlgorithm] = match op {
-        Op::Mul => &[MulAlgorithm::Counters, MulAlgorithm::Karatsuba, MulAlgorithm::Schoolbook],
+        Op::Mul => &[
+            MulAlgorithm::Counters,
+            MulAlgorithm::Karatsuba,
+            MulAlgorithm::Schoolbook,
+        ],
         Op::Square => &[MulAlgorithm::Counters, MulAlgorithm::Karatsuba],
     };
     let mut best = None;

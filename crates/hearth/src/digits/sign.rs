@@ -1,0 +1,198 @@
+//! Signum-based operations (PARMESAN section 4): signum, comparisons,
+//! maximum, minimum, ReLU, absolute value, rounding.
+//!
+//! **Signum** is a parallel reduction: groups of `g` digits are combined as
+//! `sum_i 2^i a_i` (the most significant non-zero digit decides the sign)
+//! and bootstrapped to their sign, until one value remains. The first level
+//! reads the digits themselves, with no bootstrap before it. The group size
+//! is the largest `g <= pi - 1` whose weight `sum_i 4^i = (4^g - 1) / 3`
+//! fits the budget (`g = 4`, weight 85, on `DIGITS_128`): depth
+//! `ceil(log_g n)`. A final table can return something other than the sign
+//! (e.g. `x >= 0`); such tables are only negacyclic on `[-7, 7]`, so the
+//! last group then has at most 3 values.
+
+use super::{add, sub, Digits};
+use crate::circuit::{CircuitBuilder, Wire};
+use crate::error::Error;
+use crate::lut::Lut;
+
+/// Largest signum group size for the builder's parameter set.
+pub fn group_size(b: &CircuitBuilder) -> usize {
+    let p = b.params();
+    let mut g = 1;
+    while g < (p.pi - 1) as usize && ((1u64 << (2 * (g + 1))) - 1) / 3 <= p.budget {
+        g += 1;
+    }
+    g
+}
+
+/// `sum_i 2^i v_i` over a group of digits, and its range bound `2^len - 1`.
+fn weighted(b: &mut CircuitBuilder, group: &[Wire]) -> Result<(Wire, i64), Error> {
+    let terms: Vec<(Wire, i64)> = group
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| (w, 1 << i))
+        .collect();
+    Ok((b.linear(&terms, 0)?, (1i64 << group.len()) - 1))
+}
+
+/// Reduces digits (least significant first) to `last(sign(value))`, where
+/// `last` is applied by the final table over groups of at most
+/// `last_group` values.
+fn reduce(
+    b: &mut CircuitBuilder,
+    digits: &[Wire],
+    last_group: usize,
+    last: impl Fn(i64) -> i64,
+) -> Result<Wire, Error> {
+    let pi = b.params().pi;
+    let g = group_size(b);
+    let mut vals = digits.to_vec();
+    loop {
+        if vals.len() <= last_group {
+            let (s, bound) = weighted(b, &vals)?;
+            let lut = Lut::from_fn(pi, -bound, bound, |v| last(v.signum()))?;
+            return Ok(b.bootstrap(s, &lut)?);
+        }
+        let mut next = Vec::with_capacity(vals.len().div_ceil(g));
+        for group in vals.chunks(g) {
+            let (s, bound) = weighted(b, group)?;
+            let lut = Lut::from_fn(pi, -bound, bound, i64::signum)?;
+            next.push(b.bootstrap(s, &lut)?);
+        }
+        vals = next;
+    }
+}
+
+/// The sign of `x` as a digit in {-1, 0, 1}.
+pub fn signum(b: &mut CircuitBuilder, x: &Digits) -> Result<Wire, Error> {
+    let g = group_size(b);
+    reduce(b, x.wires(), g, |s| s)
+}
+
+/// `[x >= 0]` as a digit in {0, 1}.
+pub fn non_negative(b: &mut CircuitBuilder, x: &Digits) -> Result<Wire, Error> {
+    reduce(b, x.wires(), 3, |s| (s >= 0) as i64)
+}
+
+/// A comparison of two integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Comparison {
+    /// Whether it holds for `x - y` of sign `s`.
+    pub fn holds(self, s: i64) -> bool {
+        match self {
+            Comparison::Lt => s < 0,
+            Comparison::Le => s <= 0,
+            Comparison::Gt => s > 0,
+            Comparison::Ge => s >= 0,
+            Comparison::Eq => s == 0,
+            Comparison::Ne => s != 0,
+        }
+    }
+}
+
+/// `x <op> y` as a digit in {0, 1}: a subtraction, then a signum reduction
+/// whose last table answers the comparison.
+pub fn compare(
+    b: &mut CircuitBuilder,
+    x: &Digits,
+    y: &Digits,
+    op: Comparison,
+) -> Result<Wire, Error> {
+    let r = sub(b, x, y)?;
+    reduce(b, r.wires(), 3, |s| op.holds(s) as i64)
+}
+
+/// Per digit, `if s then a_i else c_i`, where `s` is a {0, 1} digit: one
+/// bootstrap per digit on the selector `s + 2 a_i + 6 c_i` (weight 41).
+fn select(b: &mut CircuitBuilder, s: Wire, a: &Digits, c: &Digits) -> Result<Digits, Error> {
+    let n = a.len().max(c.len());
+    let pi = b.params().pi;
+    let lut = Lut::from_fn(pi, -8, 9, |t| {
+        let bit = t.rem_euclid(2);
+        let u = (t - bit) / 2;
+        let ci = (u + 1).div_euclid(3);
+        let ai = u - 3 * ci;
+        if bit == 1 {
+            ai
+        } else {
+            ci
+        }
+    })?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let (ai, ci) = (a.digit_or_zero(b, i), c.digit_or_zero(b, i));
+        let t = b.linear(&[(s, 1), (ai, 2), (ci, 6)], 0)?;
+        out.push(b.bootstrap(t, &lut)?);
+    }
+    Digits::from_vec(out).trimmed(b)
+}
+
+/// `max(x, y)` (PARMESAN Algorithm 7).
+pub fn max(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Error> {
+    let s = compare(b, x, y, Comparison::Ge)?;
+    select(b, s, x, y)
+}
+
+/// `min(x, y)`.
+pub fn min(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Error> {
+    let s = compare(b, x, y, Comparison::Ge)?;
+    select(b, s, y, x)
+}
+
+/// `max(x, 0)`: no subtraction needed.
+pub fn relu(b: &mut CircuitBuilder, x: &Digits) -> Result<Digits, Error> {
+    let s = non_negative(b, x)?;
+    let zero = Digits::default();
+    select(b, s, x, &zero)
+}
+
+/// `|x|`.
+pub fn abs(b: &mut CircuitBuilder, x: &Digits) -> Result<Digits, Error> {
+    let s = non_negative(b, x)?;
+    let nx = x.neg(b)?;
+    select(b, s, x, &nx)
+}
+
+/// `x` rounded to a multiple of `2^i`, halves rounded up:
+/// `floor((x + 2^(i-1)) / 2^i) * 2^i` (PARMESAN Algorithm 8). The digits
+/// below `i` decide a rounding digit `t` from `2 x_(i-1) + sign(low part)`;
+/// then `t` is added to the digits from `i` up. Length rule: at most
+/// `len(x) + 1` digits (`i` of them clear zeros).
+pub fn round(b: &mut CircuitBuilder, x: &Digits, i: usize) -> Result<Digits, Error> {
+    if i == 0 {
+        return Ok(x.clone());
+    }
+    if i > x.len() {
+        // |x| < 2^len <= 2^(i-1): rounds to 0.
+        return Ok(Digits::default());
+    }
+    let (low, high) = x.split(i - 1);
+    let s = if low.is_empty() {
+        b.constant(0)
+    } else {
+        let g = group_size(b);
+        reduce(b, low.wires(), g, |s| s)?
+    };
+    let top = high.digit_or_zero(b, 0);
+    let (_, high) = high.split(1);
+    let sel = b.linear(&[(top, 2), (s, 1)], 0)?;
+    let lut = Lut::from_fn(b.params().pi, -3, 3, |v| match v {
+        2 | 3 => 1,
+        -3 => -1,
+        _ => 0,
+    })?;
+    let t = b.bootstrap(sel, &lut)?;
+    let t = Digits::from_vec(vec![t]);
+    let u = add(b, &high, &t)?;
+    Ok(u.shl(b, i))
+}
