@@ -37,11 +37,10 @@ pub fn scalar_mul(b: &mut CircuitBuilder, x: &Digits, k: &BigInt) -> Result<Digi
     let mut terms = Vec::new();
     for w in windows(&recoded, WINDOW) {
         let v = w.value.unsigned_abs() as u32;
-        if !products.contains_key(&v) {
-            let p = replay(b, x, v)?;
-            products.insert(v, p);
-        }
-        let p = &products[&v];
+        let p = match products.entry(v) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(replay(b, x, v)?),
+        };
         let p = if (w.value < 0) != k.is_negative() {
             p.neg(b)?
         } else {
