@@ -25,6 +25,8 @@ pub enum Error {
         min: i64,
         max: i64,
     },
+    #[error("{value} does not fit {target}")]
+    DoesNotFit { value: String, target: String },
     #[error("circuit expects {expected} inputs, got {found}")]
     InputCount { expected: usize, found: usize },
     #[error("input {input}: value {value} is outside its declared range [{lo}, {hi}]")]

@@ -1,0 +1,177 @@
+//! The typed integer API, and the digits algorithms on real encryption.
+
+use hearth::backend::{ClearBackend, CpuBackend};
+use hearth::digits::{self};
+use hearth::integer::{clear_digits, clear_value, EncryptedInt, Program};
+use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, INSECURE_TEST_DIGITS};
+use num_bigint::BigInt;
+use rand::{Rng, SeedableRng};
+
+/// Every required operation on two 8-digit inputs, in one program.
+fn all_ops(params: &'static ParameterSet) -> (hearth::integer::CompiledProgram, Vec<&'static str>) {
+    let p = Program::new(params);
+    let x = p.input(8);
+    let y = p.input(8);
+    let names = vec![
+        "x + y",
+        "x - y",
+        "x * y",
+        "x^2",
+        "805 x",
+        "4095 x",
+        "sign x",
+        "max",
+        "round(x, 3)",
+        "bits(x)",
+    ];
+    p.output(&(&x + &y));
+    p.output(&(&x - &y));
+    p.output(&(&x * &y));
+    p.output(&x.square());
+    p.output(&(&x * 805));
+    p.output(&(&x * 4095));
+    p.output(&x.signum());
+    p.output(&x.max(&y));
+    p.output(&x.round(3));
+    // Two's-complement bits, as digits in {0, 1}.
+    p.output(&x.to_bits_as_int());
+    (p.build().unwrap(), names)
+}
+
+fn reference(name: &str, x: i64, y: i64) -> BigInt {
+    let r = match name {
+        "x + y" => x + y,
+        "x - y" => x - y,
+        "x * y" => x * y,
+        "x^2" => x * x,
+        "805 x" => 805 * x,
+        "4095 x" => 4095 * x,
+        "sign x" => x.signum(),
+        "max" => x.max(y),
+        "round(x, 3)" => (x + 4).div_euclid(8) * 8,
+        "bits(x)" => x.rem_euclid(1 << 9),
+        _ => unreachable!(),
+    };
+    BigInt::from(r)
+}
+
+#[test]
+fn typed_api_on_the_clear_backend() {
+    let (prog, names) = all_ops(&INSECURE_TEST_DIGITS);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    for _ in 0..300 {
+        let (x, y) = (rng.gen_range(-255..=255i64), rng.gen_range(-255..=255i64));
+        let ins = [
+            clear_digits(&INSECURE_TEST_DIGITS, x, 8).unwrap(),
+            clear_digits(&INSECURE_TEST_DIGITS, y, 8).unwrap(),
+        ];
+        let out = prog.run(&ClearBackend, &ins).unwrap();
+        for (name, o) in names.iter().zip(&out) {
+            assert_eq!(
+                clear_value(&INSECURE_TEST_DIGITS, o),
+                reference(name, x, y),
+                "{name} x {x} y {y}"
+            );
+        }
+    }
+}
+
+#[test]
+fn digits_128_encrypted_matches_clear_on_8_bit_values() {
+    let (prog, names) = all_ops(&DIGITS_128);
+    let client = ClientKey::generate(&DIGITS_128);
+    let server = client.server_key();
+    let cpu = CpuBackend::new(&server, Some(2)).unwrap();
+    for (x, y) in [(173i64, -89i64), (-255, 254)] {
+        let ex = client.encrypt_int(x, 8).unwrap();
+        let ey = client.encrypt_int(y, 8).unwrap();
+        let enc = prog.run_encrypted(&cpu, &[ex, ey]).unwrap();
+        let clear = prog
+            .run(
+                &ClearBackend,
+                &[
+                    clear_digits(&DIGITS_128, x, 8).unwrap(),
+                    clear_digits(&DIGITS_128, y, 8).unwrap(),
+                ],
+            )
+            .unwrap();
+        for ((name, e), c) in names.iter().zip(&enc).zip(&clear) {
+            let got: Vec<u64> = e
+                .digits
+                .iter()
+                .map(|ct| client.decrypt(ct).unwrap())
+                .collect();
+            assert_eq!(
+                &got, c,
+                "{name}: encrypted digits differ from the clear backend"
+            );
+            assert_eq!(
+                client.decrypt_int(e).unwrap(),
+                reference(name, x, y),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn encrypt_decrypt_integers() {
+    let client = ClientKey::generate(&INSECURE_TEST_DIGITS);
+    for v in [0i64, 1, -1, 12345, -(1 << 40), i64::MAX, i64::MIN + 1] {
+        let e = client.encrypt_int(v, 64).unwrap();
+        assert_eq!(client.decrypt_i64(&e).unwrap(), v);
+    }
+    let big: BigInt = (BigInt::from(1) << 200u32) - BigInt::from(7);
+    let e = client.encrypt_int(big.clone(), 201).unwrap();
+    assert_eq!(client.decrypt_int(&e).unwrap(), big);
+    assert!(matches!(
+        client.decrypt_i64(&e),
+        Err(Error::DoesNotFit { .. })
+    ));
+    let v = -(1i128 << 100) + 3;
+    assert_eq!(
+        client
+            .decrypt_i128(&client.encrypt_int(v, 101).unwrap())
+            .unwrap(),
+        v
+    );
+    assert!(matches!(
+        client.encrypt_int(256, 8),
+        Err(Error::DoesNotFit { .. })
+    ));
+    // A ciphertext that is not a digit is refused on decryption.
+    let not_digit = EncryptedInt {
+        digits: vec![client.encrypt(5).unwrap()],
+    };
+    assert!(matches!(
+        client.decrypt_int(&not_digit),
+        Err(Error::DoesNotFit { .. })
+    ));
+}
+
+#[test]
+fn errors_surface_at_build() {
+    let a = Program::new(&INSECURE_TEST_DIGITS);
+    let b = Program::new(&INSECURE_TEST_DIGITS);
+    let x = a.input(4);
+    let y = b.input(4);
+    let z = &x + &y; // wires of another program
+    a.output(&z);
+    assert!(matches!(
+        a.build(),
+        Err(Error::Build(hearth::BuildError::ForeignWire { .. }))
+    ));
+    let p = Program::new(&INSECURE_TEST_DIGITS);
+    let x = p.input(4);
+    p.output(&x);
+    let prog = p.build().unwrap();
+    assert!(matches!(
+        prog.run(&ClearBackend, &[vec![0; 3]]),
+        Err(Error::DoesNotFit { .. })
+    ));
+    assert!(matches!(
+        prog.run(&ClearBackend, &[]),
+        Err(Error::InputCount { .. })
+    ));
+    let _ = digits::Comparison::Lt;
+}
