@@ -49,6 +49,19 @@ pub enum Which {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Every digits operation: on the count backend beside PARMESAN, or
+    /// encrypted beside tfhe-rs's FheInt.
+    Ops {
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: crate::ops::OpsBackend,
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+        /// Operand sizes (default: 4,8,16,32 for count, 8,16,32 for cpu).
+        #[arg(long, value_delimiter = ',')]
+        bits: Vec<usize>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Bootstraps at the full noise budget: wrong decryptions and measured noise.
     Noise {
         #[arg(long, default_value = "DIGITS_128")]
@@ -92,6 +105,19 @@ pub fn run(which: Which) -> Result<(), Error> {
             seed,
             json,
         } => noise(&params, threads, count, weight, seed, json),
+        Which::Ops {
+            backend,
+            threads,
+            bits,
+            json,
+        } => {
+            let bits = match (bits.is_empty(), backend) {
+                (false, _) => bits,
+                (true, crate::ops::OpsBackend::Count) => vec![4, 8, 16, 32],
+                (true, crate::ops::OpsBackend::Cpu) => vec![8, 16, 32],
+            };
+            crate::ops::ops(backend, threads_or_default(threads)?, &bits, json)
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod keygen;
+mod ops;
 mod report;
 
 use std::path::PathBuf;
@@ -45,6 +46,49 @@ enum Command {
         #[command(subcommand)]
         which: bench::Which,
     },
+    /// Maintenance tools.
+    Tool {
+        #[command(subcommand)]
+        which: Tool,
+    },
+}
+
+#[derive(Subcommand)]
+enum Tool {
+    /// Regenerate the addition-subtraction chain table (ASC*, 12-bit windows)
+    /// by exhaustive search; the binary embeds the same table.
+    AscTable {
+        /// Write to this file instead of stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Only check that the search reproduces the embedded table.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+fn asc_table(out: Option<PathBuf>, check: bool) -> Result<(), hearth::Error> {
+    let text = hearth::digits::asc::table_text();
+    if check {
+        if text != hearth::digits::asc::embedded_text() {
+            return Err(hearth::Error::Config(
+                "the search does not reproduce the embedded table".into(),
+            ));
+        }
+        println!(
+            "the search reproduces the embedded table ({} lines)",
+            text.lines().count()
+        );
+        return Ok(());
+    }
+    match out {
+        Some(path) => std::fs::write(&path, text)
+            .map_err(|source| hearth::FileError::Io { path, source }.into()),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -54,6 +98,9 @@ fn main() -> ExitCode {
         Command::Info { file } => keygen::info(&file),
         Command::Demo { threads } => demo::demo(threads),
         Command::Bench { which } => bench::run(which),
+        Command::Tool {
+            which: Tool::AscTable { out, check },
+        } => asc_table(out, check),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

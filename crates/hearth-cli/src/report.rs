@@ -9,6 +9,7 @@ pub struct Table {
     title: String,
     headers: Vec<String>,
     rows: Vec<Vec<String>>,
+    note: Option<String>,
 }
 
 impl Table {
@@ -17,7 +18,13 @@ impl Table {
             title: title.into(),
             headers: headers.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
+            note: None,
         }
+    }
+
+    /// A line printed under the table.
+    pub fn note(&mut self, text: &str) {
+        self.note = Some(text.to_string());
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
@@ -30,6 +37,9 @@ impl Table {
         s.push('\n');
         for r in &self.rows {
             s.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        if let Some(n) = &self.note {
+            s.push_str(&format!("\n{n}\n"));
         }
         s
     }

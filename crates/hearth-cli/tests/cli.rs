@@ -82,4 +82,28 @@ fn demo_checks_itself() {
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("all outputs match"), "{out}");
     assert!(out.contains("#PBS 7, depth 2"), "{out}");
+    assert!(out.contains("| max(x0, x1, x2) | 113 | 113 |"), "{out}");
+    assert!(
+        out.contains("| 3*x0 - 5*x1 + 7*x2 | -532 | -532 |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn asc_table_regenerates_and_count_bench_runs() {
+    let (ok, out, err) = hearth(&["tool", "asc-table", "--check"]);
+    assert!(
+        ok && out.contains("reproduces the embedded table (2048 lines)"),
+        "{out}{err}"
+    );
+    let (ok, out, err) = hearth(&["bench", "ops", "--backend", "count", "--bits", "4,8,16"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("| mul | 16 |") && out.contains("| scalar mul x805 | 16 | "),
+        "{out}"
+    );
+    assert!(
+        !out.contains("| NO |"),
+        "an operation costs more than PARMESAN's:\n{out}"
+    );
 }

@@ -201,7 +201,7 @@ fn square_exhaustive_and_random() {
     }
 }
 
-use hearth::digits::Comparison;
+use hearth::digits::{Comparison, ScalarAlgorithm};
 use num_traits::Signed;
 
 fn signed_out(circuit: &Circuit, inputs: &[u64]) -> Vec<i64> {
@@ -411,20 +411,30 @@ fn scalar_mul_by_many_constants() {
     }
     for k in &ks {
         for n in [1usize, 3, 8, 16] {
-            let mut b = CircuitBuilder::new(&P);
-            let x = Digits::input(&mut b, n).unwrap();
-            digits::scalar_mul(&mut b, &x, k)
-                .unwrap()
-                .output(&mut b)
-                .unwrap();
-            let c = b.build();
-            let cases = if n <= 3 {
-                all_strings(n)
-            } else {
-                (0..100).map(|_| random_digits(&mut rng, n)).collect()
-            };
-            for d in cases {
-                assert_eq!(run(&c, &residues(&d)), k * value_of(&d), "k {k} x {d:?}");
+            for algo in [
+                ScalarAlgorithm::Chains,
+                ScalarAlgorithm::Direct,
+                ScalarAlgorithm::Auto,
+            ] {
+                let mut b = CircuitBuilder::new(&P);
+                let x = Digits::input(&mut b, n).unwrap();
+                digits::scalar_mul_with(&mut b, &x, k, algo)
+                    .unwrap()
+                    .output(&mut b)
+                    .unwrap();
+                let c = b.build();
+                let cases = if n <= 3 {
+                    all_strings(n)
+                } else {
+                    (0..100).map(|_| random_digits(&mut rng, n)).collect()
+                };
+                for d in cases {
+                    assert_eq!(
+                        run(&c, &residues(&d)),
+                        k * value_of(&d),
+                        "k {k} x {d:?} {algo:?}"
+                    );
+                }
             }
         }
     }

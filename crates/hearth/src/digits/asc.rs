@@ -163,11 +163,16 @@ pub fn chain(k: u32) -> &'static Chain {
     &table()[(k / 2) as usize]
 }
 
+/// The table text embedded in the binary (what [`table_text`] regenerates).
+pub fn embedded_text() -> &'static str {
+    include_str!("asc_table.txt")
+}
+
 /// The embedded table, parsed once; index `i` holds the chain for `2i + 1`.
 fn table() -> &'static [Chain] {
     static TABLE: OnceLock<Vec<Chain>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let text = include_str!("asc_table.txt");
+        let text = embedded_text();
         let chains: Vec<Chain> = text
             .lines()
             .enumerate()

@@ -10,6 +10,7 @@
 
 pub mod add;
 pub mod asc;
+pub mod catalog;
 pub mod convert;
 pub mod mul;
 pub mod recoding;
@@ -19,7 +20,7 @@ pub mod sign;
 pub use add::{add, add_const, compress, sub, sum};
 pub use convert::{from_bits, to_bits};
 pub use mul::{digit_product, mul, square, MulAlgorithm};
-pub use scalar::scalar_mul;
+pub use scalar::{scalar_mul, scalar_mul_with, ScalarAlgorithm};
 pub use sign::{abs, compare, max, min, non_negative, relu, round, signum, Comparison};
 
 use num_bigint::BigInt;

@@ -1,0 +1,244 @@
+//! `hearth bench ops`: the digits operations on the count backend beside
+//! PARMESAN, or encrypted beside tfhe-rs's `FheInt` on the same threads.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hearth::backend::CpuBackend;
+use hearth::digits::catalog::Op;
+use hearth::{Error, DIGITS_128};
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+use tfhe::prelude::*;
+use tfhe::{generate_keys, set_server_key, ConfigBuilder, FheInt16, FheInt32, FheInt8};
+
+use crate::keygen::{generate, steps};
+use crate::report::{emit, ms, Table};
+
+/// Where `bench ops` evaluates.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum OpsBackend {
+    /// #PBS, depth and widest level only (no keys, no time).
+    Count,
+    /// Encrypted, timed, beside tfhe-rs.
+    Cpu,
+}
+
+pub fn ops(
+    backend: OpsBackend,
+    threads: usize,
+    bits: &[usize],
+    json: Option<PathBuf>,
+) -> Result<(), Error> {
+    match backend {
+        OpsBackend::Count => count(bits, json),
+        OpsBackend::Cpu => encrypted(threads, bits, json),
+    }
+}
+
+fn count(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+    let mut t = Table::new(
+        "DIGITS_128 on the count backend, beside PARMESAN (Table 5; `f` = from its cost formulas)",
+        &[
+            "op",
+            "bits",
+            "depth",
+            "#PBS",
+            "widest level",
+            "PARMESAN depth",
+            "PARMESAN #PBS",
+            "PARMESAN threads",
+            "<= PARMESAN",
+        ],
+    );
+    let mut rows = Vec::new();
+    for op in Op::ALL {
+        for &n in bits {
+            let st = op.program(&DIGITS_128, n)?.circuit().stats();
+            let r = op.parmesan(n);
+            let (rd, rp, rt, ok) = match r {
+                Some(r) => {
+                    let mark = if r.table { "" } else { " f" };
+                    (
+                        format!("{}{mark}", r.depth),
+                        format!("{}{mark}", r.pbs),
+                        r.threads.map_or("-".into(), |t| t.to_string()),
+                        if st.depth <= r.depth && st.pbs <= r.pbs {
+                            "yes"
+                        } else {
+                            "NO"
+                        }
+                        .to_string(),
+                    )
+                }
+                None => ("-".into(), "-".into(), "-".into(), "-".into()),
+            };
+            t.row(vec![
+                op.name(),
+                n.to_string(),
+                st.depth.to_string(),
+                st.pbs.to_string(),
+                st.max_width().to_string(),
+                rd,
+                rp,
+                rt,
+                ok,
+            ]);
+            rows.push(json!({"op": op.name(), "bits": n, "stats": st, "parmesan": r}));
+        }
+    }
+    emit(
+        json.as_deref(),
+        &json!({"bench": "ops", "backend": "count", "rows": rows}),
+        &[t],
+    )
+}
+
+/// The operations timed against tfhe-rs.
+const TIMED: [Op; 9] = [
+    Op::Add,
+    Op::Sub,
+    Op::Mul,
+    Op::Square,
+    Op::Max,
+    Op::Signum,
+    Op::Lt,
+    Op::ScalarMul(805),
+    Op::ScalarMul(4095),
+];
+
+/// One tfhe-rs operation on `N`-bit `FheInt`s: (time, decrypted result).
+macro_rules! tfhe_op {
+    ($name:ident, $fhe:ty, $clear:ty) => {
+        fn $name(op: Op, x: i64, y: i64, ck: &tfhe::ClientKey) -> (Duration, i64) {
+            enum Out {
+                Int($fhe),
+                Bool(tfhe::FheBool),
+                Sign(tfhe::FheBool, tfhe::FheBool),
+            }
+            let a = <$fhe>::encrypt(x as $clear, ck);
+            let b = <$fhe>::encrypt(y as $clear, ck);
+            let t = Instant::now();
+            let r = match op {
+                Op::Add => Out::Int(&a + &b),
+                Op::Sub => Out::Int(&a - &b),
+                Op::Mul => Out::Int(&a * &b),
+                Op::Square => Out::Int(&a * &a),
+                Op::Max => Out::Int(a.max(&b)),
+                // No signum in tfhe-rs: the two comparisons with zero that make it.
+                Op::Signum => Out::Sign(a.gt(0 as $clear), a.lt(0 as $clear)),
+                Op::Lt => Out::Bool(a.lt(&b)),
+                Op::ScalarMul(k) => Out::Int(&a * (k as $clear)),
+                _ => unreachable!("not timed"),
+            };
+            let d = t.elapsed();
+            let v = match r {
+                Out::Int(r) => {
+                    let v: $clear = r.decrypt(ck);
+                    v as i64
+                }
+                Out::Bool(r) => {
+                    let v: bool = r.decrypt(ck);
+                    v as i64
+                }
+                Out::Sign(g, l) => {
+                    let (g, l): (bool, bool) = (g.decrypt(ck), l.decrypt(ck));
+                    g as i64 - l as i64
+                }
+            };
+            (d, v)
+        }
+    };
+}
+
+tfhe_op!(tfhe8, FheInt8, i8);
+tfhe_op!(tfhe16, FheInt16, i16);
+tfhe_op!(tfhe32, FheInt32, i32);
+
+fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+    if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32].contains(&n)) {
+        return Err(Error::Config(format!(
+            "--bits {n}: the tfhe-rs comparison covers 8, 16 and 32"
+        )));
+    }
+    let (client, server) = generate(&DIGITS_128);
+    eprintln!("generating tfhe-rs keys (default parameters)...");
+    let (tck, tsk) = generate_keys(ConfigBuilder::default().build());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(e.to_string()))?;
+    pool.install(|| set_server_key(tsk.clone()));
+    let cpu = CpuBackend::new(&server, Some(threads))?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+    let mut t = Table::new(
+        format!("DIGITS_128 encrypted, {threads} threads: hearth beside tfhe-rs FheInt (default parameters)"),
+        &["op", "bits", "#PBS", "hearth (ms)", "tfhe-rs (ms)", "ratio hearth / tfhe-rs"],
+    );
+    let mut rows = Vec::new();
+    let bar = steps((TIMED.len() * bits.len()) as u64);
+    for &n in bits {
+        for op in TIMED {
+            bar.set_message(format!("{} at {n} bits", op.name()));
+            // Operands small enough that tfhe-rs's n-bit result does not wrap.
+            let lim = 1i64 << (n / 2 - 1);
+            let (x, y) = (rng.gen_range(-lim..lim), rng.gen_range(-lim..lim));
+            let prog = op.program(&DIGITS_128, n)?;
+            let pbs = prog.circuit().stats().pbs;
+            let mut ins = vec![client.encrypt_int(x, n)?];
+            if op.arity() == 2 {
+                ins.push(client.encrypt_int(y, n)?);
+            }
+            let start = Instant::now();
+            let out = prog.run_encrypted(&cpu, &ins)?;
+            let ours = start.elapsed();
+            let want = op.reference(x as i128, y as i128);
+            let got = client.decrypt_int(&out[0])?;
+            if got != want.into() {
+                return Err(Error::Config(format!(
+                    "{} at {n}: hearth gave {got}, expected {want}",
+                    op.name()
+                )));
+            }
+            let (theirs, v) = pool.install(|| match n {
+                8 => tfhe8(op, x, y, &tck),
+                16 => tfhe16(op, x, y, &tck),
+                _ => tfhe32(op, x, y, &tck),
+            });
+            let modulus = 1i128 << n;
+            let wrapped =
+                (want.rem_euclid(modulus) + modulus / 2).rem_euclid(modulus) - modulus / 2;
+            if v as i128 != wrapped {
+                return Err(Error::Config(format!(
+                    "{} at {n}: tfhe-rs gave {v}, expected {wrapped}",
+                    op.name()
+                )));
+            }
+            let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
+            t.row(vec![
+                op.name(),
+                n.to_string(),
+                pbs.to_string(),
+                ms(ours),
+                ms(theirs),
+                format!("{ratio:.2}"),
+            ]);
+            rows.push(json!({
+                "op": op.name(), "bits": n, "pbs": pbs,
+                "hearth_ms": ours.as_secs_f64() * 1e3, "tfhe_rs_ms": theirs.as_secs_f64() * 1e3, "ratio": ratio,
+            }));
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    t.note(
+        "hearth returns exact results (a product of n-bit values has 2n digits); tfhe-rs FheIntN wraps \
+         to n bits. tfhe-rs has no signum: its time is the two comparisons with zero that make one. \
+         One run each; operands below 2^(n/2-1) so that tfhe-rs does not wrap.",
+    );
+    emit(
+        json.as_deref(),
+        &json!({"bench": "ops", "backend": "cpu", "threads": threads, "rows": rows}),
+        &[t],
+    )
+}
