@@ -74,6 +74,16 @@ fn random_digits(rng: &mut impl Rng, n: usize) -> Vec<i64> {
     (0..n).map(|_| rng.gen_range(-1..=1)).collect()
 }
 
+/// Every digit string of length `n` if `n <= exhaustive_up_to`, else
+/// `random` random ones.
+fn cases(n: usize, exhaustive_up_to: usize, random: usize, rng: &mut impl Rng) -> Vec<Vec<i64>> {
+    if n <= exhaustive_up_to {
+        all_strings(n)
+    } else {
+        (0..random).map(|_| random_digits(rng, n)).collect()
+    }
+}
+
 fn randomized(
     op: BinOp,
     reference: fn(&BigInt, &BigInt) -> BigInt,
@@ -366,11 +376,7 @@ fn round_at_every_position() {
                 .output(&mut b)
                 .unwrap();
             let c = b.build();
-            let cases = if n <= 6 {
-                all_strings(n)
-            } else {
-                (0..300).map(|_| random_digits(&mut rng, n)).collect()
-            };
+            let cases = cases(n, 6, 300, &mut rng);
             for d in cases {
                 assert_eq!(
                     run(&c, &residues(&d)),
@@ -423,11 +429,7 @@ fn scalar_mul_by_many_constants() {
                     .output(&mut b)
                     .unwrap();
                 let c = b.build();
-                let cases = if n <= 3 {
-                    all_strings(n)
-                } else {
-                    (0..100).map(|_| random_digits(&mut rng, n)).collect()
-                };
+                let cases = cases(n, 3, 100, &mut rng);
                 for d in cases {
                     assert_eq!(
                         run(&c, &residues(&d)),
@@ -453,11 +455,7 @@ fn two_complement_conversion_round_trips() {
         let back = digits::from_bits(&mut b, &bits).unwrap();
         back.output(&mut b).unwrap();
         let c = b.build();
-        let cases = if n <= 6 {
-            all_strings(n)
-        } else {
-            (0..1000).map(|_| random_digits(&mut rng, n)).collect()
-        };
+        let cases = cases(n, 6, 1000, &mut rng);
         for d in cases {
             let out = signed_out(&c, &residues(&d));
             let (bits, digits_back) = out.split_at(n + 1);
