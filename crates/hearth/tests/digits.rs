@@ -179,12 +179,7 @@ fn mul_exhaustive_every_algorithm() {
 
 #[test]
 fn mul_random_widths() {
-    randomized(
-        mul_with(MulAlgorithm::Auto),
-        |x, y| x * y,
-        &[8, 16, 32, 64],
-        1000,
-    );
+    randomized(mul_with(MulAlgorithm::Auto), |x, y| x * y, &WIDTHS, 1000);
     randomized(
         mul_with(MulAlgorithm::Karatsuba),
         |x, y| x * y,
@@ -208,6 +203,10 @@ fn square_exhaustive_and_random() {
         };
         exhaustive(op, |x, _| x * x);
         randomized(op, |x, _| x * x, &[8, 16, 32], 300);
+    }
+    {
+        let op: BinOp = |b, x, _| digits::square(b, x, MulAlgorithm::Auto);
+        randomized(op, |x, _| x * x, &WIDTHS, 1000);
     }
 }
 
@@ -320,7 +319,7 @@ fn signum_and_comparisons() {
             Comparison::Ne => |x, y| BigInt::from((x != y) as i64),
         };
         exhaustive(f, reference);
-        randomized(f, reference, &WIDTHS, 300);
+        randomized(f, reference, &WIDTHS, 1000);
     }
 }
 
@@ -367,8 +366,16 @@ fn num_integer_floor(a: &BigInt, m: &BigInt) -> BigInt {
 #[test]
 fn round_at_every_position() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(9);
-    for n in (1..=6).chain([16, 32]) {
-        for i in 0..=n + 1 {
+    for n in (1..=6).chain(WIDTHS) {
+        // Every position on short strings; on long ones the edges and a few
+        // in between, 1 000 cases in all.
+        let positions: Vec<usize> = if n <= 6 {
+            (0..=n + 1).collect()
+        } else {
+            vec![0, 1, 2, 5, n / 2, n - 1, n, n + 1]
+        };
+        let per = 1000usize.div_ceil(positions.len());
+        for i in positions {
             let mut b = CircuitBuilder::new(&P);
             let x = Digits::input(&mut b, n).unwrap();
             digits::round(&mut b, &x, i)
@@ -376,7 +383,7 @@ fn round_at_every_position() {
                 .output(&mut b)
                 .unwrap();
             let c = b.build();
-            let cases = cases(n, 6, 300, &mut rng);
+            let cases = cases(n, 6, per, &mut rng);
             for d in cases {
                 assert_eq!(
                     run(&c, &residues(&d)),
@@ -469,6 +476,37 @@ fn two_complement_conversion_round_trips() {
             });
             assert_eq!(got, want, "{d:?}");
             assert_eq!(value_of(digits_back), v);
+        }
+    }
+}
+
+#[test]
+fn scalar_mul_random_at_every_width() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+    let ks: Vec<BigInt> = vec![
+        BigInt::from(805),
+        BigInt::from(-4095),
+        BigInt::from(rng.gen_range(1i64 << 50..1i64 << 60)),
+        (BigInt::from(1) << 130u32) + BigInt::from(rng.gen_range(0..1i64 << 40)),
+        BigInt::from(-3195),
+    ];
+    for n in WIDTHS {
+        for k in &ks {
+            let mut b = CircuitBuilder::new(&P);
+            let x = Digits::input(&mut b, n).unwrap();
+            digits::scalar_mul(&mut b, &x, k)
+                .unwrap()
+                .output(&mut b)
+                .unwrap();
+            let c = b.build();
+            for _ in 0..200 {
+                let d = random_digits(&mut rng, n);
+                assert_eq!(
+                    run(&c, &residues(&d)),
+                    k * value_of(&d),
+                    "k {k}, {n} digits"
+                );
+            }
         }
     }
 }
