@@ -358,7 +358,10 @@ fn pbs(
         thr.row(vec![n.to_string(), ms(*wall), format!("{p:.1}")]);
     }
     let mut scale = Table::new(
-        format!("{}: scaling at batch {scale_batch} (median of 3 alternating runs)", params.name),
+        format!(
+            "{}: scaling at batch {scale_batch} (median of 3 alternating runs)",
+            params.name
+        ),
         &[
             "PBS/s, 1 thread",
             &format!("PBS/s, {threads} threads"),

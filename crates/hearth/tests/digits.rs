@@ -510,3 +510,28 @@ fn scalar_mul_random_at_every_width() {
         }
     }
 }
+
+#[test]
+fn operations_at_256_digits() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    let ops: [(BinOp, fn(&BigInt, &BigInt) -> BigInt, usize); 5] = [
+        (digits::add, |x, y| x + y, 50),
+        (digits::sub, |x, y| x - y, 50),
+        (mul_with(MulAlgorithm::Counters), |x, y| x * y, 5),
+        (digits::max, |x, y| x.max(y).clone(), 50),
+        (
+            |b, x, y| cmp_digit(b, x, y, Comparison::Lt),
+            |x, y| BigInt::from((x < y) as i64),
+            50,
+        ),
+    ];
+    for (op, reference, count) in ops {
+        let c = binary_circuit(op, 256, 256);
+        for _ in 0..count {
+            let (dx, dy) = (random_digits(&mut rng, 256), random_digits(&mut rng, 256));
+            let mut inputs = residues(&dx);
+            inputs.extend(residues(&dy));
+            assert_eq!(run(&c, &inputs), reference(&value_of(&dx), &value_of(&dy)));
+        }
+    }
+}
