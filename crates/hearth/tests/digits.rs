@@ -11,6 +11,7 @@ use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 
 type BinOp = fn(&mut CircuitBuilder, &Digits, &Digits) -> Result<Digits, Error>;
+type Reference = fn(&BigInt, &BigInt) -> BigInt;
 
 /// Every digit string of length `n`, little-endian.
 fn all_strings(n: usize) -> Vec<Vec<i64>> {
@@ -514,7 +515,7 @@ fn scalar_mul_random_at_every_width() {
 #[test]
 fn operations_at_256_digits() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(23);
-    let ops: [(BinOp, fn(&BigInt, &BigInt) -> BigInt, usize); 5] = [
+    let ops: [(BinOp, Reference, usize); 5] = [
         (digits::add, |x, y| x + y, 50),
         (digits::sub, |x, y| x - y, 50),
         (mul_with(MulAlgorithm::Counters), |x, y| x * y, 5),
