@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Subcommand;
-use hearth::backend::{default_threads, Backend, ClearBackend, CpuBackend};
+use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
 use hearth::bootstrap::{accumulator, PbsScratch};
 use hearth::noise::{measure, NoiseModel};
 use hearth::random::random_circuit;
@@ -116,16 +116,8 @@ pub fn run(which: Which) -> Result<(), Error> {
                 (true, crate::ops::OpsBackend::Count) => vec![4, 8, 16, 32],
                 (true, crate::ops::OpsBackend::Cpu) => vec![8, 16, 32],
             };
-            crate::ops::ops(backend, threads_or_default(threads)?, &bits, json)
+            crate::ops::ops(backend, resolve_threads(threads)?, &bits, json)
         }
-    }
-}
-
-fn threads_or_default(t: Option<usize>) -> Result<usize, Error> {
-    match t {
-        Some(0) => Err(Error::Config("--threads must be positive".into())),
-        Some(t) => Ok(t),
-        None => default_threads(),
     }
 }
 
@@ -275,7 +267,7 @@ fn pbs(
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
     let params = ParameterSet::for_front_end(name)?;
-    let threads = threads_or_default(threads)?;
+    let threads = resolve_threads(threads)?;
     let (client, server) = generate(params);
 
     // Latency: hearth, tfhe-rs on the same parameters, tfhe-rs on the
@@ -399,7 +391,7 @@ fn engine(
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
     let params = ParameterSet::for_front_end(name)?;
-    let threads = threads_or_default(threads)?;
+    let threads = resolve_threads(threads)?;
     let rc = random_circuit(params, seed, 16, bootstraps, streams)?;
     let stats = rc.circuit.stats();
     let (client, server) = generate(params);
@@ -502,7 +494,7 @@ fn noise(
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
     let params = ParameterSet::for_front_end(name)?;
-    let threads = threads_or_default(threads)?;
+    let threads = resolve_threads(threads)?;
     let qw = weight.unwrap_or(params.budget);
     let (client, server) = generate(params);
     let pool = rayon::ThreadPoolBuilder::new()

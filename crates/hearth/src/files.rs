@@ -384,18 +384,7 @@ pub fn save_ciphertexts(path: &Path, cts: &[Ciphertext]) -> Result<(), Error> {
         return Err(inconsistent(path, "no ciphertexts to write"));
     };
     for ct in cts {
-        if ct.params != first.params {
-            return Err(Error::ParamsMismatch {
-                expected: first.params,
-                found: ct.params,
-            });
-        }
-        if ct.key_id != first.key_id {
-            return Err(Error::WrongKey {
-                expected: first.key_id,
-                found: ct.key_id,
-            });
-        }
+        ct.check_owner(first.params, first.key_id)?;
     }
     write_file(
         path,

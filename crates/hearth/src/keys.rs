@@ -42,6 +42,23 @@ impl Ciphertext {
         self.key_id
     }
 
+    /// Checks that this ciphertext was made for `params` under `key_id`.
+    pub(crate) fn check_owner(&self, params: ParamsId, key_id: KeyId) -> Result<(), Error> {
+        if self.params != params {
+            return Err(Error::ParamsMismatch {
+                expected: params,
+                found: self.params,
+            });
+        }
+        if self.key_id != key_id {
+            return Err(Error::WrongKey {
+                expected: key_id,
+                found: self.key_id,
+            });
+        }
+        Ok(())
+    }
+
     /// The raw LWE ciphertext (dimension `k * N`).
     pub fn lwe(&self) -> &LweCiphertextOwned<u64> {
         &self.lwe
@@ -249,19 +266,7 @@ impl ClientKey {
     }
 
     fn check(&self, ct: &Ciphertext) -> Result<(), Error> {
-        if ct.params != self.params {
-            return Err(Error::ParamsMismatch {
-                expected: self.params,
-                found: ct.params,
-            });
-        }
-        if ct.key_id != self.key_id {
-            return Err(Error::WrongKey {
-                expected: self.key_id,
-                found: ct.key_id,
-            });
-        }
-        Ok(())
+        ct.check_owner(self.params, self.key_id)
     }
 }
 
@@ -312,18 +317,6 @@ impl ServerKey {
 
     /// Checks that `ct` was made under this key.
     pub fn check(&self, ct: &Ciphertext) -> Result<(), Error> {
-        if ct.params != self.data.params {
-            return Err(Error::ParamsMismatch {
-                expected: self.data.params,
-                found: ct.params,
-            });
-        }
-        if ct.key_id != self.data.key_id {
-            return Err(Error::WrongKey {
-                expected: self.data.key_id,
-                found: ct.key_id,
-            });
-        }
-        Ok(())
+        ct.check_owner(self.data.params, self.data.key_id)
     }
 }

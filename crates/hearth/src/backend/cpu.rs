@@ -57,14 +57,19 @@ pub fn default_threads() -> Result<usize, Error> {
     }
 }
 
+/// `threads` if given (it must be positive), else [`default_threads`].
+pub fn resolve_threads(threads: Option<usize>) -> Result<usize, Error> {
+    match threads {
+        Some(0) => Err(Error::Config("thread count must be positive".into())),
+        Some(t) => Ok(t),
+        None => default_threads(),
+    }
+}
+
 impl<'k> CpuBackend<'k> {
-    /// A backend on `threads` threads (`None`: [`default_threads`]).
+    /// A backend on `threads` threads (see [`resolve_threads`]).
     pub fn new(key: &'k ServerKey, threads: Option<usize>) -> Result<Self, Error> {
-        let threads = match threads {
-            Some(0) => return Err(Error::Config("thread count must be positive".into())),
-            Some(t) => t,
-            None => default_threads()?,
-        };
+        let threads = resolve_threads(threads)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("hearth-pbs-{i}"))

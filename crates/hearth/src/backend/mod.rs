@@ -12,7 +12,7 @@ mod cpu;
 
 pub use clear::ClearBackend;
 pub use count::{CountBackend, Depth};
-pub use cpu::{default_threads, CpuBackend, Progress, RunReport};
+pub use cpu::{default_threads, resolve_threads, CpuBackend, Progress, RunReport};
 
 use crate::circuit::Circuit;
 use crate::error::Error;
