@@ -61,20 +61,29 @@ impl Range {
         self.width(m) == m || (x as i64 - self.lo).rem_euclid(m as i64) <= self.hi - self.lo
     }
 
-    /// Keeps the bounds small: the full ring if the width reaches `m`,
-    /// else the same residues with `lo` in `[-m, m)`.
-    fn normalized(self, m: i64) -> Self {
-        if self.hi - self.lo + 1 >= m {
-            return Range { lo: 0, hi: m - 1 };
-        }
-        if self.lo < -m || self.lo >= m {
-            let shift = self.lo.rem_euclid(m) - self.lo;
+    /// Whether every possible residue is one of `lo..=hi` mod `m`.
+    pub fn is_within(&self, lo: i64, hi: i64, m: u64) -> bool {
+        let width = self.width(m) as i64;
+        width <= hi - lo + 1 && (self.lo - lo).rem_euclid(m as i64) + width - 1 <= hi - lo
+    }
+
+    /// The canonical form of the same residues: the full ring as `0..m`,
+    /// else the representatives whose midpoint is nearest to zero
+    /// (`lo + hi` in `[-m, m)`), so that a constant `-1` reads `-1`,
+    /// never `m - 1`, whichever way it was computed.
+    fn canonical(self, m: i64) -> Self {
+        let (lo, hi, m) = (self.lo as i128, self.hi as i128, m as i128);
+        if hi - lo + 1 >= m {
             return Range {
-                lo: self.lo + shift,
-                hi: self.hi + shift,
+                lo: 0,
+                hi: m as i64 - 1,
             };
         }
-        self
+        let shift = (lo + hi + m).div_euclid(2 * m) * m;
+        Range {
+            lo: (lo - shift) as i64,
+            hi: (hi - shift) as i64,
+        }
     }
 
     /// The shortest arc of `Z_m` holding all residues in `values`,
@@ -100,19 +109,11 @@ impl Range {
             }
         }
         // The arc starts after the gap and ends at `best_end`.
-        let start = best_end + best_gap;
-        let mut lo = start;
-        let mut hi = best_end + m as i64;
-        while lo >= m as i64 {
-            lo -= m as i64;
-            hi -= m as i64;
+        Range {
+            lo: best_end + best_gap,
+            hi: best_end + m as i64,
         }
-        // Prefer the signed view (e.g. [-1, 1] rather than [31, 33]).
-        if hi >= m as i64 / 2 + m as i64 / 4 && lo > 0 {
-            lo -= m as i64;
-            hi -= m as i64;
-        }
-        Range { lo, hi }.normalized(m as i64)
+        .canonical(m as i64)
     }
 }
 
@@ -162,7 +163,7 @@ pub struct Circuit {
 }
 
 /// A handle to a value in a circuit under construction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Wire {
     circuit: CircuitId,
     index: u32,
@@ -225,12 +226,13 @@ impl CircuitBuilder {
         let range = if full {
             Range::new(0, m - 1)
         } else {
-            Range::new(lo, hi).normalized(m)
+            Range::new(lo, hi)
         };
         self.push_with_range(expr, range)
     }
 
     fn push_with_range(&mut self, expr: LinearExpr, range: Range) -> Wire {
+        let range = range.canonical(self.modulus());
         self.wires.push(WireData { expr, range });
         Wire {
             circuit: self.circuit.id,
@@ -264,7 +266,7 @@ impl CircuitBuilder {
                 hi,
             });
         }
-        let range = Range::new(lo, hi).normalized(self.modulus());
+        let range = Range::new(lo, hi).canonical(self.modulus());
         let f = self.fresh(range, 0);
         self.circuit.inputs.push((f, range));
         Ok(self.push_with_range(
@@ -278,18 +280,18 @@ impl CircuitBuilder {
 
     /// A clear constant (a trivial ciphertext: no noise, no bootstrap).
     pub fn constant(&mut self, value: i64) -> Wire {
-        let m = self.modulus();
+        let v = value.rem_euclid(self.modulus());
         self.push_with_range(
             LinearExpr {
                 terms: Vec::new(),
-                constant: value.rem_euclid(m) as u64,
+                constant: v as u64,
             },
-            Range::point(value),
+            Range::point(v),
         )
     }
 
-    /// `sum_j coef_j * wire_j + constant`.
-    pub fn linear(&mut self, terms: &[(Wire, i64)], constant: i64) -> Result<Wire, BuildError> {
+    /// The expression `sum_j coef_j * wire_j + constant`, terms merged.
+    fn expr_of(&self, terms: &[(Wire, i64)], constant: i64) -> Result<LinearExpr, BuildError> {
         let m = self.modulus();
         let mut acc: Vec<(FreshId, i64)> = Vec::new();
         let mut c = constant.rem_euclid(m);
@@ -316,10 +318,28 @@ impl CircuitBuilder {
             }
         }
         merged.retain(|&(_, x)| x != 0);
-        Ok(self.push(LinearExpr {
+        Ok(LinearExpr {
             terms: merged,
             constant: c as u64,
-        }))
+        })
+    }
+
+    /// `sum_j coef_j * wire_j + constant`.
+    pub fn linear(&mut self, terms: &[(Wire, i64)], constant: i64) -> Result<Wire, BuildError> {
+        let expr = self.expr_of(terms, constant)?;
+        Ok(self.push(expr))
+    }
+
+    /// The quadratic weight `sum_j coef_j * wire_j` would have, without
+    /// making the wire: wires that share fresh values add their weights
+    /// before squaring (`x + x` weighs 4, not 2).
+    pub fn weight_of(&self, terms: &[(Wire, i64)]) -> Result<u64, BuildError> {
+        Ok(self.expr_of(terms, 0)?.quadratic_weight())
+    }
+
+    /// The largest quadratic weight a bootstrap input or an output may have.
+    pub fn budget(&self) -> u64 {
+        self.params.budget
     }
 
     pub fn add(&mut self, a: Wire, b: Wire) -> Result<Wire, BuildError> {
@@ -355,8 +375,7 @@ impl CircuitBuilder {
                 hi,
             });
         }
-        let range = Range::new(lo, hi).normalized(self.modulus());
-        Ok(self.push_with_range(expr, range))
+        Ok(self.push_with_range(expr, Range::new(lo, hi)))
     }
 
     /// The current range of a wire.
@@ -656,7 +675,8 @@ mod tests {
     fn range_covering_prefers_short_signed_arcs() {
         assert_eq!(Range::covering(&[31, 0, 1], 32), Range::new(-1, 1));
         assert_eq!(Range::covering(&[3, 5], 32), Range::new(3, 5));
-        assert_eq!(Range::covering(&[16], 32), Range::new(16, 16));
+        assert_eq!(Range::covering(&[16], 32), Range::new(-16, -16));
+        assert_eq!(Range::covering(&[29, 30], 32), Range::new(-3, -2));
         assert_eq!(Range::covering(&[0, 10, 20], 32), Range::new(0, 20));
     }
 
@@ -720,7 +740,7 @@ mod tests {
         let c = b.constant(-3);
         let lut = Lut::from_fn(5, -8, 7, |v| 2 * v).unwrap();
         let y = b.bootstrap(c, &lut).unwrap();
-        assert_eq!(b.range(y).unwrap(), Range::new(26, 26));
+        assert_eq!(b.range(y).unwrap(), Range::new(-6, -6));
         assert_eq!(b.build().stats().pbs, 0);
     }
 

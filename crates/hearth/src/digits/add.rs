@@ -19,6 +19,7 @@
 
 use num_bigint::BigInt;
 
+use super::selector::Selectors;
 use super::{is_digit, Digits};
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::error::Error;
@@ -64,15 +65,16 @@ pub fn add(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Err
     if k < n {
         let lut = transfer_lut(b.params().pi)?;
         let zero = b.constant(0);
+        let mut sel = Selectors::new();
         let mut q = Vec::with_capacity(n - k);
         for i in k..n {
             let prev = if i > k { w[i - 1] } else { zero };
-            let s = b.linear(&[(prev, 1), (w[i], 3)], 0)?;
+            let s = sel.linear(b, &[(prev, 1), (w[i], 3)], 0)?;
             q.push(b.bootstrap(s, &lut)?);
         }
         for i in k..n {
             let q_prev = if i > k { q[i - k - 1] } else { zero };
-            let z = b.linear(&[(w[i], 1), (q[i - k], -2), (q_prev, 1)], 0)?;
+            let z = sel.linear(b, &[(w[i], 1), (q[i - k], -2), (q_prev, 1)], 0)?;
             out.push(refresh(b, z)?);
         }
         out.push(q[n - k - 1]);
@@ -120,6 +122,7 @@ fn digit_of(v: i64, k: u32) -> i64 {
 /// wire must be a digit (fresh or constant).
 pub fn compress(b: &mut CircuitBuilder, mut columns: Vec<Vec<Wire>>) -> Result<Digits, Error> {
     let pi = b.params().pi;
+    let mut sel = Selectors::new();
     loop {
         gather_constants(b, &mut columns)?;
         let height = columns.iter().map(Vec::len).max().unwrap_or(0);
@@ -151,7 +154,7 @@ pub fn compress(b: &mut CircuitBuilder, mut columns: Vec<Vec<Wire>>) -> Result<D
                 let (group, tail) = rest.split_at(take);
                 rest = tail;
                 let terms: Vec<(Wire, i64)> = group.iter().map(|&w| (w, 1)).collect();
-                let s = b.linear(&terms, 0)?;
+                let s = sel.linear(b, &terms, 0)?;
                 let c = take as i64;
                 let outs = 64 - (c as u64).leading_zeros();
                 let luts: Vec<Lut> = (0..outs)

@@ -13,6 +13,7 @@
 //! The other way is free: two's-complement bits `b_0 .. b_(w-1)` are the
 //! digits `b_0, ..., b_(w-2), -b_(w-1)`.
 
+use super::selector::Selectors;
 use super::sign::group_size;
 use super::Digits;
 use crate::circuit::{CircuitBuilder, Wire};
@@ -25,6 +26,7 @@ pub fn to_bits(b: &mut CircuitBuilder, x: &Digits) -> Result<Vec<Wire>, Error> {
     let n = x.len();
     let pi = b.params().pi;
     let g = group_size(b);
+    let mut sel = Selectors::new();
     // states[i]: sign of digits [i - span + 1, i] (all of 0..=i once span >= n).
     let mut states: Vec<Wire> = x.wires().to_vec();
     let mut span = 1;
@@ -36,7 +38,7 @@ pub fn to_bits(b: &mut CircuitBuilder, x: &Digits) -> Result<Vec<Wire>, Error> {
                 .map(|k| (states[i - k * span], 1i64 << (g - 1 - k)))
                 .collect();
             let bound: i64 = terms.iter().map(|&(_, w)| w).sum();
-            let s = b.linear(&terms, 0)?;
+            let s = sel.linear(b, &terms, 0)?;
             let lut = Lut::from_fn(pi, -bound, bound, i64::signum)?;
             next.push(b.bootstrap(s, &lut)?);
         }
@@ -54,7 +56,7 @@ pub fn to_bits(b: &mut CircuitBuilder, x: &Digits) -> Result<Vec<Wire>, Error> {
     for i in 0..=n {
         let d = x.digit_or_zero(b, i);
         let s = if i == 0 { zero } else { states[i - 1] };
-        let t = b.linear(&[(d, 3), (s, 1)], 0)?;
+        let t = sel.linear(b, &[(d, 3), (s, 1)], 0)?;
         bits.push(b.bootstrap(t, &bit)?);
     }
     Ok(bits)

@@ -15,6 +15,7 @@ pub mod convert;
 pub mod mul;
 pub mod recoding;
 pub mod scalar;
+pub mod selector;
 pub mod sign;
 
 pub use add::{add, add_const, compress, sub, sum};

@@ -26,6 +26,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::add::sum_shifted;
+use super::selector::Selectors;
 use super::{add, compress, Digits};
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::error::Error;
@@ -52,7 +53,7 @@ pub fn digit_product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, E
         2 | -2 => -1,
         _ => 0,
     })?;
-    let s = b.linear(&[(x, 3), (y, 1)], 0)?;
+    let s = Selectors::new().linear(b, &[(x, 3), (y, 1)], 0)?;
     Ok(b.bootstrap(s, &lut)?)
 }
 
@@ -197,7 +198,7 @@ fn square_table(b: &mut CircuitBuilder, x: &Digits) -> Result<Digits, Error> {
         .enumerate()
         .map(|(i, &w)| (w, 1 << i))
         .collect();
-    let s = b.linear(&terms, 0)?;
+    let s = Selectors::new().linear(b, &terms, 0)?;
     let max = (1i64 << n) - 1;
     let bits = 2 * n;
     let pi = b.params().pi;

@@ -11,6 +11,7 @@
 //! (e.g. `x >= 0`); such tables are only negacyclic on `[-7, 7]`, so the
 //! last group then has at most 3 values.
 
+use super::selector::Selectors;
 use super::{add, sub, Digits};
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::error::Error;
@@ -27,13 +28,17 @@ pub fn group_size(b: &CircuitBuilder) -> usize {
 }
 
 /// `sum_i 2^i v_i` over a group of digits, and its range bound `2^len - 1`.
-fn weighted(b: &mut CircuitBuilder, group: &[Wire]) -> Result<(Wire, i64), Error> {
+fn weighted(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    group: &[Wire],
+) -> Result<(Wire, i64), Error> {
     let terms: Vec<(Wire, i64)> = group
         .iter()
         .enumerate()
         .map(|(i, &w)| (w, 1 << i))
         .collect();
-    Ok((b.linear(&terms, 0)?, (1i64 << group.len()) - 1))
+    Ok((sel.linear(b, &terms, 0)?, (1i64 << group.len()) - 1))
 }
 
 /// Reduces digits (least significant first) to `last(sign(value))`, where
@@ -47,16 +52,17 @@ fn reduce(
 ) -> Result<Wire, Error> {
     let pi = b.params().pi;
     let g = group_size(b);
+    let mut sel = Selectors::new();
     let mut vals = digits.to_vec();
     loop {
         if vals.len() <= last_group {
-            let (s, bound) = weighted(b, &vals)?;
+            let (s, bound) = weighted(b, &mut sel, &vals)?;
             let lut = Lut::from_fn(pi, -bound, bound, |v| last(v.signum()))?;
             return Ok(b.bootstrap(s, &lut)?);
         }
         let mut next = Vec::with_capacity(vals.len().div_ceil(g));
         for group in vals.chunks(g) {
-            let (s, bound) = weighted(b, group)?;
+            let (s, bound) = weighted(b, &mut sel, group)?;
             let lut = Lut::from_fn(pi, -bound, bound, i64::signum)?;
             next.push(b.bootstrap(s, &lut)?);
         }
@@ -128,10 +134,11 @@ fn select(b: &mut CircuitBuilder, s: Wire, a: &Digits, c: &Digits) -> Result<Dig
             ci
         }
     })?;
+    let mut sel = Selectors::new();
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let (ai, ci) = (a.digit_or_zero(b, i), c.digit_or_zero(b, i));
-        let t = b.linear(&[(s, 1), (ai, 2), (ci, 6)], 0)?;
+        let t = sel.linear(b, &[(s, 1), (ai, 2), (ci, 6)], 0)?;
         out.push(b.bootstrap(t, &lut)?);
     }
     Digits::from_vec(out).trimmed(b)
@@ -185,7 +192,7 @@ pub fn round(b: &mut CircuitBuilder, x: &Digits, i: usize) -> Result<Digits, Err
     };
     let top = high.digit_or_zero(b, 0);
     let (_, high) = high.split(1);
-    let sel = b.linear(&[(top, 2), (s, 1)], 0)?;
+    let sel = Selectors::new().linear(b, &[(top, 2), (s, 1)], 0)?;
     let lut = Lut::from_fn(b.params().pi, -3, 3, |v| match v {
         2 | 3 => 1,
         -3 => -1,

@@ -1,0 +1,141 @@
+//! Bootstrap selectors within the noise budget, whatever digits they read.
+//!
+//! A selector is a linear combination `sum_j c_j t_j + k` of digits. Its
+//! quadratic weight is `sum_j c_j^2` only if the digits are independent;
+//! digits that are copies of one ciphertext (free shifts, negations,
+//! pass-through digits and scalar multiplications repeat them) add their
+//! coefficients before squaring: four copies of `f` with weights 8, 4, 2, 1
+//! weigh 225, not 85. [`Selectors`] reads the weight the builder tracks and,
+//! while it is over the budget, refreshes the term whose refresh lowers it
+//! most: one identity bootstrap makes an independent copy of weight 1. So
+//! algorithms keep their group sizes for independent digits and pay extra
+//! bootstraps only for correlated ones.
+
+use std::collections::HashMap;
+
+use crate::circuit::{CircuitBuilder, Wire};
+use crate::error::Error;
+use crate::lut::Lut;
+
+/// Makes selectors for one operation; refreshed copies are kept and reused
+/// by later selectors (a selector that needs two independent copies of one
+/// wire makes a second).
+#[derive(Debug, Default)]
+pub struct Selectors {
+    copies: HashMap<Wire, Vec<Wire>>,
+}
+
+impl Selectors {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The wire `sum_j c_j t_j + constant`, with as few terms refreshed as
+    /// the budget needs (none when the terms are independent and the
+    /// algorithm's design weight fits).
+    pub fn linear(
+        &mut self,
+        b: &mut CircuitBuilder,
+        terms: &[(Wire, i64)],
+        constant: i64,
+    ) -> Result<Wire, Error> {
+        let mut terms = terms.to_vec();
+        let mut done = vec![false; terms.len()];
+        loop {
+            let weight = b.weight_of(&terms)?;
+            if weight <= b.budget() {
+                break;
+            }
+            // The refresh that leaves the least weight: a copy made earlier
+            // (free, so it wins ties) or a new one (independent of all).
+            let mut best: Option<(u64, bool, usize, Option<Wire>)> = None;
+            for j in 0..terms.len() {
+                let (w, c) = terms[j];
+                if done[j] || b.weight_of(&[(w, 1)])? == 0 {
+                    continue;
+                }
+                let mut rest = terms.clone();
+                rest.swap_remove(j);
+                let new = b
+                    .weight_of(&rest)?
+                    .saturating_add(c.unsigned_abs().saturating_pow(2));
+                let mut options = vec![(new, true, j, None)];
+                for &copy in self.copies.get(&w).into_iter().flatten() {
+                    let mut with = rest.clone();
+                    with.push((copy, c));
+                    options.push((b.weight_of(&with)?, false, j, Some(copy)));
+                }
+                for o in options {
+                    if best.is_none_or(|k| (o.0, o.1, o.2) < (k.0, k.1, k.2)) {
+                        best = Some(o);
+                    }
+                }
+            }
+            let Some((after, _, j, copy)) = best else {
+                break;
+            };
+            if after >= weight {
+                break;
+            }
+            terms[j].0 = match copy {
+                Some(c) => c,
+                None => self.refresh(b, terms[j].0)?,
+            };
+            done[j] = true;
+        }
+        // Still over budget: the bootstrap reading it reports the weight.
+        Ok(b.linear(&terms, constant)?)
+    }
+
+    /// A new independent copy of `w` (identity bootstrap on its range).
+    fn refresh(&mut self, b: &mut CircuitBuilder, w: Wire) -> Result<Wire, Error> {
+        let r = b.range(w)?;
+        let lut = Lut::from_fn(b.params().pi, r.lo, r.hi, |v| v)?;
+        let copy = b.bootstrap(w, &lut)?;
+        self.copies.entry(w).or_default().push(copy);
+        Ok(copy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::INSECURE_TEST_DIGITS as P;
+
+    #[test]
+    fn independent_terms_are_left_alone() {
+        let mut b = CircuitBuilder::new(&P);
+        let xs: Vec<Wire> = (0..4).map(|_| b.input(-1, 1).unwrap()).collect();
+        let terms: Vec<(Wire, i64)> = xs.iter().zip([1, 2, 4, 8]).map(|(&w, c)| (w, c)).collect();
+        let s = Selectors::new().linear(&mut b, &terms, 0).unwrap();
+        assert_eq!(b.quadratic_weight(s).unwrap(), 85);
+        assert_eq!(b.build().stats().pbs, 0);
+    }
+
+    #[test]
+    fn copies_are_refreshed_until_the_weight_fits() {
+        let mut b = CircuitBuilder::new(&P);
+        let x = b.input(-1, 1).unwrap();
+        let nx = b.neg(x).unwrap();
+        let terms = [(x, 1), (x, 2), (nx, 4), (x, 8)]; // 7 x: weight 49
+        let mut sel = Selectors::new();
+        let s = sel.linear(&mut b, &terms, 0).unwrap();
+        assert_eq!(b.quadratic_weight(s).unwrap(), 49);
+        assert_eq!(b.build().stats().pbs, 0);
+    }
+
+    #[test]
+    fn two_copies_when_one_is_not_enough() {
+        let mut b = CircuitBuilder::new(&P);
+        let x = b.input(-1, 1).unwrap();
+        // 15 x weighs 225; 7 x + 8 x' weighs 113; two copies are needed.
+        let terms = [(x, 1), (x, 2), (x, 4), (x, 8)];
+        let mut sel = Selectors::new();
+        let s = sel.linear(&mut b, &terms, 0).unwrap();
+        assert!(b.quadratic_weight(s).unwrap() <= 112);
+        // A second selector reuses the copies: no new bootstrap.
+        let t = sel.linear(&mut b, &terms, 0).unwrap();
+        assert!(b.quadratic_weight(t).unwrap() <= 112);
+        assert_eq!(b.build().stats().pbs, 2);
+    }
+}

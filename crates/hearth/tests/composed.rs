@@ -1,0 +1,85 @@
+//! Composed programs through the public `Program` / `Int` API: the
+//! reproductions of issue 7 as regression tests.
+
+use hearth::backend::ClearBackend;
+use hearth::integer::{clear_digits, clear_value, Int, Program};
+use hearth::INSECURE_TEST_DIGITS as P;
+use num_bigint::BigInt;
+
+/// Builds `f` on inputs of the given `(value, digits)` and returns its value
+/// on the clear backend.
+fn run(inputs: &[(i64, usize)], f: impl for<'p> Fn(&'p Program, &[Int<'p>]) -> Int<'p>) -> BigInt {
+    run_with_len(inputs, f).0
+}
+
+/// Like [`run`], with the number of output digits.
+fn run_with_len(
+    inputs: &[(i64, usize)],
+    f: impl for<'p> Fn(&'p Program, &[Int<'p>]) -> Int<'p>,
+) -> (BigInt, usize) {
+    let p = Program::new(&P);
+    let xs: Vec<Int> = inputs.iter().map(|&(_, n)| p.input(n)).collect();
+    let out = f(&p, &xs);
+    p.output(&out);
+    let prog = p.build().expect("the program builds");
+    let ins: Vec<Vec<u64>> = inputs
+        .iter()
+        .map(|&(v, n)| clear_digits(&P, v, n).unwrap())
+        .collect();
+    let res = prog.run(&ClearBackend, &ins).expect("the program runs");
+    (clear_value(&P, &res[0]), res[0].len())
+}
+
+#[test]
+fn add_negative_constant_longer_than_operand() {
+    assert_eq!(run(&[(1, 3)], |_, x| &x[0] + -129), BigInt::from(-128));
+}
+
+#[test]
+fn add_constant_longer_than_operand() {
+    assert_eq!(run(&[(-44, 6)], |_, x| &x[0] + 222), BigInt::from(178));
+}
+
+#[test]
+fn add_constant_on_four_digits() {
+    assert_eq!(run(&[(5, 4)], |_, x| &x[0] + 100), BigInt::from(105));
+}
+
+#[test]
+fn subtract_self_equality() {
+    assert_eq!(
+        run(&[(2337, 12), (3, 2)], |_, x| &x[0] - &x[1].eq(&x[1])),
+        BigInt::from(2336)
+    );
+}
+
+#[test]
+fn scale_self_comparison() {
+    assert_eq!(
+        run(&[(5, 4)], |_, x| &x[0].ge(&x[0]) * -3920),
+        BigInt::from(-3920)
+    );
+}
+
+#[test]
+fn bits_of_scaled_signum() {
+    // -4584 on its `n` two's-complement bits, read back as an unsigned value.
+    let (v, n) = run_with_len(&[(-7, 4)], |_, x| (&x[0].signum() * 4584).to_bits_as_int());
+    assert_eq!(v, (BigInt::from(1) << n) - 4584);
+}
+
+#[test]
+fn bits_of_scaled_digit() {
+    assert_eq!(
+        run(&[(1, 1)], |_, x| (&x[0] * 1554).to_bits_as_int()),
+        BigInt::from(1554)
+    );
+}
+
+#[test]
+fn signum_of_scaled_value() {
+    assert_eq!(
+        run(&[(-3, 2)], |_, x| (&x[0] * -2807).signum()),
+        BigInt::from(1)
+    );
+}
