@@ -2,6 +2,7 @@
 
 mod bench;
 mod demo;
+mod fuzz;
 mod keygen;
 mod ops;
 mod report;
@@ -65,6 +66,9 @@ enum Tool {
         #[arg(long)]
         check: bool,
     },
+    /// Check random programs of the typed integer API against BigInt
+    /// arithmetic (clear backend), or encrypted against the clear backend.
+    FuzzPrograms(fuzz::FuzzArgs),
 }
 
 fn asc_table(out: Option<PathBuf>, check: bool) -> Result<(), hearth::Error> {
@@ -101,6 +105,9 @@ fn main() -> ExitCode {
         Command::Tool {
             which: Tool::AscTable { out, check },
         } => asc_table(out, check),
+        Command::Tool {
+            which: Tool::FuzzPrograms(args),
+        } => fuzz::fuzz_programs(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

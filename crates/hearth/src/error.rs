@@ -41,6 +41,14 @@ pub enum Error {
          (an `assume_range` that does not hold)"
     )]
     SelectorOutOfRange { bootstrap: usize, value: u64 },
+    #[error("parameter set {params} cannot carry the {family} family: {reason}")]
+    UnsupportedParams {
+        params: ParamsId,
+        family: &'static str,
+        reason: String,
+    },
+    #[error("{what} needs {size}, over the limit of {limit}")]
+    TooLarge { what: String, size: u64, limit: u64 },
     #[error("configuration: {0}")]
     Config(String),
     #[error(transparent)]

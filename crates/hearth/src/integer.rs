@@ -39,6 +39,30 @@ use crate::error::Error;
 use crate::keys::{signed_digit, Ciphertext, ClientKey};
 use crate::params::ParameterSet;
 
+/// The most digits an [`Int`] may have (65 536-bit integers); longer
+/// results are refused with [`Error::TooLarge`] before they are built.
+pub const MAX_DIGITS: usize = 1 << 16;
+
+/// The most digit products one multiplication may build (`n * m`; a
+/// 4 096-digit square): beyond it the circuit would not fit in memory.
+pub const MAX_PRODUCTS: u64 = 1 << 24;
+
+/// Refuses `size` digits (or products) for `what` above `limit`.
+fn within(what: impl FnOnce() -> String, size: u64, limit: u64) -> Result<(), Error> {
+    if size > limit {
+        return Err(Error::TooLarge {
+            what: what(),
+            size,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+fn digits_within(what: &str, n: u64) -> Result<(), Error> {
+    within(|| format!("{what} (digits)"), n, MAX_DIGITS as u64)
+}
+
 struct State {
     builder: CircuitBuilder,
     error: Option<Error>,
@@ -59,11 +83,13 @@ pub struct Int<'p> {
 }
 
 impl Program {
+    /// A new program; a parameter set that cannot carry the digits family
+    /// makes [`Program::build`] fail with [`Error::UnsupportedParams`].
     pub fn new(params: &'static ParameterSet) -> Self {
         Program {
             state: RefCell::new(State {
                 builder: CircuitBuilder::new(params),
-                error: None,
+                error: digits::check_params(params).err(),
                 inputs: Vec::new(),
                 outputs: Vec::new(),
             }),
@@ -71,12 +97,19 @@ impl Program {
     }
 
     /// Runs `f` on the builder; on error, keeps the first and returns zero.
+    /// Every result is checked to be digits (each in [-1, 1], quadratic
+    /// weight at most 1), the promise every operation makes.
     fn apply(&self, f: impl FnOnce(&mut CircuitBuilder) -> Result<Digits, Error>) -> Int<'_> {
         let mut st = self.state.borrow_mut();
         let digits = if st.error.is_some() {
             Digits::default()
         } else {
-            match f(&mut st.builder) {
+            let b = &mut st.builder;
+            let checked = f(b).and_then(|d| {
+                digits_within("a result", d.len() as u64)?;
+                Digits::from_wires(b, d.wires().to_vec())
+            });
+            match checked {
                 Ok(d) => d,
                 Err(e) => {
                     st.error = Some(e);
@@ -94,13 +127,19 @@ impl Program {
     /// `(-2^digits, 2^digits)`).
     pub fn input(&self, digits: usize) -> Int<'_> {
         self.state.borrow_mut().inputs.push(digits);
-        self.apply(|b| Digits::input(b, digits))
+        self.apply(|b| {
+            digits_within("an input", digits as u64)?;
+            Digits::input(b, digits)
+        })
     }
 
     /// A clear constant (trivial digits: they cost no bootstrap).
     pub fn constant(&self, value: impl Into<BigInt>) -> Int<'_> {
         let v = value.into();
-        self.apply(|b| Ok(Digits::constant(b, &v)))
+        self.apply(|b| {
+            digits_within("a constant", v.bits())?;
+            Ok(Digits::constant(b, &v))
+        })
     }
 
     /// Marks `x` as an output.
@@ -184,7 +223,10 @@ impl<'p> Int<'p> {
     }
 
     pub fn square(&self) -> Int<'p> {
-        self.unary(|b, x| digits::square(b, x, MulAlgorithm::Auto))
+        self.unary(|b, x| {
+            products_within(x.len(), x.len())?;
+            digits::square(b, x, MulAlgorithm::Auto)
+        })
     }
 
     /// The sign, one digit in {-1, 0, 1}.
@@ -203,7 +245,10 @@ impl<'p> Int<'p> {
     /// `x * k` for a clear `k` of any size.
     pub fn scalar_mul(&self, k: impl Into<BigInt>) -> Int<'p> {
         let k = k.into();
-        self.unary(|b, x| digits::scalar_mul(b, x, &k))
+        self.unary(|b, x| {
+            digits_within("a scalar product", x.len() as u64 + k.bits())?;
+            digits::scalar_mul(b, x, &k)
+        })
     }
 
     /// `1` if `self < other`, else `0` (one digit); likewise the others.
@@ -265,7 +310,10 @@ impl<'p> Sub<&Int<'_>> for &Int<'p> {
 impl<'p> Mul<&Int<'_>> for &Int<'p> {
     type Output = Int<'p>;
     fn mul(self, rhs: &Int<'_>) -> Int<'p> {
-        self.binary(rhs, |b, x, y| digits::mul(b, x, y, MulAlgorithm::Auto))
+        self.binary(rhs, |b, x, y| {
+            products_within(x.len(), y.len())?;
+            digits::mul(b, x, y, MulAlgorithm::Auto)
+        })
     }
 }
 
@@ -300,8 +348,19 @@ impl<'p> Mul<i64> for &Int<'p> {
 impl<'p> Shl<usize> for &Int<'p> {
     type Output = Int<'p>;
     fn shl(self, k: usize) -> Int<'p> {
-        self.unary(|b, x| Ok(x.shl(b, k)))
+        self.unary(|b, x| {
+            digits_within("a shift", (x.len() as u64).saturating_add(k as u64))?;
+            Ok(x.shl(b, k))
+        })
     }
+}
+
+fn products_within(n: usize, m: usize) -> Result<(), Error> {
+    within(
+        || format!("a product of {n} by {m} digits (digit products)"),
+        n as u64 * m as u64,
+        MAX_PRODUCTS,
+    )
 }
 
 /// A built program: its circuit and the digit counts of its inputs and
@@ -380,6 +439,7 @@ impl CompiledProgram {
 
 /// The binary digits of `value` (sign applied to each), `n` of them.
 fn signed_binary(value: &BigInt, n: usize) -> Result<Vec<i64>, Error> {
+    digits_within("an integer", n as u64)?;
     let mag = value.abs();
     if mag.bits() > n as u64 {
         return Err(Error::DoesNotFit {

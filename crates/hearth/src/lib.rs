@@ -30,6 +30,7 @@ pub mod circuit;
 pub mod digits;
 pub mod error;
 pub mod files;
+pub mod fuzz;
 pub mod integer;
 pub mod keys;
 pub mod lut;

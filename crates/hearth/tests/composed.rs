@@ -83,3 +83,65 @@ fn signum_of_scaled_value() {
         BigInt::from(1)
     );
 }
+
+/// Every operation on every kind of operand the API can produce: empty
+/// (`x - x`), one digit, trivial (constants), repeated and equal operands.
+#[test]
+fn degenerate_operands() {
+    assert_eq!(run(&[(0, 0)], |_, x| x[0].signum()), BigInt::from(0));
+    // x - x has no digits at all; every operation accepts it.
+    let v = run(&[(77, 8)], |p, x| {
+        let e = &x[0] - &x[0];
+        let parts = [
+            &e + &x[0],
+            &e * &x[0],
+            e.square(),
+            e.signum(),
+            e.max(&x[0]),
+            e.min(&x[0]),
+            e.abs(),
+            e.relu(),
+            e.round(3),
+            e.to_bits_as_int(),
+            &e * 12345,
+            &e << 5,
+            e.lt(&e),
+            Int::sum(p, &[e.clone(), e.clone()]),
+        ];
+        Int::sum(p, &parts)
+    });
+    // 77 + 0 + 0 + 0 + 77 + 0 + 0 + 0 + 0 + 0 + 0 + 0 + 0 + 0
+    assert_eq!(v, BigInt::from(154));
+    // Constants only: folded, no bootstrap, exact.
+    let p = Program::new(&P);
+    let c = &(&p.constant(-1234) * &p.constant(567)) + &p.constant(1i64 << 40).signum();
+    p.output(&c);
+    let prog = p.build().unwrap();
+    assert_eq!(prog.circuit().stats().pbs, 0);
+    let out = prog.run(&ClearBackend, &[]).unwrap();
+    assert_eq!(clear_value(&P, &out[0]), BigInt::from(-1234 * 567 + 1));
+}
+
+#[test]
+fn unsupported_parameters_and_oversized_requests_are_typed_errors() {
+    use hearth::{Error, INSECURE_TEST_BITS};
+    let p = Program::new(&INSECURE_TEST_BITS);
+    let x = p.input(4);
+    p.output(&(&x + &x));
+    assert!(matches!(p.build(), Err(Error::UnsupportedParams { .. })));
+
+    let p = Program::new(&P);
+    let x = p.input(4);
+    p.output(&(&x << (1usize << 40)));
+    assert!(matches!(p.build(), Err(Error::TooLarge { .. })));
+
+    let p = Program::new(&P);
+    let x = p.input(5000);
+    p.output(&(&x * &x));
+    assert!(matches!(p.build(), Err(Error::TooLarge { .. })));
+
+    assert!(matches!(
+        clear_digits(&P, 1, usize::MAX),
+        Err(Error::TooLarge { .. })
+    ));
+}

@@ -295,14 +295,7 @@ fn signum_and_comparisons() {
             );
         }
     }
-    for op in [
-        Comparison::Lt,
-        Comparison::Le,
-        Comparison::Gt,
-        Comparison::Ge,
-        Comparison::Eq,
-        Comparison::Ne,
-    ] {
+    for op in Comparison::ALL {
         let f: BinOp = match op {
             Comparison::Lt => |b, x, y| cmp_digit(b, x, y, Comparison::Lt),
             Comparison::Le => |b, x, y| cmp_digit(b, x, y, Comparison::Le),

@@ -2,11 +2,15 @@
 //! (PARMESAN, and the GPU-redundant-representation paper), written as
 //! circuit construction so that every operation runs on every backend.
 //!
-//! A [`Digits`] is a little-endian list of wires, each either *fresh* (an
-//! encrypted input or a bootstrap output, quadratic weight 1) or a clear
-//! constant (a trivial digit, weight 0). Every operation returns digits of
-//! that kind, so any output feeds any operation. Constant digits cost no
-//! bootstrap: the builder folds bootstraps of constants.
+//! A [`Digits`] is a little-endian list of wires, each in {-1, 0, 1} and
+//! either *fresh* (an encrypted input or a bootstrap output, or its
+//! negation: quadratic weight 1) or a clear constant (a trivial digit,
+//! weight 0). Every operation returns digits of that kind, so any output
+//! feeds any operation. Digits may be copies of one ciphertext (free
+//! shifts, negations and pass-through digits repeat them); lookups read
+//! them through [`selector::Selectors`], which refreshes copies only where
+//! the budget needs it. Constant digits cost no bootstrap: the builder folds
+//! bootstraps of constants.
 
 pub mod add;
 pub mod asc;
@@ -29,6 +33,7 @@ use num_traits::{Signed, Zero};
 
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::error::{BuildError, Error};
+use crate::params::ParameterSet;
 
 /// A signed-binary integer in a circuit under construction.
 #[derive(Clone, Debug, Default)]
@@ -150,10 +155,27 @@ impl Digits {
     }
 }
 
+/// Checks that `params` can carry this family: its tables need `pi >= 5`
+/// (the transfer table reads [-8, 8]) and its maximum selector, with
+/// independent digits, weighs 41.
+pub fn check_params(params: &ParameterSet) -> Result<(), Error> {
+    if params.pi < 5 || params.budget < 41 {
+        return Err(Error::UnsupportedParams {
+            params: params.id,
+            family: "signed-binary digits",
+            reason: format!(
+                "it needs pi >= 5 and a budget >= 41; it has pi = {} and budget {}",
+                params.pi, params.budget
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Whether `w` may stand as a digit: range within [-1, 1], weight <= 1.
 pub(crate) fn is_digit(b: &CircuitBuilder, w: Wire) -> Result<bool, Error> {
-    let r = b.range(w)?;
-    Ok(r.lo >= -1 && r.hi <= 1 && b.quadratic_weight(w)? <= 1)
+    let m = b.params().message_modulus();
+    Ok(b.range(w)?.is_within(-1, 1, m) && b.quadratic_weight(w)? <= 1)
 }
 
 /// The value of clear signed digits, least significant first.

@@ -93,6 +93,16 @@ pub enum Comparison {
 }
 
 impl Comparison {
+    /// Every comparison.
+    pub const ALL: [Comparison; 6] = [
+        Comparison::Lt,
+        Comparison::Le,
+        Comparison::Gt,
+        Comparison::Ge,
+        Comparison::Eq,
+        Comparison::Ne,
+    ];
+
     /// Whether it holds for `x - y` of sign `s`.
     pub fn holds(self, s: i64) -> bool {
         match self {

@@ -1,0 +1,105 @@
+//! Random composed programs of the typed integer API, differential against
+//! `BigInt` arithmetic on the clear backend (proptest: a failure shrinks to
+//! a minimal program), and small ones encrypted on `DIGITS_128` against the
+//! clear backend digit for digit. The long run is
+//! `hearth tool fuzz-programs --count N` (and `--encrypted`).
+
+use hearth::backend::CpuBackend;
+use hearth::digits::Comparison;
+use hearth::fuzz::{Op, ProgramSpec, Shape};
+use hearth::{ClientKey, DIGITS_128, INSECURE_TEST_DIGITS};
+use proptest::prelude::*;
+use rand::SeedableRng;
+
+fn constant() -> impl Strategy<Value = i64> {
+    prop_oneof![-16i64..=16, -(1i64 << 40)..=(1i64 << 40)]
+}
+
+fn comparison() -> impl Strategy<Value = Comparison> {
+    prop::sample::select(Comparison::ALL.to_vec())
+}
+
+/// Every public operation; operands are indices of earlier values (taken
+/// modulo their number, so repeated operands are common).
+fn op() -> impl Strategy<Value = Op> {
+    let i = || 0usize..32;
+    prop_oneof![
+        (i(), i()).prop_map(|(a, b)| Op::Add(a, b)),
+        (i(), i()).prop_map(|(a, b)| Op::Sub(a, b)),
+        (i(), i()).prop_map(|(a, b)| Op::Mul(a, b)),
+        i().prop_map(Op::Neg),
+        (i(), 0u8..=8).prop_map(|(a, k)| Op::Shl(a, k)),
+        (i(), constant()).prop_map(|(a, c)| Op::AddConst(a, c)),
+        (i(), constant()).prop_map(|(a, c)| Op::SubConst(a, c)),
+        (i(), constant()).prop_map(|(a, c)| Op::ScalarMul(a, c)),
+        i().prop_map(Op::Square),
+        i().prop_map(Op::Signum),
+        (i(), i(), comparison()).prop_map(|(a, b, c)| Op::Compare(a, b, c)),
+        (i(), i()).prop_map(|(a, b)| Op::Max(a, b)),
+        (i(), i()).prop_map(|(a, b)| Op::Min(a, b)),
+        i().prop_map(Op::Abs),
+        i().prop_map(Op::Relu),
+        (i(), 0u8..=20).prop_map(|(a, k)| Op::Round(a, k)),
+        i().prop_map(Op::ToBits),
+        prop::collection::vec(i(), 0..=8).prop_map(Op::Sum),
+        constant().prop_map(Op::Constant),
+    ]
+}
+
+/// Up to 4 inputs of 0-16 digits (any signed-binary representation), 1-10
+/// operations.
+fn program() -> impl Strategy<Value = ProgramSpec> {
+    (
+        prop::collection::vec(prop::collection::vec(-1i8..=1, 0..=16), 1..=4),
+        prop::collection::vec(op(), 1..=10),
+    )
+        .prop_map(|(inputs, ops)| ProgramSpec {
+            inputs,
+            ops,
+            max_len: Shape::default().max_len,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_programs_are_exact(spec in program()) {
+        if let Err(e) = spec.check(&INSECURE_TEST_DIGITS) {
+            prop_assert!(false, "{e}\n{spec}");
+        }
+    }
+}
+
+/// The long run: `cargo test --release --test programs -- --ignored`
+/// (10^6 programs; the CLI does the same in parallel).
+#[test]
+#[ignore = "long: a million random programs"]
+fn a_million_random_programs() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2026);
+    for i in 0..1_000_000 {
+        let spec = ProgramSpec::random(&mut rng, &Shape::default());
+        if let Err(e) = spec.check(&INSECURE_TEST_DIGITS) {
+            let small = spec.shrink(|c| c.check(&INSECURE_TEST_DIGITS).is_err());
+            panic!("program {i}: {e}\n{spec}\nshrunk:\n{small}");
+        }
+    }
+}
+
+#[test]
+fn random_programs_encrypted_equal_the_clear_backend() {
+    let client = ClientKey::generate(&DIGITS_128);
+    let server = client.server_key();
+    let cpu = CpuBackend::new(&server, None).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let mut pbs = 0;
+    for i in 0..6 {
+        let spec = ProgramSpec::random(&mut rng, &Shape::small());
+        match spec.check_encrypted(&client, &cpu) {
+            Ok(c) => pbs += c.pbs,
+            Err(e) => panic!("program {i}: {e}\n{spec}"),
+        }
+    }
+    eprintln!("6 encrypted programs, {pbs} bootstraps: equal to the clear backend");
+    assert!(pbs > 0, "the programs bootstrap");
+}
