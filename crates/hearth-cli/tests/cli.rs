@@ -112,7 +112,10 @@ fn asc_table_regenerates_and_count_bench_runs() {
 fn fuzz_programs_checks_random_programs() {
     let (ok, out, err) = hearth(&["tool", "fuzz-programs", "--count", "300", "--seed", "9"]);
     assert!(ok, "{out}{err}");
-    assert!(out.contains("300 random programs") && out.contains("0 failures"), "{out}");
+    assert!(
+        out.contains("300 random programs") && out.contains("0 failures"),
+        "{out}"
+    );
     let (ok, _, err) = hearth(&["tool", "fuzz-programs", "--count", "3", "--threads", "0"]);
     assert!(!ok && err.contains("thread count"), "{err}");
 }

@@ -140,6 +140,16 @@ fn unsupported_parameters_and_oversized_requests_are_typed_errors() {
     p.output(&(&x * &x));
     assert!(matches!(p.build(), Err(Error::TooLarge { .. })));
 
+    // An integer of another program.
+    let p = Program::new(&P);
+    let q = Program::new(&P);
+    let (x, y) = (p.input(3), q.input(3));
+    p.output(&(&x + &y));
+    assert!(matches!(
+        p.build(),
+        Err(Error::Build(hearth::BuildError::ForeignWire { .. }))
+    ));
+
     assert!(matches!(
         clear_digits(&P, 1, usize::MAX),
         Err(Error::TooLarge { .. })
