@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use clap::Subcommand;
 use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
-use hearth::bootstrap::{accumulator, PbsScratch};
-use hearth::noise::{measure, NoiseModel};
-use hearth::random::random_circuit;
+use hearth::crypto::bootstrap::{accumulator, dense_slots, PbsScratch};
+use hearth::crypto::noise::{measure, NoiseModel};
+use hearth::testing::circuits::random_circuit;
 use hearth::{CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ServerKey};
 use serde_json::json;
 use tfhe::core_crypto::prelude::Fft;
@@ -73,6 +73,10 @@ pub enum Which {
         /// Quadratic weight of every bootstrap input (default: the budget).
         #[arg(long)]
         weight: Option<u64>,
+        /// Margin level: values 2^level units apart, margin 2^level / 2
+        /// (default: the lowest level with a nonzero budget).
+        #[arg(long)]
+        margin: Option<usize>,
         #[arg(long, default_value_t = 7)]
         seed: u64,
         #[arg(long)]
@@ -102,9 +106,10 @@ pub fn run(which: Which) -> Result<(), Error> {
             threads,
             count,
             weight,
+            margin,
             seed,
             json,
-        } => noise(&params, threads, count, weight, seed, json),
+        } => noise(&params, threads, count, weight, margin, seed, json),
         Which::Ops {
             backend,
             threads,
@@ -205,7 +210,7 @@ impl<'a> RawPbs<'a> {
         Ok(RawPbs {
             server,
             scratch: PbsScratch::new(p, fft.as_view()),
-            acc: accumulator(p, lut.table()),
+            acc: accumulator(p, &dense_slots(lut.table())),
             out: [server.trivial(0)?.lwe().clone()],
             input: client.encrypt(1)?.lwe().as_ref().to_vec(),
             fft,
@@ -490,12 +495,30 @@ fn noise(
     threads: Option<usize>,
     count: usize,
     weight: Option<u64>,
+    margin: Option<usize>,
     seed: u64,
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
     let params = ParameterSet::for_front_end(name)?;
     let threads = resolve_threads(threads)?;
-    let qw = weight.unwrap_or(params.budget);
+    let level = match margin {
+        Some(l) if l < params.budgets.len() => l,
+        Some(l) => {
+            return Err(Error::Config(format!(
+                "margin level {l} is not one of 0..{}",
+                params.budgets.len()
+            )))
+        }
+        None => params.budgets.iter().position(|&b| b > 0).unwrap_or(0),
+    };
+    let budget = params.budgets[level];
+    let qw = weight.unwrap_or(budget);
+    if qw == 0 {
+        return Err(Error::Config(format!(
+            "{} has no budget at margin level {level}",
+            params.name
+        )));
+    }
     let (client, server) = generate(params);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -505,7 +528,7 @@ fn noise(
     bar.set_message(format!("bootstraps at quadratic weight {qw}"));
     let progress = bar.clone();
     let r = pool.install(|| {
-        measure(&client, &server, qw, count, seed, &move |d| {
+        measure(&client, &server, qw, level, count, seed, &move |d| {
             progress.set_position(d as u64)
         })
     })?;
@@ -513,8 +536,8 @@ fn noise(
     let model = NoiseModel::of(params);
     let mut t = Table::new(
         format!(
-            "{}: {} bootstraps at quadratic weight {qw} (budget {}), {threads} threads",
-            params.name, r.bootstraps, params.budget
+            "{}: {} bootstraps at quadratic weight {qw}, margin level {level} (budget {budget}), {threads} threads",
+            params.name, r.bootstraps
         ),
         &["quantity", "measured", "predicted (tfhe-rs formulas)"],
     );
@@ -550,9 +573,12 @@ fn noise(
                 keyswitch: r.input_std_measured.powi(2),
                 modulus_switch: 0.0,
             };
-            m.log2_p_fail(params.pi, 0.0)
+            m.log2_p_fail(params.pi - level as u32, 0.0)
         }),
-        format!("{:.1}", model.log2_p_fail(params.pi, qw as f64)),
+        format!(
+            "{:.1}",
+            model.log2_p_fail(params.pi - level as u32, qw as f64)
+        ),
     ]);
     t.row(vec![
         "time (s)".into(),

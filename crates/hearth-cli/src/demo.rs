@@ -3,9 +3,9 @@
 
 use std::time::Instant;
 
+use hearth::api::{Int, Program};
 use hearth::backend::{Backend, ClearBackend, CountBackend, CpuBackend};
-use hearth::integer::{Int, Program};
-use hearth::keys::signed_digit;
+use hearth::crypto::keys::signed_digit;
 use hearth::{CircuitBuilder, ClientKey, Error, Lut, ServerKey, Wire, DIGITS_128};
 
 /// `a * b` for digits in [-2, 2]: floor((a+b)^2/4) - floor((a-b)^2/4),
@@ -23,7 +23,7 @@ pub fn demo(threads: Option<usize>) -> Result<(), Error> {
     let params = &DIGITS_128;
     println!(
         "hearth demo: {} ({}), budget {} per bootstrap input",
-        params.name, params.source, params.budget
+        params.name, params.source, params.budgets[0]
     );
     let t = Instant::now();
     let (client, server) = crate::keygen::generate(params);

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use hearth::backend::{resolve_threads, CpuBackend};
-use hearth::fuzz::{ProgramSpec, Shape};
+use hearth::testing::programs::{ProgramSpec, Shape};
 use hearth::{Error, DIGITS_128};
 use rand::SeedableRng;
 use rayon::prelude::*;

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use hearth::files::{load_ciphertexts, read_info, FileKind};
+use hearth::crypto::files::{load_ciphertexts, read_info, FileKind};
 use hearth::{ClientKey, Error, ParameterSet, ServerKey};
 use indicatif::{ProgressBar, ProgressStyle};
 

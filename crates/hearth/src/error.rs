@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::keys::KeyId;
-use crate::params::ParamsId;
+use crate::crypto::keys::KeyId;
+use crate::crypto::params::ParamsId;
 
 /// Everything that can go wrong in hearth.
 #[derive(Debug, Error)]

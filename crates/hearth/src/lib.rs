@@ -24,24 +24,19 @@
 //! # Ok::<(), hearth::Error>(())
 //! ```
 
+pub mod api;
 pub mod backend;
-pub mod bootstrap;
 pub mod circuit;
+pub mod crypto;
 pub mod digits;
 pub mod error;
-pub mod files;
-pub mod fuzz;
-pub mod integer;
-pub mod keys;
-pub mod lut;
-pub mod noise;
-pub mod params;
-pub mod random;
+pub mod testing;
 
+pub use api::{CompiledProgram, EncryptedInt, Int, Program};
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
-pub use error::{BuildError, Error, FileError, LutError};
-pub use keys::{Ciphertext, ClientKey, KeyId, ServerKey};
-pub use lut::Lut;
-pub use params::{
+pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
+pub use crypto::lut::Lut;
+pub use crypto::params::{
     ParameterSet, ParamsId, BITS_128, DIGITS_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
+pub use error::{BuildError, Error, FileError, LutError};

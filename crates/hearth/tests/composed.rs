@@ -1,8 +1,8 @@
 //! Composed programs through the public `Program` / `Int` API: the
 //! reproductions of issue 7 as regression tests.
 
+use hearth::api::{clear_digits, clear_value, Int, Program};
 use hearth::backend::ClearBackend;
-use hearth::integer::{clear_digits, clear_value, Int, Program};
 use hearth::INSECURE_TEST_DIGITS as P;
 use num_bigint::BigInt;
 

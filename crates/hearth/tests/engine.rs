@@ -2,7 +2,7 @@
 //! mixed keys and parameters. Run in release mode (`cargo test --release`).
 
 use hearth::backend::{Backend, ClearBackend, CountBackend, CpuBackend, Depth};
-use hearth::random::random_circuit;
+use hearth::testing::circuits::random_circuit;
 use hearth::{
     CircuitBuilder, ClientKey, Error, Lut, ParameterSet, BITS_128, DIGITS_128, INSECURE_TEST_BITS,
     INSECURE_TEST_DIGITS,
@@ -149,7 +149,7 @@ fn mixed_keys_and_parameters_are_refused() {
 fn clear_backend_checks_inputs_and_assumptions() {
     let mut b = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
     let x = b.input(-1, 1).unwrap();
-    let narrowed = b.assume_range(x, 0, 1).unwrap();
+    let narrowed = b.assume_range(x, 0, 1, 1).unwrap();
     let lut = Lut::from_fn(5, 0, 1, |v| v).unwrap();
     let y = b.bootstrap(narrowed, &lut).unwrap();
     b.output(y).unwrap();

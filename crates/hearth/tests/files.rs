@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth::files::{load_ciphertexts, read_info, save_ciphertexts, FileKind};
+use hearth::crypto::files::{load_ciphertexts, read_info, save_ciphertexts, FileKind};
 use hearth::{ClientKey, Error, FileError, ServerKey, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
 
 fn dir(name: &str) -> PathBuf {

@@ -1,14 +1,14 @@
 //! The typed integer API, and the digits algorithms on real encryption.
 
+use hearth::api::{clear_digits, clear_value, EncryptedInt, Program};
 use hearth::backend::{ClearBackend, CpuBackend};
 use hearth::digits::{self};
-use hearth::integer::{clear_digits, clear_value, EncryptedInt, Program};
 use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, INSECURE_TEST_DIGITS};
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 
 /// Every required operation on two 8-digit inputs, in one program.
-fn all_ops(params: &'static ParameterSet) -> (hearth::integer::CompiledProgram, Vec<&'static str>) {
+fn all_ops(params: &'static ParameterSet) -> (hearth::api::CompiledProgram, Vec<&'static str>) {
     let p = Program::new(params);
     let x = p.input(8);
     let y = p.input(8);

@@ -6,7 +6,7 @@
 
 use hearth::backend::CpuBackend;
 use hearth::digits::Comparison;
-use hearth::fuzz::{Op, ProgramSpec, Shape};
+use hearth::testing::programs::{Op, ProgramSpec, Shape};
 use hearth::{ClientKey, DIGITS_128, INSECURE_TEST_DIGITS};
 use proptest::prelude::*;
 use rand::SeedableRng;

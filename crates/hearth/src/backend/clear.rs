@@ -3,8 +3,8 @@
 
 use super::{check_input_count, Backend};
 use crate::circuit::{Circuit, LinearExpr};
+use crate::crypto::params::ParamsId;
 use crate::error::Error;
-use crate::params::ParamsId;
 
 /// Evaluates circuits on plain digits; checks inputs against their declared
 /// ranges and every selector against its proven range.
@@ -49,7 +49,7 @@ impl Backend for ClearBackend {
             }
             let table = &circuit.tables[b.table];
             for (j, &offset) in b.offsets.iter().enumerate() {
-                fresh[b.first_output as usize + j] = table[((x + offset) % m) as usize];
+                fresh[b.first_output as usize + j] = table[2 * ((x + offset) % m) as usize];
             }
         }
         Ok(circuit

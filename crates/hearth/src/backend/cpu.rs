@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use tfhe::core_crypto::prelude::*;
 
 use super::{check_input_count, Backend};
-use crate::bootstrap::{accumulator, PbsScratch};
 use crate::circuit::{Circuit, LinearExpr};
+use crate::crypto::bootstrap::{accumulator, PbsScratch};
+use crate::crypto::keys::{Ciphertext, ServerKey};
 use crate::error::Error;
-use crate::keys::{Ciphertext, ServerKey};
 
 /// Progress callback: `(bootstraps done, bootstraps in the circuit)`.
 pub type Progress = dyn Fn(usize, usize) + Send + Sync;

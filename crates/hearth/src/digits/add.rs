@@ -22,8 +22,8 @@ use num_bigint::BigInt;
 use super::selector::Selectors;
 use super::{is_digit, Digits};
 use crate::circuit::{CircuitBuilder, Wire};
+use crate::crypto::lut::Lut;
 use crate::error::Error;
-use crate::lut::Lut;
 
 /// `f(s) = sign(s) if |s| >= 4 else 0` on [-8, 8]: the transfer digit.
 fn transfer_lut(pi: u32) -> Result<Lut, Error> {

@@ -2,9 +2,9 @@
 //! PARMESAN's published cost (Table 5 of the PARMESAN paper, or its cost
 //! formulas where the table has no entry).
 
+use crate::api::int::{CompiledProgram, Program};
+use crate::crypto::params::ParameterSet;
 use crate::error::Error;
-use crate::integer::{CompiledProgram, Program};
-use crate::params::ParameterSet;
 
 /// One benchmarked operation on `n`-digit operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,7 +184,7 @@ impl Op {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::DIGITS_128;
+    use crate::crypto::params::DIGITS_128;
 
     /// The hardware-independent claim: no depth and no #PBS above
     /// PARMESAN's, at 4, 8, 16 and 32 bits.

@@ -17,8 +17,8 @@ use super::selector::Selectors;
 use super::sign::group_size;
 use super::Digits;
 use crate::circuit::{CircuitBuilder, Wire};
+use crate::crypto::lut::Lut;
 use crate::error::Error;
-use crate::lut::Lut;
 
 /// The two's-complement bits of `x` (digits in {0, 1}, least significant
 /// first), `len(x) + 1` of them: the last is the sign bit.

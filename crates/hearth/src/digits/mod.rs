@@ -32,8 +32,8 @@ use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 
 use crate::circuit::{CircuitBuilder, Wire};
+use crate::crypto::params::ParameterSet;
 use crate::error::{BuildError, Error};
-use crate::params::ParameterSet;
 
 /// A signed-binary integer in a circuit under construction.
 #[derive(Clone, Debug, Default)]
@@ -159,13 +159,13 @@ impl Digits {
 /// (the transfer table reads [-8, 8]) and its maximum selector, with
 /// independent digits, weighs 41.
 pub fn check_params(params: &ParameterSet) -> Result<(), Error> {
-    if params.pi < 5 || params.budget < 41 {
+    if params.pi < 5 || params.budgets[0] < 41 {
         return Err(Error::UnsupportedParams {
             params: params.id,
             family: "signed-binary digits",
             reason: format!(
                 "it needs pi >= 5 and a budget >= 41; it has pi = {} and budget {}",
-                params.pi, params.budget
+                params.pi, params.budgets[0]
             ),
         });
     }

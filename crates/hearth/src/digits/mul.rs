@@ -29,9 +29,9 @@ use super::add::sum_shifted;
 use super::selector::Selectors;
 use super::{add, compress, Digits};
 use crate::circuit::{CircuitBuilder, Wire};
+use crate::crypto::lut::Lut;
+use crate::crypto::params::ParamsId;
 use crate::error::Error;
-use crate::lut::Lut;
-use crate::params::ParamsId;
 
 /// How to sum digit products.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -54,7 +54,7 @@ pub enum ScalarAlgorithm {
 }
 
 thread_local! {
-    static CHOICES: RefCell<HashMap<(crate::params::ParamsId, usize, BigInt), ScalarAlgorithm>> =
+    static CHOICES: RefCell<HashMap<(crate::crypto::params::ParamsId, usize, BigInt), ScalarAlgorithm>> =
         RefCell::new(HashMap::new());
 }
 

@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 
 use crate::circuit::{CircuitBuilder, Wire};
+use crate::crypto::lut::Lut;
 use crate::error::Error;
-use crate::lut::Lut;
 
 /// Makes selectors for one operation; refreshed copies are kept and reused
 /// by later selectors (a selector that needs two independent copies of one
@@ -100,7 +100,7 @@ impl Selectors {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::INSECURE_TEST_DIGITS as P;
+    use crate::crypto::params::INSECURE_TEST_DIGITS as P;
 
     #[test]
     fn independent_terms_are_left_alone() {

@@ -14,14 +14,14 @@
 use super::selector::Selectors;
 use super::{add, sub, Digits};
 use crate::circuit::{CircuitBuilder, Wire};
+use crate::crypto::lut::Lut;
 use crate::error::Error;
-use crate::lut::Lut;
 
 /// Largest signum group size for the builder's parameter set.
 pub fn group_size(b: &CircuitBuilder) -> usize {
     let p = b.params();
     let mut g = 1;
-    while g < (p.pi - 1) as usize && ((1u64 << (2 * (g + 1))) - 1) / 3 <= p.budget {
+    while g < (p.pi - 1) as usize && ((1u64 << (2 * (g + 1))) - 1) / 3 <= p.budgets[0] {
         g += 1;
     }
     g

@@ -28,9 +28,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tfhe::core_crypto::prelude::*;
 
+use crate::crypto::keys::{Ciphertext, ClientKey, ClientKeyData, KeyId, ServerKey, ServerKeyData};
+use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::{Error, FileError};
-use crate::keys::{Ciphertext, ClientKey, ClientKeyData, KeyId, ServerKey, ServerKeyData};
-use crate::params::{ParameterSet, ParamsId};
 
 const MAGIC: [u8; 8] = *b"HEARTH\0\n";
 /// The format version this build writes and reads.

@@ -10,7 +10,7 @@
 //! with which freshly bootstrapped ciphertexts may be combined into one
 //! bootstrap input (or one decrypted output) such that the failure
 //! probability per PBS stays at or below [`ParameterSet::log2_p_fail`]. It is
-//! computed with tfhe-rs's own noise formulas in [`crate::noise`]; a test
+//! computed with tfhe-rs's own noise formulas in [`crate::crypto::noise`]; a test
 //! recomputes it for every secure set.
 
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,7 @@ use crate::error::Error;
 pub enum ParamsId {
     Digits128 = 1,
     Bits128 = 2,
+    Gates128 = 3,
     InsecureTestDigits = 101,
     InsecureTestBits = 102,
 }
@@ -57,6 +58,9 @@ impl std::fmt::Display for ParamsId {
     }
 }
 
+/// Noise margins the budgets are given for: 1/2, 1 and 2 units.
+pub const MARGIN_LEVELS: usize = 3;
+
 /// A complete TFHE parameter set for hearth's `pi`-bit, padding-free encoding.
 #[derive(Clone, Copy, Debug)]
 pub struct ParameterSet {
@@ -68,10 +72,14 @@ pub struct ParameterSet {
     pub security_bits: u32,
     /// Message bits (no padding bit): digits live in `Z_{2^pi}`.
     pub pi: u32,
-    /// Largest quadratic weight allowed into a bootstrap or an output.
-    pub budget: u64,
-    /// log2 of the failure probability of one PBS at `budget`; `None` where
-    /// it was not analysed (insecure sets).
+    /// Largest quadratic weight allowed into a bootstrap whose selector has
+    /// a margin of 1/2, 1 or 2 units (level 0, 1, 2).
+    pub budgets: [u64; MARGIN_LEVELS],
+    /// Largest quadratic weight of an output decrypted with those margins
+    /// (fresh errors only: decryption has no key or modulus switch).
+    pub output_budgets: [u64; MARGIN_LEVELS],
+    /// log2 of the failure probability of one PBS (or decryption) at its
+    /// budget; `None` where it was not analysed (insecure sets).
     pub log2_p_fail: Option<f64>,
     pub lwe_dimension: LweDimension,
     pub glwe_dimension: GlweDimension,
@@ -91,7 +99,7 @@ pub struct ParameterSet {
 /// `delta = 2^59` is exactly the delta of 5 message bits without padding.
 /// Security parameters are unchanged (128 bits); only the key-switch
 /// decomposition goes from 2^4 x 4 to 2^3 x 5, which lowers the key-switch
-/// noise. With tfhe-rs's formulas ([`crate::noise`]) the variance at the
+/// noise. With tfhe-rs's formulas ([`crate::crypto::noise`]) the variance at the
 /// blind-rotation input is `qw * V_pbs + V_ks + V_ms` with
 /// `V_pbs = 2^-29.65`, `V_ks = 2^-22.69`, `V_ms = 2^-19.74` (centered
 /// modulus switch); decoding fails when the error reaches `delta / 2 = 2^-6`.
@@ -104,7 +112,8 @@ pub const DIGITS_128: ParameterSet = ParameterSet {
     source: "V1_8_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (KS 2^3 x 5)",
     security_bits: 128,
     pi: 5,
-    budget: 112,
+    budgets: [112, 3713, 18119],
+    output_budgets: [1200, 4801, 19207],
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(918),
     glwe_dimension: GlweDimension(1),
@@ -131,7 +140,8 @@ pub const BITS_128: ParameterSet = ParameterSet {
     source: "V1_8_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M128",
     security_bits: 128,
     pi: 3,
-    budget: 2898,
+    budgets: [2898, 77766, 377238],
+    output_budgets: [24955, 99823, 399294],
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(879),
     glwe_dimension: GlweDimension(4),
@@ -144,6 +154,39 @@ pub const BITS_128: ParameterSet = ParameterSet {
     ks_level: DecompositionLevelCount(3),
 };
 
+/// Gates of the bits family: `pi = 3`, bits stored as 0 or 2, every gate a
+/// selector whose values with different outputs are at least 2 units
+/// apart (margin 1 unit), as in TFHE gate bootstrapping.
+///
+/// Source: `V1_0_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M40` (n = 799,
+/// k = 3, N = 512, TUniform(48) / TUniform(30), PBS 2^17 x 1; 128-bit
+/// security), key switch 2^4 x 3 instead of 2^3 x 4 (7% faster). With
+/// tfhe-rs's formulas `V_pbs = 2^-17.88`, `V_ks = 2^-16.41`,
+/// `V_ms = 2^-15.94`. At p_fail <= 2^-128 per PBS the budget is 0 for dense
+/// selectors (margin 1/2 unit: refused), 15 at margin 1 and 81 at
+/// margin 2: enough for AND-type gates (weight 2), majority (3), XOR with a
+/// doubled selector (8 at margin 2) and unrefreshed full-adder sums.
+/// One KS-PBS is about 0.67x of [`BITS_128`]'s (`hearth bench params`).
+pub const GATES_128: ParameterSet = ParameterSet {
+    id: ParamsId::Gates128,
+    name: "GATES_128",
+    source: "V1_0_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M40 (KS 2^4 x 3)",
+    security_bits: 128,
+    pi: 3,
+    budgets: [0, 15, 81],
+    output_budgets: [5, 21, 87],
+    log2_p_fail: Some(-128.0),
+    lwe_dimension: LweDimension(799),
+    glwe_dimension: GlweDimension(3),
+    polynomial_size: PolynomialSize(512),
+    lwe_noise: DynamicDistribution::new_t_uniform(48),
+    glwe_noise: DynamicDistribution::new_t_uniform(30),
+    pbs_base_log: DecompositionBaseLog(17),
+    pbs_level: DecompositionLevelCount(1),
+    ks_base_log: DecompositionBaseLog(4),
+    ks_level: DecompositionLevelCount(3),
+};
+
 /// INSECURE: tiny dimensions and noise for fast tests of the digits family.
 /// Same `pi` and budget as [`DIGITS_128`] so the same circuits are valid.
 /// Refused by every front end.
@@ -153,7 +196,8 @@ pub const INSECURE_TEST_DIGITS: ParameterSet = ParameterSet {
     source: "none (insecure, for tests)",
     security_bits: 0,
     pi: 5,
-    budget: DIGITS_128.budget,
+    budgets: DIGITS_128.budgets,
+    output_budgets: DIGITS_128.output_budgets,
     log2_p_fail: None,
     lwe_dimension: LweDimension(96),
     glwe_dimension: GlweDimension(1),
@@ -167,14 +211,16 @@ pub const INSECURE_TEST_DIGITS: ParameterSet = ParameterSet {
 };
 
 /// INSECURE: tiny dimensions and noise for fast tests of the bits family.
-/// Same `pi` and budget as [`BITS_128`]. Refused by every front end.
+/// Same `pi` and budgets as [`GATES_128`] (the tightest bits set), so its
+/// circuits are valid on both bits sets. Refused by every front end.
 pub const INSECURE_TEST_BITS: ParameterSet = ParameterSet {
     id: ParamsId::InsecureTestBits,
     name: "INSECURE_TEST_BITS",
     source: "none (insecure, for tests)",
     security_bits: 0,
     pi: 3,
-    budget: BITS_128.budget,
+    budgets: GATES_128.budgets,
+    output_budgets: GATES_128.output_budgets,
     log2_p_fail: None,
     lwe_dimension: LweDimension(64),
     glwe_dimension: GlweDimension(1),
@@ -188,9 +234,10 @@ pub const INSECURE_TEST_BITS: ParameterSet = ParameterSet {
 };
 
 /// Every named set, secure ones first.
-pub const ALL: [&ParameterSet; 4] = [
+pub const ALL: [&ParameterSet; 5] = [
     &DIGITS_128,
     &BITS_128,
+    &GATES_128,
     &INSECURE_TEST_DIGITS,
     &INSECURE_TEST_BITS,
 ];

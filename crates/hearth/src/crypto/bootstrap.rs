@@ -5,8 +5,8 @@
 
 use tfhe::core_crypto::prelude::*;
 
-use crate::keys::ServerKey;
-use crate::params::ParameterSet;
+use crate::crypto::keys::ServerKey;
+use crate::crypto::params::ParameterSet;
 
 /// Per-thread buffers reused by every bootstrap the thread runs.
 pub struct PbsScratch {
@@ -60,15 +60,25 @@ impl PbsScratch {
     }
 }
 
-/// Builds the accumulator (test polynomial) of a negacyclic table over
-/// `Z_{2^pi}`, laid out as tfhe-rs lays out its own: box `m` of `N / 2^(pi-1)`
-/// coefficients holds `table[m] * delta`, rotated by half a box so that each
-/// digit sits in the middle of its box.
-pub fn accumulator(params: &ParameterSet, table: &[u64]) -> GlweCiphertextOwned<u64> {
+/// The half-unit slots of a table given on every residue (`table[x]` at
+/// `x`): slot `j` covers `[j/2, j/2 + 1/2)` units, so residue `x` owns the
+/// two slots around it.
+pub fn dense_slots(table: &[u64]) -> Vec<u64> {
+    let m = table.len();
+    (0..2 * m).map(|j| table[j.div_ceil(2) % m]).collect()
+}
+
+/// Builds the accumulator (test polynomial) of a table given as `2^(pi+1)`
+/// half-unit slots (see [`crate::circuit::table`]): slot `j` fills
+/// `N / 2^pi` coefficients with `slots[j] * delta`. Coefficient `i` is read
+/// for a selector at `i / (N / 2^(pi-1))` units, so with [`dense_slots`]
+/// each digit sits in the middle of its box, as in tfhe-rs; with wider
+/// spacing the boxes follow the selector's possible values.
+pub fn accumulator(params: &ParameterSet, slots: &[u64]) -> GlweCiphertextOwned<u64> {
     let n = params.polynomial_size.0;
-    let half = 1usize << (params.pi - 1);
-    debug_assert_eq!(table.len(), 2 * half);
-    let box_size = n / half;
+    let m = params.message_modulus() as usize;
+    debug_assert_eq!(slots.len(), 2 * m);
+    let slot_size = n / m;
     let delta = params.delta();
     let mut acc = GlweCiphertext::new(
         0u64,
@@ -77,15 +87,9 @@ pub fn accumulator(params: &ParameterSet, table: &[u64]) -> GlweCiphertextOwned<
         CiphertextModulus::new_native(),
     );
     let mut body = acc.get_mut_body();
-    let coefs = body.as_mut();
-    for (i, c) in coefs.iter_mut().enumerate() {
-        *c = table[i / box_size].wrapping_mul(delta);
+    for (i, c) in body.as_mut().iter_mut().enumerate() {
+        *c = slots[i / slot_size].wrapping_mul(delta);
     }
-    let half_box = box_size / 2;
-    for c in coefs[..half_box].iter_mut() {
-        *c = c.wrapping_neg();
-    }
-    coefs.rotate_left(half_box);
     acc
 }
 

@@ -12,8 +12,8 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::prelude::*;
 
+use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
-use crate::params::{ParameterSet, ParamsId};
 
 /// Random identity of one key pair, carried by every ciphertext made with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

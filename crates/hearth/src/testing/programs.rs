@@ -1,4 +1,4 @@
-//! Random programs of the typed integer API ([`crate::integer`]), checked
+//! Random programs of the typed integer API ([`crate::api::int`]), checked
 //! against plain `BigInt` arithmetic: the differential test of composed
 //! programs (`tests/programs.rs`) and `hearth tool fuzz-programs`.
 //!
@@ -18,12 +18,12 @@ use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 use rand::Rng;
 
+use crate::api::int::{CompiledProgram, EncryptedInt, Int, Program};
 use crate::backend::{Backend, ClearBackend};
+use crate::crypto::keys::{signed_digit, Ciphertext, ClientKey};
+use crate::crypto::params::ParameterSet;
 use crate::digits::{value_of, Comparison};
 use crate::error::Error;
-use crate::integer::{CompiledProgram, EncryptedInt, Int, Program};
-use crate::keys::{signed_digit, Ciphertext, ClientKey};
-use crate::params::ParameterSet;
 
 /// One operation of a random program; `usize` fields name earlier values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -554,7 +554,7 @@ impl fmt::Display for ProgramSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::INSECURE_TEST_DIGITS as P;
+    use crate::crypto::params::INSECURE_TEST_DIGITS as P;
     use rand::SeedableRng;
 
     #[test]

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use hearth::backend::ClearBackend;
-//! use hearth::integer::{clear_digits, clear_value, Program};
+//! use hearth::api::{clear_digits, clear_value, Program};
 //! use hearth::INSECURE_TEST_DIGITS;
 //!
 //! let p = Program::new(&INSECURE_TEST_DIGITS);
@@ -34,10 +34,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::Backend;
 use crate::circuit::{Circuit, CircuitBuilder};
+use crate::crypto::keys::{signed_digit, Ciphertext, ClientKey};
+use crate::crypto::params::ParameterSet;
 use crate::digits::{self, Comparison, Digits, MulAlgorithm};
 use crate::error::Error;
-use crate::keys::{signed_digit, Ciphertext, ClientKey};
-use crate::params::ParameterSet;
 
 /// The most digits an [`Int`] may have (65 536-bit integers); longer
 /// results are refused with [`Error::TooLarge`] before they are built.

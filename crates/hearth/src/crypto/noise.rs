@@ -19,11 +19,12 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use tfhe::core_crypto::prelude::*;
 
-use crate::bootstrap::{accumulator, PbsScratch};
+use crate::crypto::bootstrap::{accumulator, PbsScratch};
+use crate::crypto::keys::{ClientKey, ServerKey};
+use crate::crypto::lut::Lut;
+use crate::crypto::params::ParameterSet;
+use crate::crypto::params::MARGIN_LEVELS;
 use crate::error::Error;
-use crate::keys::{ClientKey, ServerKey};
-use crate::lut::Lut;
-use crate::params::ParameterSet;
 
 /// Variances (torus units, i.e. fractions of the modulus squared) of the
 /// noise sources of one KS-PBS.
@@ -83,31 +84,65 @@ impl NoiseModel {
     }
 
     /// log2 of the failure probability of one PBS whose input has
-    /// quadratic weight `qw`, for `pi` message bits.
+    /// quadratic weight `qw`, for `pi` message bits (margin half a unit).
     pub fn log2_p_fail(&self, pi: u32, qw: f64) -> f64 {
         let margin = 2f64.powi(-(pi as i32 + 1));
-        let sigma = self.variance_at(qw).sqrt();
-        log2_erfc(margin / (sigma * std::f64::consts::SQRT_2))
+        log2_erfc(margin / (self.variance_at(qw).sqrt() * std::f64::consts::SQRT_2))
+    }
+
+    /// log2 of the probability that decrypting a ciphertext of quadratic
+    /// weight `qw` (fresh errors only: no key switch, no modulus switch)
+    /// misses a margin of `2^margin_log2` on the torus.
+    pub fn log2_p_decrypt_fail(&self, margin_log2: i32, qw: f64) -> f64 {
+        let sigma = (qw * self.pbs).sqrt();
+        log2_erfc(2f64.powi(margin_log2) / (sigma * std::f64::consts::SQRT_2))
     }
 
     /// The largest integer quadratic weight whose failure probability is at
     /// most `2^log2_target`; 0 if even a single fresh input is too noisy.
     pub fn budget(&self, pi: u32, log2_target: f64) -> u64 {
-        // Monotone in qw: bisect on the integers.
-        if self.log2_p_fail(pi, 1.0) > log2_target {
-            return 0;
-        }
-        let (mut lo, mut hi) = (1u64, 1u64 << 40);
-        while lo + 1 < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.log2_p_fail(pi, mid as f64) <= log2_target {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        largest_weight(|qw| self.log2_p_fail(pi, qw) <= log2_target)
     }
+
+    /// Bootstrap budgets for margins of 1/2, 1 and 2 units (selectors whose
+    /// values with different outputs are 1, 2 or 4 units apart): the
+    /// budgets of `pi`, `pi - 1` and `pi - 2` bits.
+    pub fn bootstrap_budgets(&self, pi: u32, log2_target: f64) -> [u64; MARGIN_LEVELS] {
+        std::array::from_fn(|k| {
+            let bits = pi as i64 - k as i64;
+            if bits < 1 {
+                self.budget(1, log2_target)
+            } else {
+                self.budget(bits as u32, log2_target)
+            }
+        })
+    }
+
+    /// Decryption budgets for outputs whose values are 1, 2 or 4 units
+    /// apart (decoded to the nearest possible value).
+    pub fn output_budgets(&self, pi: u32, log2_target: f64) -> [u64; MARGIN_LEVELS] {
+        std::array::from_fn(|k| {
+            let margin_log2 = k as i32 - pi as i32 - 1;
+            largest_weight(|qw| self.log2_p_decrypt_fail(margin_log2, qw) <= log2_target)
+        })
+    }
+}
+
+/// The largest integer `qw >= 1` with `ok(qw)` (monotone), or 0.
+fn largest_weight(ok: impl Fn(f64) -> bool) -> u64 {
+    if !ok(1.0) {
+        return 0;
+    }
+    let (mut lo, mut hi) = (1u64, 1u64 << 40);
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid as f64) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// What [`measure`] observed, beside what [`NoiseModel`] predicts.
@@ -116,6 +151,8 @@ pub struct NoiseReport {
     pub params: &'static str,
     pub bootstraps: usize,
     pub quadratic_weight: u64,
+    /// Margin level: values `2^level` apart.
+    pub level: usize,
     /// Bootstraps whose output decrypted to the wrong digit.
     pub wrong: usize,
     /// Standard deviations, in torus units (fractions of the modulus).
@@ -131,7 +168,9 @@ pub struct NoiseReport {
 
 /// Runs `count` bootstraps whose inputs each combine `qw` distinct fresh
 /// ciphertexts (bootstrap outputs) with weights +-1, so each input has
-/// quadratic weight exactly `qw`. For every bootstrap it decrypts the
+/// quadratic weight exactly `qw`. Every value is a multiple of
+/// `2^level`, and each table decodes to the nearest such value: the margin
+/// is `2^level / 2` units, the one the budget of that level assumes. For every bootstrap it decrypts the
 /// key-switched, modulus-switched input under the small key (the error the
 /// blind rotation sees) and the output under the big key, and checks the
 /// output digit. Work runs on the current rayon pool, in rounds of 256.
@@ -139,6 +178,7 @@ pub fn measure(
     client: &ClientKey,
     server: &ServerKey,
     qw: u64,
+    level: usize,
     count: usize,
     seed: u64,
     progress: &(dyn Fn(usize) + Sync),
@@ -155,9 +195,20 @@ pub fn measure(
     let two_n = 2 * p.polynomial_size.0 as u64;
     let step = two_n / m;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let table: Vec<i64> = (0..m / 2).map(|_| rng.gen_range(0..m as i64)).collect();
+    let s = 1u64 << level.min(p.pi as usize - 1);
+    let table: Vec<i64> = (0..m / 2)
+        .map(|_| s as i64 * rng.gen_range(0..(m / s) as i64))
+        .collect();
     let lut = Lut::negacyclic(p.pi, |x| table[x as usize])?;
-    let acc = accumulator(p, lut.table());
+    // Each half-unit slot reads the nearest multiple of s (centres at
+    // quarter units, so never a tie).
+    let spread: Vec<u64> = (0..2 * m)
+        .map(|j| {
+            let nearest = ((2 * j + 1) as f64 / 4.0 / s as f64).round() as u64 * s;
+            lut.eval((nearest % m) as i64)
+        })
+        .collect();
+    let acc = accumulator(p, &spread);
     let fft = Fft::new(p.polynomial_size);
     let pool_size = (2 * qw as usize).max(64);
     // A pool of fresh ciphertexts with known digits: bootstraps of encryptions.
@@ -166,7 +217,7 @@ pub fn measure(
         .map_init(
             || PbsScratch::new(p, fft.as_view()),
             |scratch, i| {
-                let v = (i as u64 * 7 + 3) % m;
+                let v = (i as u64 * 7 + 3) * s % m;
                 let ct = client.encrypt(v as i64).expect("digit in range");
                 scratch.input_mut().copy_from_slice(ct.lwe().as_ref());
                 let mut out = [server.new_lwe()];
@@ -185,7 +236,7 @@ pub fn measure(
             .map(|_| {
                 let idx = sample(&mut rng, pool.len(), qw as usize);
                 let terms = idx.into_iter().map(|i| (i, rng.gen_bool(0.5))).collect();
-                (terms, rng.gen_range(0..m))
+                (terms, s * rng.gen_range(0..m / s))
             })
             .collect();
         let results: Vec<(u64, LweCiphertextOwned<u64>, f64)> = plans
@@ -234,7 +285,7 @@ pub fn measure(
             )
             .collect();
         for (k, (want, out, e_in)) in results.into_iter().enumerate() {
-            let key_ct = crate::keys::Ciphertext {
+            let key_ct = crate::crypto::keys::Ciphertext {
                 params: p.id,
                 key_id: server.key_id(),
                 lwe: out,
@@ -260,6 +311,7 @@ pub fn measure(
         params: p.name,
         bootstraps: count,
         quadratic_weight: qw,
+        level,
         wrong,
         pbs_std_measured: (pbs_sq / n).sqrt(),
         pbs_std_predicted: model.pbs.sqrt(),
@@ -288,17 +340,27 @@ fn log2_erfc_asymptotic(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{BITS_128, DIGITS_128};
+    use crate::crypto::params::{BITS_128, DIGITS_128, GATES_128};
 
     #[test]
     fn stated_budgets_match_tfhe_formulas() {
-        for p in [&DIGITS_128, &BITS_128] {
+        for p in [&DIGITS_128, &BITS_128, &GATES_128] {
             let model = NoiseModel::of(p);
             let target = p.log2_p_fail.unwrap();
-            let budget = model.budget(p.pi, target);
-            assert_eq!(budget, p.budget, "{}: computed budget differs", p.name);
-            assert!(model.log2_p_fail(p.pi, p.budget as f64) <= target);
-            assert!(model.log2_p_fail(p.pi, (p.budget + 1) as f64) > target);
+            let budgets = model.bootstrap_budgets(p.pi, target);
+            let outputs = model.output_budgets(p.pi, target);
+            eprintln!("{}: budgets {budgets:?}, outputs {outputs:?}", p.name);
+            assert_eq!(budgets, p.budgets, "{}: computed budgets differ", p.name);
+            assert_eq!(
+                outputs, p.output_budgets,
+                "{}: output budgets differ",
+                p.name
+            );
+            let b = p.budgets[0];
+            if b > 0 {
+                assert!(model.log2_p_fail(p.pi, b as f64) <= target);
+            }
+            assert!(model.log2_p_fail(p.pi, (b + 1) as f64) > target);
         }
     }
 

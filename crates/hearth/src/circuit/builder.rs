@@ -1,0 +1,447 @@
+//! The circuit builder: wires as exact linear expressions over fresh
+//! values, with their quadratic weights and value ranges, and the checks a
+//! circuit must pass before it exists.
+
+use std::collections::HashMap;
+
+use super::range::{gcd, Range};
+use super::table::{Points, MARGIN_LEVELS};
+use super::{next_circuit_id, Bootstrap, Circuit, CircuitId, FreshId, LinearExpr};
+use crate::crypto::lut::Lut;
+use crate::crypto::params::ParameterSet;
+use crate::error::BuildError;
+
+/// A handle to a value in a circuit under construction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Wire {
+    circuit: CircuitId,
+    index: u32,
+}
+
+#[derive(Clone, Debug)]
+struct WireData {
+    expr: LinearExpr,
+    range: Range,
+}
+
+/// Builds a [`Circuit`], checking noise, ranges and wire ownership as it goes.
+pub struct CircuitBuilder {
+    params: &'static ParameterSet,
+    circuit: Circuit,
+    wires: Vec<WireData>,
+    fresh_range: Vec<Range>,
+    /// Decoded tables: the points a bootstrap reads -> (slot table, margin level).
+    decoded: HashMap<Points, (usize, Option<usize>)>,
+    table_index: HashMap<Vec<u64>, usize>,
+}
+
+impl CircuitBuilder {
+    pub fn new(params: &'static ParameterSet) -> Self {
+        CircuitBuilder {
+            params,
+            circuit: Circuit {
+                id: next_circuit_id(),
+                params: params.id,
+                inputs: Vec::new(),
+                tables: Vec::new(),
+                bootstraps: Vec::new(),
+                outputs: Vec::new(),
+                depth: Vec::new(),
+            },
+            wires: Vec::new(),
+            fresh_range: Vec::new(),
+            decoded: HashMap::new(),
+            table_index: HashMap::new(),
+        }
+    }
+
+    pub fn params(&self) -> &'static ParameterSet {
+        self.params
+    }
+
+    fn modulus(&self) -> i64 {
+        self.params.message_modulus() as i64
+    }
+
+    fn push(&mut self, expr: LinearExpr) -> Wire {
+        let m = self.modulus();
+        let mut lo = expr.constant as i64;
+        let mut hi = lo;
+        let mut full = false;
+        // Step of the value (gcd of |w| * step) and of its residues.
+        let (mut step, mut class) = (0u64, m as u64);
+        let mut base = expr.constant as i64;
+        for &(f, w) in &expr.terms {
+            let r = self.fresh_range[f as usize];
+            let (a, b) = (r.lo.saturating_mul(w), r.hi.saturating_mul(w));
+            lo = lo.saturating_add(a.min(b));
+            hi = hi.saturating_add(a.max(b));
+            full |= lo.abs() > 1 << 50 || hi.abs() > 1 << 50;
+            match w.unsigned_abs().checked_mul(r.step as u64) {
+                Some(t) if t < 1 << 50 => step = gcd(step, t),
+                _ => full = true,
+            }
+            let wm = w.rem_euclid(m);
+            class = gcd(class, (wm as u64 * r.step as u64) % m as u64);
+            base = (base + wm * r.lo.rem_euclid(m)).rem_euclid(m);
+        }
+        let range = if full {
+            let class = class.max(1) as i64;
+            let lo = base.rem_euclid(class);
+            Range::with_step(lo, lo + m - class, class)
+        } else {
+            Range::with_step(lo, hi, step.max(1) as i64)
+        };
+        self.push_with_range(expr, range)
+    }
+
+    fn push_with_range(&mut self, expr: LinearExpr, range: Range) -> Wire {
+        let range = range.canonical(self.modulus());
+        self.wires.push(WireData { expr, range });
+        Wire {
+            circuit: self.circuit.id,
+            index: (self.wires.len() - 1) as u32,
+        }
+    }
+
+    fn data(&self, w: Wire, what: &str) -> Result<&WireData, BuildError> {
+        if w.circuit != self.circuit.id {
+            return Err(BuildError::ForeignWire {
+                node: format!("{what} (wire #{})", w.index),
+            });
+        }
+        Ok(&self.wires[w.index as usize])
+    }
+
+    fn fresh(&mut self, range: Range, depth: u32) -> FreshId {
+        self.fresh_range.push(range);
+        self.circuit.depth.push(depth);
+        (self.fresh_range.len() - 1) as FreshId
+    }
+
+    /// A new encrypted input whose plaintext lies in `lo..=hi` (signed or
+    /// unsigned view; the clear backend checks it).
+    pub fn input(&mut self, lo: i64, hi: i64) -> Result<Wire, BuildError> {
+        self.input_with_step(lo, hi, 1)
+    }
+
+    /// A new encrypted input taking the values `lo, lo + step, ..., hi`
+    /// (e.g. a bit stored as 0 or 2: spread values decode with a wider
+    /// noise margin).
+    pub fn input_with_step(&mut self, lo: i64, hi: i64, step: i64) -> Result<Wire, BuildError> {
+        let index = self.circuit.inputs.len();
+        if hi < lo || step < 1 || (hi - lo) % step != 0 {
+            return Err(BuildError::EmptyRange {
+                node: format!("input {index} (step {step})"),
+                lo,
+                hi,
+            });
+        }
+        let range = Range::with_step(lo, hi, step).canonical(self.modulus());
+        let f = self.fresh(range, 0);
+        self.circuit.inputs.push((f, range));
+        Ok(self.push_with_range(
+            LinearExpr {
+                terms: vec![(f, 1)],
+                constant: 0,
+            },
+            range,
+        ))
+    }
+
+    /// A clear constant (a trivial ciphertext: no noise, no bootstrap).
+    pub fn constant(&mut self, value: i64) -> Wire {
+        let v = value.rem_euclid(self.modulus());
+        self.constant_residue(v as u64)
+    }
+
+    /// The expression `sum_j coef_j * wire_j + constant`, terms merged.
+    fn expr_of(&self, terms: &[(Wire, i64)], constant: i64) -> Result<LinearExpr, BuildError> {
+        let m = self.modulus();
+        let mut acc: Vec<(FreshId, i64)> = Vec::new();
+        let mut c = constant.rem_euclid(m);
+        for (j, &(w, coef)) in terms.iter().enumerate() {
+            let d = self.data(w, &format!("linear term {j}"))?;
+            let overflow = || BuildError::WeightOverflow {
+                node: format!("linear term {j}"),
+            };
+            c = (c + (d.expr.constant as i64 * coef.rem_euclid(m)).rem_euclid(m)).rem_euclid(m);
+            for &(f, x) in &d.expr.terms {
+                acc.push((f, x.checked_mul(coef).ok_or_else(overflow)?));
+            }
+        }
+        acc.sort_unstable_by_key(|&(f, _)| f);
+        let mut merged: Vec<(FreshId, i64)> = Vec::with_capacity(acc.len());
+        for (f, x) in acc {
+            match merged.last_mut() {
+                Some((g, y)) if *g == f => {
+                    *y = y.checked_add(x).ok_or(BuildError::WeightOverflow {
+                        node: "linear".into(),
+                    })?
+                }
+                _ => merged.push((f, x)),
+            }
+        }
+        merged.retain(|&(_, x)| x != 0);
+        Ok(LinearExpr {
+            terms: merged,
+            constant: c as u64,
+        })
+    }
+
+    /// `sum_j coef_j * wire_j + constant`.
+    pub fn linear(&mut self, terms: &[(Wire, i64)], constant: i64) -> Result<Wire, BuildError> {
+        let expr = self.expr_of(terms, constant)?;
+        Ok(self.push(expr))
+    }
+
+    /// The quadratic weight `sum_j coef_j * wire_j` would have, without
+    /// making the wire: wires that share fresh values add their weights
+    /// before squaring (`x + x` weighs 4, not 2).
+    pub fn weight_of(&self, terms: &[(Wire, i64)]) -> Result<u64, BuildError> {
+        Ok(self.expr_of(terms, 0)?.quadratic_weight())
+    }
+
+    /// The largest quadratic weight a bootstrap input may have when its
+    /// selector is dense (values one unit apart).
+    pub fn budget(&self) -> u64 {
+        self.params.budgets[0]
+    }
+
+    pub fn add(&mut self, a: Wire, b: Wire) -> Result<Wire, BuildError> {
+        self.linear(&[(a, 1), (b, 1)], 0)
+    }
+
+    pub fn sub(&mut self, a: Wire, b: Wire) -> Result<Wire, BuildError> {
+        self.linear(&[(a, 1), (b, -1)], 0)
+    }
+
+    pub fn neg(&mut self, a: Wire) -> Result<Wire, BuildError> {
+        self.linear(&[(a, -1)], 0)
+    }
+
+    /// Multiplication by a small clear integer (the noise grows by `c^2`).
+    pub fn mul_const(&mut self, a: Wire, c: i64) -> Result<Wire, BuildError> {
+        self.linear(&[(a, c)], 0)
+    }
+
+    pub fn add_const(&mut self, a: Wire, c: i64) -> Result<Wire, BuildError> {
+        self.linear(&[(a, 1)], c)
+    }
+
+    /// Narrows a wire's range to `lo, lo + step, ..., hi`, for invariants
+    /// interval arithmetic cannot see (e.g. a sum of two gate outputs of
+    /// which at most one is set). Trusted by the builder; the clear backend
+    /// reports any bootstrap whose selector leaves its proven range.
+    pub fn assume_range(
+        &mut self,
+        a: Wire,
+        lo: i64,
+        hi: i64,
+        step: i64,
+    ) -> Result<Wire, BuildError> {
+        let expr = self.data(a, "assume_range")?.expr.clone();
+        if hi < lo || step < 1 || (hi - lo) % step != 0 {
+            return Err(BuildError::EmptyRange {
+                node: "assume_range".into(),
+                lo,
+                hi,
+            });
+        }
+        Ok(self.push_with_range(expr, Range::with_step(lo, hi, step)))
+    }
+
+    /// The current range of a wire.
+    pub fn range(&self, a: Wire) -> Result<Range, BuildError> {
+        Ok(self.data(a, "range")?.range)
+    }
+
+    /// The value of a wire that holds no ciphertext (a clear constant), in
+    /// the signed view; `None` for an encrypted wire.
+    pub fn constant_value(&self, a: Wire) -> Result<Option<i64>, BuildError> {
+        let d = self.data(a, "constant_value")?;
+        if !d.expr.terms.is_empty() {
+            return Ok(None);
+        }
+        let m = self.modulus();
+        let c = d.expr.constant as i64;
+        Ok(Some(if c >= m / 2 { c - m } else { c }))
+    }
+
+    /// The quadratic weight of a wire.
+    pub fn quadratic_weight(&self, a: Wire) -> Result<u64, BuildError> {
+        Ok(self.data(a, "quadratic_weight")?.expr.quadratic_weight())
+    }
+
+    fn check_budget(&self, expr: &LinearExpr, node: String, budget: u64) -> Result<(), BuildError> {
+        let weight = expr.quadratic_weight();
+        if weight > budget {
+            return Err(BuildError::OverBudget {
+                node,
+                weight,
+                budget,
+                params: self.params.id,
+            });
+        }
+        Ok(())
+    }
+
+    /// One bootstrap evaluating `lut` on `a`.
+    pub fn bootstrap(&mut self, a: Wire, lut: &Lut) -> Result<Wire, BuildError> {
+        Ok(self.bootstrap_many(a, &[lut])?[0])
+    }
+
+    /// One blind rotation evaluating several tables on `a` (many-LUT): table
+    /// `j` is read at the selector plus `j * span` (number of values times
+    /// step where that fits, else the length of the selector's arc), so it
+    /// needs `luts.len() * span <= 2^(pi-1)`. The noise budget that applies
+    /// depends on how far apart the selector's values with different
+    /// outputs are (see [`super::table`]).
+    pub fn bootstrap_many(&mut self, a: Wire, luts: &[&Lut]) -> Result<Vec<Wire>, BuildError> {
+        let node = format!("bootstrap #{}", self.circuit.bootstraps.len());
+        let d = self.data(a, &node)?.clone();
+        let m = self.params.message_modulus();
+        let pi = self.params.pi;
+        for lut in luts {
+            if lut.pi() != pi {
+                return Err(BuildError::LutPiMismatch {
+                    node,
+                    lut_pi: lut.pi(),
+                    pi,
+                });
+            }
+        }
+        let residues = d.range.residues(m);
+        for lut in luts {
+            if let Some(&x) = residues.iter().find(|&&x| !lut.covers(x as i64)) {
+                return Err(BuildError::SelectorNotCovered {
+                    node,
+                    value: x,
+                    lo: d.range.lo,
+                    hi: d.range.hi,
+                    pi,
+                });
+            }
+        }
+        // Outputs that do not depend on the selector are constants.
+        let outs: Vec<Vec<u64>> = luts
+            .iter()
+            .map(|lut| residues.iter().map(|&x| lut.eval(x as i64)).collect())
+            .collect();
+        if d.expr.terms.is_empty() || outs.iter().all(|o| o.iter().all(|&v| v == o[0])) {
+            return Ok(outs.iter().map(|o| self.constant_residue(o[0])).collect());
+        }
+        // Table j reads at selector + j * span: a span that is a multiple of
+        // the step keeps every read on the selector's spacing (and margin);
+        // the arc's length is the tightest packing.
+        let spaced = d.range.count(m) * d.range.step as u64;
+        let span = match luts.len() {
+            1 => 0,
+            n if n as u64 * spaced <= m / 2 => spaced,
+            _ => (d.range.hi - d.range.lo + 1) as u64,
+        };
+        if luts.len() as u64 * span > m / 2 {
+            return Err(BuildError::ManyLutTooWide {
+                node,
+                luts: luts.len(),
+                width: span,
+                needed: luts.len() as u64 * span,
+                available: m / 2,
+            });
+        }
+        let mut points = Points::new(m);
+        for (j, o) in outs.iter().enumerate() {
+            for (&x, &v) in residues.iter().zip(o) {
+                if !points.insert(x + j as u64 * span, v) {
+                    return Err(BuildError::ManyLutTooWide {
+                        node,
+                        luts: luts.len(),
+                        width: span,
+                        needed: luts.len() as u64 * span,
+                        available: m / 2,
+                    });
+                }
+            }
+        }
+        let (table_id, level) = self.decode(points);
+        let budget = self.params.budgets[level.unwrap_or(MARGIN_LEVELS - 1)];
+        self.check_budget(&d.expr, node, budget)?;
+        let depth = 1 + d
+            .expr
+            .terms
+            .iter()
+            .map(|&(f, _)| self.circuit.depth[f as usize])
+            .max()
+            .unwrap_or(0);
+        let first_output = self.fresh_range.len() as FreshId;
+        let mut wires = Vec::with_capacity(luts.len());
+        for o in &outs {
+            let range = Range::covering(o, m);
+            let f = self.fresh(range, depth);
+            wires.push(self.push_with_range(
+                LinearExpr {
+                    terms: vec![(f, 1)],
+                    constant: 0,
+                },
+                range,
+            ));
+        }
+        self.circuit.bootstraps.push(Bootstrap {
+            input: d.expr,
+            selector: d.range,
+            table: table_id,
+            offsets: (0..luts.len() as u64).map(|j| j * span).collect(),
+            first_output,
+        });
+        Ok(wires)
+    }
+
+    /// The slot table and margin level of `points`, each table stored once.
+    fn decode(&mut self, points: Points) -> (usize, Option<usize>) {
+        if let Some(&hit) = self.decoded.get(&points) {
+            return hit;
+        }
+        let slots = points.slots();
+        let level = points.margin_level();
+        let id = match self.table_index.get(&slots) {
+            Some(&t) => t,
+            None => {
+                self.circuit.tables.push(slots.clone());
+                self.table_index
+                    .insert(slots, self.circuit.tables.len() - 1);
+                self.circuit.tables.len() - 1
+            }
+        };
+        self.decoded.insert(points, (id, level));
+        (id, level)
+    }
+
+    /// A constant wire holding residue `v`.
+    fn constant_residue(&mut self, v: u64) -> Wire {
+        self.push_with_range(
+            LinearExpr {
+                terms: Vec::new(),
+                constant: v,
+            },
+            Range::point(v as i64),
+        )
+    }
+
+    /// Marks `a` as an output; returns its output index. Its weight is
+    /// checked against the decryption budget for its value spacing: an
+    /// output whose values are `2^k` apart is decoded to the nearest of
+    /// them (e.g. a bit stored as 0 or 2).
+    pub fn output(&mut self, a: Wire) -> Result<usize, BuildError> {
+        let node = format!("output {}", self.circuit.outputs.len());
+        let d = self.data(a, &node)?;
+        let expr = d.expr.clone();
+        let level = (d.range.step.trailing_zeros() as usize).min(MARGIN_LEVELS - 1);
+        self.check_budget(&expr, node, self.params.output_budgets[level])?;
+        self.circuit.outputs.push(expr);
+        Ok(self.circuit.outputs.len() - 1)
+    }
+
+    pub fn build(self) -> Circuit {
+        self.circuit
+    }
+}

@@ -1,0 +1,185 @@
+//! The possible values of a wire: an arithmetic progression read modulo
+//! `m = 2^pi`.
+//!
+//! A [`Range`] is `lo, lo + step, ..., hi`. The step matters for noise:
+//! values that are `step` apart can be told apart with a margin of
+//! `step / 2` units instead of `1 / 2`, so a bootstrap whose selector only
+//! takes, say, even values tolerates four times the noise variance (the
+//! idea behind TFHE gate bootstrapping).
+
+/// Values `lo, lo + step, ..., hi`, read modulo `m`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub lo: i64,
+    pub hi: i64,
+    pub step: i64,
+}
+
+/// `gcd(a, b)` for non-negative integers.
+pub(crate) fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl Range {
+    /// Every integer `lo..=hi`.
+    pub fn new(lo: i64, hi: i64) -> Self {
+        Range { lo, hi, step: 1 }
+    }
+
+    /// `lo, lo + step, ..., hi` (`hi - lo` a multiple of `step`; any
+    /// positive step: `11 x` for `x` in [-1, 1] is -11, 0, 11).
+    pub fn with_step(lo: i64, hi: i64, step: i64) -> Self {
+        Range { lo, hi, step }
+    }
+
+    pub(crate) fn point(v: i64) -> Self {
+        Range {
+            lo: v,
+            hi: v,
+            step: 1,
+        }
+    }
+
+    /// Number of distinct residues mod `m`.
+    pub fn count(&self, m: u64) -> u64 {
+        let step = self.step.max(1) as u64;
+        let period = m / gcd(step % m, m).max(1);
+        (((self.hi - self.lo) as u64) / step + 1).min(period)
+    }
+
+    /// The distinct residues mod `m`, from `lo` up.
+    pub fn residues(&self, m: u64) -> Vec<u64> {
+        let step = (self.step as u64) % m;
+        let lo = self.lo.rem_euclid(m as i64) as u64;
+        (0..self.count(m)).map(|k| (lo + k * step) % m).collect()
+    }
+
+    /// Whether residue `x` (in `0..m`) is a possible value.
+    pub fn contains_residue(&self, x: u64, m: u64) -> bool {
+        self.residues(m).contains(&(x % m))
+    }
+
+    /// Whether every possible residue is one of `lo..=hi` mod `m`.
+    pub fn is_within(&self, lo: i64, hi: i64, m: u64) -> bool {
+        self.residues(m)
+            .iter()
+            .all(|&r| (r as i64 - lo).rem_euclid(m as i64) <= hi - lo)
+    }
+
+    /// The canonical form of the same residues, for the modulus `m`: a
+    /// single value with step 1; a full class of residues (every
+    /// `lo + k * gcd(step, m)`) as `lo..lo + m - s` with `0 <= lo < s`;
+    /// otherwise the representatives whose midpoint is nearest to zero
+    /// (`lo + hi` in `[-m, m)`), so that a constant `-1` reads `-1`, never
+    /// `m - 1`.
+    pub(crate) fn canonical(self, m: i64) -> Self {
+        let step = self.step.max(1);
+        let (lo, hi, m128) = (self.lo as i128, self.hi as i128, m as i128);
+        let n = (hi - lo) / step as i128 + 1;
+        let class = gcd(step as u64 % m as u64, m as u64).max(1) as i64;
+        if n > 1 && n >= (m / class) as i128 {
+            let lo = lo.rem_euclid(class as i128) as i64;
+            return Range {
+                lo,
+                hi: lo + m - class,
+                step: class,
+            };
+        }
+        let step = if n == 1 { 1 } else { step };
+        let shift = (lo + hi + m128).div_euclid(2 * m128) * m128;
+        Range {
+            lo: (lo - shift) as i64,
+            hi: (hi - shift) as i64,
+            step,
+        }
+    }
+
+    /// The shortest progression arc of `Z_m` holding all residues in
+    /// `values` (a bootstrap's outputs), with the largest step that fits.
+    pub(crate) fn covering(values: &[u64], m: u64) -> Self {
+        let first = values[0] % m;
+        let step = values
+            .iter()
+            .fold(m, |g, &v| gcd(g, (v % m + m - first) % m))
+            .max(1);
+        // Work in the quotient: residue first + step * k, k in 0..m/step.
+        let q = m / step;
+        let mut seen = vec![false; q as usize];
+        for &v in values {
+            seen[(((v % m + m - first) % m) / step) as usize] = true;
+        }
+        let present: Vec<i64> = (0..q as i64).filter(|&k| seen[k as usize]).collect();
+        let (mut best_gap, mut best_end) = (0, present[0]);
+        for (i, &k) in present.iter().enumerate() {
+            let next = present.get(i + 1).copied().unwrap_or(present[0] + q as i64);
+            if next - k > best_gap {
+                best_gap = next - k;
+                best_end = k;
+            }
+        }
+        // The arc starts after the largest gap and ends at `best_end`.
+        let (start, end) = (best_end + best_gap, best_end + q as i64);
+        let s = step as i64;
+        Range {
+            lo: first as i64 + start * s,
+            hi: first as i64 + end * s,
+            step: s,
+        }
+        .canonical(m as i64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn covering_prefers_short_signed_arcs() {
+        assert_eq!(Range::covering(&[31, 0, 1], 32), Range::new(-1, 1));
+        assert_eq!(Range::covering(&[3, 4, 5], 32), Range::new(3, 5));
+        assert_eq!(Range::covering(&[16], 32), Range::point(-16));
+        assert_eq!(Range::covering(&[29, 30], 32), Range::new(-3, -2));
+        assert_eq!(
+            Range::covering(&[0, 10, 20], 32),
+            Range::with_step(0, 20, 2)
+        );
+        // Odd values of a gate table: {-1, 1}, step 2.
+        assert_eq!(Range::covering(&[7, 1], 8), Range::with_step(-1, 1, 2));
+    }
+
+    #[test]
+    fn canonical_forms() {
+        let m = 8;
+        assert_eq!(Range::new(5, 7).canonical(m), Range::new(-3, -1));
+        assert_eq!(
+            Range::with_step(3, 17, 2).canonical(m),
+            Range::with_step(1, 7, 2)
+        );
+        assert_eq!(Range::point(7).canonical(m), Range::point(-1));
+        // Odd steps: 11 x for x in [-1, 1].
+        let r = Range::with_step(-11, 11, 11);
+        assert_eq!(r.canonical(32), r);
+        assert_eq!(r.residues(32), vec![21, 0, 11]);
+        assert_eq!(
+            Range::with_step(0, 99, 11).canonical(32),
+            Range::with_step(-64, 35, 11)
+        );
+        assert_eq!(
+            Range::with_step(0, 352, 11).canonical(32),
+            Range::new(0, 31)
+        );
+    }
+
+    #[test]
+    fn residues_and_membership() {
+        let r = Range::with_step(-1, 3, 2);
+        assert_eq!(r.count(8), 3);
+        assert_eq!(r.residues(8), vec![7, 1, 3]);
+        assert!(r.contains_residue(1, 8) && !r.contains_residue(0, 8) && !r.contains_residue(5, 8));
+        assert!(r.is_within(-1, 3, 8) && !r.is_within(0, 3, 8));
+        assert!(Range::new(-1, 1).is_within(-1, 1, 32));
+    }
+}

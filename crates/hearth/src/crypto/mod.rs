@@ -1,0 +1,10 @@
+//! The crypto layer: parameter sets and their noise analysis, keys and
+//! ciphertexts, lookup tables, one KS-PBS, key and ciphertext files. Built
+//! on tfhe-rs's `core_crypto`; everything above it sees digits and tables.
+
+pub mod bootstrap;
+pub mod files;
+pub mod keys;
+pub mod lut;
+pub mod noise;
+pub mod params;
