@@ -107,6 +107,13 @@ pub enum BuildError {
         hi: i64,
         weight: u64,
     },
+    #[error("{node}: not a bit (range [{lo}, {hi}], quadratic weight {weight}; needs values 0 or 2 and a weight the margin-1 budget allows)")]
+    NotABit {
+        node: String,
+        lo: i64,
+        hi: i64,
+        weight: u64,
+    },
     #[error("{node}: empty range [{lo}, {hi}]")]
     EmptyRange { node: String, lo: i64, hi: i64 },
 }

@@ -26,6 +26,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod bits;
 pub mod circuit;
 pub mod crypto;
 pub mod digits;

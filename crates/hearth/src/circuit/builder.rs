@@ -33,6 +33,7 @@ pub struct CircuitBuilder {
     /// Decoded tables: the points a bootstrap reads -> (slot table, margin level).
     decoded: HashMap<Points, (usize, Option<usize>)>,
     table_index: HashMap<Vec<u64>, usize>,
+    threads: usize,
 }
 
 impl CircuitBuilder {
@@ -52,7 +53,20 @@ impl CircuitBuilder {
             fresh_range: Vec::new(),
             decoded: HashMap::new(),
             table_index: HashMap::new(),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
+    }
+
+    /// The thread count algorithms plan for (shallow circuits with more
+    /// bootstraps pay off only with many threads); defaults to this
+    /// machine's cores.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Plans for `threads` threads (at least one).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     pub fn params(&self) -> &'static ParameterSet {
@@ -64,6 +78,13 @@ impl CircuitBuilder {
     }
 
     fn push(&mut self, expr: LinearExpr) -> Wire {
+        let range = self.fresh_based_range(&expr);
+        self.push_with_range(expr, range)
+    }
+
+    /// The range of `expr` from the ranges of the fresh values it reads
+    /// (exact about repeated values: `x - x` is 0).
+    fn fresh_based_range(&self, expr: &LinearExpr) -> Range {
         let m = self.modulus();
         let mut lo = expr.constant as i64;
         let mut hi = lo;
@@ -92,7 +113,30 @@ impl CircuitBuilder {
         } else {
             Range::with_step(lo, hi, step.max(1) as i64)
         };
-        self.push_with_range(expr, range)
+        range.canonical(m)
+    }
+
+    /// The range of `sum_j c_j w_j + constant` from the wires' own ranges
+    /// (which carry [`CircuitBuilder::assume_range`] facts), or `None` on
+    /// overflow.
+    fn wire_based_range(&self, terms: &[(Wire, i64)], constant: i64) -> Option<Range> {
+        let m = self.modulus();
+        let (mut lo, mut hi) = (
+            constant.rem_euclid(m) as i128,
+            constant.rem_euclid(m) as i128,
+        );
+        let mut step = 0u64;
+        for &(w, c) in terms {
+            let r = self.data(w, "range").ok()?.range;
+            let (a, b) = (r.lo as i128 * c as i128, r.hi as i128 * c as i128);
+            lo += a.min(b);
+            hi += a.max(b);
+            step = gcd(step, c.unsigned_abs().checked_mul(r.step as u64)?);
+        }
+        if lo.abs() > 1 << 50 || hi.abs() > 1 << 50 || step >= 1 << 50 {
+            return None;
+        }
+        Some(Range::with_step(lo as i64, hi as i64, step.max(1) as i64).canonical(m))
     }
 
     fn push_with_range(&mut self, expr: LinearExpr, range: Range) -> Wire {
@@ -190,9 +234,19 @@ impl CircuitBuilder {
     }
 
     /// `sum_j coef_j * wire_j + constant`.
+    /// The range is the tighter of two sound ones: from the fresh values
+    /// (exact about repeated values) and from the terms' own ranges (which
+    /// keep what [`CircuitBuilder::assume_range`] established).
     pub fn linear(&mut self, terms: &[(Wire, i64)], constant: i64) -> Result<Wire, BuildError> {
         let expr = self.expr_of(terms, constant)?;
-        Ok(self.push(expr))
+        let m = self.params.message_modulus();
+        let mut range = self.fresh_based_range(&expr);
+        if let Some(r) = self.wire_based_range(terms, constant) {
+            if r.count(m) < range.count(m) {
+                range = r;
+            }
+        }
+        Ok(self.push_with_range(expr, range))
     }
 
     /// The quadratic weight `sum_j coef_j * wire_j` would have, without

@@ -19,10 +19,13 @@
 
 mod builder;
 mod range;
+pub mod selectors;
 pub mod table;
 
 pub use builder::{CircuitBuilder, Wire};
+pub(crate) use range::gcd as range_gcd;
 pub use range::Range;
+pub use selectors::Selectors;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

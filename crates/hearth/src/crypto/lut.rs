@@ -75,6 +75,20 @@ impl Lut {
         Ok(lut)
     }
 
+    /// A table defined at the given `(position, value)` points only (and,
+    /// by negacyclicity, at their images `x + 2^(pi-1)`); the domain is
+    /// those positions. Fails if two points contradict.
+    pub fn from_points(pi: u32, points: &[(i64, i64)]) -> Result<Self, LutError> {
+        let mut lut = Self::empty(pi)?;
+        let mut defined = vec![false; lut.table.len()];
+        let m = lut.table.len() as i64;
+        for &(x, v) in points {
+            lut.set(&mut defined, x, v)?;
+            lut.domain[x.rem_euclid(m) as usize] = true;
+        }
+        Ok(lut)
+    }
+
     /// A table defined on all of `Z_{2^pi}` by its values on the first half
     /// `0..2^(pi-1)` (the negacyclic rest follows).
     pub fn negacyclic(pi: u32, f: impl Fn(i64) -> i64) -> Result<Self, LutError> {

@@ -19,8 +19,8 @@
 
 use num_bigint::BigInt;
 
-use super::selector::Selectors;
 use super::{is_digit, Digits};
+use crate::circuit::Selectors;
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::crypto::lut::Lut;
 use crate::error::Error;

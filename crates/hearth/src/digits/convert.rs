@@ -13,9 +13,9 @@
 //! The other way is free: two's-complement bits `b_0 .. b_(w-1)` are the
 //! digits `b_0, ..., b_(w-2), -b_(w-1)`.
 
-use super::selector::Selectors;
 use super::sign::group_size;
 use super::Digits;
+use crate::circuit::Selectors;
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::crypto::lut::Lut;
 use crate::error::Error;

@@ -8,7 +8,7 @@
 //! weight 0). Every operation returns digits of that kind, so any output
 //! feeds any operation. Digits may be copies of one ciphertext (free
 //! shifts, negations and pass-through digits repeat them); lookups read
-//! them through [`selector::Selectors`], which refreshes copies only where
+//! them through [`crate::circuit::Selectors`], which refreshes copies only where
 //! the budget needs it. Constant digits cost no bootstrap: the builder folds
 //! bootstraps of constants.
 
@@ -19,7 +19,6 @@ pub mod convert;
 pub mod mul;
 pub mod recoding;
 pub mod scalar;
-pub mod selector;
 pub mod sign;
 
 pub use add::{add, add_const, compress, sub, sum};

@@ -26,8 +26,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::add::sum_shifted;
-use super::selector::Selectors;
 use super::{add, compress, Digits};
+use crate::circuit::Selectors;
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::crypto::lut::Lut;
 use crate::crypto::params::ParamsId;

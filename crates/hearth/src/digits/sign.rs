@@ -11,8 +11,8 @@
 //! (e.g. `x >= 0`); such tables are only negacyclic on `[-7, 7]`, so the
 //! last group then has at most 3 values.
 
-use super::selector::Selectors;
 use super::{add, sub, Digits};
+use crate::circuit::Selectors;
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::crypto::lut::Lut;
 use crate::error::Error;

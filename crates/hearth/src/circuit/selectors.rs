@@ -1,6 +1,6 @@
-//! Bootstrap selectors within the noise budget, whatever digits they read.
+//! Bootstrap selectors within the noise budget, whatever values they read.
 //!
-//! A selector is a linear combination `sum_j c_j t_j + k` of digits. Its
+//! A selector is a linear combination `sum_j c_j t_j + k` of digits or bits. Its
 //! quadratic weight is `sum_j c_j^2` only if the digits are independent;
 //! digits that are copies of one ciphertext (free shifts, negations,
 //! pass-through digits and scalar multiplications repeat them) add their
@@ -31,7 +31,7 @@ impl Selectors {
     }
 
     /// The wire `sum_j c_j t_j + constant`, with as few terms refreshed as
-    /// the budget needs (none when the terms are independent and the
+    /// the dense budget needs (none when the terms are independent and the
     /// algorithm's design weight fits).
     pub fn linear(
         &mut self,
@@ -39,11 +39,24 @@ impl Selectors {
         terms: &[(Wire, i64)],
         constant: i64,
     ) -> Result<Wire, Error> {
+        let budget = b.budget();
+        self.linear_within(b, terms, constant, budget)
+    }
+
+    /// Like [`Selectors::linear`], for a selector read with the given
+    /// budget (that of its margin level).
+    pub fn linear_within(
+        &mut self,
+        b: &mut CircuitBuilder,
+        terms: &[(Wire, i64)],
+        constant: i64,
+        budget: u64,
+    ) -> Result<Wire, Error> {
         let mut terms = terms.to_vec();
         let mut done = vec![false; terms.len()];
         loop {
             let weight = b.weight_of(&terms)?;
-            if weight <= b.budget() {
+            if weight <= budget {
                 break;
             }
             // The refresh that leaves the least weight: a copy made earlier
@@ -87,8 +100,9 @@ impl Selectors {
         Ok(b.linear(&terms, constant)?)
     }
 
-    /// A new independent copy of `w` (identity bootstrap on its range).
-    fn refresh(&mut self, b: &mut CircuitBuilder, w: Wire) -> Result<Wire, Error> {
+    /// A new independent copy of `w` (identity bootstrap on its range: a
+    /// bit stored as 0 or 2 keeps its margin of one unit).
+    pub fn refresh(&mut self, b: &mut CircuitBuilder, w: Wire) -> Result<Wire, Error> {
         let r = b.range(w)?;
         let lut = Lut::from_fn(b.params().pi, r.lo, r.hi, |v| v)?;
         let copy = b.bootstrap(w, &lut)?;

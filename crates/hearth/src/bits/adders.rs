@@ -1,0 +1,301 @@
+//! Adders: `x + y + carry_in` on `n` bits, with the carry out.
+//!
+//! * [`AdderKind::Ripple`]: one full adder per bit, i.e. one bootstrap
+//!   (the majority is the carry; the sum bit `x + y + c - 2 c'` is linear):
+//!   `n` bootstraps at depth `n`, the least work, best on few threads.
+//! * Parallel prefix on pairs (G, T): the carry out of a span of bits with
+//!   carry in 0 and with carry in 1 (`g = x and y`, `t = x or y` for one
+//!   bit). Since `G` implies `T`, two spans combine as
+//!   `G = maj(G_hi, T_hi, G_lo)` and `T = maj(G_hi, T_hi, T_lo)`, one
+//!   bootstrap each, `T` only where it is read later. The carry in is the
+//!   lowest span.
+//!   [`AdderKind::Sklansky`] (depth `log2 n + 1`, about `n/2 log2 n`
+//!   combinations), [`AdderKind::KoggeStone`] (same depth, about
+//!   `n log2 n`, fan-out 2), [`AdderKind::BrentKung`] (depth
+//!   `2 log2 n`, about `2n`). Depth is at most `2 log2 n + 2` bootstraps
+//!   (CryptoEmu section 7.1).
+//! * [`AdderKind::Auto`]: the candidate with the least estimated time on
+//!   the builder's thread count, `max(#PBS / threads, depth)`, measured on
+//!   the count backend and remembered.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use super::gates::{gate, maj, sum_bit, Gate};
+use super::{Bits, ONE};
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::crypto::params::ParamsId;
+use crate::error::Error;
+
+/// How to propagate carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AdderKind {
+    Ripple,
+    Sklansky,
+    KoggeStone,
+    BrentKung,
+    /// The least estimated time for the builder's thread count.
+    Auto,
+}
+
+impl AdderKind {
+    pub const CONCRETE: [AdderKind; 4] = [
+        AdderKind::Ripple,
+        AdderKind::Sklansky,
+        AdderKind::KoggeStone,
+        AdderKind::BrentKung,
+    ];
+}
+
+/// `x + y + carry_in` on `n = max(len)` bits (shorter operands are
+/// zero-extended): the `n` sum bits and the carry out.
+pub fn add(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    carry_in: Wire,
+    kind: AdderKind,
+) -> Result<(Bits, Wire), Error> {
+    let (sum, carries) = add_carries(b, x, y, carry_in, kind)?;
+    Ok((sum, carries[carries.len() - 1]))
+}
+
+/// Like [`add`], with every carry `c_0 = carry_in, ..., c_n` (the NZCV
+/// overflow flag is `c_(n-1) xor c_n`).
+pub fn add_carries(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    carry_in: Wire,
+    kind: AdderKind,
+) -> Result<(Bits, Vec<Wire>), Error> {
+    let n = x.len().max(y.len());
+    let zero = b.constant(0);
+    let xs: Vec<Wire> = (0..n).map(|i| x.bit_or(i, zero)).collect();
+    let ys: Vec<Wire> = (0..n).map(|i| y.bit_or(i, zero)).collect();
+    add_wires(b, &xs, &ys, carry_in, kind)
+}
+
+/// `x - y` on `n` bits as `x + not y + 1`: the difference and the carry
+/// out, which is 1 exactly when `x >= y` (unsigned; no borrow).
+pub fn sub(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    kind: AdderKind,
+) -> Result<(Bits, Wire), Error> {
+    let n = x.len().max(y.len());
+    let zero = b.constant(0);
+    let one = b.constant(ONE);
+    let xs: Vec<Wire> = (0..n).map(|i| x.bit_or(i, zero)).collect();
+    let ys: Vec<Wire> = (0..n)
+        .map(|i| super::gates::not(b, y.bit_or(i, zero)))
+        .collect::<Result<_, _>>()?;
+    let (diff, carries) = add_wires(b, &xs, &ys, one, kind)?;
+    Ok((diff, carries[n]))
+}
+
+pub(crate) fn add_wires(
+    b: &mut CircuitBuilder,
+    xs: &[Wire],
+    ys: &[Wire],
+    carry_in: Wire,
+    kind: AdderKind,
+) -> Result<(Bits, Vec<Wire>), Error> {
+    let n = xs.len();
+    let kind = match kind {
+        AdderKind::Auto => choose(b, n),
+        k => k,
+    };
+    let mut sel = Selectors::new();
+    let carries = match kind {
+        AdderKind::Ripple => {
+            let mut c = vec![carry_in];
+            for i in 0..n {
+                let next = maj(b, &mut sel, xs[i], ys[i], c[i])?;
+                c.push(next);
+            }
+            c
+        }
+        _ => prefix_carries(b, &mut sel, xs, ys, carry_in, kind)?,
+    };
+    let sum = (0..n)
+        .map(|i| sum_bit(b, &mut sel, [xs[i], ys[i], carries[i]], carries[i + 1]))
+        .collect::<Result<_, _>>()?;
+    Ok((Bits::from_vec(sum), carries))
+}
+
+/// One combination in a prefix network: node `out` = node `hi` o node `lo`.
+#[derive(Clone, Copy)]
+struct Op {
+    hi: usize,
+    lo: usize,
+}
+
+/// The operations of a prefix network over `len` leaves (node `i < len` is
+/// leaf `i`; operation `k` makes node `len + k`), and for each position
+/// the node holding the prefix `0..=i`.
+fn network(kind: AdderKind, len: usize) -> (Vec<Op>, Vec<usize>) {
+    let mut ops = Vec::new();
+    let mut cur: Vec<usize> = (0..len).collect();
+    let push = |ops: &mut Vec<Op>, hi: usize, lo: usize| {
+        ops.push(Op { hi, lo });
+        len + ops.len() - 1
+    };
+    match kind {
+        AdderKind::KoggeStone => {
+            let mut d = 1;
+            while d < len {
+                let prev = cur.clone();
+                for i in d..len {
+                    cur[i] = push(&mut ops, prev[i], prev[i - d]);
+                }
+                d *= 2;
+            }
+        }
+        AdderKind::Sklansky => {
+            let mut half = 1;
+            while half < len {
+                for i in 0..len {
+                    if i & half != 0 {
+                        let j = (i & !(2 * half - 1)) + half - 1;
+                        cur[i] = push(&mut ops, cur[i], cur[j]);
+                    }
+                }
+                half *= 2;
+            }
+        }
+        AdderKind::BrentKung => {
+            // Up-sweep: spans of 2d ending at positions 2d - 1, 4d - 1, ...
+            let mut d = 1;
+            while d < len {
+                let mut i = 2 * d - 1;
+                while i < len {
+                    cur[i] = push(&mut ops, cur[i], cur[i - d]);
+                    i += 2 * d;
+                }
+                d *= 2;
+            }
+            // Down-sweep: fill the positions in between.
+            while d > 1 {
+                d /= 2;
+                let mut i = 3 * d - 1;
+                while i < len {
+                    cur[i] = push(&mut ops, cur[i], cur[i - d]);
+                    i += 2 * d;
+                }
+            }
+        }
+        AdderKind::Ripple | AdderKind::Auto => {
+            for i in 1..len {
+                cur[i] = push(&mut ops, cur[i], cur[i - 1]);
+            }
+        }
+    }
+    (ops, cur)
+}
+
+/// Carries `c_0 = carry_in, ..., c_n` by a prefix network over the
+/// (generate, transmit) pairs of the carry in and of each bit position.
+fn prefix_carries(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[Wire],
+    ys: &[Wire],
+    carry_in: Wire,
+    kind: AdderKind,
+) -> Result<Vec<Wire>, Error> {
+    let n = xs.len();
+    let len = n + 1;
+    let (ops, last) = network(kind, len);
+    // Which nodes' T is read: a combination reads T_hi for G, and both Ts
+    // for its own T when that is read.
+    let total = len + ops.len();
+    let mut need_t = vec![false; total];
+    for (k, op) in ops.iter().enumerate().rev() {
+        need_t[op.hi] = true;
+        if need_t[len + k] {
+            need_t[op.lo] = true;
+        }
+    }
+    let zero = b.constant(0);
+    let mut g: Vec<Wire> = Vec::with_capacity(total);
+    let mut t: Vec<Wire> = Vec::with_capacity(total);
+    // Leaf 0: the carry in (its carry out is itself either way).
+    g.push(carry_in);
+    t.push(carry_in);
+    for i in 0..n {
+        g.push(gate(b, sel, Gate::And, xs[i], ys[i])?);
+        t.push(if need_t[i + 1] {
+            gate(b, sel, Gate::Or, xs[i], ys[i])?
+        } else {
+            zero
+        });
+    }
+    for (k, op) in ops.iter().enumerate() {
+        let (gh, th, gl, tl) = (g[op.hi], t[op.hi], g[op.lo], t[op.lo]);
+        let gn = combine(b, sel, gh, th, gl)?;
+        let tn = if need_t[len + k] {
+            combine(b, sel, gh, th, tl)?
+        } else {
+            zero
+        };
+        g.push(gn);
+        t.push(tn);
+    }
+    Ok(last.iter().map(|&node| g[node]).collect())
+}
+
+/// The carry out of a high span `(G_hi, T_hi)` given the carry `c` into
+/// it: `maj(G_hi, T_hi, c)`, free when `c` is a clear constant.
+fn combine(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    gh: Wire,
+    th: Wire,
+    c: Wire,
+) -> Result<Wire, Error> {
+    Ok(match b.constant_value(c)? {
+        Some(0) => gh,
+        Some(_) => th,
+        None => maj(b, sel, gh, th, c)?,
+    })
+}
+
+thread_local! {
+    static CHOICES: RefCell<HashMap<(ParamsId, usize, usize), AdderKind>> = RefCell::new(HashMap::new());
+}
+
+/// The concrete adder with the least estimated time for `n` bits on the
+/// builder's parameters and thread count.
+pub fn choose(b: &CircuitBuilder, n: usize) -> AdderKind {
+    let params = b.params();
+    let threads = b.threads();
+    let key = (params.id, n, threads);
+    if let Some(k) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
+        return k;
+    }
+    let mut best = (u64::MAX, AdderKind::Ripple);
+    for kind in AdderKind::CONCRETE {
+        let cost = (|| -> Result<u64, Error> {
+            let mut s = CircuitBuilder::new(params);
+            s.set_threads(threads);
+            let x = Bits::input(&mut s, n)?;
+            let y = Bits::input(&mut s, n)?;
+            let cin = s.constant(0);
+            let (sum, carry) = add(&mut s, &x, &y, cin, kind)?;
+            sum.output(&mut s)?;
+            s.output(carry)?;
+            let st = s.build().stats();
+            Ok((st.pbs as u64)
+                .div_ceil(threads as u64)
+                .max(st.depth as u64))
+        })()
+        .unwrap_or(u64::MAX);
+        if cost < best.0 {
+            best = (cost, kind);
+        }
+    }
+    CHOICES.with(|c| c.borrow_mut().insert(key, best.1));
+    best.1
+}

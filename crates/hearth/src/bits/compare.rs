@@ -1,0 +1,232 @@
+//! Comparisons, minimum, maximum and selection.
+//!
+//! `x >= y` (unsigned) is the carry out of `x + not y + 1`: only the carry
+//! chain, no sum bits. The chain is split into blocks: the first block
+//! ripples with the real carry in; every other block ripples twice, with
+//! carry in 0 and 1, side by side; then the blocks' carries are joined by
+//! one majority each (`c = maj(G, T, c_in)`, as `G` implies `T`). One
+//! block is the plain ripple (`n` bootstraps, depth `n`); with `k` blocks,
+//! about `2n` bootstraps at depth `n / k + k`. The split with the least
+//! estimated time, `max(#PBS / threads, depth)`, is used: on two threads
+//! two blocks (about `1.5 n` bootstraps, depth `n / 2 + 1`).
+//! Signed comparisons flip the sign bits first (free).
+//!
+//! Equality ORs the XORs of the bits in as wide groups as the parameters
+//! allow (two on `pi = 3`): `2n - 1` bootstraps, depth `1 + log2 n`; an XOR
+//! with a clear bit is free, so comparing with a constant costs the OR
+//! tree only.
+
+use super::gates::{gate, maj, mux, not, Gate};
+use super::{Bits, ONE};
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::error::Error;
+
+/// A comparison of two integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Cmp {
+    pub const ALL: [Cmp; 6] = [Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Eq, Cmp::Ne];
+
+    /// Whether it holds for `x` and `y`.
+    pub fn holds<T: PartialOrd>(self, x: T, y: T) -> bool {
+        match self {
+            Cmp::Lt => x < y,
+            Cmp::Le => x <= y,
+            Cmp::Gt => x > y,
+            Cmp::Ge => x >= y,
+            Cmp::Eq => x == y,
+            Cmp::Ne => x != y,
+        }
+    }
+}
+
+/// Operands padded to a common width (zero or sign extension).
+fn padded(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> (Vec<Wire>, Vec<Wire>) {
+    let n = x.len().max(y.len());
+    let zero = b.constant(0);
+    let fx = if signed { x.top(b) } else { zero };
+    let fy = if signed { y.top(b) } else { zero };
+    (
+        (0..n).map(|i| x.bit_or(i, fx)).collect(),
+        (0..n).map(|i| y.bit_or(i, fy)).collect(),
+    )
+}
+
+/// `x <op> y` as one bit (unsigned, or two's complement when `signed`).
+pub fn compare(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    op: Cmp,
+    signed: bool,
+) -> Result<Wire, Error> {
+    let (mut xs, mut ys) = padded(b, x, y, signed);
+    let mut sel = Selectors::new();
+    if matches!(op, Cmp::Eq | Cmp::Ne) {
+        let ne = not_equal(b, &mut sel, &xs, &ys)?;
+        return if op == Cmp::Ne { Ok(ne) } else { not(b, ne) };
+    }
+    if signed {
+        if let (Some(tx), Some(ty)) = (xs.last_mut(), ys.last_mut()) {
+            *tx = not(b, *tx)?;
+            *ty = not(b, *ty)?;
+        }
+    }
+    // ge(x, y) = carry of x + not y + 1; gt(x, y) = carry of x + not y.
+    let (hi, lo, strict) = match op {
+        Cmp::Ge => (&xs, &ys, false),
+        Cmp::Lt => (&xs, &ys, false),
+        Cmp::Gt => (&xs, &ys, true),
+        _ => (&ys, &xs, false), // Le: y >= x
+    };
+    let nots: Vec<Wire> = lo.iter().map(|&w| not(b, w)).collect::<Result<_, _>>()?;
+    let cin = b.constant(if strict { 0 } else { ONE });
+    let c = carry_out(b, &mut sel, hi, &nots, cin)?;
+    if op == Cmp::Lt {
+        not(b, c)
+    } else {
+        Ok(c)
+    }
+}
+
+/// `1` when some bit differs.
+pub(crate) fn not_equal(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[Wire],
+    ys: &[Wire],
+) -> Result<Wire, Error> {
+    let diffs: Vec<Wire> = xs
+        .iter()
+        .zip(ys)
+        .map(|(&x, &y)| gate(b, sel, Gate::Xor, x, y))
+        .collect::<Result<_, _>>()?;
+    or_all(b, sel, &diffs)
+}
+
+/// The OR of all `bits` (0 for none), as a tree of the widest OR gates
+/// the parameters allow.
+pub fn or_all(b: &mut CircuitBuilder, sel: &mut Selectors, bits: &[Wire]) -> Result<Wire, Error> {
+    let mut level: Vec<Wire> = Vec::with_capacity(bits.len());
+    // Clear bits: a set one decides, cleared ones drop out.
+    for &w in bits {
+        match b.constant_value(w)? {
+            Some(0) => {}
+            Some(_) => return Ok(b.constant(ONE)),
+            None => level.push(w),
+        }
+    }
+    let fan = super::gates::widest_or(b, sel)?;
+    while level.len() > 1 {
+        let mut next = Vec::with_capacity(level.len().div_ceil(fan));
+        for group in level.chunks(fan) {
+            next.push(super::gates::or_n(b, sel, group)?);
+        }
+        level = next;
+    }
+    Ok(level.pop().unwrap_or_else(|| b.constant(0)))
+}
+
+/// The carry out of `xs + ys + cin`, by the block split with the least
+/// estimated time.
+pub(crate) fn carry_out(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[Wire],
+    ys: &[Wire],
+    cin: Wire,
+) -> Result<Wire, Error> {
+    let n = xs.len();
+    let blocks = best_split(n, b.threads());
+    let size = n.div_ceil(blocks.max(1)).max(1);
+    let mut carry = cin;
+    for (k, start) in (0..n).step_by(size).enumerate() {
+        let end = (start + size).min(n);
+        if k == 0 {
+            carry = ripple(b, sel, &xs[start..end], &ys[start..end], carry)?;
+        } else {
+            let zero = b.constant(0);
+            let one = b.constant(ONE);
+            let g = ripple(b, sel, &xs[start..end], &ys[start..end], zero)?;
+            let t = ripple(b, sel, &xs[start..end], &ys[start..end], one)?;
+            carry = match b.constant_value(carry)? {
+                Some(0) => g,
+                Some(_) => t,
+                None => maj(b, sel, g, t, carry)?,
+            };
+        }
+    }
+    Ok(carry)
+}
+
+/// The carry out of a ripple over `xs + ys + c`.
+fn ripple(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[Wire],
+    ys: &[Wire],
+    mut c: Wire,
+) -> Result<Wire, Error> {
+    for (&x, &y) in xs.iter().zip(ys) {
+        c = maj(b, sel, x, y, c)?;
+    }
+    Ok(c)
+}
+
+/// The number of blocks with the least `max(#PBS / threads, depth)` for an
+/// `n`-bit carry chain (ties: fewer bootstraps).
+fn best_split(n: usize, threads: usize) -> usize {
+    (1..=n.clamp(1, 16))
+        .map(|k| {
+            let size = n.div_ceil(k);
+            let k = n.div_ceil(size);
+            let pbs = size + 2 * (n - size) + (k - 1);
+            let depth = size + (k - 1);
+            (pbs.div_ceil(threads).max(depth), pbs, k)
+        })
+        .min()
+        .map_or(1, |(_, _, k)| k)
+}
+
+/// Per bit, `if s { x } else { y }`.
+pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bits, Error> {
+    let mut sel = Selectors::new();
+    let zero = b.constant(0);
+    let n = x.len().max(y.len());
+    let out = (0..n)
+        .map(|i| mux(b, &mut sel, s, x.bit_or(i, zero), y.bit_or(i, zero)))
+        .collect::<Result<_, _>>()?;
+    Ok(Bits::from_vec(out))
+}
+
+/// `max(x, y)` (unsigned, or signed).
+pub fn max(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<Bits, Error> {
+    let ge = compare(b, x, y, Cmp::Ge, signed)?;
+    select(b, ge, x, y)
+}
+
+/// `min(x, y)` (unsigned, or signed).
+pub fn min(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<Bits, Error> {
+    let ge = compare(b, x, y, Cmp::Ge, signed)?;
+    select(b, ge, y, x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_blocks_on_two_threads() {
+        assert_eq!(best_split(32, 1), 1);
+        assert_eq!(best_split(32, 2), 2);
+        assert!(best_split(32, 16) > 2);
+    }
+}

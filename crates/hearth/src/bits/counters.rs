@@ -1,0 +1,190 @@
+//! Counters and column compression: many bits of equal weight become the
+//! few bits of their count, so a sum of many numbers needs one carry chain
+//! at the end instead of one per operand.
+//!
+//! A counter of `k` bits outputs the bits of their count: every bit above
+//! the lowest is a threshold of the count (one bootstrap each, where the
+//! parameters have a form for it); the lowest is the linear remainder
+//! `sum x - 2 c_1 - 4 c_2 - ...` when its weight allows. On `pi = 3` that
+//! is the full adder (3 bits to 2: one bootstrap) and the half adder (2 to
+//! 2: one AND); on `pi >= 5` a 7-to-3 counter costs two bootstraps.
+//!
+//! [`CompressKind::Wallace`] reduces every column at every level;
+//! [`CompressKind::Dadda`] reduces each level only to the next height of
+//! Dadda's sequence (2, 3, 4, 6, 9, 13, ...), which uses fewer counters.
+//! Both stop at two rows, which one adder finishes.
+
+use num_bigint::BigUint;
+use num_traits::{One, Zero};
+
+use super::adders::{add, AdderKind};
+use super::gates::threshold;
+use super::{Bits, ONE};
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::error::Error;
+
+/// How columns are reduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompressKind {
+    Wallace,
+    Dadda,
+}
+
+/// The bits of the count of `group` (least significant first), or `None`
+/// when this parameter set has no counter that wide.
+pub fn counter(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    group: &[Wire],
+) -> Result<Option<Vec<Wire>>, Error> {
+    let k = group.len();
+    let outs = usize::BITS as usize - k.leading_zeros() as usize;
+    let mut bits = vec![b.constant(0); outs];
+    for (j, bit) in bits.iter_mut().enumerate().skip(1) {
+        let f = move |v: &[bool]| (v.iter().filter(|&&t| t).count() >> j) & 1 == 1;
+        match threshold(b, sel, group, &f)? {
+            Some(w) => *bit = w,
+            None => return Ok(None),
+        }
+    }
+    // The lowest bit: the remainder, linear where its weight allows.
+    let mut terms: Vec<(Wire, i64)> = group.iter().map(|&w| (w, 1)).collect();
+    for (j, &w) in bits.iter().enumerate().skip(1) {
+        terms.push((w, -(1 << j)));
+    }
+    bits[0] = if b.weight_of(&terms)? <= b.params().budgets[1] {
+        let s = b.linear(&terms, 0)?;
+        b.assume_range(s, 0, ONE, ONE)?
+    } else {
+        match threshold(b, sel, group, &|v: &[bool]| {
+            v.iter().filter(|&&t| t).count() % 2 == 1
+        })? {
+            Some(w) => w,
+            None => return Ok(None),
+        }
+    };
+    Ok(Some(bits))
+}
+
+/// The widest counter (up to 7 bits) these parameters support.
+pub fn widest_counter(b: &mut CircuitBuilder) -> Result<usize, Error> {
+    let mut sel = Selectors::new();
+    for k in (3..=7).rev() {
+        let mut scratch = CircuitBuilder::new(b.params());
+        let group: Vec<Wire> = (0..k)
+            .map(|_| scratch.input_with_step(0, ONE, ONE))
+            .collect::<Result<_, _>>()?;
+        if counter(&mut scratch, &mut sel, &group)?.is_some() {
+            return Ok(k);
+        }
+    }
+    Ok(3)
+}
+
+/// `sum_j 2^j (sum of column j)` modulo `2^width`, as `width` bits.
+pub fn sum_columns(
+    b: &mut CircuitBuilder,
+    mut columns: Vec<Vec<Wire>>,
+    width: usize,
+    kind: CompressKind,
+) -> Result<Bits, Error> {
+    columns.resize(width, Vec::new());
+    columns.truncate(width);
+    fold_constants(b, &mut columns)?;
+    let widest = widest_counter(b)?;
+    let mut sel = Selectors::new();
+    loop {
+        let height = columns.iter().map(Vec::len).max().unwrap_or(0);
+        if height <= 2 {
+            break;
+        }
+        let target = match kind {
+            CompressKind::Wallace => 2,
+            CompressKind::Dadda => dadda_below(height),
+        };
+        // Low to high: bits a column receives from lower columns at this
+        // level count towards its height at the next one.
+        let mut next: Vec<Vec<Wire>> = vec![Vec::new(); width];
+        for j in 0..width {
+            let mut col = std::mem::take(&mut columns[j]);
+            loop {
+                let h = col.len() + next[j].len();
+                if h <= target || col.len() < 2 {
+                    break;
+                }
+                // A k-counter leaves one of its k bits here.
+                let k = match kind {
+                    CompressKind::Wallace => col.len().min(widest),
+                    CompressKind::Dadda => col.len().min(widest).min(h - target + 1),
+                };
+                let group: Vec<Wire> = col.drain(..k).collect();
+                let outs = counter(b, &mut sel, &group)?
+                    .expect("full and half adders exist wherever the bits family does");
+                for (o, w) in outs.into_iter().enumerate() {
+                    if j + o < width {
+                        next[j + o].push(w);
+                    }
+                }
+            }
+            next[j].extend(col);
+        }
+        fold_constants(b, &mut next)?;
+        columns = next;
+    }
+    let zero = b.constant(0);
+    let rows: [Vec<Wire>; 2] = std::array::from_fn(|r| {
+        columns
+            .iter()
+            .map(|c| c.get(r).copied().unwrap_or(zero))
+            .collect()
+    });
+    let [r0, r1] = rows;
+    let (sum, _) = add(
+        b,
+        &Bits::from_vec(r0),
+        &Bits::from_vec(r1),
+        zero,
+        AdderKind::Auto,
+    )?;
+    Ok(sum)
+}
+
+/// The largest height of Dadda's sequence below `h`.
+fn dadda_below(h: usize) -> usize {
+    let mut d = 2;
+    while (d * 3) / 2 < h {
+        d = (d * 3) / 2;
+    }
+    d
+}
+
+/// Replaces the clear bits of all columns by the bits of their total (at
+/// most one per column, modulo the width), so constants never count
+/// towards height.
+fn fold_constants(b: &mut CircuitBuilder, columns: &mut [Vec<Wire>]) -> Result<(), Error> {
+    let mut total = BigUint::zero();
+    let mut any = false;
+    for (j, col) in columns.iter_mut().enumerate() {
+        let mut kept = Vec::with_capacity(col.len());
+        for &w in col.iter() {
+            match b.constant_value(w)? {
+                Some(v) => {
+                    any = true;
+                    if v.rem_euclid(2 * ONE) == ONE {
+                        total += BigUint::one() << j;
+                    }
+                }
+                None => kept.push(w),
+            }
+        }
+        *col = kept;
+    }
+    if any {
+        for (j, col) in columns.iter_mut().enumerate() {
+            if total.bit(j as u64) {
+                col.push(b.constant(ONE));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! Division: quotient and remainder, unsigned and signed.
+//!
+//! Non-restoring division: a remainder register of `n + 1` bits; for each
+//! quotient bit, from the top, shift the next dividend bit in, then
+//! subtract the divisor if the remainder is non-negative, else add it (the
+//! divisor's bits XORed with the decision, the decision as the carry in),
+//! and the quotient bit is the new remainder's sign, negated. A final
+//! addition corrects a negative remainder. Each step is one adder
+//! ([`super::adders`], chosen for the thread count) plus `n` XORs that run
+//! beside it; by a clear divisor the XORs are free, which halves the work.
+//!
+//! Signed division truncates toward zero like Rust's `wrapping_div`
+//! (`MIN / -1 = MIN`); the remainder takes the dividend's sign.
+//!
+//! Division by zero is not a panic: the flag [`is_zero`] reports it (what
+//! Rust's `checked_div` turns into `None`), and the circuit gives the
+//! quotient all ones and the remainder the dividend (unsigned; signed: the
+//! quotient is -1 for a non-negative dividend and 1 for a negative one),
+//! as RISC-V and tfhe-rs do for unsigned division.
+
+use super::adders::{add, add_wires, AdderKind};
+use super::compare::or_all;
+use super::gates::{gate, not, Gate};
+use super::Bits;
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::error::Error;
+
+/// `(x / y, x % y)` on `n = max(len)` bits (unsigned, or two's complement
+/// when `signed`).
+pub fn div_rem(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    signed: bool,
+) -> Result<(Bits, Bits), Error> {
+    let n = x.len().max(y.len());
+    let (x, y) = (resize(b, x, n, signed), resize(b, y, n, signed));
+    if !signed {
+        // A clear power of two (or zero) divides by rewiring.
+        if let Some(k) = clear_power_of_two(b, &y)? {
+            let zero = b.constant(0);
+            let w = x.wires();
+            let q = (0..n)
+                .map(|i| w.get(i + k).copied().unwrap_or(zero))
+                .collect();
+            let r = (0..n).map(|i| if i < k { w[i] } else { zero }).collect();
+            return Ok((Bits::from_vec(q), Bits::from_vec(r)));
+        }
+        return div_rem_unsigned(b, &x, &y);
+    }
+    let sx = x.top(b);
+    let sy = y.top(b);
+    let ax = negate_if(b, &x, sx)?;
+    let ay = negate_if(b, &y, sy)?;
+    let (q, r) = div_rem_unsigned(b, &ax, &ay)?;
+    let mut sel = Selectors::new();
+    let sq = gate(b, &mut sel, Gate::Xor, sx, sy)?;
+    Ok((negate_if(b, &q, sq)?, negate_if(b, &r, sx)?))
+}
+
+/// `Some(k)` when `y` is the clear constant `2^k`.
+fn clear_power_of_two(b: &CircuitBuilder, y: &Bits) -> Result<Option<usize>, Error> {
+    let mut one_at = None;
+    for (i, &w) in y.wires().iter().enumerate() {
+        match b.constant_value(w)? {
+            None => return Ok(None),
+            Some(0) => {}
+            Some(_) if one_at.is_none() => one_at = Some(i),
+            Some(_) => return Ok(None),
+        }
+    }
+    Ok(one_at)
+}
+
+/// `1` when every bit of `y` is 0.
+pub fn is_zero(b: &mut CircuitBuilder, y: &Bits) -> Result<Wire, Error> {
+    let any = or_all(b, &mut Selectors::new(), y.wires())?;
+    not(b, any)
+}
+
+/// `x` on `n` bits (zero or sign extension, or truncation).
+fn resize(b: &mut CircuitBuilder, x: &Bits, n: usize, signed: bool) -> Bits {
+    let fill = if signed { x.top(b) } else { b.constant(0) };
+    Bits::from_vec((0..n).map(|i| x.bit_or(i, fill)).collect())
+}
+
+/// `-x` when the bit `s` is set, else `x`: `(x xor s) + s`.
+pub fn negate_if(b: &mut CircuitBuilder, x: &Bits, s: Wire) -> Result<Bits, Error> {
+    let mut sel = Selectors::new();
+    let flipped: Vec<Wire> = x
+        .wires()
+        .iter()
+        .map(|&w| gate(b, &mut sel, Gate::Xor, w, s))
+        .collect::<Result<_, _>>()?;
+    let zero = b.constant(0);
+    let zeros: Vec<Wire> = vec![zero; x.len()];
+    Ok(add_wires(b, &flipped, &zeros, s, AdderKind::Auto)?.0)
+}
+
+fn div_rem_unsigned(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<(Bits, Bits), Error> {
+    let n = x.len();
+    let zero = b.constant(0);
+    if n == 0 {
+        return Ok((Bits::default(), Bits::default()));
+    }
+    let mut sel = Selectors::new();
+    // The divisor on n + 1 bits.
+    let ys: Vec<Wire> = (0..=n).map(|i| y.bit_or(i, zero)).collect();
+    let mut r: Vec<Wire> = vec![zero; n + 1];
+    let mut q: Vec<Wire> = vec![zero; n];
+    for i in (0..n).rev() {
+        // Subtract when the remainder is non-negative.
+        let sub = not(b, r[n])?;
+        // r = 2 r + x_i (modulo 2^(n+1)).
+        let mut shifted = vec![x.wires()[i]];
+        shifted.extend_from_slice(&r[..n]);
+        let operand: Vec<Wire> = ys
+            .iter()
+            .map(|&w| gate(b, &mut sel, Gate::Xor, w, sub))
+            .collect::<Result<_, _>>()?;
+        let (sum, _) = add_wires(b, &shifted, &operand, sub, AdderKind::Auto)?;
+        r = sum.wires().to_vec();
+        q[i] = not(b, r[n])?;
+    }
+    // A negative remainder gets the divisor back.
+    let sign = r[n];
+    let back: Vec<Wire> = ys[..n]
+        .iter()
+        .map(|&w| gate(b, &mut sel, Gate::And, w, sign))
+        .collect::<Result<_, _>>()?;
+    let (rem, _) = add(
+        b,
+        &Bits::from_vec(r[..n].to_vec()),
+        &Bits::from_vec(back),
+        zero,
+        AdderKind::Auto,
+    )?;
+    Ok((Bits::from_vec(q), rem))
+}

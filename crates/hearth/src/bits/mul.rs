@@ -1,0 +1,297 @@
+//! Multiplication: `x * y` modulo `2^width` (`width = n` for Rust's
+//! wrapping product, `2n` for the full one).
+//!
+//! Partial products `x_i and y_j` (one gate each, free against a clear bit)
+//! go only into columns below `width`. Signed full products use
+//! Baugh-Wooley: the partial products that pair one sign bit with a
+//! non-sign bit are negated (NAND) and two constants added, so no sign
+//! extension is needed (a wrapping product is the same signed or not).
+//! Then:
+//! * [`MulKind::ShiftAdd`]: the rows added one after the other by ripple
+//!   adders (the papers' baseline);
+//! * [`MulKind::Array`]: the carry-save array of the CSA paper: each row
+//!   meets the running (sum, carry) pair in one level of full adders (one
+//!   majority each, the sum linear), `n` levels, then one adder;
+//! * [`MulKind::Wallace`], [`MulKind::Dadda`]: column compression with the
+//!   widest counters the parameters allow ([`super::counters`]);
+//! * [`MulKind::Karatsuba`] (CPU/GPU paper): three half-size products of
+//!   the halves and their sums, for full unsigned products of 16 bits and
+//!   more;
+//! * [`MulKind::Auto`]: the candidate with the least estimated time on the
+//!   builder's thread count, `max(#PBS / threads, depth)`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use super::adders::{add, AdderKind};
+use super::counters::{sum_columns, CompressKind};
+use super::gates::{gate, Gate};
+use super::{Bits, ONE};
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::crypto::params::ParamsId;
+use crate::error::Error;
+
+/// How partial products are summed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MulKind {
+    ShiftAdd,
+    Array,
+    Wallace,
+    Dadda,
+    Karatsuba,
+    Auto,
+}
+
+impl MulKind {
+    pub const CONCRETE: [MulKind; 5] = [
+        MulKind::ShiftAdd,
+        MulKind::Array,
+        MulKind::Wallace,
+        MulKind::Dadda,
+        MulKind::Karatsuba,
+    ];
+}
+
+/// Karatsuba splits while both halves have at least this many bits.
+const KARATSUBA_MIN: usize = 8;
+
+/// `x * y mod 2^width`, the operands read as unsigned, or as two's
+/// complement when `signed` (which only matters when `width` exceeds the
+/// operands).
+pub fn mul(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    width: usize,
+    signed: bool,
+    kind: MulKind,
+) -> Result<Bits, Error> {
+    let n = x.len().max(y.len());
+    if signed && width > n {
+        // Baugh-Wooley on equal widths, at most 2n bits (the signed
+        // product fits them), then sign extension.
+        let (x, y) = (extend(b, x, n), extend(b, y, n));
+        let inner = width.min(2 * n);
+        let p = mul_kind(b, &x, &y, inner, true, kind)?;
+        return Ok(extend(b, &p, width));
+    }
+    mul_kind(b, x, y, width, false, kind)
+}
+
+fn mul_kind(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    width: usize,
+    signed: bool,
+    kind: MulKind,
+) -> Result<Bits, Error> {
+    let (x, y) = (x.clone(), y.clone());
+    let kind = match kind {
+        MulKind::Auto => choose(b, x.len(), y.len(), width, signed),
+        MulKind::Karatsuba if signed || width < x.len() + y.len() => MulKind::Wallace,
+        k => k,
+    };
+    match kind {
+        MulKind::ShiftAdd | MulKind::Array => rows_product(b, &x, &y, width, signed, kind),
+        MulKind::Wallace | MulKind::Dadda => {
+            let cols = partial_products(b, &x, &y, width, signed)?;
+            let compress = if kind == MulKind::Wallace {
+                CompressKind::Wallace
+            } else {
+                CompressKind::Dadda
+            };
+            sum_columns(b, cols, width, compress)
+        }
+        MulKind::Karatsuba => karatsuba(b, &x, &y, width),
+        MulKind::Auto => unreachable!("resolved above"),
+    }
+}
+
+/// Sign extension of `x` to `n` bits.
+fn extend(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Bits {
+    let top = x.top(b);
+    Bits::from_vec((0..n).map(|i| x.bit_or(i, top)).collect())
+}
+
+/// Partial products by column, below `width`; Baugh-Wooley for signed
+/// operands of equal width `n` (product of `2n` bits).
+fn partial_products(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    width: usize,
+    signed: bool,
+) -> Result<Vec<Vec<Wire>>, Error> {
+    let mut sel = Selectors::new();
+    let mut cols = vec![Vec::new(); width];
+    let (n, m) = (x.len(), y.len());
+    for (i, &xi) in x.wires().iter().enumerate() {
+        for (j, &yj) in y.wires().iter().enumerate() {
+            if i + j >= width {
+                continue;
+            }
+            let negate = signed && ((i == n - 1) != (j == m - 1));
+            let g = if negate { Gate::Nand } else { Gate::And };
+            cols[i + j].push(gate(b, &mut sel, g, xi, yj)?);
+        }
+    }
+    if signed {
+        // Baugh-Wooley's constants: 2^n + 2^(2n - 1) (equal widths n).
+        for c in [n, 2 * n - 1] {
+            if c < width {
+                let one = b.constant(ONE);
+                cols[c].push(one);
+            }
+        }
+    }
+    Ok(cols)
+}
+
+/// Shift-and-add or the carry-save array over rows of partial products.
+fn rows_product(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    width: usize,
+    signed: bool,
+    kind: MulKind,
+) -> Result<Bits, Error> {
+    let cols = partial_products(b, x, y, width, signed)?;
+    // Rows: row r holds the r-th bit of each column (a skewed array of
+    // partial products, with the constants in the last rows).
+    let height = cols.iter().map(Vec::len).max().unwrap_or(0);
+    let zero = b.constant(0);
+    let rows: Vec<Bits> = (0..height)
+        .map(|r| {
+            Bits::from_vec(
+                cols.iter()
+                    .map(|c| c.get(r).copied().unwrap_or(zero))
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut rows = rows.into_iter();
+    let Some(first) = rows.next() else {
+        return Ok(Bits::from_vec(vec![zero; width]));
+    };
+    if kind == MulKind::ShiftAdd {
+        let mut acc = first;
+        for row in rows {
+            acc = add(b, &acc, &row, zero, AdderKind::Ripple)?.0;
+        }
+        return Ok(acc);
+    }
+    // Carry-save: (s, c) + row -> (s', c') with one level of full adders.
+    let mut sel = Selectors::new();
+    let mut s = first.wires().to_vec();
+    let mut c = vec![zero; width];
+    for row in rows {
+        let mut ns = Vec::with_capacity(width);
+        let mut nc = vec![zero; width];
+        for k in 0..width {
+            let (sum, carry) = super::gates::full_add(b, &mut sel, s[k], c[k], row.wires()[k])?;
+            ns.push(sum);
+            if k + 1 < width {
+                nc[k + 1] = carry;
+            }
+        }
+        s = ns;
+        c = nc;
+    }
+    Ok(add(
+        b,
+        &Bits::from_vec(s),
+        &Bits::from_vec(c),
+        zero,
+        AdderKind::Auto,
+    )?
+    .0)
+}
+
+/// Karatsuba on full unsigned products: `x y = A 4^h + (C - A - B) 2^h + B`
+/// with `A = x1 y1`, `B = x0 y0`, `C = (x0 + x1)(y0 + y1)`; the result
+/// modulo `2^width`.
+fn karatsuba(b: &mut CircuitBuilder, x: &Bits, y: &Bits, width: usize) -> Result<Bits, Error> {
+    let n = x.len().max(y.len());
+    let h = n / 2;
+    if x.len().min(y.len()) < 2 * KARATSUBA_MIN {
+        let cols = partial_products(b, x, y, width, false)?;
+        return sum_columns(b, cols, width, CompressKind::Dadda);
+    }
+    let zero = b.constant(0);
+    let split = |v: &Bits| {
+        (
+            Bits::from_vec(v.wires()[..h.min(v.len())].to_vec()),
+            Bits::from_vec(v.wires()[h.min(v.len())..].to_vec()),
+        )
+    };
+    let (x0, x1) = split(x);
+    let (y0, y1) = split(y);
+    let a = karatsuba(b, &x1, &y1, x1.len() + y1.len())?;
+    let bb = karatsuba(b, &x0, &y0, x0.len() + y0.len())?;
+    let (xs, xc) = add(b, &x0, &x1, zero, AdderKind::Auto)?;
+    let (ys, yc) = add(b, &y0, &y1, zero, AdderKind::Auto)?;
+    let xs = Bits::from_vec([xs.wires(), &[xc]].concat());
+    let ys = Bits::from_vec([ys.wires(), &[yc]].concat());
+    let c = karatsuba(b, &xs, &ys, xs.len() + ys.len())?;
+    // C - A - B >= 0; everything summed in columns, negatives as
+    // complements (-v = not v + 1 modulo 2^width).
+    let mut cols: Vec<Vec<Wire>> = vec![Vec::new(); width];
+    let mut place =
+        |b: &mut CircuitBuilder, v: &Bits, shift: usize, negative: bool| -> Result<(), Error> {
+            for (j, col) in cols.iter_mut().enumerate().skip(shift) {
+                let bit = v.bit_or(j - shift, zero);
+                col.push(if negative {
+                    super::gates::not(b, bit)?
+                } else {
+                    bit
+                });
+            }
+            if negative && shift < width {
+                cols[shift].push(b.constant(ONE));
+            }
+            Ok(())
+        };
+    place(b, &a, 2 * h, false)?;
+    place(b, &bb, 0, false)?;
+    place(b, &c, h, false)?;
+    place(b, &a, h, true)?;
+    place(b, &bb, h, true)?;
+    sum_columns(b, cols, width, CompressKind::Dadda)
+}
+
+type Key = (ParamsId, usize, usize, usize, bool, usize);
+
+thread_local! {
+    static CHOICES: RefCell<HashMap<Key, MulKind>> = RefCell::new(HashMap::new());
+}
+
+/// The concrete algorithm with the least estimated time.
+pub fn choose(b: &CircuitBuilder, n: usize, m: usize, width: usize, signed: bool) -> MulKind {
+    let params = b.params();
+    let threads = b.threads();
+    let key = (params.id, n, m, width, signed, threads);
+    if let Some(k) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
+        return k;
+    }
+    let mut best = (u64::MAX, u64::MAX, MulKind::Dadda);
+    for kind in MulKind::CONCRETE {
+        let cost = (|| -> Result<(u64, u64), Error> {
+            let mut s = CircuitBuilder::new(params);
+            s.set_threads(threads);
+            let x = Bits::input(&mut s, n)?;
+            let y = Bits::input(&mut s, m)?;
+            mul(&mut s, &x, &y, width, signed, kind)?.output(&mut s)?;
+            let st = s.build().stats();
+            let pbs = st.pbs as u64;
+            Ok((pbs.div_ceil(threads as u64).max(st.depth as u64), pbs))
+        })()
+        .unwrap_or((u64::MAX, u64::MAX));
+        if cost < (best.0, best.1) {
+            best = (cost.0, cost.1, kind);
+        }
+    }
+    CHOICES.with(|c| c.borrow_mut().insert(key, best.2));
+    best.2
+}

@@ -1,0 +1,344 @@
+//! The two's-complement bits family on the clear backend, against Rust's
+//! integer arithmetic: every pair of 8-bit operands for each two-operand
+//! operation, random pairs at 16, 32, 64 (and 128) bits.
+
+use hearth::backend::{Backend, ClearBackend};
+use hearth::bits::adders::{self, AdderKind};
+use hearth::bits::compare::{self, Cmp};
+use hearth::bits::gates::Gate;
+use hearth::bits::mul::{self, MulKind};
+use hearth::bits::shift::{self, ShiftKind};
+use hearth::bits::{bitwise, div, flags, Bits};
+use hearth::circuit::CircuitBuilder;
+use hearth::{Circuit, Error, ParameterSet, INSECURE_TEST_BITS};
+use rand::{Rng, SeedableRng};
+
+type Build = dyn Fn(&mut CircuitBuilder, &Bits, &Bits) -> Result<Vec<Bits>, Error>;
+
+/// A circuit of two `n`-bit inputs and the outputs `build` makes.
+fn circuit(
+    params: &'static ParameterSet,
+    n: usize,
+    threads: usize,
+    build: &Build,
+) -> (Circuit, Vec<usize>) {
+    let mut b = CircuitBuilder::new(params);
+    b.set_threads(threads);
+    let x = Bits::input(&mut b, n).unwrap();
+    let y = Bits::input(&mut b, n).unwrap();
+    let outs = build(&mut b, &x, &y).unwrap();
+    let lens = outs.iter().map(Bits::len).collect();
+    for o in &outs {
+        o.output(&mut b).unwrap();
+    }
+    (b.build(), lens)
+}
+
+fn bits_of(v: u128, n: usize) -> Vec<u64> {
+    (0..n).map(|i| 2 * ((v >> i) & 1) as u64).collect()
+}
+
+/// Runs on `(x, y)` and returns each output as an unsigned value.
+fn run(c: &(Circuit, Vec<usize>), n: usize, x: u128, y: u128) -> Vec<u128> {
+    let mut ins = bits_of(x, n);
+    ins.extend(bits_of(y, n));
+    let out = ClearBackend.evaluate(&c.0, &ins).unwrap();
+    let mut it = out.into_iter();
+    c.1.iter()
+        .map(|&len| {
+            (0..len).fold(0u128, |acc, i| {
+                let d = it.next().unwrap();
+                assert!(d == 0 || d == 2, "a bit decrypts to {d}");
+                acc | ((d as u128 / 2) << i)
+            })
+        })
+        .collect()
+}
+
+fn mask(n: usize) -> u128 {
+    if n >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << n) - 1
+    }
+}
+
+/// Sign-extends an n-bit pattern to i128.
+fn signed(v: u128, n: usize) -> i128 {
+    ((v << (128 - n)) as i128) >> (128 - n)
+}
+
+/// Checks `build` against `reference` (operands and results as n-bit
+/// patterns, results reduced modulo each output's width) on all 8-bit
+/// pairs and random pairs at wider widths.
+fn check(
+    name: &str,
+    widths: &[usize],
+    build: &Build,
+    reference: &dyn Fn(usize, u128, u128) -> Vec<u128>,
+) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for &n in widths {
+        for threads in [1, 16] {
+            let c = circuit(&INSECURE_TEST_BITS, n, threads, build);
+            let pairs: Vec<(u128, u128)> = if n <= 8 {
+                (0..1u128 << n)
+                    .flat_map(|x| (0..1u128 << n).map(move |y| (x, y)))
+                    .collect()
+            } else {
+                let mut v = vec![
+                    (0, 0),
+                    (mask(n), mask(n)),
+                    (1 << (n - 1), mask(n)),
+                    (mask(n) >> 1, 1),
+                ];
+                v.extend(
+                    (0..300).map(|_| (rng.gen::<u128>() & mask(n), rng.gen::<u128>() & mask(n))),
+                );
+                v
+            };
+            for (x, y) in pairs {
+                let got = run(&c, n, x, y);
+                let want: Vec<u128> = reference(n, x, y)
+                    .into_iter()
+                    .zip(&c.1)
+                    .map(|(v, &len)| v & mask(len))
+                    .collect();
+                assert_eq!(
+                    got, want,
+                    "{name} n={n} threads={threads} x={x:#x} y={y:#x}"
+                );
+            }
+        }
+    }
+}
+
+const WIDTHS: &[usize] = &[8, 16, 32, 64];
+
+#[test]
+fn adders() {
+    for kind in AdderKind::CONCRETE.into_iter().chain([AdderKind::Auto]) {
+        check(
+            &format!("add {kind:?}"),
+            &[1, 3, 8, 16, 32, 64, 128],
+            &move |b, x, y| {
+                let one = b.constant(2);
+                let (s, c) = adders::add(b, x, y, one, kind)?;
+                Ok(vec![s, Bits::from_wires(b, vec![c])?])
+            },
+            &|n, x, y| {
+                let (s1, o1) = x.overflowing_add(y);
+                let (s2, o2) = s1.overflowing_add(1);
+                let carry = if n == 128 {
+                    o1 | o2
+                } else {
+                    (s2 >> n) & 1 == 1
+                };
+                vec![s2, carry as u128]
+            },
+        );
+    }
+    check(
+        "sub",
+        WIDTHS,
+        &|b, x, y| {
+            let (d, c) = adders::sub(b, x, y, AdderKind::Auto)?;
+            Ok(vec![d, Bits::from_wires(b, vec![c])?])
+        },
+        &|_, x, y| vec![x.wrapping_sub(y), (x >= y) as u128],
+    );
+}
+
+#[test]
+fn products() {
+    for kind in MulKind::CONCRETE.into_iter().chain([MulKind::Auto]) {
+        check(
+            &format!("mul {kind:?}"),
+            &[8, 16, 32],
+            &move |b, x, y| {
+                let n = x.len();
+                Ok(vec![
+                    mul::mul(b, x, y, n, false, kind)?,
+                    mul::mul(b, x, y, 2 * n, false, kind)?,
+                    mul::mul(b, x, y, 2 * n, true, kind)?,
+                ])
+            },
+            &|n, x, y| {
+                let s = (signed(x, n) * signed(y, n)) as u128;
+                vec![x.wrapping_mul(y), x * y, s]
+            },
+        );
+    }
+}
+
+#[test]
+fn division() {
+    check(
+        "div_rem",
+        &[8, 16, 32],
+        &|b, x, y| {
+            let (q, r) = div::div_rem(b, x, y, false)?;
+            let (sq, sr) = div::div_rem(b, x, y, true)?;
+            let z = div::is_zero(b, y)?;
+            Ok(vec![q, r, sq, sr, Bits::from_wires(b, vec![z])?])
+        },
+        &|n, x, y| {
+            let (sx, sy) = (signed(x, n), signed(y, n));
+            let (q, r) = if y == 0 { (mask(n), x) } else { (x / y, x % y) };
+            let (sq, sr) = if sy == 0 {
+                (if sx >= 0 { -1i128 } else { 1 }, sx)
+            } else if sx == signed(1 << (n - 1), n) && sy == -1 {
+                (sx, 0)
+            } else {
+                (sx / sy, sx % sy)
+            };
+            vec![q, r, sq as u128, sr as u128, (y == 0) as u128]
+        },
+    );
+}
+
+#[test]
+fn comparisons_min_max() {
+    check(
+        "compare",
+        WIDTHS,
+        &|b, x, y| {
+            let mut out = Vec::new();
+            for signed in [false, true] {
+                for op in Cmp::ALL {
+                    let w = compare::compare(b, x, y, op, signed)?;
+                    out.push(Bits::from_wires(b, vec![w])?);
+                }
+                out.push(compare::max(b, x, y, signed)?);
+                out.push(compare::min(b, x, y, signed)?);
+            }
+            Ok(out)
+        },
+        &|n, x, y| {
+            let mut v: Vec<u128> = Cmp::ALL.iter().map(|op| op.holds(x, y) as u128).collect();
+            v.extend([x.max(y), x.min(y)]);
+            let (sx, sy) = (signed(x, n), signed(y, n));
+            v.extend(Cmp::ALL.iter().map(|op| op.holds(sx, sy) as u128));
+            v.extend([sx.max(sy) as u128, sx.min(sy) as u128]);
+            v
+        },
+    );
+}
+
+#[test]
+fn shifts_by_encrypted_amounts() {
+    check(
+        "shifts",
+        &[8, 16, 32],
+        &|b, x, y| {
+            [
+                ShiftKind::Left,
+                ShiftKind::Right,
+                ShiftKind::ArithRight,
+                ShiftKind::RotateLeft,
+                ShiftKind::RotateRight,
+            ]
+            .iter()
+            .map(|&k| shift::shift(b, x, k, y))
+            .collect()
+        },
+        &|n, x, y| {
+            let a = (y % n as u128) as u32;
+            let sx = signed(x, n);
+            let rot = |v: u128, k: u32| ((v << k) | (v >> ((n as u32 - k) % n as u32))) & mask(n);
+            vec![
+                x << a,
+                x >> a,
+                (sx >> a) as u128,
+                if a == 0 { x } else { rot(x, a) },
+                if a == 0 { x } else { rot(x, n as u32 - a) },
+            ]
+        },
+    );
+}
+
+#[test]
+fn bitwise_gates_and_flags() {
+    check(
+        "bitwise",
+        WIDTHS,
+        &|b, x, y| {
+            let mut out: Vec<Bits> = Gate::ALL
+                .iter()
+                .map(|&g| bitwise::bitwise(b, g, x, y))
+                .collect::<Result<_, _>>()?;
+            let zero = b.constant(0);
+            let (s, f) = flags::add_flags(b, x, y, zero)?;
+            out.push(s);
+            out.push(Bits::from_wires(b, vec![f.n, f.z, f.c, f.v])?);
+            let (d, f) = flags::sub_flags(b, x, y)?;
+            out.push(d);
+            out.push(Bits::from_wires(b, vec![f.n, f.z, f.c, f.v])?);
+            Ok(out)
+        },
+        &|n, x, y| {
+            let m = mask(n);
+            let mut v: Vec<u128> = Gate::ALL
+                .iter()
+                .map(|&g| {
+                    (0..n).fold(0, |acc, i| {
+                        acc | ((g.eval((x >> i) & 1 == 1, (y >> i) & 1 == 1) as u128) << i)
+                    })
+                })
+                .collect();
+            let nzcv = |r: u128, c: bool, v: bool| {
+                ((r >> (n - 1)) & 1)
+                    | (((r & m) == 0) as u128) << 1
+                    | (c as u128) << 2
+                    | (v as u128) << 3
+            };
+            let s = (x + y) & m;
+            let ov = |r: u128, a: u128, b2: u128| {
+                let (sa, sb, sr) = ((a >> (n - 1)) & 1, (b2 >> (n - 1)) & 1, (r >> (n - 1)) & 1);
+                sa == sb && sr != sa
+            };
+            v.push(s);
+            v.push(nzcv(s, x + y > m, ov(s, x, y)));
+            let d = x.wrapping_sub(y) & m;
+            let ny = !y & m;
+            v.push(d);
+            v.push(nzcv(d, x >= y, ov(d, x, ny)));
+            v
+        },
+    );
+}
+
+#[test]
+fn counts_and_rewiring() {
+    check(
+        "count_ones / leading_zeros / reverse",
+        &[8, 16, 32, 64],
+        &|b, x, _| {
+            let n = x.len();
+            Ok(vec![
+                bitwise::count_ones(b, x, 8)?,
+                bitwise::leading_zeros(b, x, 8)?,
+                bitwise::reverse_bits(x),
+                bitwise::swap_bytes(x),
+                bitwise::field_extract(b, x, 2, 5, n, true),
+                bitwise::field_insert(b, x, &bitwise::reverse_bits(x), 1, 3),
+            ])
+        },
+        &|n, x, _| {
+            let rev = (0..n).fold(0, |acc, i| acc | (((x >> i) & 1) << (n - 1 - i)));
+            let swap = (0..n / 8).fold(0, |acc, k| {
+                acc | (((x >> (8 * k)) & 0xff) << (n - 8 - 8 * k))
+            });
+            let field = signed((x >> 2) & 0x1f, 5) as u128;
+            let ins = (x & !(0b111 << 1)) | ((rev & 0b111) << 1);
+            vec![
+                x.count_ones() as u128,
+                (x.leading_zeros() - (128 - n as u32)) as u128,
+                rev,
+                swap,
+                field,
+                ins,
+            ]
+        },
+    );
+}
