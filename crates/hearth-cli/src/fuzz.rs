@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use hearth::backend::{resolve_threads, CpuBackend};
-use hearth::testing::programs::{ProgramSpec, Shape};
+use hearth::testing::programs::{Limits, ProgramSpec};
 use hearth::{Error, DIGITS_128};
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::keygen::{generate, steps};
 
 /// Program `i` of a run with seed `seed`.
-fn spec(seed: u64, i: u64, shape: &Shape) -> ProgramSpec {
+fn spec(seed: u64, i: u64, shape: &Limits) -> ProgramSpec {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     ProgramSpec::random(&mut rng, shape)
 }
@@ -49,9 +49,9 @@ pub struct FuzzArgs {
 
 pub fn fuzz_programs(args: FuzzArgs) -> Result<(), Error> {
     let mut shape = if args.encrypted {
-        Shape::small()
+        Limits::small()
     } else {
-        Shape::default()
+        Limits::default()
     };
     shape.max_input_len = args.max_input_len.unwrap_or(shape.max_input_len);
     shape.max_ops = args.max_ops.unwrap_or(shape.max_ops);
@@ -68,7 +68,7 @@ pub fn fuzz_programs(args: FuzzArgs) -> Result<(), Error> {
     pool.install(|| fuzz_clear(count, seed, &shape))
 }
 
-fn fuzz_clear(count: u64, seed: u64, shape: &Shape) -> Result<(), Error> {
+fn fuzz_clear(count: u64, seed: u64, shape: &Limits) -> Result<(), Error> {
     let params = &DIGITS_128;
     let t = Instant::now();
     let bar = steps(count);
@@ -112,7 +112,7 @@ fn fuzz_encrypted(
     count: u64,
     seed: u64,
     threads: Option<usize>,
-    shape: &Shape,
+    shape: &Limits,
 ) -> Result<(), Error> {
     let (client, server) = generate(&DIGITS_128);
     let cpu = CpuBackend::new(&server, threads)?;

@@ -49,6 +49,12 @@ pub enum Error {
     },
     #[error("{what} needs {size}, over the limit of {limit}")]
     TooLarge { what: String, size: u64, limit: u64 },
+    #[error("{what}: expected {expected}, found {found}")]
+    ShapeMismatch {
+        what: String,
+        expected: crate::api::Shape,
+        found: crate::api::Shape,
+    },
     #[error("configuration: {0}")]
     Config(String),
     #[error(transparent)]

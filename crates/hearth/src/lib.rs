@@ -33,11 +33,12 @@ pub mod digits;
 pub mod error;
 pub mod testing;
 
-pub use api::{CompiledProgram, EncryptedInt, Int, Program};
+pub use api::{Bool, CompiledProgram, Encrypted, Int, Program, Word};
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
 pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
 pub use crypto::lut::Lut;
 pub use crypto::params::{
-    ParameterSet, ParamsId, BITS_128, DIGITS_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    ParameterSet, ParamsId, BITS_128, DIGITS_128, GATES_128, INSECURE_TEST_BITS,
+    INSECURE_TEST_DIGITS,
 };
 pub use error::{BuildError, Error, FileError, LutError};

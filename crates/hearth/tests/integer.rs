@@ -1,6 +1,6 @@
 //! The typed integer API, and the digits algorithms on real encryption.
 
-use hearth::api::{clear_digits, clear_value, EncryptedInt, Program};
+use hearth::api::{clear_digits, clear_value, Encrypted, Program, Shape};
 use hearth::backend::{ClearBackend, CpuBackend};
 use hearth::digits::{self};
 use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, INSECURE_TEST_DIGITS};
@@ -97,7 +97,7 @@ fn digits_128_encrypted_matches_clear_on_8_bit_values() {
             .unwrap();
         for ((name, e), c) in names.iter().zip(&enc).zip(&clear) {
             let got: Vec<u64> = e
-                .digits
+                .ciphertexts()
                 .iter()
                 .map(|ct| client.decrypt(ct).unwrap())
                 .collect();
@@ -140,9 +140,8 @@ fn encrypt_decrypt_integers() {
         Err(Error::DoesNotFit { .. })
     ));
     // A ciphertext that is not a digit is refused on decryption.
-    let not_digit = EncryptedInt {
-        digits: vec![client.encrypt(5).unwrap()],
-    };
+    let not_digit =
+        Encrypted::new(Shape::Int { digits: 1 }, vec![client.encrypt(5).unwrap()]).unwrap();
     assert!(matches!(
         client.decrypt_int(&not_digit),
         Err(Error::DoesNotFit { .. })

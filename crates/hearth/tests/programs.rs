@@ -6,7 +6,7 @@
 
 use hearth::backend::CpuBackend;
 use hearth::digits::Comparison;
-use hearth::testing::programs::{Op, ProgramSpec, Shape};
+use hearth::testing::programs::{Limits, Op, ProgramSpec};
 use hearth::{ClientKey, DIGITS_128, INSECURE_TEST_DIGITS};
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -56,7 +56,7 @@ fn program() -> impl Strategy<Value = ProgramSpec> {
         .prop_map(|(inputs, ops)| ProgramSpec {
             inputs,
             ops,
-            max_len: Shape::default().max_len,
+            max_len: Limits::default().max_len,
         })
 }
 
@@ -78,7 +78,7 @@ proptest! {
 fn a_million_random_programs() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(2026);
     for i in 0..1_000_000 {
-        let spec = ProgramSpec::random(&mut rng, &Shape::default());
+        let spec = ProgramSpec::random(&mut rng, &Limits::default());
         if let Err(e) = spec.check(&INSECURE_TEST_DIGITS) {
             let small = spec.shrink(|c| c.check(&INSECURE_TEST_DIGITS).is_err());
             panic!("program {i}: {e}\n{spec}\nshrunk:\n{small}");
@@ -94,7 +94,7 @@ fn random_programs_encrypted_equal_the_clear_backend() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let mut pbs = 0;
     for i in 0..6 {
-        let spec = ProgramSpec::random(&mut rng, &Shape::small());
+        let spec = ProgramSpec::random(&mut rng, &Limits::small());
         match spec.check_encrypted(&client, &cpu) {
             Ok(c) => pbs += c.pbs,
             Err(e) => panic!("program {i}: {e}\n{spec}"),

@@ -25,98 +25,54 @@
 //! # Ok::<(), hearth::Error>(())
 //! ```
 
-use std::cell::RefCell;
 use std::ops::{Add, Mul, Neg, Shl, Sub};
 
 use num_bigint::BigInt;
-use num_traits::Signed;
-use serde::{Deserialize, Serialize};
 
-use crate::backend::Backend;
-use crate::circuit::{Circuit, CircuitBuilder};
-use crate::crypto::keys::{signed_digit, Ciphertext, ClientKey};
-use crate::crypto::params::ParameterSet;
+use super::program::{digits_within, within, Program, Shape, Value, MAX_PRODUCTS};
+use crate::circuit::{CircuitBuilder, Wire};
 use crate::digits::{self, Comparison, Digits, MulAlgorithm};
 use crate::error::Error;
 
-/// The most digits an [`Int`] may have (65 536-bit integers); longer
-/// results are refused with [`Error::TooLarge`] before they are built.
-pub const MAX_DIGITS: usize = 1 << 16;
-
-/// The most digit products one multiplication may build (`n * m`; a
-/// 4 096-digit square): beyond it the circuit would not fit in memory.
-pub const MAX_PRODUCTS: u64 = 1 << 24;
-
-/// Refuses `size` digits (or products) for `what` above `limit`.
-fn within(what: impl FnOnce() -> String, size: u64, limit: u64) -> Result<(), Error> {
-    if size > limit {
-        return Err(Error::TooLarge {
-            what: what(),
-            size,
-            limit,
-        });
-    }
-    Ok(())
-}
-
-fn digits_within(what: &str, n: u64) -> Result<(), Error> {
-    within(|| format!("{what} (digits)"), n, MAX_DIGITS as u64)
-}
-
-struct State {
-    builder: CircuitBuilder,
-    error: Option<Error>,
-    inputs: Vec<usize>,
-    outputs: Vec<usize>,
-}
-
-/// A program under construction.
-pub struct Program {
-    state: RefCell<State>,
-}
-
-/// A signed integer in a [`Program`].
+/// A signed integer in a [`Program`] (signed-binary digits: exact, lengths
+/// grow as needed).
 #[derive(Clone)]
 pub struct Int<'p> {
     program: &'p Program,
     digits: Digits,
 }
 
-impl Program {
-    /// A new program; a parameter set that cannot carry the digits family
-    /// makes [`Program::build`] fail with [`Error::UnsupportedParams`].
-    pub fn new(params: &'static ParameterSet) -> Self {
-        Program {
-            state: RefCell::new(State {
-                builder: CircuitBuilder::new(params),
-                error: digits::check_params(params).err(),
-                inputs: Vec::new(),
-                outputs: Vec::new(),
-            }),
+impl Value for Int<'_> {
+    fn shape(&self) -> Shape {
+        Shape::Int {
+            digits: self.digits.len(),
         }
     }
 
-    /// Runs `f` on the builder; on error, keeps the first and returns zero.
-    /// Every result is checked to be digits (each in [-1, 1], quadratic
-    /// weight at most 1), the promise every operation makes.
-    fn apply(&self, f: impl FnOnce(&mut CircuitBuilder) -> Result<Digits, Error>) -> Int<'_> {
-        let mut st = self.state.borrow_mut();
-        let digits = if st.error.is_some() {
-            Digits::default()
-        } else {
-            let b = &mut st.builder;
-            let checked = f(b).and_then(|d| {
+    fn wires(&self) -> &[Wire] {
+        self.digits.wires()
+    }
+
+    fn program(&self) -> &Program {
+        self.program
+    }
+}
+
+impl Program {
+    /// Runs `f`; every result is checked to be digits (each in [-1, 1],
+    /// quadratic weight at most 1), the promise every operation makes.
+    pub(crate) fn int(
+        &self,
+        f: impl FnOnce(&mut CircuitBuilder) -> Result<Digits, Error>,
+    ) -> Int<'_> {
+        let digits = self
+            .run(|b| {
+                digits::check_params(b.params())?;
+                let d = f(b)?;
                 digits_within("a result", d.len() as u64)?;
                 Digits::from_wires(b, d.wires().to_vec())
-            });
-            match checked {
-                Ok(d) => d,
-                Err(e) => {
-                    st.error = Some(e);
-                    Digits::default()
-                }
-            }
-        };
+            })
+            .unwrap_or_default();
         Int {
             program: self,
             digits,
@@ -126,8 +82,8 @@ impl Program {
     /// An encrypted input of `digits` signed-binary digits (values in
     /// `(-2^digits, 2^digits)`).
     pub fn input(&self, digits: usize) -> Int<'_> {
-        self.state.borrow_mut().inputs.push(digits);
-        self.apply(|b| {
+        self.push_input(Shape::Int { digits });
+        self.int(|b| {
             digits_within("an input", digits as u64)?;
             Digits::input(b, digits)
         })
@@ -136,35 +92,9 @@ impl Program {
     /// A clear constant (trivial digits: they cost no bootstrap).
     pub fn constant(&self, value: impl Into<BigInt>) -> Int<'_> {
         let v = value.into();
-        self.apply(|b| {
+        self.int(|b| {
             digits_within("a constant", v.bits())?;
             Ok(Digits::constant(b, &v))
-        })
-    }
-
-    /// Marks `x` as an output.
-    pub fn output(&self, x: &Int<'_>) {
-        let mut st = self.state.borrow_mut();
-        if st.error.is_some() {
-            return;
-        }
-        let st = &mut *st;
-        match x.digits.output(&mut st.builder) {
-            Ok(idx) => st.outputs.push(idx.len()),
-            Err(e) => st.error = Some(e),
-        }
-    }
-
-    /// The finished program, or the first error any operation met.
-    pub fn build(self) -> Result<CompiledProgram, Error> {
-        let st = self.state.into_inner();
-        if let Some(e) = st.error {
-            return Err(e);
-        }
-        Ok(CompiledProgram {
-            circuit: st.builder.build(),
-            inputs: st.inputs,
-            outputs: st.outputs,
         })
     }
 }
@@ -174,7 +104,7 @@ impl<'p> Int<'p> {
         &self,
         f: impl FnOnce(&mut CircuitBuilder, &Digits) -> Result<Digits, Error>,
     ) -> Int<'p> {
-        self.program.apply(|b| f(b, &self.digits))
+        self.program.int(|b| f(b, &self.digits))
     }
 
     fn binary(
@@ -182,7 +112,7 @@ impl<'p> Int<'p> {
         other: &Int<'_>,
         f: impl FnOnce(&mut CircuitBuilder, &Digits, &Digits) -> Result<Digits, Error>,
     ) -> Int<'p> {
-        self.program.apply(|b| f(b, &self.digits, &other.digits))
+        self.program.int(|b| f(b, &self.digits, &other.digits))
     }
 
     fn comparison(&self, other: &Int<'_>, op: Comparison) -> Int<'p> {
@@ -289,7 +219,7 @@ impl<'p> Int<'p> {
     /// The sum of many integers, by column compression.
     pub fn sum(program: &'p Program, terms: &[Int<'_>]) -> Int<'p> {
         let ds: Vec<Digits> = terms.iter().map(|t| t.digits.clone()).collect();
-        program.apply(|b| digits::sum(b, &ds))
+        program.int(|b| digits::sum(b, &ds))
     }
 }
 
@@ -361,165 +291,4 @@ fn products_within(n: usize, m: usize) -> Result<(), Error> {
         n as u64 * m as u64,
         MAX_PRODUCTS,
     )
-}
-
-/// A built program: its circuit and the digit counts of its inputs and
-/// outputs.
-#[derive(Clone, Debug)]
-pub struct CompiledProgram {
-    circuit: Circuit,
-    inputs: Vec<usize>,
-    outputs: Vec<usize>,
-}
-
-impl CompiledProgram {
-    pub fn circuit(&self) -> &Circuit {
-        &self.circuit
-    }
-
-    /// Digits of each input, in order.
-    pub fn input_lengths(&self) -> &[usize] {
-        &self.inputs
-    }
-
-    /// Digits of each output, in order.
-    pub fn output_lengths(&self) -> &[usize] {
-        &self.outputs
-    }
-
-    /// Runs on `backend`: one digit vector per input, one per output.
-    pub fn run<B: Backend>(
-        &self,
-        backend: &B,
-        inputs: &[Vec<B::Digit>],
-    ) -> Result<Vec<Vec<B::Digit>>, Error>
-    where
-        B::Digit: Clone,
-    {
-        if inputs.len() != self.inputs.len() {
-            return Err(Error::InputCount {
-                expected: self.inputs.len(),
-                found: inputs.len(),
-            });
-        }
-        let mut flat = Vec::new();
-        for (i, (v, &n)) in inputs.iter().zip(&self.inputs).enumerate() {
-            if v.len() != n {
-                return Err(Error::DoesNotFit {
-                    value: format!("input {i} of {} digits", v.len()),
-                    target: format!("the program's input of {n} digits"),
-                });
-            }
-            flat.extend_from_slice(v);
-        }
-        let mut out = backend.evaluate(&self.circuit, &flat)?.into_iter();
-        Ok(self
-            .outputs
-            .iter()
-            .map(|&n| out.by_ref().take(n).collect())
-            .collect())
-    }
-}
-
-impl CompiledProgram {
-    /// Runs on encrypted integers (e.g. on a [`crate::backend::CpuBackend`]).
-    pub fn run_encrypted<B: Backend<Digit = Ciphertext>>(
-        &self,
-        backend: &B,
-        inputs: &[EncryptedInt],
-    ) -> Result<Vec<EncryptedInt>, Error> {
-        let ins: Vec<Vec<Ciphertext>> = inputs.iter().map(|x| x.digits.clone()).collect();
-        Ok(self
-            .run(backend, &ins)?
-            .into_iter()
-            .map(|digits| EncryptedInt { digits })
-            .collect())
-    }
-}
-
-/// The binary digits of `value` (sign applied to each), `n` of them.
-fn signed_binary(value: &BigInt, n: usize) -> Result<Vec<i64>, Error> {
-    digits_within("an integer", n as u64)?;
-    let mag = value.abs();
-    if mag.bits() > n as u64 {
-        return Err(Error::DoesNotFit {
-            value: value.to_string(),
-            target: format!("{n} signed-binary digits"),
-        });
-    }
-    let sign = if value.is_negative() { -1 } else { 1 };
-    Ok((0..n as u64)
-        .map(|i| if mag.bit(i) { sign } else { 0 })
-        .collect())
-}
-
-/// The clear digits (in `Z_{2^pi}`) of `value` on `n` digits, for the clear
-/// backend.
-pub fn clear_digits(
-    params: &ParameterSet,
-    value: impl Into<BigInt>,
-    n: usize,
-) -> Result<Vec<u64>, Error> {
-    let m = params.message_modulus() as i64;
-    Ok(signed_binary(&value.into(), n)?
-        .into_iter()
-        .map(|d| d.rem_euclid(m) as u64)
-        .collect())
-}
-
-/// The value of clear digits (in `Z_{2^pi}`).
-pub fn clear_value(params: &ParameterSet, digits: &[u64]) -> BigInt {
-    let signed: Vec<i64> = digits.iter().map(|&d| signed_digit(params, d)).collect();
-    digits::value_of(&signed)
-}
-
-/// An encrypted signed integer: one ciphertext per signed-binary digit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EncryptedInt {
-    pub digits: Vec<Ciphertext>,
-}
-
-impl ClientKey {
-    /// Encrypts `value` on `n` digits (`|value| < 2^n`).
-    pub fn encrypt_int(&self, value: impl Into<BigInt>, n: usize) -> Result<EncryptedInt, Error> {
-        let digits = signed_binary(&value.into(), n)?
-            .into_iter()
-            .map(|d| self.encrypt(d))
-            .collect::<Result<_, _>>()?;
-        Ok(EncryptedInt { digits })
-    }
-
-    /// Decrypts an integer; every digit must decrypt into {-1, 0, 1}.
-    pub fn decrypt_int(&self, x: &EncryptedInt) -> Result<BigInt, Error> {
-        let mut ds = Vec::with_capacity(x.digits.len());
-        for ct in &x.digits {
-            let d = self.decrypt_signed(ct)?;
-            if !(-1..=1).contains(&d) {
-                return Err(Error::DoesNotFit {
-                    value: d.to_string(),
-                    target: "a signed-binary digit {-1, 0, 1} (not an integer ciphertext?)".into(),
-                });
-            }
-            ds.push(d);
-        }
-        Ok(digits::value_of(&ds))
-    }
-
-    /// Decrypts to an `i64`, failing if the value does not fit.
-    pub fn decrypt_i64(&self, x: &EncryptedInt) -> Result<i64, Error> {
-        let v = self.decrypt_int(x)?;
-        i64::try_from(&v).map_err(|_| Error::DoesNotFit {
-            value: v.to_string(),
-            target: "an i64".into(),
-        })
-    }
-
-    /// Decrypts to an `i128`, failing if the value does not fit.
-    pub fn decrypt_i128(&self, x: &EncryptedInt) -> Result<i128, Error> {
-        let v = self.decrypt_int(x)?;
-        i128::try_from(&v).map_err(|_| Error::DoesNotFit {
-            value: v.to_string(),
-            target: "an i128".into(),
-        })
-    }
 }

@@ -1,9 +1,16 @@
-//! The typed integers users hold: [`Int`] (exact, signed-binary digits).
-//! Operations build one circuit lazily; nothing runs until the program does.
+//! The typed values users hold, in one [`Program`]: [`Int`] (exact,
+//! signed-binary digits: lengths grow as needed) and the fixed-width
+//! [`Word`] types with Rust's wrapping semantics ([`U32`], [`I64`], ...)
+//! and [`Bool`] (two's-complement bits). Operations build one circuit
+//! lazily; nothing runs until the compiled program does.
 
 pub mod int;
+pub mod program;
+pub mod word;
 
-pub use int::{
-    clear_digits, clear_value, CompiledProgram, EncryptedInt, Int, Program, MAX_DIGITS,
-    MAX_PRODUCTS,
+pub use int::Int;
+pub use program::{
+    clear_digits, clear_value, clear_word, clear_word_value, CompiledProgram, Encrypted, Plain,
+    Program, Shape, Value, MAX_DIGITS, MAX_PRODUCTS,
 };
+pub use word::{Bool, Flags, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

@@ -106,7 +106,7 @@ pub fn sum_columns(
         // level count towards its height at the next one.
         let mut next: Vec<Vec<Wire>> = vec![Vec::new(); width];
         for j in 0..width {
-            let mut col = std::mem::take(&mut columns[j]);
+            let mut col = arrange(b, std::mem::take(&mut columns[j]))?;
             loop {
                 let h = col.len() + next[j].len();
                 if h <= target || col.len() < 2 {
@@ -147,6 +147,31 @@ pub fn sum_columns(
         AdderKind::Auto,
     )?;
     Ok(sum)
+}
+
+/// Orders a column so that groups taken from the front pair its heaviest
+/// bits (unrefreshed sums) with its lightest (fresh ones): a majority of
+/// one sum and two fresh bits fits the budget where three sums would need
+/// a refresh.
+fn arrange(b: &CircuitBuilder, col: Vec<Wire>) -> Result<Vec<Wire>, Error> {
+    let mut by_weight: Vec<(u64, Wire)> = col
+        .into_iter()
+        .map(|w| Ok((b.quadratic_weight(w)?, w)))
+        .collect::<Result<_, Error>>()?;
+    by_weight.sort_by_key(|&(q, _)| std::cmp::Reverse(q));
+    let mut out = Vec::with_capacity(by_weight.len());
+    let (mut lo, mut hi) = (0, by_weight.len());
+    while lo < hi {
+        out.push(by_weight[lo].1);
+        lo += 1;
+        for _ in 0..2 {
+            if lo < hi {
+                hi -= 1;
+                out.push(by_weight[hi].1);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The largest height of Dadda's sequence below `h`.

@@ -77,11 +77,6 @@ impl CircuitBuilder {
         self.params.message_modulus() as i64
     }
 
-    fn push(&mut self, expr: LinearExpr) -> Wire {
-        let range = self.fresh_based_range(&expr);
-        self.push_with_range(expr, range)
-    }
-
     /// The range of `expr` from the ranges of the fresh values it reads
     /// (exact about repeated values: `x - x` is 0).
     fn fresh_based_range(&self, expr: &LinearExpr) -> Range {

@@ -246,6 +246,16 @@ impl ClientKey {
         Ok(round_to_digit(phase, p.pi))
     }
 
+    /// Decrypts a bit stored as 0 or 2, rounding to the nearer of the two
+    /// (a margin of one unit, as the bits family's budgets assume).
+    pub fn decrypt_bit(&self, ct: &Ciphertext) -> Result<bool, Error> {
+        self.check(ct)?;
+        let p = self.params();
+        let phase = decrypt_lwe_ciphertext(&self.glwe_secret_key.as_lwe_secret_key(), &ct.lwe).0;
+        // Multiples of 2 units: round at pi - 1 bits; odd multiples are 1.
+        Ok(round_to_digit(phase, p.pi - 1) % 2 == 1)
+    }
+
     /// Decrypts one digit, signed view `[-2^(pi-1), 2^(pi-1))`.
     pub fn decrypt_signed(&self, ct: &Ciphertext) -> Result<i64, Error> {
         Ok(signed_digit(self.params(), self.decrypt(ct)?))

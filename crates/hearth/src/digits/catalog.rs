@@ -2,7 +2,7 @@
 //! PARMESAN's published cost (Table 5 of the PARMESAN paper, or its cost
 //! formulas where the table has no entry).
 
-use crate::api::int::{CompiledProgram, Program};
+use crate::api::{CompiledProgram, Program};
 use crate::crypto::params::ParameterSet;
 use crate::error::Error;
 

@@ -8,7 +8,7 @@
 //! far, so every index is valid and a shrinking test can change freely).
 //! Every value, inputs included, is an output; each must decode to its
 //! reference value with every digit in {-1, 0, 1}. An operation whose
-//! result could exceed [`Shape::max_len`] digits is replaced by a negation,
+//! result could exceed [`Limits::max_len`] digits is replaced by a negation,
 //! so random programs stay small; the printed program shows what ran.
 
 use std::fmt;
@@ -18,7 +18,7 @@ use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 use rand::Rng;
 
-use crate::api::int::{CompiledProgram, EncryptedInt, Int, Program};
+use crate::api::{CompiledProgram, Encrypted, Int, Program, Shape};
 use crate::backend::{Backend, ClearBackend};
 use crate::crypto::keys::{signed_digit, Ciphertext, ClientKey};
 use crate::crypto::params::ParameterSet;
@@ -51,7 +51,7 @@ pub enum Op {
 
 /// Limits of random programs.
 #[derive(Clone, Copy, Debug)]
-pub struct Shape {
+pub struct Limits {
     pub max_inputs: usize,
     pub max_input_len: usize,
     pub max_ops: usize,
@@ -62,11 +62,11 @@ pub struct Shape {
     pub max_len: usize,
 }
 
-impl Shape {
+impl Limits {
     /// Small programs for encrypted runs: up to 3 inputs of 0-8 digits,
     /// 1-6 operations, constants up to `2^16`, values up to 24 digits.
     pub fn small() -> Self {
-        Shape {
+        Limits {
             max_inputs: 3,
             max_input_len: 8,
             max_ops: 6,
@@ -76,11 +76,11 @@ impl Shape {
     }
 }
 
-impl Default for Shape {
+impl Default for Limits {
     /// Up to 4 inputs of 0-16 digits, 1-10 operations, constants up to
     /// `2^40`, values up to 48 digits.
     fn default() -> Self {
-        Shape {
+        Limits {
             max_inputs: 4,
             max_input_len: 16,
             max_ops: 10,
@@ -170,7 +170,7 @@ fn random_const(rng: &mut impl Rng, max_bits: u32) -> i64 {
 
 impl ProgramSpec {
     /// A random program within `shape`.
-    pub fn random(rng: &mut impl Rng, shape: &Shape) -> Self {
+    pub fn random(rng: &mut impl Rng, shape: &Limits) -> Self {
         let inputs: Vec<Vec<i8>> = (0..rng.gen_range(1..=shape.max_inputs.max(1)))
             .map(|_| {
                 let n = rng.gen_range(0..=shape.max_input_len);
@@ -413,18 +413,18 @@ impl ProgramSpec {
             .inputs
             .iter()
             .map(|ds| {
-                let digits = ds
+                let cts = ds
                     .iter()
                     .map(|&d| client.encrypt(d as i64))
                     .collect::<Result<_, _>>()?;
-                Ok(EncryptedInt { digits })
+                Encrypted::new(Shape::Int { digits: ds.len() }, cts)
             })
             .collect::<Result<Vec<_>, Error>>()
             .map_err(Failure::Run)?;
         let out = prog.run_encrypted(backend, &inputs).map_err(Failure::Run)?;
         for (value, (o, c)) in out.iter().zip(&clear).enumerate() {
             let decrypted = o
-                .digits
+                .ciphertexts()
                 .iter()
                 .map(|ct| client.decrypt(ct))
                 .collect::<Result<Vec<_>, _>>()
@@ -592,7 +592,7 @@ mod tests {
     fn random_programs_pass() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for _ in 0..200 {
-            let spec = ProgramSpec::random(&mut rng, &Shape::default());
+            let spec = ProgramSpec::random(&mut rng, &Limits::default());
             if let Err(e) = spec.check(&P) {
                 panic!("{e}\n{spec}");
             }
