@@ -1,0 +1,278 @@
+//! The typed fixed-width words on the clear backend against Rust's own
+//! integer methods: every pair of 8-bit operands for every two-operand
+//! operation, random pairs at 16, 32, 64 and 128 bits.
+
+use hearth::api::{clear_word, clear_word_value, CompiledProgram, Program, Word};
+use hearth::backend::ClearBackend;
+use hearth::INSECURE_TEST_BITS as P;
+use num_bigint::BigInt;
+use rand::{Rng, SeedableRng};
+
+/// Every operation of the API on two inputs of one word type, in one
+/// program (outputs in the order of `expected!` below).
+fn program<const B: usize, const S: bool>() -> CompiledProgram {
+    let p = Program::new(&P);
+    p.set_threads(2);
+    let x = Word::<B, S>::input(&p);
+    let y = Word::<B, S>::input(&p);
+    let outs: Vec<Word<B, S>> = vec![
+        &x + &y,
+        &x - &y,
+        &x * &y,
+        &x / &y,
+        &x % &y,
+        &x & &y,
+        &x | &y,
+        &x ^ &y,
+        -&x,
+        !&x,
+        &x << 3,
+        &x >> 3,
+        x.rotate_left(3),
+        x.rotate_right(5),
+        x.shl_by(&y.cast::<B, false>()),
+        x.shr_by(&y.cast::<B, false>()),
+        x.rotate_left_by(&y.cast::<B, false>()),
+        x.rotate_right_by(&y.cast::<B, false>()),
+        x.min(&y),
+        x.max(&y),
+        x.lt(&y).select(&x, &y),
+        x.reverse_bits(),
+        x.field_extract(1, 3),
+        x.field_insert(&y, 2, 3),
+        x.field_clear(1, 2),
+        &x + 100,
+        &x * -3,
+    ];
+    for o in &outs {
+        p.output(o);
+    }
+    for b in [x.eq(&y), x.ne(&y), x.lt(&y), x.le(&y), x.gt(&y), x.ge(&y)] {
+        p.output(&b);
+    }
+    let (v, o) = x.overflowing_add(&y);
+    p.output(&v);
+    p.output(&o);
+    let (v, o) = x.overflowing_sub(&y);
+    p.output(&v);
+    p.output(&o);
+    let (v, o) = x.overflowing_mul(&y);
+    p.output(&v);
+    p.output(&o);
+    let (v, ok) = x.checked_div(&y);
+    p.output(&v);
+    p.output(&ok);
+    let (v, f) = x.add_with_flags(&y);
+    p.output(&v);
+    for flag in [&f.n, &f.z, &f.c, &f.v] {
+        p.output(flag);
+    }
+    let (v, f) = x.sub_with_flags(&y);
+    p.output(&v);
+    for flag in [&f.n, &f.z, &f.c, &f.v] {
+        p.output(flag);
+    }
+    p.output(&x.count_ones());
+    p.output(&x.leading_zeros());
+    p.output(&x.cast::<4, S>());
+    p.output(&x.cast::<24, true>());
+    p.build().unwrap()
+}
+
+/// Rust's results, as values of each output's type (`u128` / `i128`).
+macro_rules! expected {
+    ($t:ty, $u:ty, $x:expr, $y:expr) => {{
+        let (x, y): ($t, $t) = ($x, $y);
+        let bits = <$t>::BITS;
+        let amount = (y as $u) as u32;
+        // Division by zero: all ones (unsigned), -1 or 1 by the dividend's
+        // sign (signed); the remainder is the dividend.
+        let div0 = |x: $t| -> i128 {
+            if (<$t>::MIN as i128) < 0 && (x as i128) < 0 {
+                1
+            } else {
+                (0 as $t).wrapping_sub(1 as $t) as i128
+            }
+        };
+        let mut v: Vec<i128> = vec![
+            x.wrapping_add(y) as i128,
+            x.wrapping_sub(y) as i128,
+            x.wrapping_mul(y) as i128,
+            if y == 0 {
+                div0(x)
+            } else {
+                x.wrapping_div(y) as i128
+            },
+            if y == 0 {
+                x as i128
+            } else {
+                x.wrapping_rem(y) as i128
+            },
+            (x & y) as i128,
+            (x | y) as i128,
+            (x ^ y) as i128,
+            x.wrapping_neg() as i128,
+            (!x) as i128,
+            x.wrapping_shl(3) as i128,
+            x.wrapping_shr(3) as i128,
+            x.rotate_left(3) as i128,
+            x.rotate_right(5) as i128,
+            x.wrapping_shl(amount) as i128,
+            x.wrapping_shr(amount) as i128,
+            x.rotate_left(amount) as i128,
+            x.rotate_right(amount) as i128,
+            x.min(y) as i128,
+            x.max(y) as i128,
+            if x < y { x } else { y } as i128,
+            x.reverse_bits() as i128,
+            {
+                let f = ((x as $u) >> 1) & 0b111;
+                let f = f as $t;
+                // Extended by the type's signedness from 3 bits.
+                if (<$t>::MIN as i128) < 0 && f & 0b100 != 0 {
+                    (f | !0b111) as i128
+                } else {
+                    f as i128
+                }
+            },
+            ((x & !(0b111 << 2)) | ((y & 0b111) << 2)) as i128,
+            (x & !(0b11 << 1)) as i128,
+            x.wrapping_add(100 as $t) as i128,
+            x.wrapping_mul((-3i64) as $t) as i128,
+        ];
+        for c in [x == y, x != y, x < y, x <= y, x > y, x >= y] {
+            v.push(c as i128);
+        }
+        let (s, o) = x.overflowing_add(y);
+        v.extend([s as i128, o as i128]);
+        let (s, o) = x.overflowing_sub(y);
+        v.extend([s as i128, o as i128]);
+        let (s, o) = x.overflowing_mul(y);
+        v.extend([s as i128, o as i128]);
+        match x.checked_div(y) {
+            Some(q) => v.extend([q as i128, 1]),
+            None => v.extend([
+                if y == 0 {
+                    div0(x)
+                } else {
+                    x.wrapping_div(y) as i128
+                },
+                0,
+            ]),
+        }
+        let top = |r: $u| (r >> (bits - 1)) & 1;
+        let nzcv =
+            |r: $u, c: bool, ov: bool| [top(r) as i128, (r == 0) as i128, c as i128, ov as i128];
+        let (ux, uy) = (x as $u, y as $u);
+        let (s, c) = ux.overflowing_add(uy);
+        v.push(s as $t as i128);
+        v.extend(nzcv(s, c, top(ux) == top(uy) && top(s) != top(ux)));
+        let (d, borrow) = ux.overflowing_sub(uy);
+        v.push(d as $t as i128);
+        v.extend(nzcv(d, !borrow, top(ux) != top(uy) && top(d) != top(ux)));
+        v.push(x.count_ones() as i128);
+        v.push(x.leading_zeros() as i128);
+        v.push({
+            let t = (x as $u & 0xf) as i128;
+            if (<$t>::MIN as i128) < 0 && t & 8 != 0 {
+                t - 16
+            } else {
+                t
+            }
+        });
+        v.push({
+            let w = x as i128;
+            let m = w & 0xff_ffff;
+            if m & 0x80_0000 != 0 {
+                m - 0x100_0000
+            } else {
+                m
+            }
+        });
+        v
+    }};
+}
+
+fn run(prog: &CompiledProgram, x: BigInt, y: BigInt, bits: usize, signed: bool) -> Vec<BigInt> {
+    let ins = [
+        clear_word(x, bits, signed).unwrap(),
+        clear_word(y, bits, signed).unwrap(),
+    ];
+    let out = prog.run(&ClearBackend, &ins).unwrap();
+    out.iter()
+        .zip(prog.output_shapes())
+        .map(|(o, s)| match s {
+            hearth::api::Shape::Word { signed, .. } => clear_word_value(o, *signed).unwrap(),
+            _ => unreachable!(),
+        })
+        .collect()
+}
+
+/// Outputs read as the values Rust gives, for comparison (unsigned words
+/// as non-negative values, booleans 0 / 1).
+fn normalise(v: Vec<i128>, prog: &CompiledProgram) -> Vec<BigInt> {
+    v.into_iter()
+        .zip(prog.output_shapes())
+        .map(|(x, s)| match s {
+            hearth::api::Shape::Word { bits, signed } => {
+                let m = BigInt::from(1) << *bits;
+                let x = BigInt::from(x);
+                let r = ((x % &m) + &m) % &m;
+                if *signed && r >= (&m >> 1) {
+                    r - m
+                } else {
+                    r
+                }
+            }
+            _ => unreachable!(),
+        })
+        .collect()
+}
+
+macro_rules! check {
+    ($name:ident, $bits:expr, $signed:expr, $t:ty, $u:ty, exhaustive) => {
+        #[test]
+        fn $name() {
+            let prog = program::<$bits, $signed>();
+            for x in <$t>::MIN..=<$t>::MAX {
+                for y in <$t>::MIN..=<$t>::MAX {
+                    let got = run(&prog, x.into(), y.into(), $bits, $signed);
+                    let want = normalise(expected!($t, $u, x, y), &prog);
+                    assert_eq!(got, want, "x = {x}, y = {y}");
+                }
+            }
+        }
+    };
+    ($name:ident, $bits:expr, $signed:expr, $t:ty, $u:ty, random) => {
+        #[test]
+        fn $name() {
+            let prog = program::<$bits, $signed>();
+            let mut rng = rand::rngs::StdRng::seed_from_u64($bits);
+            let mut pairs: Vec<($t, $t)> = vec![
+                (0, 0),
+                (<$t>::MAX, <$t>::MAX),
+                (<$t>::MIN, (0 as $t).wrapping_sub(1)),
+                (<$t>::MAX, 1),
+                (5, 0),
+            ];
+            pairs.extend((0..60).map(|_| (rng.gen(), rng.gen())));
+            pairs.extend((0..20).map(|_| (rng.gen(), rng.gen::<$t>() & 0xff)));
+            for (x, y) in pairs {
+                let got = run(&prog, x.into(), y.into(), $bits, $signed);
+                let want = normalise(expected!($t, $u, x, y), &prog);
+                assert_eq!(got, want, "x = {x}, y = {y}");
+            }
+        }
+    };
+}
+
+check!(u8_every_pair, 8, false, u8, u8, exhaustive);
+check!(i8_every_pair, 8, true, i8, u8, exhaustive);
+check!(u16_random, 16, false, u16, u16, random);
+check!(i16_random, 16, true, i16, u16, random);
+check!(u32_random, 32, false, u32, u32, random);
+check!(i32_random, 32, true, i32, u32, random);
+check!(u64_random, 64, false, u64, u64, random);
+check!(i64_random, 64, true, i64, u64, random);
+check!(u128_random, 128, false, u128, u128, random);
+check!(i128_random, 128, true, i128, u128, random);
