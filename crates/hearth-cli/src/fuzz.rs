@@ -1,23 +1,31 @@
-//! `hearth tool fuzz-programs`: random programs of the typed integer API,
-//! checked against `BigInt` arithmetic on the clear backend with the
-//! `DIGITS_128` circuit rules (in parallel, no keys needed),
-//! or encrypted on `DIGITS_128` against the clear backend digit for digit.
-//! A failing program is shrunk to a minimal one and printed.
+//! `hearth tool fuzz-programs`: random programs of the typed API, checked
+//! on the clear backend against plain arithmetic (in parallel, no keys
+//! needed): `Int` programs against `BigInt` (`--family digits`, the
+//! `DIGITS_128` rules), word programs against Rust's wrapping integers
+//! (`--family bits`, the `GATES_128` rules, planned alternately for 2 and
+//! 16 threads). With `--encrypted`, small programs run on real keys and
+//! must equal the clear backend ciphertext for ciphertext. A failing
+//! program is shrunk to a minimal one and printed.
 
+use std::fmt::Display;
 use std::time::Instant;
 
 use hearth::backend::{resolve_threads, CpuBackend};
-use hearth::testing::programs::{Limits, ProgramSpec};
-use hearth::{Error, DIGITS_128};
+use hearth::testing::programs::{Checked, Failure, Limits, ProgramSpec};
+use hearth::testing::word_programs::WordSpec;
+use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, GATES_128};
 use rand::SeedableRng;
 use rayon::prelude::*;
 
 use crate::keygen::{generate, steps};
 
-/// Program `i` of a run with seed `seed`.
-fn spec(seed: u64, i: u64, shape: &Limits) -> ProgramSpec {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    ProgramSpec::random(&mut rng, shape)
+/// Which integer family the programs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Family {
+    /// `Int` (signed-binary digits), on DIGITS_128.
+    Digits,
+    /// Fixed-width words (two's-complement bits), on GATES_128.
+    Bits,
 }
 
 /// What `fuzz-programs` runs.
@@ -29,56 +37,140 @@ pub struct FuzzArgs {
     /// Seed of the run (program i uses the seed and i).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Run small programs encrypted on DIGITS_128 (cpu backend).
+    #[arg(long, value_enum, default_value = "digits")]
+    family: Family,
+    /// Run small programs encrypted (cpu backend).
     #[arg(long)]
     encrypted: bool,
     /// Worker threads (default: HEARTH_THREADS or all cores).
     #[arg(long, env = "HEARTH_THREADS")]
     threads: Option<usize>,
-    /// Longest input, in digits (default 16; 8 with --encrypted).
+    /// Digits: longest input (default 16; 8 with --encrypted).
     #[arg(long)]
     max_input_len: Option<usize>,
-    /// Most operations per program (default 10; 6 with --encrypted).
+    /// Most operations per program (digits: 10, bits: 8; with --encrypted
+    /// 6 and 3).
     #[arg(long)]
     max_ops: Option<usize>,
-    /// Longest value, in digits; bigger operations become negations
-    /// (default 48; 24 with --encrypted).
+    /// Digits: longest value; bigger operations become negations (default
+    /// 48; 24 with --encrypted).
     #[arg(long)]
     max_len: Option<usize>,
 }
 
-pub fn fuzz_programs(args: FuzzArgs) -> Result<(), Error> {
-    let mut shape = if args.encrypted {
+/// A random program of one family.
+trait Spec: Display + Sized + Send + Sync {
+    fn make(seed: u64, i: u64, args: &FuzzArgs) -> Self;
+    fn check(&self) -> Result<Checked, Failure>;
+    fn check_encrypted(&self, client: &ClientKey, cpu: &CpuBackend) -> Result<Checked, Failure>;
+    fn shrunk(&self) -> Self;
+}
+
+fn rng(seed: u64, i: u64) -> rand::rngs::StdRng {
+    rand::rngs::StdRng::seed_from_u64(seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+fn limits(args: &FuzzArgs) -> Limits {
+    let mut l = if args.encrypted {
         Limits::small()
     } else {
         Limits::default()
     };
-    shape.max_input_len = args.max_input_len.unwrap_or(shape.max_input_len);
-    shape.max_ops = args.max_ops.unwrap_or(shape.max_ops);
-    shape.max_len = args.max_len.unwrap_or(shape.max_len);
-    let (count, seed) = (args.count, args.seed);
+    l.max_input_len = args.max_input_len.unwrap_or(l.max_input_len);
+    l.max_ops = args.max_ops.unwrap_or(l.max_ops);
+    l.max_len = args.max_len.unwrap_or(l.max_len);
+    l
+}
+
+impl Spec for ProgramSpec {
+    fn make(seed: u64, i: u64, args: &FuzzArgs) -> Self {
+        ProgramSpec::random(&mut rng(seed, i), &limits(args))
+    }
+    fn check(&self) -> Result<Checked, Failure> {
+        ProgramSpec::check(self, &DIGITS_128)
+    }
+    fn check_encrypted(&self, client: &ClientKey, cpu: &CpuBackend) -> Result<Checked, Failure> {
+        ProgramSpec::check_encrypted(self, client, cpu)
+    }
+    fn shrunk(&self) -> Self {
+        self.shrink(|c| Spec::check(c).is_err())
+    }
+}
+
+/// Word programs alternate between planning for 2 and 16 threads (other
+/// algorithms), by the parity of their first input.
+fn word_threads(spec: &WordSpec) -> usize {
+    if spec.inputs.first().is_some_and(|x| x % 2 == 1) {
+        16
+    } else {
+        2
+    }
+}
+
+impl Spec for WordSpec {
+    fn make(seed: u64, i: u64, args: &FuzzArgs) -> Self {
+        let ops = args.max_ops.unwrap_or(if args.encrypted { 3 } else { 8 });
+        let mut s = WordSpec::random(&mut rng(seed, i), ops);
+        if args.encrypted {
+            s.bits = 8;
+            s.inputs.iter_mut().for_each(|x| *x &= 0xff);
+        }
+        s
+    }
+    fn check(&self) -> Result<Checked, Failure> {
+        WordSpec::check(self, &GATES_128, word_threads(self))
+    }
+    fn check_encrypted(&self, client: &ClientKey, cpu: &CpuBackend) -> Result<Checked, Failure> {
+        WordSpec::check_encrypted(self, client, cpu, word_threads(self))
+    }
+    fn shrunk(&self) -> Self {
+        self.shrink(|c| Spec::check(c).is_err())
+    }
+}
+
+pub fn fuzz_programs(args: FuzzArgs) -> Result<(), Error> {
+    match args.family {
+        Family::Digits => run::<ProgramSpec>(&args, &DIGITS_128),
+        Family::Bits => run::<WordSpec>(&args, &GATES_128),
+    }
+}
+
+fn run<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Result<(), Error> {
     if args.encrypted {
-        return fuzz_encrypted(count, seed, args.threads, &shape);
+        return fuzz_encrypted::<S>(args, params);
     }
     let threads = resolve_threads(args.threads)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Config(format!("thread pool: {e}")))?;
-    pool.install(|| fuzz_clear(count, seed, &shape))
+    pool.install(|| fuzz_clear::<S>(args, params))
 }
 
-fn fuzz_clear(count: u64, seed: u64, shape: &Limits) -> Result<(), Error> {
-    let params = &DIGITS_128;
+fn fail<S: Spec>(args: &FuzzArgs, i: u64, e: &Failure) -> Error {
+    let s = S::make(args.seed, i, args);
+    let small = s.shrunk();
+    let why = small
+        .check()
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    println!("program {i} (seed {}) fails: {e}\n{s}", args.seed);
+    println!("shrunk: {why}\n{small}");
+    Error::Config(format!("program {i} of seed {} fails", args.seed))
+}
+
+fn fuzz_clear<S: Spec>(args: &FuzzArgs, params: &ParameterSet) -> Result<(), Error> {
+    let (count, seed) = (args.count, args.seed);
     let t = Instant::now();
     let bar = steps(count);
     let chunk = 10_000u64;
     let (mut values, mut pbs) = (0usize, 0usize);
     for start in (0..count).step_by(chunk as usize) {
         let end = (start + chunk).min(count);
-        let results: Vec<(u64, Result<_, _>)> = (start..end)
+        let results: Vec<(u64, Result<Checked, Failure>)> = (start..end)
             .into_par_iter()
-            .map(|i| (i, spec(seed, i, shape).check(params)))
+            .map(|i| (i, S::make(seed, i, args).check()))
             .collect();
         for (i, r) in results {
             match r {
@@ -88,12 +180,7 @@ fn fuzz_clear(count: u64, seed: u64, shape: &Limits) -> Result<(), Error> {
                 }
                 Err(e) => {
                     bar.finish_and_clear();
-                    let s = spec(seed, i, shape);
-                    let small = s.shrink(|c| c.check(params).is_err());
-                    let why = small.check(params).err().map(|e| e.to_string());
-                    println!("program {i} (seed {seed}) fails: {e}\n{s}");
-                    println!("shrunk: {}\n{small}", why.unwrap_or_default());
-                    return Err(Error::Config(format!("program {i} of seed {seed} fails")));
+                    return Err(fail::<S>(args, i, &e));
                 }
             }
         }
@@ -101,26 +188,24 @@ fn fuzz_clear(count: u64, seed: u64, shape: &Limits) -> Result<(), Error> {
     }
     bar.finish_and_clear();
     println!(
-        "{count} random programs (seed {seed}, {shape:?}) on the clear backend: 0 failures; \
-         {values} values checked against BigInt, {pbs} bootstraps evaluated, {:.1} s",
+        "{count} random {:?} programs (seed {seed}, {} rules) on the clear backend: 0 failures; \
+         {values} values checked against plain arithmetic, {pbs} bootstraps evaluated, {:.1} s",
+        args.family,
+        params.name,
         t.elapsed().as_secs_f64()
     );
     Ok(())
 }
 
-fn fuzz_encrypted(
-    count: u64,
-    seed: u64,
-    threads: Option<usize>,
-    shape: &Limits,
-) -> Result<(), Error> {
-    let (client, server) = generate(&DIGITS_128);
-    let cpu = CpuBackend::new(&server, threads)?;
+fn fuzz_encrypted<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Result<(), Error> {
+    let (count, seed) = (args.count, args.seed);
+    let (client, server) = generate(params);
+    let cpu = CpuBackend::new(&server, args.threads)?;
     let t = Instant::now();
     let bar = steps(count);
     let (mut values, mut pbs) = (0usize, 0usize);
     for i in 0..count {
-        let s = spec(seed, i, shape);
+        let s = S::make(seed, i, args);
         match s.check_encrypted(&client, &cpu) {
             Ok(c) => {
                 values += c.values;
@@ -136,8 +221,10 @@ fn fuzz_encrypted(
     }
     bar.finish_and_clear();
     println!(
-        "{count} random programs (seed {seed}, {shape:?}) encrypted on DIGITS_128: 0 failures; \
-         {values} values equal the clear backend digit for digit, {pbs} bootstraps, {:.1} s",
+        "{count} random {:?} programs (seed {seed}) encrypted on {}: 0 failures; {values} values \
+         equal the clear backend ciphertext for ciphertext, {pbs} bootstraps, {:.1} s",
+        args.family,
+        params.name,
         t.elapsed().as_secs_f64()
     );
     Ok(())

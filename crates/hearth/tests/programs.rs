@@ -103,3 +103,71 @@ fn random_programs_encrypted_equal_the_clear_backend() {
     eprintln!("6 encrypted programs, {pbs} bootstraps: equal to the clear backend");
     assert!(pbs > 0, "the programs bootstrap");
 }
+
+mod words {
+    use hearth::testing::word_programs::{WordOp, WordSpec};
+    use hearth::{ClientKey, GATES_128, INSECURE_TEST_BITS};
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+
+    /// A word type of 8-64 bits, 1-3 inputs, 1-8 operations of every kind
+    /// (operand indices taken modulo the values so far).
+    fn program() -> impl Strategy<Value = WordSpec> {
+        (
+            prop::sample::select(vec![8usize, 16, 32, 64]),
+            any::<bool>(),
+            prop::collection::vec(any::<u64>(), 1..=3),
+            prop::collection::vec(
+                (
+                    0..WordOp::KINDS,
+                    any::<u8>(),
+                    any::<u8>(),
+                    any::<u8>(),
+                    any::<u8>(),
+                )
+                    .prop_map(|(k, a, b, c, d)| WordOp::from_parts(k, a, b, c, d)),
+                1..=8,
+            ),
+        )
+            .prop_map(|(bits, signed, inputs, ops)| WordSpec {
+                bits,
+                signed,
+                inputs: inputs
+                    .into_iter()
+                    .map(|x| x & (u64::MAX >> (64 - bits)))
+                    .collect(),
+                ops,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+        #[test]
+        fn random_word_programs_are_exact(spec in program(), threads in prop::sample::select(vec![2usize, 16])) {
+            if let Err(e) = spec.check(&INSECURE_TEST_BITS, threads) {
+                prop_assert!(false, "{e}\n{spec}");
+            }
+        }
+    }
+
+    #[test]
+    fn random_word_programs_encrypted_equal_the_clear_backend() {
+        let client = ClientKey::generate(&GATES_128);
+        let server = client.server_key();
+        let cpu = hearth::backend::CpuBackend::new(&server, None).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut pbs = 0;
+        for i in 0..4 {
+            let mut spec = WordSpec::random(&mut rng, 3);
+            spec.bits = 8;
+            spec.inputs.iter_mut().for_each(|x| *x &= 0xff);
+            match spec.check_encrypted(&client, &cpu, 2) {
+                Ok(c) => pbs += c.pbs,
+                Err(e) => panic!("program {i}: {e}\n{spec}"),
+            }
+        }
+        eprintln!("4 encrypted 8-bit word programs, {pbs} bootstraps: equal to the clear backend");
+        assert!(pbs > 0);
+    }
+}

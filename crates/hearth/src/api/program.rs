@@ -170,9 +170,14 @@ impl Program {
             return;
         }
         let shape = x.shape();
+        // Words are read bit by bit with a margin of one unit.
+        let level = match shape {
+            Shape::Int { .. } => 0,
+            Shape::Word { .. } => 1,
+        };
         let ok = self.run(|b| {
             for &w in x.wires() {
-                b.output(w)?;
+                b.output_decoded(w, level)?;
             }
             Ok(())
         });

@@ -255,7 +255,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
             // No overflow: every high bit equals the fill of the low half.
             let fill = if SIGNED { lo[BITS - 1] } else { b.constant(0) };
             let fills = vec![fill; hi.len()];
-            let mut sel = Selectors::new();
+            let mut sel = Selectors::for_bits();
             flag = Some(compare::not_equal(b, &mut sel, hi, &fills)?);
             Ok(Bits::from_vec(lo.to_vec()))
         });
@@ -286,7 +286,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let (q, _) = self.div_rem(rhs);
         let ok = self.test(rhs, |b, x, y| {
             let zero = div::is_zero(b, y)?;
-            let mut sel = Selectors::new();
+            let mut sel = Selectors::for_bits();
             let bad = if SIGNED {
                 let min = Bits::constant(b, &(BigInt::from(1) << (BITS - 1)), BITS);
                 let neg_one = Bits::constant(b, &BigInt::from(-1), BITS);
@@ -538,7 +538,7 @@ impl<'p> Bool<'p> {
                 }
                 .into());
             }
-            gates::gate(b, &mut Selectors::new(), g, self.bit(), rhs.bit())
+            gates::gate(b, &mut Selectors::for_bits(), g, self.bit(), rhs.bit())
         })
     }
 

@@ -107,7 +107,7 @@ pub(crate) fn add_wires(
         AdderKind::Auto => choose(b, n),
         k => k,
     };
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let carries = match kind {
         AdderKind::Ripple => {
             let mut c = vec![carry_in];

@@ -16,7 +16,7 @@ use crate::error::Error;
 
 /// A two-input gate applied bit by bit (the shorter operand zero-extended).
 pub fn bitwise(b: &mut CircuitBuilder, g: Gate, x: &Bits, y: &Bits) -> Result<Bits, Error> {
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let zero = b.constant(0);
     let n = x.len().max(y.len());
     let out = (0..n)
@@ -117,7 +117,7 @@ pub fn count_ones(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits, Er
 
 /// The number of leading zeros (from the top), on `n` bits.
 pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits, Error> {
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     // From the top: p_k = OR of the k + 1 highest bits.
     let top_down: Vec<Wire> = x.wires().iter().rev().copied().collect();
     let prefix = prefix_or(b, &mut sel, &top_down)?;

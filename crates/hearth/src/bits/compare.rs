@@ -69,7 +69,7 @@ pub fn compare(
     signed: bool,
 ) -> Result<Wire, Error> {
     let (mut xs, mut ys) = padded(b, x, y, signed);
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     if matches!(op, Cmp::Eq | Cmp::Ne) {
         let ne = not_equal(b, &mut sel, &xs, &ys)?;
         return if op == Cmp::Ne { Ok(ne) } else { not(b, ne) };
@@ -198,7 +198,7 @@ fn best_split(n: usize, threads: usize) -> usize {
 
 /// Per bit, `if s { x } else { y }`.
 pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bits, Error> {
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let zero = b.constant(0);
     let n = x.len().max(y.len());
     let out = (0..n)

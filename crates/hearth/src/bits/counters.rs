@@ -68,7 +68,7 @@ pub fn counter(
 
 /// The widest counter (up to 7 bits) these parameters support.
 pub fn widest_counter(b: &mut CircuitBuilder) -> Result<usize, Error> {
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     for k in (3..=7).rev() {
         let mut scratch = CircuitBuilder::new(b.params());
         let group: Vec<Wire> = (0..k)
@@ -92,7 +92,7 @@ pub fn sum_columns(
     columns.truncate(width);
     fold_constants(b, &mut columns)?;
     let widest = widest_counter(b)?;
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     loop {
         let height = columns.iter().map(Vec::len).max().unwrap_or(0);
         if height <= 2 {

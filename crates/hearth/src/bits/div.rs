@@ -53,7 +53,7 @@ pub fn div_rem(
     let ax = negate_if(b, &x, sx)?;
     let ay = negate_if(b, &y, sy)?;
     let (q, r) = div_rem_unsigned(b, &ax, &ay)?;
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let sq = gate(b, &mut sel, Gate::Xor, sx, sy)?;
     Ok((negate_if(b, &q, sq)?, negate_if(b, &r, sx)?))
 }
@@ -74,7 +74,7 @@ fn clear_power_of_two(b: &CircuitBuilder, y: &Bits) -> Result<Option<usize>, Err
 
 /// `1` when every bit of `y` is 0.
 pub fn is_zero(b: &mut CircuitBuilder, y: &Bits) -> Result<Wire, Error> {
-    let any = or_all(b, &mut Selectors::new(), y.wires())?;
+    let any = or_all(b, &mut Selectors::for_bits(), y.wires())?;
     not(b, any)
 }
 
@@ -86,7 +86,7 @@ fn resize(b: &mut CircuitBuilder, x: &Bits, n: usize, signed: bool) -> Bits {
 
 /// `-x` when the bit `s` is set, else `x`: `(x xor s) + s`.
 pub fn negate_if(b: &mut CircuitBuilder, x: &Bits, s: Wire) -> Result<Bits, Error> {
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let flipped: Vec<Wire> = x
         .wires()
         .iter()
@@ -103,7 +103,7 @@ fn div_rem_unsigned(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<(Bits,
     if n == 0 {
         return Ok((Bits::default(), Bits::default()));
     }
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     // The divisor on n + 1 bits.
     let ys: Vec<Wire> = (0..=n).map(|i| y.bit_or(i, zero)).collect();
     let mut r: Vec<Wire> = vec![zero; n + 1];

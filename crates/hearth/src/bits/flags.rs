@@ -28,7 +28,7 @@ pub fn add_flags(
 ) -> Result<(Bits, Nzcv), Error> {
     let (sum, carries) = add_carries(b, x, y, carry_in, AdderKind::Auto)?;
     let n = sum.len();
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let v = if n == 0 {
         b.constant(0)
     } else {
@@ -60,6 +60,6 @@ pub fn sub_flags(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<(Bits, Nz
 /// N and Z of a result (logical operations set only these).
 pub fn nz(b: &mut CircuitBuilder, r: &Bits) -> Result<(Wire, Wire), Error> {
     let n = r.top(b);
-    let any = or_all(b, &mut Selectors::new(), r.wires())?;
+    let any = or_all(b, &mut Selectors::for_bits(), r.wires())?;
     Ok((n, not(b, any)?))
 }

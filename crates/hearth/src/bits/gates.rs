@@ -273,8 +273,24 @@ pub fn threshold(
     let (points, _) = layout(b.params().message_modulus(), &form.coefs, r.truth)
         .expect("a found form has a layout");
     let budget = b.params().budgets[form.level];
-    let terms: Vec<(Wire, i64)> = r.inputs.iter().copied().zip(form.coefs).collect();
-    let s = sel.linear_within(b, &terms, 0, budget)?;
+    let m = b.params().message_modulus();
+    let mut terms: Vec<(Wire, i64)> = r.inputs.iter().copied().zip(form.coefs).collect();
+    let mut s = sel.linear_within(b, &terms, 0, budget)?;
+    // Inputs that share fresh values (e.g. x and a sum read from x) can
+    // give the selector a range with values no input combination makes;
+    // independent copies of the inputs make the range exact again.
+    let reachable = |b: &CircuitBuilder, s: Wire| -> Result<bool, Error> {
+        Ok(b.range(s)?
+            .residues(m)
+            .iter()
+            .all(|x| points.iter().any(|&(p, _)| p == *x)))
+    };
+    if !reachable(b, s)? {
+        for t in terms.iter_mut() {
+            t.0 = refresh(b, t.0)?;
+        }
+        s = sel.linear_within(b, &terms, 0, budget)?;
+    }
     let pts: Vec<(i64, i64)> = points
         .iter()
         .map(|&(p, out)| (p as i64, if out { 1 } else { -1 }))
@@ -376,7 +392,7 @@ pub fn refresh(b: &mut CircuitBuilder, x: Wire) -> Result<Wire, Error> {
     if b.constant_value(x)?.is_some() {
         return Ok(x);
     }
-    Selectors::new().refresh(b, x)
+    Selectors::for_bits().refresh(b, x)
 }
 
 /// Full adder: `(sum, carry)` of three bits for one bootstrap: the carry is
@@ -423,7 +439,7 @@ mod tests {
             let x: Vec<Wire> = (0..3)
                 .map(|_| b.input_with_step(0, 2, 2).unwrap())
                 .collect();
-            let mut sel = Selectors::new();
+            let mut sel = Selectors::for_bits();
             let mut outs = Vec::new();
             for g in Gate::ALL {
                 outs.push(gate(&mut b, &mut sel, g, x[0], x[1]).unwrap());
@@ -482,7 +498,7 @@ mod tests {
         let x = b.input_with_step(0, 2, 2).unwrap();
         let one = b.constant(2);
         let zero = b.constant(0);
-        let mut sel = Selectors::new();
+        let mut sel = Selectors::for_bits();
         assert_eq!(gate(&mut b, &mut sel, Gate::And, x, one).unwrap(), x);
         let z = gate(&mut b, &mut sel, Gate::And, x, zero).unwrap();
         assert_eq!(b.constant_value(z).unwrap(), Some(0));

@@ -124,12 +124,13 @@ impl Bits {
         &self.bits
     }
 
-    /// Marks every bit as a circuit output; returns the output indices.
+    /// Marks every bit as a circuit output, decoded with a margin of one
+    /// unit ([`crate::ClientKey::decrypt_bit`]); returns the indices.
     pub fn output(&self, b: &mut CircuitBuilder) -> Result<Vec<usize>, Error> {
         Ok(self
             .bits
             .iter()
-            .map(|&w| b.output(w))
+            .map(|&w| b.output_decoded(w, 1))
             .collect::<Result<_, _>>()?)
     }
 

@@ -123,7 +123,7 @@ fn partial_products(
     width: usize,
     signed: bool,
 ) -> Result<Vec<Vec<Wire>>, Error> {
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let mut cols = vec![Vec::new(); width];
     let (n, m) = (x.len(), y.len());
     for (i, &xi) in x.wires().iter().enumerate() {
@@ -183,7 +183,7 @@ fn rows_product(
         return Ok(acc);
     }
     // Carry-save: (s, c) + row -> (s', c') with one level of full adders.
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let mut s = first.wires().to_vec();
     let mut c = vec![zero; width];
     for row in rows {

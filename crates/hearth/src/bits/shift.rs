@@ -59,7 +59,7 @@ pub fn shift(
 ) -> Result<Bits, Error> {
     let n = x.len();
     let stages = usize::BITS as usize - n.saturating_sub(1).leading_zeros() as usize;
-    let mut sel = Selectors::new();
+    let mut sel = Selectors::for_bits();
     let mut cur = x.clone();
     let zero = b.constant(0);
     for k in 0..stages.min(amount.len()) {

@@ -229,17 +229,15 @@ impl CircuitBuilder {
     }
 
     /// `sum_j coef_j * wire_j + constant`.
-    /// The range is the tighter of two sound ones: from the fresh values
-    /// (exact about repeated values) and from the terms' own ranges (which
-    /// keep what [`CircuitBuilder::assume_range`] established).
+    /// The range is the intersection of two sound ones: from the fresh
+    /// values (exact about repeated values) and from the terms' own ranges
+    /// (which keep what [`CircuitBuilder::assume_range`] established).
     pub fn linear(&mut self, terms: &[(Wire, i64)], constant: i64) -> Result<Wire, BuildError> {
         let expr = self.expr_of(terms, constant)?;
         let m = self.params.message_modulus();
         let mut range = self.fresh_based_range(&expr);
         if let Some(r) = self.wire_based_range(terms, constant) {
-            if r.count(m) < range.count(m) {
-                range = r;
-            }
+            range = range.intersect(&r, m);
         }
         Ok(self.push_with_range(expr, range))
     }
@@ -482,9 +480,40 @@ impl CircuitBuilder {
     /// them (e.g. a bit stored as 0 or 2).
     pub fn output(&mut self, a: Wire) -> Result<usize, BuildError> {
         let node = format!("output {}", self.circuit.outputs.len());
+        let r = self.data(a, &node)?.range;
+        let level = if r.count(self.params.message_modulus()) > 1 {
+            (r.step.trailing_zeros() as usize).min(MARGIN_LEVELS - 1)
+        } else {
+            0
+        };
+        self.output_decoded(a, level)
+    }
+
+    /// Marks `a` as an output that the client decodes to the nearest
+    /// multiple of `2^level` units (plus its offset): a margin of
+    /// `2^level / 2`, e.g. level 1 for bits read with
+    /// [`crate::ClientKey::decrypt_bit`]. Its values must all lie on that
+    /// lattice.
+    pub fn output_decoded(&mut self, a: Wire, level: usize) -> Result<usize, BuildError> {
+        let node = format!("output {}", self.circuit.outputs.len());
         let d = self.data(a, &node)?;
-        let expr = d.expr.clone();
-        let level = (d.range.step.trailing_zeros() as usize).min(MARGIN_LEVELS - 1);
+        let (expr, r) = (d.expr.clone(), d.range);
+        let level = level.min(MARGIN_LEVELS - 1);
+        let m = self.params.message_modulus();
+        let residues = r.residues(m);
+        let spacing = 1u64 << level;
+        if residues
+            .iter()
+            .any(|&x| (x + m - residues[0]) % spacing != 0)
+        {
+            return Err(BuildError::SelectorNotCovered {
+                node: format!("{node} (decoded {spacing} units apart)"),
+                value: residues[0],
+                lo: r.lo,
+                hi: r.hi,
+                pi: self.params.pi,
+            });
+        }
         self.check_budget(&expr, node, self.params.output_budgets[level])?;
         self.circuit.outputs.push(expr);
         Ok(self.circuit.outputs.len() - 1)

@@ -97,6 +97,33 @@ impl Range {
         }
     }
 
+    /// The tightest range holding the residues both ranges allow.
+    pub(crate) fn intersect(&self, other: &Range, m: u64) -> Range {
+        let mut theirs = vec![false; m as usize];
+        for r in other.residues(m) {
+            theirs[r as usize] = true;
+        }
+        let both: Vec<u64> = self
+            .residues(m)
+            .into_iter()
+            .filter(|&r| theirs[r as usize])
+            .collect();
+        let mut best = if other.count(m) < self.count(m) {
+            *other
+        } else {
+            *self
+        };
+        // Disjoint sound ranges cannot happen for a reachable value; keep
+        // the smaller rather than claim an empty set.
+        if !both.is_empty() {
+            let c = Range::covering(&both, m);
+            if c.count(m) < best.count(m) {
+                best = c;
+            }
+        }
+        best
+    }
+
     /// The shortest progression arc of `Z_m` holding all residues in
     /// `values` (a bootstrap's outputs), with the largest step that fits.
     pub(crate) fn covering(values: &[u64], m: u64) -> Self {

@@ -23,11 +23,23 @@ use crate::error::Error;
 #[derive(Debug, Default)]
 pub struct Selectors {
     copies: HashMap<Wire, Vec<Wire>>,
+    bits: bool,
 }
 
 impl Selectors {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// For selectors over bits stored as 0 or 2: a refresh reads the bit
+    /// (even values decode to 0 or 2 by their class mod 4, a table that is
+    /// negacyclic on every even value), so it works whatever phantom
+    /// values the tracked range admits.
+    pub fn for_bits() -> Self {
+        Selectors {
+            bits: true,
+            ..Self::default()
+        }
     }
 
     /// The wire `sum_j c_j t_j + constant`, with as few terms refreshed as
@@ -103,9 +115,24 @@ impl Selectors {
     /// A new independent copy of `w` (identity bootstrap on its range: a
     /// bit stored as 0 or 2 keeps its margin of one unit).
     pub fn refresh(&mut self, b: &mut CircuitBuilder, w: Wire) -> Result<Wire, Error> {
-        let r = b.range(w)?;
-        let lut = Lut::from_fn(b.params().pi, r.lo, r.hi, |v| v)?;
-        let copy = b.bootstrap(w, &lut)?;
+        let copy = if self.bits {
+            // Every even value of the first half decodes by its class mod
+            // 4 (-1 for 0, +1 for 2; the second half follows by
+            // negacyclicity), then + 1: the bit as 0 or 2.
+            let half = b.params().message_modulus() as i64 / 2;
+            let points: Vec<(i64, i64)> = (0..half)
+                .step_by(2)
+                .map(|v| (v, if (v / 2) % 2 == 1 { 1 } else { -1 }))
+                .collect();
+            let lut = Lut::from_points(b.params().pi, &points)?;
+            let y = b.bootstrap(w, &lut)?;
+            let y = b.add_const(y, 1)?;
+            b.assume_range(y, 0, 2, 2)?
+        } else {
+            let r = b.range(w)?;
+            let lut = Lut::from_fn(b.params().pi, r.lo, r.hi, |v| v)?;
+            b.bootstrap(w, &lut)?
+        };
         self.copies.entry(w).or_default().push(copy);
         Ok(copy)
     }

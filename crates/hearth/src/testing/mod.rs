@@ -3,3 +3,4 @@
 
 pub mod circuits;
 pub mod programs;
+pub mod word_programs;

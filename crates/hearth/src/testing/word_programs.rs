@@ -1,0 +1,586 @@
+//! Random programs of fixed-width words ([`crate::api::Word`]), checked
+//! against Rust's wrapping integer arithmetic: the bits family's
+//! differential test (`tests/programs.rs`) and
+//! `hearth tool fuzz-programs --family bits`.
+//!
+//! A [`WordSpec`] is data: a word type (8, 16, 32 or 64 bits, signed or
+//! not), input values and [`WordOp`]s reading earlier values by index
+//! (modulo the number of values so far). Every value is an output and must
+//! equal the reference computed on `u128` with the width's mask.
+
+use std::fmt;
+
+use num_bigint::BigInt;
+use rand::Rng;
+
+use super::programs::{Checked, Failure};
+use crate::api::{clear_word, clear_word_value, CompiledProgram, Encrypted, Program, Word};
+use crate::backend::{Backend, ClearBackend};
+use crate::crypto::keys::{Ciphertext, ClientKey};
+use crate::crypto::params::ParameterSet;
+use crate::error::Error;
+
+/// One operation; `usize` fields name earlier values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WordOp {
+    Add(usize, usize),
+    Sub(usize, usize),
+    Mul(usize, usize),
+    Div(usize, usize),
+    Rem(usize, usize),
+    And(usize, usize),
+    Or(usize, usize),
+    Xor(usize, usize),
+    Neg(usize),
+    Not(usize),
+    Shl(usize, u8),
+    Shr(usize, u8),
+    RotateLeft(usize, u8),
+    ShlBy(usize, usize),
+    ShrBy(usize, usize),
+    RotateRightBy(usize, usize),
+    Min(usize, usize),
+    Max(usize, usize),
+    /// `if a < b { c } else { d }`.
+    SelectLt(usize, usize, usize, usize),
+    AddConst(usize, i64),
+    MulConst(usize, i64),
+    CountOnes(usize),
+    LeadingZeros(usize),
+    ReverseBits(usize),
+    /// The overflow flag of `a + b`, as 0 / 1.
+    AddOverflows(usize, usize),
+    /// Rust's `checked_div(a, b).is_some()`, as 0 / 1.
+    DivOk(usize, usize),
+    Eq(usize, usize),
+    Lt(usize, usize),
+}
+
+impl WordOp {
+    /// Number of kinds [`WordOp::from_parts`] makes.
+    pub const KINDS: u8 = 28;
+
+    /// Operation `kind` (modulo [`WordOp::KINDS`]) on operands `a .. d`
+    /// (indices, shift amounts, constants): one place for the random
+    /// generator and the property test's strategy.
+    pub fn from_parts(kind: u8, a: u8, b: u8, c: u8, d: u8) -> WordOp {
+        let (a, b, cu, du) = (a as usize, b as usize, c as usize, d as usize);
+        match kind % Self::KINDS {
+            0 => WordOp::Add(a, b),
+            1 => WordOp::Sub(a, b),
+            2 => WordOp::Mul(a, b),
+            3 => WordOp::Div(a, b),
+            4 => WordOp::Rem(a, b),
+            5 => WordOp::And(a, b),
+            6 => WordOp::Or(a, b),
+            7 => WordOp::Xor(a, b),
+            8 => WordOp::Neg(a),
+            9 => WordOp::Not(a),
+            10 => WordOp::Shl(a, c),
+            11 => WordOp::Shr(a, c),
+            12 => WordOp::RotateLeft(a, c),
+            13 => WordOp::ShlBy(a, b),
+            14 => WordOp::ShrBy(a, b),
+            15 => WordOp::RotateRightBy(a, b),
+            16 => WordOp::Min(a, b),
+            17 => WordOp::Max(a, b),
+            18 => WordOp::SelectLt(a, b, cu, du),
+            19 => WordOp::AddConst(a, (c as i64 - 128) * (d as i64 + 1)),
+            20 => WordOp::MulConst(a, c as i64 - 128),
+            21 => WordOp::CountOnes(a),
+            22 => WordOp::LeadingZeros(a),
+            23 => WordOp::ReverseBits(a),
+            24 => WordOp::AddOverflows(a, b),
+            25 => WordOp::DivOk(a, b),
+            26 => WordOp::Eq(a, b),
+            _ => WordOp::Lt(a, b),
+        }
+    }
+}
+
+/// A random word program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WordSpec {
+    pub bits: usize,
+    pub signed: bool,
+    /// Input values, as bit patterns of the width.
+    pub inputs: Vec<u64>,
+    pub ops: Vec<WordOp>,
+}
+
+fn mask(bits: usize) -> u128 {
+    (1u128 << bits) - 1
+}
+
+/// The reference semantics on bit patterns of `bits` bits.
+struct Ref {
+    bits: usize,
+    signed: bool,
+}
+
+impl Ref {
+    fn m(&self) -> u128 {
+        mask(self.bits)
+    }
+
+    fn s(&self, v: u128) -> i128 {
+        ((v << (128 - self.bits)) as i128) >> (128 - self.bits)
+    }
+
+    fn top(&self, v: u128) -> u128 {
+        (v >> (self.bits - 1)) & 1
+    }
+
+    fn div_rem(&self, x: u128, y: u128) -> (u128, u128) {
+        let m = self.m();
+        if y == 0 {
+            let q = if self.signed && self.s(x) < 0 { 1 } else { m };
+            return (q, x);
+        }
+        if self.signed {
+            let (sx, sy) = (self.s(x), self.s(y));
+            (
+                (sx.wrapping_div(sy) as u128) & m,
+                (sx.wrapping_rem(sy) as u128) & m,
+            )
+        } else {
+            (x / y, x % y)
+        }
+    }
+
+    fn lt(&self, x: u128, y: u128) -> bool {
+        if self.signed {
+            self.s(x) < self.s(y)
+        } else {
+            x < y
+        }
+    }
+
+    fn eval(&self, op: &WordOp, v: &[u128]) -> u128 {
+        let (n, m) = (self.bits as u32, self.m());
+        let rot = |x: u128, k: u32| {
+            let k = k % n;
+            if k == 0 {
+                x
+            } else {
+                ((x << k) | (x >> (n - k))) & m
+            }
+        };
+        let r = match *op {
+            WordOp::Add(a, b) => v[a].wrapping_add(v[b]),
+            WordOp::Sub(a, b) => v[a].wrapping_sub(v[b]),
+            WordOp::Mul(a, b) => v[a].wrapping_mul(v[b]),
+            WordOp::Div(a, b) => self.div_rem(v[a], v[b]).0,
+            WordOp::Rem(a, b) => self.div_rem(v[a], v[b]).1,
+            WordOp::And(a, b) => v[a] & v[b],
+            WordOp::Or(a, b) => v[a] | v[b],
+            WordOp::Xor(a, b) => v[a] ^ v[b],
+            WordOp::Neg(a) => v[a].wrapping_neg(),
+            WordOp::Not(a) => !v[a],
+            WordOp::Shl(a, k) => v[a] << (k as u32 % n),
+            WordOp::Shr(a, k) => {
+                let k = k as u32 % n;
+                if self.signed {
+                    (self.s(v[a]) >> k) as u128
+                } else {
+                    v[a] >> k
+                }
+            }
+            WordOp::RotateLeft(a, k) => rot(v[a], k as u32),
+            WordOp::ShlBy(a, b) => v[a] << (v[b] as u32 % n),
+            WordOp::ShrBy(a, b) => {
+                let k = v[b] as u32 % n;
+                if self.signed {
+                    (self.s(v[a]) >> k) as u128
+                } else {
+                    v[a] >> k
+                }
+            }
+            WordOp::RotateRightBy(a, b) => rot(v[a], n - (v[b] as u32 % n)),
+            WordOp::Min(a, b) => {
+                if self.lt(v[b], v[a]) {
+                    v[b]
+                } else {
+                    v[a]
+                }
+            }
+            WordOp::Max(a, b) => {
+                if self.lt(v[a], v[b]) {
+                    v[b]
+                } else {
+                    v[a]
+                }
+            }
+            WordOp::SelectLt(a, b, c, d) => {
+                if self.lt(v[a], v[b]) {
+                    v[c]
+                } else {
+                    v[d]
+                }
+            }
+            WordOp::AddConst(a, c) => v[a].wrapping_add(c as u128),
+            WordOp::MulConst(a, c) => v[a].wrapping_mul(c as i128 as u128),
+            WordOp::CountOnes(a) => v[a].count_ones() as u128,
+            WordOp::LeadingZeros(a) => (v[a].leading_zeros() - (128 - n)) as u128,
+            WordOp::ReverseBits(a) => v[a].reverse_bits() >> (128 - n),
+            WordOp::AddOverflows(a, b) => {
+                let s = v[a].wrapping_add(v[b]) & m;
+                if self.signed {
+                    (self.top(v[a]) == self.top(v[b]) && self.top(s) != self.top(v[a])) as u128
+                } else {
+                    (v[a] + v[b] > m) as u128
+                }
+            }
+            WordOp::DivOk(a, b) => {
+                let min = 1u128 << (n - 1);
+                let bad = v[b] == 0 || (self.signed && v[a] == min && v[b] == m);
+                (!bad) as u128
+            }
+            WordOp::Eq(a, b) => (v[a] == v[b]) as u128,
+            WordOp::Lt(a, b) => self.lt(v[a], v[b]) as u128,
+        };
+        r & m
+    }
+}
+
+/// The operation with its indices reduced modulo `n` values.
+fn resolved(op: &WordOp, n: usize) -> WordOp {
+    let r = |i: usize| i % n;
+    match *op {
+        WordOp::Add(a, b) => WordOp::Add(r(a), r(b)),
+        WordOp::Sub(a, b) => WordOp::Sub(r(a), r(b)),
+        WordOp::Mul(a, b) => WordOp::Mul(r(a), r(b)),
+        WordOp::Div(a, b) => WordOp::Div(r(a), r(b)),
+        WordOp::Rem(a, b) => WordOp::Rem(r(a), r(b)),
+        WordOp::And(a, b) => WordOp::And(r(a), r(b)),
+        WordOp::Or(a, b) => WordOp::Or(r(a), r(b)),
+        WordOp::Xor(a, b) => WordOp::Xor(r(a), r(b)),
+        WordOp::Neg(a) => WordOp::Neg(r(a)),
+        WordOp::Not(a) => WordOp::Not(r(a)),
+        WordOp::Shl(a, k) => WordOp::Shl(r(a), k),
+        WordOp::Shr(a, k) => WordOp::Shr(r(a), k),
+        WordOp::RotateLeft(a, k) => WordOp::RotateLeft(r(a), k),
+        WordOp::ShlBy(a, b) => WordOp::ShlBy(r(a), r(b)),
+        WordOp::ShrBy(a, b) => WordOp::ShrBy(r(a), r(b)),
+        WordOp::RotateRightBy(a, b) => WordOp::RotateRightBy(r(a), r(b)),
+        WordOp::Min(a, b) => WordOp::Min(r(a), r(b)),
+        WordOp::Max(a, b) => WordOp::Max(r(a), r(b)),
+        WordOp::SelectLt(a, b, c, d) => WordOp::SelectLt(r(a), r(b), r(c), r(d)),
+        WordOp::AddConst(a, c) => WordOp::AddConst(r(a), c),
+        WordOp::MulConst(a, c) => WordOp::MulConst(r(a), c),
+        WordOp::CountOnes(a) => WordOp::CountOnes(r(a)),
+        WordOp::LeadingZeros(a) => WordOp::LeadingZeros(r(a)),
+        WordOp::ReverseBits(a) => WordOp::ReverseBits(r(a)),
+        WordOp::AddOverflows(a, b) => WordOp::AddOverflows(r(a), r(b)),
+        WordOp::DivOk(a, b) => WordOp::DivOk(r(a), r(b)),
+        WordOp::Eq(a, b) => WordOp::Eq(r(a), r(b)),
+        WordOp::Lt(a, b) => WordOp::Lt(r(a), r(b)),
+    }
+}
+
+/// The word program on `Word<B, S>`.
+fn build_typed<const B: usize, const S: bool>(
+    spec: &WordSpec,
+    params: &'static ParameterSet,
+    threads: usize,
+) -> Result<CompiledProgram, Error> {
+    let p = Program::new(params);
+    p.set_threads(threads);
+    let mut vals: Vec<Word<B, S>> = spec.inputs.iter().map(|_| Word::input(&p)).collect();
+    for op in spec.normalized() {
+        let v = &vals;
+        let y: Word<B, S> = match op {
+            WordOp::Add(a, b) => &v[a] + &v[b],
+            WordOp::Sub(a, b) => &v[a] - &v[b],
+            WordOp::Mul(a, b) => &v[a] * &v[b],
+            WordOp::Div(a, b) => &v[a] / &v[b],
+            WordOp::Rem(a, b) => &v[a] % &v[b],
+            WordOp::And(a, b) => &v[a] & &v[b],
+            WordOp::Or(a, b) => &v[a] | &v[b],
+            WordOp::Xor(a, b) => &v[a] ^ &v[b],
+            WordOp::Neg(a) => -&v[a],
+            WordOp::Not(a) => !&v[a],
+            WordOp::Shl(a, k) => &v[a] << k as u32,
+            WordOp::Shr(a, k) => &v[a] >> k as u32,
+            WordOp::RotateLeft(a, k) => v[a].rotate_left(k as u32),
+            WordOp::ShlBy(a, b) => v[a].shl_by(&v[b].cast::<B, false>()),
+            WordOp::ShrBy(a, b) => v[a].shr_by(&v[b].cast::<B, false>()),
+            WordOp::RotateRightBy(a, b) => v[a].rotate_right_by(&v[b].cast::<B, false>()),
+            WordOp::Min(a, b) => v[a].min(&v[b]),
+            WordOp::Max(a, b) => v[a].max(&v[b]),
+            WordOp::SelectLt(a, b, c, d) => v[a].lt(&v[b]).select(&v[c], &v[d]),
+            WordOp::AddConst(a, c) => &v[a] + c,
+            WordOp::MulConst(a, c) => &v[a] * c,
+            WordOp::CountOnes(a) => v[a].count_ones().cast::<B, S>(),
+            WordOp::LeadingZeros(a) => v[a].leading_zeros().cast::<B, S>(),
+            WordOp::ReverseBits(a) => v[a].reverse_bits(),
+            WordOp::AddOverflows(a, b) => {
+                v[a].overflowing_add(&v[b]).1.to_word::<B>().cast::<B, S>()
+            }
+            WordOp::DivOk(a, b) => v[a].checked_div(&v[b]).1.to_word::<B>().cast::<B, S>(),
+            WordOp::Eq(a, b) => v[a].eq(&v[b]).to_word::<B>().cast::<B, S>(),
+            WordOp::Lt(a, b) => v[a].lt(&v[b]).to_word::<B>().cast::<B, S>(),
+        };
+        vals.push(y);
+    }
+    for x in &vals {
+        p.output(x);
+    }
+    p.build()
+}
+
+impl WordSpec {
+    /// A random program: 1-3 inputs, 1-`max_ops` operations, a random type
+    /// of 8-64 bits.
+    pub fn random(rng: &mut impl Rng, max_ops: usize) -> Self {
+        let bits = [8, 16, 32, 64][rng.gen_range(0..4)];
+        let signed = rng.gen_bool(0.5);
+        let m = mask(bits) as u64;
+        let inputs = (0..rng.gen_range(1..=3))
+            .map(|_| match rng.gen_range(0..4) {
+                0 => rng.gen_range(0..4),
+                1 => m - rng.gen_range(0..4),
+                _ => rng.gen::<u64>() & m,
+            })
+            .collect();
+        let count = rng.gen_range(1..=max_ops.max(1));
+        let ops = (0..count)
+            .map(|_| {
+                let [a, b, c, d] = [0; 4].map(|_: u8| rng.gen::<u8>());
+                WordOp::from_parts(rng.gen_range(0..WordOp::KINDS), a, b, c, d)
+            })
+            .collect();
+        WordSpec {
+            bits,
+            signed,
+            inputs,
+            ops,
+        }
+    }
+
+    /// The operations that run (indices resolved).
+    pub fn normalized(&self) -> Vec<WordOp> {
+        let n = self.inputs.len().max(1);
+        self.ops
+            .iter()
+            .enumerate()
+            .map(|(j, op)| resolved(op, n + j))
+            .collect()
+    }
+
+    /// The reference value of every value (inputs, then each operation).
+    pub fn expected(&self) -> Vec<u128> {
+        let r = Ref {
+            bits: self.bits,
+            signed: self.signed,
+        };
+        let mut v: Vec<u128> = self
+            .inputs
+            .iter()
+            .map(|&x| x as u128 & mask(self.bits))
+            .collect();
+        for op in self.normalized() {
+            let x = r.eval(&op, &v);
+            v.push(x);
+        }
+        v
+    }
+
+    /// Builds the program on `params`, planning for `threads` threads.
+    pub fn build(
+        &self,
+        params: &'static ParameterSet,
+        threads: usize,
+    ) -> Result<CompiledProgram, Error> {
+        if self.inputs.is_empty() {
+            return Err(Error::Config("a word program needs an input".into()));
+        }
+        match (self.bits, self.signed) {
+            (8, false) => build_typed::<8, false>(self, params, threads),
+            (8, true) => build_typed::<8, true>(self, params, threads),
+            (16, false) => build_typed::<16, false>(self, params, threads),
+            (16, true) => build_typed::<16, true>(self, params, threads),
+            (32, false) => build_typed::<32, false>(self, params, threads),
+            (32, true) => build_typed::<32, true>(self, params, threads),
+            (64, false) => build_typed::<64, false>(self, params, threads),
+            (64, true) => build_typed::<64, true>(self, params, threads),
+            (b, _) => Err(Error::Config(format!(
+                "word programs use 8-64 bits, not {b}"
+            ))),
+        }
+    }
+
+    fn value_of(&self, x: u128) -> BigInt {
+        let r = Ref {
+            bits: self.bits,
+            signed: self.signed,
+        };
+        if self.signed {
+            r.s(x).into()
+        } else {
+            x.into()
+        }
+    }
+
+    fn clear_inputs(&self) -> Result<Vec<Vec<u64>>, Error> {
+        self.inputs
+            .iter()
+            .map(|&x| clear_word(self.value_of(x as u128), self.bits, self.signed))
+            .collect()
+    }
+
+    /// Builds, runs on the clear backend and compares every value.
+    pub fn check(&self, params: &'static ParameterSet, threads: usize) -> Result<Checked, Failure> {
+        let prog = self.build(params, threads).map_err(Failure::Build)?;
+        let ins = self.clear_inputs().map_err(Failure::Run)?;
+        let out = prog.run(&ClearBackend, &ins).map_err(Failure::Run)?;
+        for (i, (o, &e)) in out.iter().zip(&self.expected()).enumerate() {
+            let got = clear_word_value(o, self.signed).map_err(Failure::Run)?;
+            let expected = self.value_of(e);
+            if got != expected {
+                return Err(Failure::Mismatch {
+                    value: i,
+                    got,
+                    expected,
+                    digits: o.iter().map(|&d| d as i64).collect(),
+                });
+            }
+        }
+        Ok(Checked {
+            values: out.len(),
+            pbs: prog.circuit().stats().pbs,
+        })
+    }
+
+    /// Runs encrypted on `backend` and checks every output against the
+    /// clear backend, bit for bit.
+    pub fn check_encrypted<B: Backend<Digit = Ciphertext>>(
+        &self,
+        client: &ClientKey,
+        backend: &B,
+        threads: usize,
+    ) -> Result<Checked, Failure> {
+        let params = client.params();
+        let checked = self.check(params, threads)?;
+        let prog = self.build(params, threads).map_err(Failure::Build)?;
+        let clear = prog
+            .run(&ClearBackend, &self.clear_inputs().map_err(Failure::Run)?)
+            .map_err(Failure::Run)?;
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|&x| client.encrypt_word_of(self.value_of(x as u128), self.bits, self.signed))
+            .collect::<Result<Vec<Encrypted>, _>>()
+            .map_err(Failure::Run)?;
+        let out = prog.run_encrypted(backend, &inputs).map_err(Failure::Run)?;
+        for (value, (o, c)) in out.iter().zip(&clear).enumerate() {
+            let decrypted = o
+                .ciphertexts()
+                .iter()
+                .map(|ct| client.decrypt_bit(ct).map(|b| 2 * b as u64))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(Failure::Run)?;
+            if &decrypted != c {
+                return Err(Failure::Encrypted {
+                    value,
+                    clear: c.clone(),
+                    decrypted,
+                });
+            }
+        }
+        Ok(checked)
+    }
+
+    /// A smaller program that still `fails`.
+    pub fn shrink(&self, fails: impl Fn(&WordSpec) -> bool) -> WordSpec {
+        let mut best = WordSpec {
+            ops: self.normalized(),
+            ..self.clone()
+        };
+        loop {
+            let mut candidates = Vec::new();
+            for i in 0..best.ops.len() {
+                let mut c = best.clone();
+                c.ops.remove(i);
+                candidates.push(c);
+            }
+            for i in 0..best.inputs.len() {
+                if best.inputs.len() > 1 {
+                    let mut c = best.clone();
+                    c.inputs.remove(i);
+                    candidates.push(c);
+                }
+                if best.inputs[i] != 0 {
+                    let mut c = best.clone();
+                    c.inputs[i] /= 2;
+                    candidates.push(c);
+                }
+            }
+            match candidates.into_iter().find(|c| fails(c)) {
+                Some(c) => best = c,
+                None => return best,
+            }
+        }
+    }
+}
+
+impl fmt::Display for WordSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ty = format!("{}{}", if self.signed { "I" } else { "U" }, self.bits);
+        for (i, &x) in self.inputs.iter().enumerate() {
+            writeln!(
+                f,
+                "let v{i} = {ty}::input(&p); // = {}",
+                self.value_of(x as u128)
+            )?;
+        }
+        let n = self.inputs.len();
+        for (j, op) in self.normalized().iter().enumerate() {
+            writeln!(f, "let v{} = {op:?};", n + j)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::params::INSECURE_TEST_BITS as P;
+    use rand::SeedableRng;
+
+    #[test]
+    fn random_word_programs_pass() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for _ in 0..100 {
+            let spec = WordSpec::random(&mut rng, 6);
+            if let Err(e) = spec.check(&P, 2) {
+                panic!("{e}\n{spec}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_wrong_reference_is_caught() {
+        let spec = WordSpec {
+            bits: 8,
+            signed: false,
+            inputs: vec![200, 100],
+            ops: vec![WordOp::Add(0, 1)],
+        };
+        assert_eq!(spec.expected()[2], 44);
+        assert!(spec.check(&P, 2).is_ok());
+        let wrong = WordSpec {
+            ops: vec![WordOp::Sub(0, 1)],
+            ..spec.clone()
+        };
+        // Same program, other reference: the outputs (300 mod 256) differ.
+        let prog = spec.build(&P, 2).unwrap();
+        let out = prog
+            .run(&ClearBackend, &spec.clear_inputs().unwrap())
+            .unwrap();
+        assert_ne!(
+            clear_word_value(&out[2], false).unwrap(),
+            BigInt::from(wrong.expected()[2])
+        );
+    }
+}
