@@ -56,9 +56,14 @@ pub enum Which {
         backend: crate::ops::OpsBackend,
         #[arg(long, env = "HEARTH_THREADS")]
         threads: Option<usize>,
-        /// Operand sizes (default: 4,8,16,32 for count, 8,16,32 for cpu).
+        /// Operand sizes (default: 4,8,16,32 for count, 8,16,32 for cpu;
+        /// bits family: 8,16,32,64 and 16,32).
         #[arg(long, value_delimiter = ',')]
         bits: Vec<usize>,
+        /// digits (Int, DIGITS_128 beside PARMESAN and FheInt) or bits
+        /// (words, GATES_128 beside FheUint and the digits family).
+        #[arg(long, value_enum, default_value = "digits")]
+        family: crate::fuzz::Family,
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -114,14 +119,23 @@ pub fn run(which: Which) -> Result<(), Error> {
             backend,
             threads,
             bits,
+            family,
             json,
         } => {
-            let bits = match (bits.is_empty(), backend) {
-                (false, _) => bits,
-                (true, crate::ops::OpsBackend::Count) => vec![4, 8, 16, 32],
-                (true, crate::ops::OpsBackend::Cpu) => vec![8, 16, 32],
+            use crate::fuzz::Family;
+            use crate::ops::OpsBackend;
+            let bits = match (bits.is_empty(), backend, family) {
+                (false, _, _) => bits,
+                (true, OpsBackend::Count, Family::Digits) => vec![4, 8, 16, 32],
+                (true, OpsBackend::Cpu, Family::Digits) => vec![8, 16, 32],
+                (true, OpsBackend::Count, Family::Bits) => vec![8, 16, 32, 64],
+                (true, OpsBackend::Cpu, Family::Bits) => vec![16, 32],
             };
-            crate::ops::ops(backend, resolve_threads(threads)?, &bits, json)
+            let threads = resolve_threads(threads)?;
+            match family {
+                Family::Digits => crate::ops::ops(backend, threads, &bits, json),
+                Family::Bits => crate::bits_ops::ops(backend, threads, &bits, json),
+            }
         }
     }
 }

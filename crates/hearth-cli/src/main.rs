@@ -1,6 +1,7 @@
 //! The `hearth` command: key generation, file inspection, a demo, benchmarks.
 
 mod bench;
+mod bits_ops;
 mod demo;
 mod fuzz;
 mod keygen;

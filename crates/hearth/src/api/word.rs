@@ -215,25 +215,35 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         Self::constant(self.program, value)
     }
 
-    /// `self + rhs` and whether it overflowed (Rust's `overflowing_add`).
+    /// `self + rhs` and whether it overflowed (Rust's `overflowing_add`):
+    /// the carry out (unsigned), or the carries into and out of the top
+    /// bit differing (signed: one XOR more).
     pub fn overflowing_add(&self, rhs: &Self) -> (Self, Bool<'p>) {
         let mut flag = None;
         let sum = self.binary(rhs, |b, x, y| {
             let zero = b.constant(0);
-            let (s, f) = flags::add_flags(b, x, y, zero)?;
-            flag = Some(if SIGNED { f.v } else { f.c });
+            let kind = if SIGNED { AdderKind::Ripple } else { AdderKind::Auto };
+            let (s, c) = adders::add_carries(b, x, y, zero, kind)?;
+            flag = Some(overflow_flag::<BITS, SIGNED>(b, &c)?);
             Ok(s)
         });
         (sum, self.flag_or_zero(flag))
     }
 
-    /// `self - rhs` and whether it overflowed (Rust's `overflowing_sub`).
+    /// `self - rhs` and whether it overflowed (Rust's `overflowing_sub`):
+    /// a borrow (unsigned), or the signed overflow of `x + not y + 1`.
     pub fn overflowing_sub(&self, rhs: &Self) -> (Self, Bool<'p>) {
         let mut flag = None;
         let diff = self.binary(rhs, |b, x, y| {
-            let (d, f) = flags::sub_flags(b, x, y)?;
-            // Unsigned: a borrow is the carry's negation.
-            flag = Some(if SIGNED { f.v } else { gates::not(b, f.c)? });
+            let ny = bitwise::not_bits(b, y)?;
+            let one = b.constant(ONE);
+            let kind = if SIGNED { AdderKind::Ripple } else { AdderKind::Auto };
+            let (d, c) = adders::add_carries(b, x, &ny, one, kind)?;
+            flag = Some(if SIGNED {
+                overflow_flag::<BITS, SIGNED>(b, &c)?
+            } else {
+                gates::not(b, c[BITS])?
+            });
             Ok(d)
         });
         (diff, self.flag_or_zero(flag))
@@ -495,6 +505,20 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
             let bits = convert::from_digits(b, x.digits())?;
             Ok(convert::resize(b, &bits, BITS, true))
         })
+    }
+}
+
+/// The overflow of an addition from its carries: the carry out
+/// (unsigned), or the carries into and out of the top bit differing
+/// (signed).
+fn overflow_flag<const BITS: usize, const SIGNED: bool>(
+    b: &mut CircuitBuilder,
+    carries: &[Wire],
+) -> Result<Wire, Error> {
+    if SIGNED && BITS > 0 {
+        gates::gate(b, &mut Selectors::for_bits(), Gate::Xor, carries[BITS - 1], carries[BITS])
+    } else {
+        Ok(carries[BITS])
     }
 }
 

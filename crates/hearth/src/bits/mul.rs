@@ -275,9 +275,9 @@ pub fn choose(b: &CircuitBuilder, n: usize, m: usize, width: usize, signed: bool
     if let Some(k) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
         return k;
     }
-    let mut best = (u64::MAX, u64::MAX, MulKind::Dadda);
+    let mut best = (u64::MAX, u64::MAX, u64::MAX, MulKind::Dadda);
     for kind in MulKind::CONCRETE {
-        let cost = (|| -> Result<(u64, u64), Error> {
+        let cost = (|| -> Result<(u64, u64, u64), Error> {
             let mut s = CircuitBuilder::new(params);
             s.set_threads(threads);
             let x = Bits::input(&mut s, n)?;
@@ -285,13 +285,14 @@ pub fn choose(b: &CircuitBuilder, n: usize, m: usize, width: usize, signed: bool
             mul(&mut s, &x, &y, width, signed, kind)?.output(&mut s)?;
             let st = s.build().stats();
             let pbs = st.pbs as u64;
-            Ok((pbs.div_ceil(threads as u64).max(st.depth as u64), pbs))
+            let depth = st.depth as u64;
+            Ok((pbs.div_ceil(threads as u64).max(depth), pbs, depth))
         })()
-        .unwrap_or((u64::MAX, u64::MAX));
-        if cost < (best.0, best.1) {
-            best = (cost.0, cost.1, kind);
+        .unwrap_or((u64::MAX, u64::MAX, u64::MAX));
+        if cost < (best.0, best.1, best.2) {
+            best = (cost.0, cost.1, cost.2, kind);
         }
     }
-    CHOICES.with(|c| c.borrow_mut().insert(key, best.2));
-    best.2
+    CHOICES.with(|c| c.borrow_mut().insert(key, best.3));
+    best.3
 }

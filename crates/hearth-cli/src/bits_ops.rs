@@ -1,0 +1,389 @@
+//! `hearth bench ops --family bits`: every operation of the fixed-width
+//! words on the count backend (#PBS, depth, planned for the thread count),
+//! or encrypted on GATES_128 beside tfhe-rs's `FheUint` on the same
+//! threads, with the digits family (DIGITS_128) in the same table where it
+//! has the operation.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hearth::api::{CompiledProgram, Program, Word};
+use hearth::backend::CpuBackend;
+use hearth::digits::catalog::Op as DigitsOp;
+use hearth::{Error, DIGITS_128, GATES_128};
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+use tfhe::prelude::*;
+use tfhe::{generate_keys, set_server_key, ConfigBuilder, FheUint16, FheUint32, FheUint64, FheUint8};
+
+use crate::keygen::{generate, steps};
+use crate::ops::OpsBackend;
+use crate::report::{emit, ms, Table};
+
+/// One benchmarked word operation (unsigned operands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitsOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    ShlEnc,
+    ShrEnc,
+    RotlEnc,
+    And,
+    Or,
+    Xor,
+    Eq,
+    Lt,
+    Max,
+    Min,
+    OverflowingAdd,
+    Neg,
+    CountOnes,
+    LeadingZeros,
+    Select,
+}
+
+impl BitsOp {
+    const ALL: [BitsOp; 20] = [
+        BitsOp::Add,
+        BitsOp::Sub,
+        BitsOp::Mul,
+        BitsOp::Div,
+        BitsOp::Rem,
+        BitsOp::ShlEnc,
+        BitsOp::ShrEnc,
+        BitsOp::RotlEnc,
+        BitsOp::And,
+        BitsOp::Or,
+        BitsOp::Xor,
+        BitsOp::Eq,
+        BitsOp::Lt,
+        BitsOp::Max,
+        BitsOp::Min,
+        BitsOp::OverflowingAdd,
+        BitsOp::Neg,
+        BitsOp::CountOnes,
+        BitsOp::LeadingZeros,
+        BitsOp::Select,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            BitsOp::Add => "add",
+            BitsOp::Sub => "sub",
+            BitsOp::Mul => "mul (wrapping)",
+            BitsOp::Div => "div",
+            BitsOp::Rem => "rem",
+            BitsOp::ShlEnc => "shl by encrypted",
+            BitsOp::ShrEnc => "shr by encrypted",
+            BitsOp::RotlEnc => "rotate_left by encrypted",
+            BitsOp::And => "bitand",
+            BitsOp::Or => "bitor",
+            BitsOp::Xor => "bitxor",
+            BitsOp::Eq => "eq",
+            BitsOp::Lt => "lt",
+            BitsOp::Max => "max",
+            BitsOp::Min => "min",
+            BitsOp::OverflowingAdd => "overflowing_add",
+            BitsOp::Neg => "neg",
+            BitsOp::CountOnes => "count_ones",
+            BitsOp::LeadingZeros => "leading_zeros",
+            BitsOp::Select => "select (x < y ? x : y)",
+        }
+    }
+
+    /// The digits family's counterpart, where it has one.
+    fn digits(self) -> Option<DigitsOp> {
+        match self {
+            BitsOp::Add => Some(DigitsOp::Add),
+            BitsOp::Sub => Some(DigitsOp::Sub),
+            BitsOp::Mul => Some(DigitsOp::Mul),
+            BitsOp::Max => Some(DigitsOp::Max),
+            BitsOp::Lt => Some(DigitsOp::Lt),
+            _ => None,
+        }
+    }
+
+    /// Rust's result on `n`-bit patterns (the flag of overflowing_add in
+    /// bit `n`).
+    fn reference(self, n: usize, x: u128, y: u128) -> u128 {
+        let m = (1u128 << n) - 1;
+        let k = (y % n as u128) as u32;
+        let r = match self {
+            BitsOp::Add => x + y,
+            BitsOp::Sub => x.wrapping_sub(y),
+            BitsOp::Mul => x.wrapping_mul(y),
+            BitsOp::Div => x.checked_div(y).unwrap_or(m),
+            BitsOp::Rem => x.checked_rem(y).unwrap_or(x),
+            BitsOp::ShlEnc => x << k,
+            BitsOp::ShrEnc => x >> k,
+            BitsOp::RotlEnc => {
+                if k == 0 {
+                    x
+                } else {
+                    (x << k) | (x >> (n as u32 - k))
+                }
+            }
+            BitsOp::And => x & y,
+            BitsOp::Or => x | y,
+            BitsOp::Xor => x ^ y,
+            BitsOp::Eq => (x == y) as u128,
+            BitsOp::Lt => (x < y) as u128,
+            BitsOp::Max => x.max(y),
+            BitsOp::Min => x.min(y),
+            BitsOp::OverflowingAdd => return ((x + y) & m) | (((x + y > m) as u128) << n),
+            BitsOp::Neg => x.wrapping_neg(),
+            BitsOp::CountOnes => x.count_ones() as u128,
+            BitsOp::LeadingZeros => (x.leading_zeros() - (128 - n as u32)) as u128,
+            BitsOp::Select => x.min(y),
+        };
+        r & m
+    }
+}
+
+/// The operation as a program on `B`-bit unsigned words; its output read
+/// by [`read`].
+fn program<const B: usize>(op: BitsOp, params: &'static hearth::ParameterSet, threads: usize) -> Result<CompiledProgram, Error> {
+    let p = Program::new(params);
+    p.set_threads(threads);
+    let x = Word::<B, false>::input(&p);
+    let y = Word::<B, false>::input(&p);
+    match op {
+        BitsOp::Add => p.output(&(&x + &y)),
+        BitsOp::Sub => p.output(&(&x - &y)),
+        BitsOp::Mul => p.output(&(&x * &y)),
+        BitsOp::Div => p.output(&(&x / &y)),
+        BitsOp::Rem => p.output(&(&x % &y)),
+        BitsOp::ShlEnc => p.output(&x.shl_by(&y)),
+        BitsOp::ShrEnc => p.output(&x.shr_by(&y)),
+        BitsOp::RotlEnc => p.output(&x.rotate_left_by(&y)),
+        BitsOp::And => p.output(&(&x & &y)),
+        BitsOp::Or => p.output(&(&x | &y)),
+        BitsOp::Xor => p.output(&(&x ^ &y)),
+        BitsOp::Eq => p.output(&x.eq(&y)),
+        BitsOp::Lt => p.output(&x.lt(&y)),
+        BitsOp::Max => p.output(&x.max(&y)),
+        BitsOp::Min => p.output(&x.min(&y)),
+        BitsOp::OverflowingAdd => {
+            let (s, o) = x.overflowing_add(&y);
+            p.output(&s);
+            p.output(&o);
+        }
+        BitsOp::Neg => p.output(&(-&x)),
+        BitsOp::CountOnes => p.output(&x.count_ones()),
+        BitsOp::LeadingZeros => p.output(&x.leading_zeros()),
+        BitsOp::Select => p.output(&x.lt(&y).select(&x, &y)),
+    }
+    p.build()
+}
+
+/// One tfhe-rs operation on `FheUintN` (on the current rayon pool):
+/// (time, result as in [`BitsOp::reference`]).
+macro_rules! tfhe_op {
+    ($name:ident, $fhe:ty, $clear:ty, $n:expr) => {
+        fn $name(op: BitsOp, x: u128, y: u128, ck: &tfhe::ClientKey) -> (Duration, u128) {
+            let a = <$fhe>::encrypt(x as $clear, ck);
+            let b = <$fhe>::encrypt(y as $clear, ck);
+            let t = Instant::now();
+            let dec = |r: $fhe| -> u128 {
+                let v: $clear = r.decrypt(ck);
+                v as u128
+            };
+            let r: Box<dyn FnOnce() -> u128> = match op {
+                BitsOp::Add => { let r = &a + &b; Box::new(move || dec(r)) }
+                BitsOp::Sub => { let r = &a - &b; Box::new(move || dec(r)) }
+                BitsOp::Mul => { let r = &a * &b; Box::new(move || dec(r)) }
+                BitsOp::Div => { let r = &a / &b; Box::new(move || dec(r)) }
+                BitsOp::Rem => { let r = &a % &b; Box::new(move || dec(r)) }
+                BitsOp::ShlEnc => { let r = &a << &b; Box::new(move || dec(r)) }
+                BitsOp::ShrEnc => { let r = &a >> &b; Box::new(move || dec(r)) }
+                BitsOp::RotlEnc => { let r = (&a).rotate_left(&b); Box::new(move || dec(r)) }
+                BitsOp::And => { let r = &a & &b; Box::new(move || dec(r)) }
+                BitsOp::Or => { let r = &a | &b; Box::new(move || dec(r)) }
+                BitsOp::Xor => { let r = &a ^ &b; Box::new(move || dec(r)) }
+                BitsOp::Eq => { let r = a.eq(&b); Box::new(move || { let v: bool = r.decrypt(ck); v as u128 }) }
+                BitsOp::Lt => { let r = a.lt(&b); Box::new(move || { let v: bool = r.decrypt(ck); v as u128 }) }
+                BitsOp::Max => { let r = a.max(&b); Box::new(move || dec(r)) }
+                BitsOp::Min => { let r = a.min(&b); Box::new(move || dec(r)) }
+                BitsOp::OverflowingAdd => {
+                    let (s, o) = a.overflowing_add(&b);
+                    Box::new(move || { let ov: bool = o.decrypt(ck); dec(s) | ((ov as u128) << $n) })
+                }
+                BitsOp::Neg => { let r = -&a; Box::new(move || dec(r)) }
+                BitsOp::CountOnes => { let r = a.count_ones(); Box::new(move || { let v: u32 = r.decrypt(ck); v as u128 }) }
+                BitsOp::LeadingZeros => { let r = a.leading_zeros(); Box::new(move || { let v: u32 = r.decrypt(ck); v as u128 }) }
+                BitsOp::Select => { let r = a.lt(&b).select(&a, &b); Box::new(move || dec(r)) }
+            };
+            let d = t.elapsed();
+            (d, r())
+        }
+    };
+}
+
+tfhe_op!(tfhe8, FheUint8, u8, 8);
+tfhe_op!(tfhe16, FheUint16, u16, 16);
+tfhe_op!(tfhe32, FheUint32, u32, 32);
+tfhe_op!(tfhe64, FheUint64, u64, 64);
+
+fn build(op: BitsOp, n: usize, params: &'static hearth::ParameterSet, threads: usize) -> Result<CompiledProgram, Error> {
+    match n {
+        8 => program::<8>(op, params, threads),
+        16 => program::<16>(op, params, threads),
+        32 => program::<32>(op, params, threads),
+        64 => program::<64>(op, params, threads),
+        _ => Err(Error::Config(format!("--bits {n}: the bits family benchmark covers 8, 16, 32 and 64"))),
+    }
+}
+
+pub fn ops(backend: OpsBackend, threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+    match backend {
+        OpsBackend::Count => count(threads, bits, json),
+        OpsBackend::Cpu => encrypted(threads, bits, json),
+    }
+}
+
+fn count(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+    let mut t = Table::new(
+        format!("GATES_128 on the count backend, planned for {threads} threads (digits: DIGITS_128)"),
+        &["op", "bits", "#PBS", "depth", "widest level", "max(#PBS/T, depth)", "digits #PBS", "digits depth"],
+    );
+    let mut rows = Vec::new();
+    for &n in bits {
+        for op in BitsOp::ALL {
+            let st = build(op, n, &GATES_128, threads)?.circuit().stats();
+            let est = (st.pbs as u64).div_ceil(threads as u64).max(st.depth as u64);
+            let digits = match op.digits() {
+                Some(d) => Some(d.program(&DIGITS_128, n)?.circuit().stats()),
+                None => None,
+            };
+            t.row(vec![
+                op.name().into(),
+                n.to_string(),
+                st.pbs.to_string(),
+                st.depth.to_string(),
+                st.max_width().to_string(),
+                est.to_string(),
+                digits.as_ref().map_or("-".into(), |d| d.pbs.to_string()),
+                digits.as_ref().map_or("-".into(), |d| d.depth.to_string()),
+            ]);
+            rows.push(json!({"op": op.name(), "bits": n, "stats": st, "digits": digits}));
+        }
+    }
+    t.note(
+        "The digits family's product is exact (2n digits); the words' wraps to n bits. One GATES_128 \
+         PBS costs about 0.5x of a DIGITS_128 one (`hearth bench params`).",
+    );
+    emit(
+        json.as_deref(),
+        &json!({"bench": "ops", "family": "bits", "backend": "count", "threads": threads, "rows": rows}),
+        &[t],
+    )
+}
+
+fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+    if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32, 64].contains(&n)) {
+        return Err(Error::Config(format!("--bits {n}: the comparison covers 8, 16, 32 and 64")));
+    }
+    let (client, server) = generate(&GATES_128);
+    let (dclient, dserver) = generate(&DIGITS_128);
+    eprintln!("generating tfhe-rs keys (default parameters)...");
+    let (tck, tsk) = generate_keys(ConfigBuilder::default().build());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(e.to_string()))?;
+    pool.broadcast(|_| set_server_key(tsk.clone()));
+    pool.install(|| set_server_key(tsk.clone()));
+    let cpu = CpuBackend::new(&server, Some(threads))?;
+    let dcpu = CpuBackend::new(&dserver, Some(threads))?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    let mut t = Table::new(
+        format!(
+            "Words on GATES_128, encrypted, {threads} threads: hearth beside tfhe-rs FheUint (default \
+             parameters), and the digits family (DIGITS_128) where it has the operation"
+        ),
+        &["op", "bits", "#PBS", "hearth bits (ms)", "tfhe-rs (ms)", "bits / tfhe-rs", "hearth digits (ms)", "digits / tfhe-rs"],
+    );
+    let mut rows = Vec::new();
+    let bar = steps((BitsOp::ALL.len() * bits.len()) as u64);
+    for &n in bits {
+        for op in BitsOp::ALL {
+            bar.set_message(format!("{} at {n} bits", op.name()));
+            let m = (1u128 << n) - 1;
+            let (x, y) = (rng.gen::<u128>() & m, rng.gen::<u128>() & (m >> (n / 2)));
+            let y = y.max(1);
+            let prog = build(op, n, &GATES_128, threads)?;
+            let pbs = prog.circuit().stats().pbs;
+            let ins = [
+                client.encrypt_word_of(x, n, false)?,
+                client.encrypt_word_of(y, n, false)?,
+            ];
+            let start = Instant::now();
+            let out = prog.run_encrypted(&cpu, &ins)?;
+            let ours = start.elapsed();
+            let mut got = 0u128;
+            let mut shift = 0;
+            for o in &out {
+                let v = client.decrypt_word_value(o)?;
+                got |= u128::try_from(v).unwrap_or(0) << shift;
+                shift += o.shape().len();
+            }
+            let want = op.reference(n, x, y);
+            if got != want {
+                return Err(Error::Config(format!("{} at {n}: hearth gave {got}, expected {want}", op.name())));
+            }
+            let (theirs, v) = pool.install(|| match n {
+                8 => tfhe8(op, x, y, &tck),
+                16 => tfhe16(op, x, y, &tck),
+                32 => tfhe32(op, x, y, &tck),
+                _ => tfhe64(op, x, y, &tck),
+            });
+            if v != want {
+                return Err(Error::Config(format!("{} at {n}: tfhe-rs gave {v}, expected {want}", op.name())));
+            }
+            let digits = match op.digits() {
+                Some(d) if n <= 32 => {
+                    let prog = d.program(&DIGITS_128, n)?;
+                    let mut ins = vec![dclient.encrypt_int(x as i64 >> 1, n)?];
+                    if d.arity() == 2 {
+                        ins.push(dclient.encrypt_int(y as i64 >> 1, n)?);
+                    }
+                    let start = Instant::now();
+                    prog.run_encrypted(&dcpu, &ins)?;
+                    Some(start.elapsed())
+                }
+                _ => None,
+            };
+            let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
+            let dratio = digits.map(|d| d.as_secs_f64() / theirs.as_secs_f64());
+            t.row(vec![
+                op.name().into(),
+                n.to_string(),
+                pbs.to_string(),
+                ms(ours),
+                ms(theirs),
+                format!("{ratio:.2}"),
+                digits.map_or("-".into(), ms),
+                dratio.map_or("-".into(), |r| format!("{r:.2}")),
+            ]);
+            rows.push(json!({
+                "op": op.name(), "bits": n, "pbs": pbs,
+                "hearth_ms": ours.as_secs_f64() * 1e3, "tfhe_rs_ms": theirs.as_secs_f64() * 1e3, "ratio": ratio,
+                "digits_ms": digits.map(|d| d.as_secs_f64() * 1e3), "digits_ratio": dratio,
+            }));
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    t.note(
+        "Unsigned operands, one run each, results checked against Rust for both libraries. The digits \
+         family's product is exact (2n digits), tfhe-rs's wraps. Division by zero is not timed.",
+    );
+    emit(
+        json.as_deref(),
+        &json!({"bench": "ops", "family": "bits", "backend": "cpu", "threads": threads, "rows": rows}),
+        &[t],
+    )
+}
