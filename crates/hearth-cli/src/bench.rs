@@ -8,7 +8,7 @@ use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
 use hearth::crypto::bootstrap::{accumulator, dense_slots, PbsScratch};
 use hearth::crypto::noise::{measure, NoiseModel};
 use hearth::testing::circuits::random_circuit;
-use hearth::{CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ServerKey};
+use hearth::{CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ParamsId, ServerKey};
 use serde_json::json;
 use tfhe::core_crypto::prelude::Fft;
 use tfhe::shortint::parameters::ClassicPBSParameters;
@@ -165,14 +165,15 @@ fn shortint_twin(p: &ParameterSet) -> ClassicPBSParameters {
 
 /// The unmodified tfhe-rs set `p` is derived from.
 fn shortint_source(p: &ParameterSet) -> ClassicPBSParameters {
+    use tfhe::shortint::parameters::v1_0::V1_0_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M40 as GATES;
     use tfhe::shortint::parameters::v1_8::{
         V1_8_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M128 as BITS,
         V1_8_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as DIGITS,
     };
-    if p.pi == 5 {
-        DIGITS
-    } else {
-        BITS
+    match p.id {
+        ParamsId::Digits128 | ParamsId::InsecureTestDigits => DIGITS,
+        ParamsId::Gates128 | ParamsId::InsecureTestBits => GATES,
+        ParamsId::Bits128 => BITS,
     }
 }
 
@@ -245,12 +246,23 @@ impl<'a> RawPbs<'a> {
     }
 }
 
-/// A circuit of `n` independent bootstraps.
+/// Values are this many units apart: 2 on a set that only decodes spread
+/// selectors (GATES_128: bits stored as 0 or 2), else 1.
+fn spacing(params: &ParameterSet) -> i64 {
+    if params.budgets[0] == 0 {
+        2
+    } else {
+        1
+    }
+}
+
+/// A circuit of `n` independent bootstraps (identity on 0 and one step).
 fn batch_circuit(params: &'static ParameterSet, n: usize) -> Result<hearth::Circuit, Error> {
     let mut b = CircuitBuilder::new(params);
+    let s = spacing(params);
     let lut = Lut::negacyclic(params.pi, |x| x)?;
     for _ in 0..n {
-        let x = b.input(0, 1)?;
+        let x = b.input_with_step(0, s, s)?;
         let y = b.bootstrap(x, &lut)?;
         b.output(y)?;
     }
@@ -265,13 +277,14 @@ fn throughput(
     n: usize,
 ) -> Result<(f64, Duration), Error> {
     let circuit = batch_circuit(server.params(), n)?;
+    let s = spacing(server.params());
     let inputs = (0..n)
-        .map(|i| client.encrypt((i % 2) as i64))
+        .map(|i| client.encrypt(s * (i % 2) as i64))
         .collect::<Result<Vec<_>, _>>()?;
     let cpu = CpuBackend::new(server, Some(threads))?;
     let (out, report) = cpu.run(&circuit, &inputs)?;
     for (i, o) in out.iter().enumerate() {
-        if client.decrypt(o)? != (i % 2) as u64 {
+        if client.decrypt(o)? != (s as u64) * (i % 2) as u64 {
             return Err(Error::Config("bench: a bootstrap decrypted wrongly".into()));
         }
     }

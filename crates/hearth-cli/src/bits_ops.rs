@@ -313,7 +313,12 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
             bar.set_message(format!("{} at {n} bits", op.name()));
             let m = (1u128 << n) - 1;
             let (x, y) = (rng.gen::<u128>() & m, rng.gen::<u128>() & (m >> (n / 2)));
-            let y = y.max(1);
+            // Shift amounts below the width (tfhe-rs does not reduce them
+            // modulo the width); no division by zero.
+            let y = match op {
+                BitsOp::ShlEnc | BitsOp::ShrEnc | BitsOp::RotlEnc => y % n as u128,
+                _ => y.max(1),
+            };
             let prog = build(op, n, &GATES_128, threads)?;
             let pbs = prog.circuit().stats().pbs;
             let ins = [

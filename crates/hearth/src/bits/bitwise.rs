@@ -10,7 +10,7 @@
 
 use super::counters::{sum_columns, CompressKind};
 use super::gates::{gate, not, Gate};
-use super::Bits;
+use super::{Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::error::Error;
 
@@ -115,17 +115,64 @@ pub fn count_ones(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits, Er
     sum_columns(b, vec![x.wires().to_vec()], n, CompressKind::Dadda)
 }
 
-/// The number of leading zeros (from the top), on `n` bits.
+/// The number of leading zeros (from the top), on `n` bits. With `p_k` the
+/// OR of the `k + 1` highest bits, `z_k = not p_k` is a thermometer code
+/// (ones, then zeros) whose count is the answer, and bit `j` of the count
+/// of a thermometer code is the alternating sum `z_(2^j - 1) -
+/// z_(2 * 2^j - 1) + z_(3 * 2^j - 1) - ...`: linear. Sums too heavy for
+/// the budget are split into chunks that start with a `+` term (each 0 or
+/// 1, one refresh each).
 pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
     // From the top: p_k = OR of the k + 1 highest bits.
     let top_down: Vec<Wire> = x.wires().iter().rev().copied().collect();
     let prefix = prefix_or(b, &mut sel, &top_down)?;
-    let zeros: Vec<Wire> = prefix
+    let z: Vec<Wire> = prefix
         .iter()
         .map(|&p| not(b, p))
         .collect::<Result<_, _>>()?;
-    sum_columns(b, vec![zeros], n, CompressKind::Dadda)
+    let len = z.len();
+    let budget = b.params().budgets[1];
+    let zero = b.constant(0);
+    let mut out = vec![zero; n];
+    for (j, bit) in out.iter_mut().enumerate() {
+        let stride = 1usize.checked_shl(j as u32).unwrap_or(usize::MAX);
+        let terms: Vec<(Wire, i64)> = (1..)
+            .map_while(|m: usize| {
+                let i = m.checked_mul(stride)? - 1;
+                (i < len).then(|| (z[i], if m % 2 == 1 { 1 } else { -1 }))
+            })
+            .collect();
+        if terms.is_empty() {
+            continue;
+        }
+        // Chunks of an even number of terms (each starts with a `+`).
+        let mut chunks: Vec<Vec<(Wire, i64)>> = vec![Vec::new()];
+        for pair in terms.chunks(2) {
+            let mut grown = chunks.last().expect("one chunk").clone();
+            grown.extend_from_slice(pair);
+            if !chunks.last().expect("one chunk").is_empty() && b.weight_of(&grown)? > budget {
+                chunks.push(pair.to_vec());
+            } else {
+                *chunks.last_mut().expect("one chunk") = grown;
+            }
+        }
+        let parts: Vec<(Wire, i64)> = if chunks.len() == 1 {
+            chunks.pop().map(|c| c.into_iter().collect()).unwrap_or_default()
+        } else {
+            chunks
+                .into_iter()
+                .map(|c| {
+                    let s = b.linear(&c, 0)?;
+                    let s = b.assume_range(s, 0, ONE, ONE)?;
+                    Ok((sel.refresh(b, s)?, 1))
+                })
+                .collect::<Result<_, Error>>()?
+        };
+        let s = b.linear(&parts, 0)?;
+        *bit = b.assume_range(s, 0, ONE, ONE)?;
+    }
+    Ok(Bits::from_vec(out))
 }
 
 /// `p_k = v_0 or ... or v_k`: a chain on few threads, Sklansky's network
