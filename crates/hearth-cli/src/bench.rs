@@ -67,6 +67,14 @@ pub enum Which {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Candidate parameter sets side by side: budgets and KS-PBS latency.
+    Params {
+        /// Latency samples per set.
+        #[arg(long, default_value_t = 30)]
+        samples: usize,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Bootstraps at the full noise budget: wrong decryptions and measured noise.
     Noise {
         #[arg(long, default_value = "DIGITS_128")]
@@ -115,6 +123,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             seed,
             json,
         } => noise(&params, threads, count, weight, margin, seed, json),
+        Which::Params { samples, json } => crate::params_bench::params(samples, json),
         Which::Ops {
             backend,
             threads,

@@ -14,7 +14,9 @@ use hearth::{Error, DIGITS_128, GATES_128};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use tfhe::prelude::*;
-use tfhe::{generate_keys, set_server_key, ConfigBuilder, FheUint16, FheUint32, FheUint64, FheUint8};
+use tfhe::{
+    generate_keys, set_server_key, ConfigBuilder, FheUint16, FheUint32, FheUint64, FheUint8,
+};
 
 use crate::keygen::{generate, steps};
 use crate::ops::OpsBackend;
@@ -145,7 +147,11 @@ impl BitsOp {
 
 /// The operation as a program on `B`-bit unsigned words; its output read
 /// by [`read`].
-fn program<const B: usize>(op: BitsOp, params: &'static hearth::ParameterSet, threads: usize) -> Result<CompiledProgram, Error> {
+fn program<const B: usize>(
+    op: BitsOp,
+    params: &'static hearth::ParameterSet,
+    threads: usize,
+) -> Result<CompiledProgram, Error> {
     let p = Program::new(params);
     p.set_threads(threads);
     let x = Word::<B, false>::input(&p);
@@ -192,29 +198,101 @@ macro_rules! tfhe_op {
                 v as u128
             };
             let r: Box<dyn FnOnce() -> u128> = match op {
-                BitsOp::Add => { let r = &a + &b; Box::new(move || dec(r)) }
-                BitsOp::Sub => { let r = &a - &b; Box::new(move || dec(r)) }
-                BitsOp::Mul => { let r = &a * &b; Box::new(move || dec(r)) }
-                BitsOp::Div => { let r = &a / &b; Box::new(move || dec(r)) }
-                BitsOp::Rem => { let r = &a % &b; Box::new(move || dec(r)) }
-                BitsOp::ShlEnc => { let r = &a << &b; Box::new(move || dec(r)) }
-                BitsOp::ShrEnc => { let r = &a >> &b; Box::new(move || dec(r)) }
-                BitsOp::RotlEnc => { let r = (&a).rotate_left(&b); Box::new(move || dec(r)) }
-                BitsOp::And => { let r = &a & &b; Box::new(move || dec(r)) }
-                BitsOp::Or => { let r = &a | &b; Box::new(move || dec(r)) }
-                BitsOp::Xor => { let r = &a ^ &b; Box::new(move || dec(r)) }
-                BitsOp::Eq => { let r = a.eq(&b); Box::new(move || { let v: bool = r.decrypt(ck); v as u128 }) }
-                BitsOp::Lt => { let r = a.lt(&b); Box::new(move || { let v: bool = r.decrypt(ck); v as u128 }) }
-                BitsOp::Max => { let r = a.max(&b); Box::new(move || dec(r)) }
-                BitsOp::Min => { let r = a.min(&b); Box::new(move || dec(r)) }
+                BitsOp::Add => {
+                    let r = &a + &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Sub => {
+                    let r = &a - &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Mul => {
+                    let r = &a * &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Div => {
+                    let r = &a / &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Rem => {
+                    let r = &a % &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::ShlEnc => {
+                    let r = &a << &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::ShrEnc => {
+                    let r = &a >> &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::RotlEnc => {
+                    let r = (&a).rotate_left(&b);
+                    Box::new(move || dec(r))
+                }
+                BitsOp::And => {
+                    let r = &a & &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Or => {
+                    let r = &a | &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Xor => {
+                    let r = &a ^ &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Eq => {
+                    let r = a.eq(&b);
+                    Box::new(move || {
+                        let v: bool = r.decrypt(ck);
+                        v as u128
+                    })
+                }
+                BitsOp::Lt => {
+                    let r = a.lt(&b);
+                    Box::new(move || {
+                        let v: bool = r.decrypt(ck);
+                        v as u128
+                    })
+                }
+                BitsOp::Max => {
+                    let r = a.max(&b);
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Min => {
+                    let r = a.min(&b);
+                    Box::new(move || dec(r))
+                }
                 BitsOp::OverflowingAdd => {
                     let (s, o) = a.overflowing_add(&b);
-                    Box::new(move || { let ov: bool = o.decrypt(ck); dec(s) | ((ov as u128) << $n) })
+                    Box::new(move || {
+                        let ov: bool = o.decrypt(ck);
+                        dec(s) | ((ov as u128) << $n)
+                    })
                 }
-                BitsOp::Neg => { let r = -&a; Box::new(move || dec(r)) }
-                BitsOp::CountOnes => { let r = a.count_ones(); Box::new(move || { let v: u32 = r.decrypt(ck); v as u128 }) }
-                BitsOp::LeadingZeros => { let r = a.leading_zeros(); Box::new(move || { let v: u32 = r.decrypt(ck); v as u128 }) }
-                BitsOp::Select => { let r = a.lt(&b).select(&a, &b); Box::new(move || dec(r)) }
+                BitsOp::Neg => {
+                    let r = -&a;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::CountOnes => {
+                    let r = a.count_ones();
+                    Box::new(move || {
+                        let v: u32 = r.decrypt(ck);
+                        v as u128
+                    })
+                }
+                BitsOp::LeadingZeros => {
+                    let r = a.leading_zeros();
+                    Box::new(move || {
+                        let v: u32 = r.decrypt(ck);
+                        v as u128
+                    })
+                }
+                BitsOp::Select => {
+                    let r = a.lt(&b).select(&a, &b);
+                    Box::new(move || dec(r))
+                }
             };
             let d = t.elapsed();
             (d, r())
@@ -227,17 +305,29 @@ tfhe_op!(tfhe16, FheUint16, u16, 16);
 tfhe_op!(tfhe32, FheUint32, u32, 32);
 tfhe_op!(tfhe64, FheUint64, u64, 64);
 
-fn build(op: BitsOp, n: usize, params: &'static hearth::ParameterSet, threads: usize) -> Result<CompiledProgram, Error> {
+fn build(
+    op: BitsOp,
+    n: usize,
+    params: &'static hearth::ParameterSet,
+    threads: usize,
+) -> Result<CompiledProgram, Error> {
     match n {
         8 => program::<8>(op, params, threads),
         16 => program::<16>(op, params, threads),
         32 => program::<32>(op, params, threads),
         64 => program::<64>(op, params, threads),
-        _ => Err(Error::Config(format!("--bits {n}: the bits family benchmark covers 8, 16, 32 and 64"))),
+        _ => Err(Error::Config(format!(
+            "--bits {n}: the bits family benchmark covers 8, 16, 32 and 64"
+        ))),
     }
 }
 
-pub fn ops(backend: OpsBackend, threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+pub fn ops(
+    backend: OpsBackend,
+    threads: usize,
+    bits: &[usize],
+    json: Option<PathBuf>,
+) -> Result<(), Error> {
     match backend {
         OpsBackend::Count => count(threads, bits, json),
         OpsBackend::Cpu => encrypted(threads, bits, json),
@@ -246,14 +336,27 @@ pub fn ops(backend: OpsBackend, threads: usize, bits: &[usize], json: Option<Pat
 
 fn count(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
     let mut t = Table::new(
-        format!("GATES_128 on the count backend, planned for {threads} threads (digits: DIGITS_128)"),
-        &["op", "bits", "#PBS", "depth", "widest level", "max(#PBS/T, depth)", "digits #PBS", "digits depth"],
+        format!(
+            "GATES_128 on the count backend, planned for {threads} threads (digits: DIGITS_128)"
+        ),
+        &[
+            "op",
+            "bits",
+            "#PBS",
+            "depth",
+            "widest level",
+            "max(#PBS/T, depth)",
+            "digits #PBS",
+            "digits depth",
+        ],
     );
     let mut rows = Vec::new();
     for &n in bits {
         for op in BitsOp::ALL {
             let st = build(op, n, &GATES_128, threads)?.circuit().stats();
-            let est = (st.pbs as u64).div_ceil(threads as u64).max(st.depth as u64);
+            let est = (st.pbs as u64)
+                .div_ceil(threads as u64)
+                .max(st.depth as u64);
             let digits = match op.digits() {
                 Some(d) => Some(d.program(&DIGITS_128, n)?.circuit().stats()),
                 None => None,
@@ -284,7 +387,9 @@ fn count(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Er
 
 fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
     if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32, 64].contains(&n)) {
-        return Err(Error::Config(format!("--bits {n}: the comparison covers 8, 16, 32 and 64")));
+        return Err(Error::Config(format!(
+            "--bits {n}: the comparison covers 8, 16, 32 and 64"
+        )));
     }
     let (client, server) = generate(&GATES_128);
     let (dclient, dserver) = generate(&DIGITS_128);
@@ -337,7 +442,10 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
             }
             let want = op.reference(n, x, y);
             if got != want {
-                return Err(Error::Config(format!("{} at {n}: hearth gave {got}, expected {want}", op.name())));
+                return Err(Error::Config(format!(
+                    "{} at {n}: hearth gave {got}, expected {want}",
+                    op.name()
+                )));
             }
             let (theirs, v) = pool.install(|| match n {
                 8 => tfhe8(op, x, y, &tck),
@@ -346,7 +454,10 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
                 _ => tfhe64(op, x, y, &tck),
             });
             if v != want {
-                return Err(Error::Config(format!("{} at {n}: tfhe-rs gave {v}, expected {want}", op.name())));
+                return Err(Error::Config(format!(
+                    "{} at {n}: tfhe-rs gave {v}, expected {want}",
+                    op.name()
+                )));
             }
             let digits = match op.digits() {
                 Some(d) if n <= 32 => {

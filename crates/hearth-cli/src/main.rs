@@ -6,6 +6,7 @@ mod demo;
 mod fuzz;
 mod keygen;
 mod ops;
+mod params_bench;
 mod report;
 
 use std::path::PathBuf;

@@ -184,7 +184,10 @@ fn division() {
         },
         &|n, x, y| {
             let (sx, sy) = (signed(x, n), signed(y, n));
-            let (q, r) = if y == 0 { (mask(n), x) } else { (x / y, x % y) };
+            let (q, r) = (
+                x.checked_div(y).unwrap_or(mask(n)),
+                x.checked_rem(y).unwrap_or(x),
+            );
             let (sq, sr) = if sy == 0 {
                 (if sx >= 0 { -1i128 } else { 1 }, sx)
             } else if sx == signed(1 << (n - 1), n) && sy == -1 {

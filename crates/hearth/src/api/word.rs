@@ -222,7 +222,11 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let mut flag = None;
         let sum = self.binary(rhs, |b, x, y| {
             let zero = b.constant(0);
-            let kind = if SIGNED { AdderKind::Ripple } else { AdderKind::Auto };
+            let kind = if SIGNED {
+                AdderKind::Ripple
+            } else {
+                AdderKind::Auto
+            };
             let (s, c) = adders::add_carries(b, x, y, zero, kind)?;
             flag = Some(overflow_flag::<BITS, SIGNED>(b, &c)?);
             Ok(s)
@@ -237,7 +241,11 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let diff = self.binary(rhs, |b, x, y| {
             let ny = bitwise::not_bits(b, y)?;
             let one = b.constant(ONE);
-            let kind = if SIGNED { AdderKind::Ripple } else { AdderKind::Auto };
+            let kind = if SIGNED {
+                AdderKind::Ripple
+            } else {
+                AdderKind::Auto
+            };
             let (d, c) = adders::add_carries(b, x, &ny, one, kind)?;
             flag = Some(if SIGNED {
                 overflow_flag::<BITS, SIGNED>(b, &c)?
@@ -424,7 +432,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// The bytes in reverse order (whole bytes only).
     pub fn swap_bytes(&self) -> Self {
         self.unary(|_, x| {
-            if BITS % 8 != 0 {
+            if !BITS.is_multiple_of(8) {
                 return Err(Error::Config(format!(
                     "swap_bytes needs whole bytes, not {BITS} bits"
                 )));
@@ -516,7 +524,13 @@ fn overflow_flag<const BITS: usize, const SIGNED: bool>(
     carries: &[Wire],
 ) -> Result<Wire, Error> {
     if SIGNED && BITS > 0 {
-        gates::gate(b, &mut Selectors::for_bits(), Gate::Xor, carries[BITS - 1], carries[BITS])
+        gates::gate(
+            b,
+            &mut Selectors::for_bits(),
+            Gate::Xor,
+            carries[BITS - 1],
+            carries[BITS],
+        )
     } else {
         Ok(carries[BITS])
     }
@@ -684,11 +698,16 @@ impl<'p, const BITS: usize, const SIGNED: bool> Not for &Word<'p, BITS, SIGNED> 
     }
 }
 
+/// A clear shift amount modulo the width, as Rust's `wrapping_shl`.
+fn wrapped_amount<const BITS: usize>(amount: u32) -> usize {
+    amount as usize % BITS.max(1)
+}
+
 impl<'p, const BITS: usize, const SIGNED: bool> Shl<u32> for &Word<'p, BITS, SIGNED> {
     type Output = Word<'p, BITS, SIGNED>;
     /// By `amount % BITS`, like `wrapping_shl`.
     fn shl(self, amount: u32) -> Word<'p, BITS, SIGNED> {
-        let k = amount as usize % BITS.max(1);
+        let k = wrapped_amount::<BITS>(amount);
         self.unary(|b, x| Ok(shift::shift_clear(b, x, ShiftKind::Left, k)))
     }
 }
@@ -697,7 +716,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Shr<u32> for &Word<'p, BITS, SIG
     type Output = Word<'p, BITS, SIGNED>;
     /// By `amount % BITS`, like `wrapping_shr` (arithmetic when signed).
     fn shr(self, amount: u32) -> Word<'p, BITS, SIGNED> {
-        let k = amount as usize % BITS.max(1);
+        let k = wrapped_amount::<BITS>(amount);
         let kind = if SIGNED {
             ShiftKind::ArithRight
         } else {

@@ -158,7 +158,10 @@ pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits,
             }
         }
         let parts: Vec<(Wire, i64)> = if chunks.len() == 1 {
-            chunks.pop().map(|c| c.into_iter().collect()).unwrap_or_default()
+            chunks
+                .pop()
+                .map(|c| c.into_iter().collect())
+                .unwrap_or_default()
         } else {
             chunks
                 .into_iter()

@@ -504,7 +504,7 @@ impl CircuitBuilder {
         let spacing = 1u64 << level;
         if residues
             .iter()
-            .any(|&x| (x + m - residues[0]) % spacing != 0)
+            .any(|&x| !(x + m - residues[0]).is_multiple_of(spacing))
         {
             return Err(BuildError::SelectorNotCovered {
                 node: format!("{node} (decoded {spacing} units apart)"),
