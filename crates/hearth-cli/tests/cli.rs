@@ -113,7 +113,20 @@ fn fuzz_programs_checks_random_programs() {
     let (ok, out, err) = hearth(&["tool", "fuzz-programs", "--count", "300", "--seed", "9"]);
     assert!(ok, "{out}{err}");
     assert!(
-        out.contains("300 random programs") && out.contains("0 failures"),
+        out.contains("300 random Digits programs") && out.contains("0 failures"),
+        "{out}"
+    );
+    let (ok, out, err) = hearth(&[
+        "tool",
+        "fuzz-programs",
+        "--family",
+        "bits",
+        "--count",
+        "100",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("100 random Bits programs") && out.contains("0 failures"),
         "{out}"
     );
     let (ok, _, err) = hearth(&["tool", "fuzz-programs", "--count", "3", "--threads", "0"]);

@@ -28,6 +28,7 @@ pub mod api;
 pub mod backend;
 pub mod bits;
 pub mod circuit;
+pub mod comparison;
 pub mod crypto;
 pub mod digits;
 pub mod error;
@@ -35,6 +36,7 @@ pub mod testing;
 
 pub use api::{Bool, CompiledProgram, Encrypted, Int, Program, Word};
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
+pub use comparison::Comparison;
 pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
 pub use crypto::lut::Lut;
 pub use crypto::params::{

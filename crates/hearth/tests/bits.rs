@@ -4,12 +4,13 @@
 
 use hearth::backend::{Backend, ClearBackend};
 use hearth::bits::adders::{self, AdderKind};
-use hearth::bits::compare::{self, Cmp};
+use hearth::bits::compare;
 use hearth::bits::gates::Gate;
 use hearth::bits::mul::{self, MulKind};
 use hearth::bits::shift::{self, ShiftKind};
 use hearth::bits::{bitwise, div, flags, Bits};
 use hearth::circuit::CircuitBuilder;
+use hearth::Comparison;
 use hearth::{Circuit, Error, ParameterSet, INSECURE_TEST_BITS};
 use rand::{Rng, SeedableRng};
 
@@ -208,7 +209,7 @@ fn comparisons_min_max() {
         &|b, x, y| {
             let mut out = Vec::new();
             for signed in [false, true] {
-                for op in Cmp::ALL {
+                for op in Comparison::ALL {
                     let w = compare::compare(b, x, y, op, signed)?;
                     out.push(Bits::from_wires(b, vec![w])?);
                 }
@@ -218,10 +219,13 @@ fn comparisons_min_max() {
             Ok(out)
         },
         &|n, x, y| {
-            let mut v: Vec<u128> = Cmp::ALL.iter().map(|op| op.holds(x, y) as u128).collect();
+            let mut v: Vec<u128> = Comparison::ALL
+                .iter()
+                .map(|op| op.holds(x, y) as u128)
+                .collect();
             v.extend([x.max(y), x.min(y)]);
             let (sx, sy) = (signed(x, n), signed(y, n));
-            v.extend(Cmp::ALL.iter().map(|op| op.holds(sx, sy) as u128));
+            v.extend(Comparison::ALL.iter().map(|op| op.holds(sx, sy) as u128));
             v.extend([sx.max(sy) as u128, sx.min(sy) as u128]);
             v
         },

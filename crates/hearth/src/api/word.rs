@@ -37,12 +37,13 @@ use num_bigint::BigInt;
 use super::program::{within, Program, Shape, Value, MAX_DIGITS, MAX_PRODUCTS};
 use super::Int;
 use crate::bits::adders::{self, AdderKind};
-use crate::bits::compare::{self, Cmp};
+use crate::bits::compare;
 use crate::bits::gates::{self, Gate};
 use crate::bits::mul::{self, MulKind};
 use crate::bits::shift::{self, ShiftKind};
 use crate::bits::{self as fam, bitwise, convert, div, flags, Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::comparison::Comparison;
 use crate::error::Error;
 
 /// An encrypted `BITS`-bit integer, unsigned or two's complement.
@@ -308,8 +309,8 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
             let bad = if SIGNED {
                 let min = Bits::constant(b, &(BigInt::from(1) << (BITS - 1)), BITS);
                 let neg_one = Bits::constant(b, &BigInt::from(-1), BITS);
-                let is_min = compare::compare(b, x, &min, Cmp::Eq, false)?;
-                let is_m1 = compare::compare(b, y, &neg_one, Cmp::Eq, false)?;
+                let is_min = compare::compare(b, x, &min, Comparison::Eq, false)?;
+                let is_m1 = compare::compare(b, y, &neg_one, Comparison::Eq, false)?;
                 let both = gates::gate(b, &mut sel, Gate::And, is_min, is_m1)?;
                 gates::gate(b, &mut sel, Gate::Or, zero, both)?
             } else {
@@ -320,32 +321,32 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         (q, ok)
     }
 
-    fn cmp(&self, rhs: &Self, op: Cmp) -> Bool<'p> {
+    fn cmp(&self, rhs: &Self, op: Comparison) -> Bool<'p> {
         self.test(rhs, |b, x, y| compare::compare(b, x, y, op, SIGNED))
     }
 
     pub fn eq(&self, rhs: &Self) -> Bool<'p> {
-        self.cmp(rhs, Cmp::Eq)
+        self.cmp(rhs, Comparison::Eq)
     }
 
     pub fn ne(&self, rhs: &Self) -> Bool<'p> {
-        self.cmp(rhs, Cmp::Ne)
+        self.cmp(rhs, Comparison::Ne)
     }
 
     pub fn lt(&self, rhs: &Self) -> Bool<'p> {
-        self.cmp(rhs, Cmp::Lt)
+        self.cmp(rhs, Comparison::Lt)
     }
 
     pub fn le(&self, rhs: &Self) -> Bool<'p> {
-        self.cmp(rhs, Cmp::Le)
+        self.cmp(rhs, Comparison::Le)
     }
 
     pub fn gt(&self, rhs: &Self) -> Bool<'p> {
-        self.cmp(rhs, Cmp::Gt)
+        self.cmp(rhs, Comparison::Gt)
     }
 
     pub fn ge(&self, rhs: &Self) -> Bool<'p> {
-        self.cmp(rhs, Cmp::Ge)
+        self.cmp(rhs, Comparison::Ge)
     }
 
     pub fn max(&self, rhs: &Self) -> Self {

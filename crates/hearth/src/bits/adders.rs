@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use super::gates::{gate, maj, sum_bit, Gate};
 use super::{Bits, ONE};
-use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
 
@@ -275,27 +275,16 @@ pub fn choose(b: &CircuitBuilder, n: usize) -> AdderKind {
     if let Some(k) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
         return k;
     }
-    let mut best = (u64::MAX, AdderKind::Ripple);
-    for kind in AdderKind::CONCRETE {
-        let cost = (|| -> Result<u64, Error> {
-            let mut s = CircuitBuilder::new(params);
-            s.set_threads(threads);
-            let x = Bits::input(&mut s, n)?;
-            let y = Bits::input(&mut s, n)?;
-            let cin = s.constant(0);
-            let (sum, carry) = add(&mut s, &x, &y, cin, kind)?;
-            sum.output(&mut s)?;
-            s.output(carry)?;
-            let st = s.build().stats();
-            Ok((st.pbs as u64)
-                .div_ceil(threads as u64)
-                .max(st.depth as u64))
-        })()
-        .unwrap_or(u64::MAX);
-        if cost < best.0 {
-            best = (cost, kind);
-        }
-    }
-    CHOICES.with(|c| c.borrow_mut().insert(key, best.1));
-    best.1
+    let best = cheapest(params, threads, &AdderKind::CONCRETE, |s, kind| {
+        let x = Bits::input(s, n)?;
+        let y = Bits::input(s, n)?;
+        let cin = s.constant(0);
+        let (sum, carry) = add(s, &x, &y, cin, kind)?;
+        sum.output(s)?;
+        s.output_decoded(carry, 1)?;
+        Ok(())
+    })
+    .unwrap_or(AdderKind::Ripple);
+    CHOICES.with(|c| c.borrow_mut().insert(key, best));
+    best
 }

@@ -19,34 +19,8 @@
 use super::gates::{gate, maj, mux, not, Gate};
 use super::{Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::comparison::Comparison;
 use crate::error::Error;
-
-/// A comparison of two integers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Cmp {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
-
-impl Cmp {
-    pub const ALL: [Cmp; 6] = [Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Eq, Cmp::Ne];
-
-    /// Whether it holds for `x` and `y`.
-    pub fn holds<T: PartialOrd>(self, x: T, y: T) -> bool {
-        match self {
-            Cmp::Lt => x < y,
-            Cmp::Le => x <= y,
-            Cmp::Gt => x > y,
-            Cmp::Ge => x >= y,
-            Cmp::Eq => x == y,
-            Cmp::Ne => x != y,
-        }
-    }
-}
 
 /// Operands padded to a common width (zero or sign extension).
 fn padded(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> (Vec<Wire>, Vec<Wire>) {
@@ -65,14 +39,18 @@ pub fn compare(
     b: &mut CircuitBuilder,
     x: &Bits,
     y: &Bits,
-    op: Cmp,
+    op: Comparison,
     signed: bool,
 ) -> Result<Wire, Error> {
     let (mut xs, mut ys) = padded(b, x, y, signed);
     let mut sel = Selectors::for_bits();
-    if matches!(op, Cmp::Eq | Cmp::Ne) {
+    if matches!(op, Comparison::Eq | Comparison::Ne) {
         let ne = not_equal(b, &mut sel, &xs, &ys)?;
-        return if op == Cmp::Ne { Ok(ne) } else { not(b, ne) };
+        return if op == Comparison::Ne {
+            Ok(ne)
+        } else {
+            not(b, ne)
+        };
     }
     if signed {
         if let (Some(tx), Some(ty)) = (xs.last_mut(), ys.last_mut()) {
@@ -82,15 +60,15 @@ pub fn compare(
     }
     // ge(x, y) = carry of x + not y + 1; gt(x, y) = carry of x + not y.
     let (hi, lo, strict) = match op {
-        Cmp::Ge => (&xs, &ys, false),
-        Cmp::Lt => (&xs, &ys, false),
-        Cmp::Gt => (&xs, &ys, true),
+        Comparison::Ge => (&xs, &ys, false),
+        Comparison::Lt => (&xs, &ys, false),
+        Comparison::Gt => (&xs, &ys, true),
         _ => (&ys, &xs, false), // Le: y >= x
     };
     let nots: Vec<Wire> = lo.iter().map(|&w| not(b, w)).collect::<Result<_, _>>()?;
     let cin = b.constant(if strict { 0 } else { ONE });
     let c = carry_out(b, &mut sel, hi, &nots, cin)?;
-    if op == Cmp::Lt {
+    if op == Comparison::Lt {
         not(b, c)
     } else {
         Ok(c)
@@ -209,13 +187,13 @@ pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bit
 
 /// `max(x, y)` (unsigned, or signed).
 pub fn max(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<Bits, Error> {
-    let ge = compare(b, x, y, Cmp::Ge, signed)?;
+    let ge = compare(b, x, y, Comparison::Ge, signed)?;
     select(b, ge, x, y)
 }
 
 /// `min(x, y)` (unsigned, or signed).
 pub fn min(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<Bits, Error> {
-    let ge = compare(b, x, y, Cmp::Ge, signed)?;
+    let ge = compare(b, x, y, Comparison::Ge, signed)?;
     select(b, ge, y, x)
 }
 

@@ -20,6 +20,7 @@
 
 use super::adders::{add, add_wires, AdderKind};
 use super::compare::or_all;
+use super::convert::resize;
 use super::gates::{gate, not, Gate};
 use super::Bits;
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
@@ -76,12 +77,6 @@ fn clear_power_of_two(b: &CircuitBuilder, y: &Bits) -> Result<Option<usize>, Err
 pub fn is_zero(b: &mut CircuitBuilder, y: &Bits) -> Result<Wire, Error> {
     let any = or_all(b, &mut Selectors::for_bits(), y.wires())?;
     not(b, any)
-}
-
-/// `x` on `n` bits (zero or sign extension, or truncation).
-fn resize(b: &mut CircuitBuilder, x: &Bits, n: usize, signed: bool) -> Bits {
-    let fill = if signed { x.top(b) } else { b.constant(0) };
-    Bits::from_vec((0..n).map(|i| x.bit_or(i, fill)).collect())
 }
 
 /// `-x` when the bit `s` is set, else `x`: `(x xor s) + s`.

@@ -24,10 +24,11 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::adders::{add, AdderKind};
+use super::convert::resize;
 use super::counters::{sum_columns, CompressKind};
 use super::gates::{gate, Gate};
 use super::{Bits, ONE};
-use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
 
@@ -70,10 +71,10 @@ pub fn mul(
     if signed && width > n {
         // Baugh-Wooley on equal widths, at most 2n bits (the signed
         // product fits them), then sign extension.
-        let (x, y) = (extend(b, x, n), extend(b, y, n));
+        let (x, y) = (resize(b, x, n, true), resize(b, y, n, true));
         let inner = width.min(2 * n);
         let p = mul_kind(b, &x, &y, inner, true, kind)?;
-        return Ok(extend(b, &p, width));
+        return Ok(resize(b, &p, width, true));
     }
     mul_kind(b, x, y, width, false, kind)
 }
@@ -106,12 +107,6 @@ fn mul_kind(
         MulKind::Karatsuba => karatsuba(b, &x, &y, width),
         MulKind::Auto => unreachable!("resolved above"),
     }
-}
-
-/// Sign extension of `x` to `n` bits.
-fn extend(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Bits {
-    let top = x.top(b);
-    Bits::from_vec((0..n).map(|i| x.bit_or(i, top)).collect())
 }
 
 /// Partial products by column, below `width`; Baugh-Wooley for signed
@@ -275,24 +270,13 @@ pub fn choose(b: &CircuitBuilder, n: usize, m: usize, width: usize, signed: bool
     if let Some(k) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
         return k;
     }
-    let mut best = (u64::MAX, u64::MAX, u64::MAX, MulKind::Dadda);
-    for kind in MulKind::CONCRETE {
-        let cost = (|| -> Result<(u64, u64, u64), Error> {
-            let mut s = CircuitBuilder::new(params);
-            s.set_threads(threads);
-            let x = Bits::input(&mut s, n)?;
-            let y = Bits::input(&mut s, m)?;
-            mul(&mut s, &x, &y, width, signed, kind)?.output(&mut s)?;
-            let st = s.build().stats();
-            let pbs = st.pbs as u64;
-            let depth = st.depth as u64;
-            Ok((pbs.div_ceil(threads as u64).max(depth), pbs, depth))
-        })()
-        .unwrap_or((u64::MAX, u64::MAX, u64::MAX));
-        if cost < (best.0, best.1, best.2) {
-            best = (cost.0, cost.1, cost.2, kind);
-        }
-    }
-    CHOICES.with(|c| c.borrow_mut().insert(key, best.3));
-    best.3
+    let best = cheapest(params, threads, &MulKind::CONCRETE, |s, kind| {
+        let x = Bits::input(s, n)?;
+        let y = Bits::input(s, m)?;
+        mul(s, &x, &y, width, signed, kind)?.output(s)?;
+        Ok(())
+    })
+    .unwrap_or(MulKind::Dadda);
+    CHOICES.with(|c| c.borrow_mut().insert(key, best));
+    best
 }

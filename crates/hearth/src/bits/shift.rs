@@ -81,6 +81,6 @@ pub fn amount_overflows(b: &mut CircuitBuilder, amount: &Bits, n: usize) -> Resu
         return Ok(b.constant(0));
     }
     let n_bits = super::Bits::constant(b, &(n as u64).into(), amount.len());
-    let lt = super::compare::compare(b, amount, &n_bits, super::compare::Cmp::Lt, false)?;
+    let lt = super::compare::compare(b, amount, &n_bits, crate::comparison::Comparison::Lt, false)?;
     not(b, lt)
 }

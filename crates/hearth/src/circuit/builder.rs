@@ -24,6 +24,23 @@ struct WireData {
     range: Range,
 }
 
+/// Refuses `lo, lo + step, ..., hi` unless it is a non-empty progression.
+fn progression(
+    lo: i64,
+    hi: i64,
+    step: i64,
+    node: impl FnOnce() -> String,
+) -> Result<(), BuildError> {
+    if hi < lo || step < 1 || (hi - lo) % step != 0 {
+        return Err(BuildError::EmptyRange {
+            node: node(),
+            lo,
+            hi,
+        });
+    }
+    Ok(())
+}
+
 /// Builds a [`Circuit`], checking noise, ranges and wire ownership as it goes.
 pub struct CircuitBuilder {
     params: &'static ParameterSet,
@@ -169,13 +186,7 @@ impl CircuitBuilder {
     /// noise margin).
     pub fn input_with_step(&mut self, lo: i64, hi: i64, step: i64) -> Result<Wire, BuildError> {
         let index = self.circuit.inputs.len();
-        if hi < lo || step < 1 || (hi - lo) % step != 0 {
-            return Err(BuildError::EmptyRange {
-                node: format!("input {index} (step {step})"),
-                lo,
-                hi,
-            });
-        }
+        progression(lo, hi, step, || format!("input {index} (step {step})"))?;
         let range = Range::with_step(lo, hi, step).canonical(self.modulus());
         let f = self.fresh(range, 0);
         self.circuit.inputs.push((f, range));
@@ -288,13 +299,7 @@ impl CircuitBuilder {
         step: i64,
     ) -> Result<Wire, BuildError> {
         let expr = self.data(a, "assume_range")?.expr.clone();
-        if hi < lo || step < 1 || (hi - lo) % step != 0 {
-            return Err(BuildError::EmptyRange {
-                node: "assume_range".into(),
-                lo,
-                hi,
-            });
-        }
+        progression(lo, hi, step, || format!("assume_range (step {step})"))?;
         Ok(self.push_with_range(expr, Range::with_step(lo, hi, step)))
     }
 
@@ -387,26 +392,21 @@ impl CircuitBuilder {
             n if n as u64 * spaced <= m / 2 => spaced,
             _ => (d.range.hi - d.range.lo + 1) as u64,
         };
+        let too_wide = |node: String| BuildError::ManyLutTooWide {
+            node,
+            luts: luts.len(),
+            width: span,
+            needed: luts.len() as u64 * span,
+            available: m / 2,
+        };
         if luts.len() as u64 * span > m / 2 {
-            return Err(BuildError::ManyLutTooWide {
-                node,
-                luts: luts.len(),
-                width: span,
-                needed: luts.len() as u64 * span,
-                available: m / 2,
-            });
+            return Err(too_wide(node));
         }
         let mut points = Points::new(m);
         for (j, o) in outs.iter().enumerate() {
             for (&x, &v) in residues.iter().zip(o) {
                 if !points.insert(x + j as u64 * span, v) {
-                    return Err(BuildError::ManyLutTooWide {
-                        node,
-                        luts: luts.len(),
-                        width: span,
-                        needed: luts.len() as u64 * span,
-                        available: m / 2,
-                    });
+                    return Err(too_wide(node));
                 }
             }
         }

@@ -29,7 +29,7 @@ pub use selectors::Selectors;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::crypto::params::ParamsId;
+use crate::crypto::params::{ParameterSet, ParamsId};
 
 /// Identity of one circuit (random per builder).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -110,6 +110,36 @@ impl Stats {
     pub fn max_width(&self) -> usize {
         self.width_per_level.iter().copied().max().unwrap_or(0)
     }
+
+    /// Estimated time on `threads` threads, in bootstrap latencies: at
+    /// least the depth, at least #PBS / threads.
+    pub fn levels_on(&self, threads: usize) -> u64 {
+        (self.pbs as u64)
+            .div_ceil(threads.max(1) as u64)
+            .max(self.depth as u64)
+    }
+}
+
+/// The candidate whose circuit (built by `build` on a scratch builder for
+/// `params` and `threads`) has the least estimated time, then the fewest
+/// bootstraps, then the lowest depth; candidates that fail to build lose.
+pub fn cheapest<K: Copy>(
+    params: &'static ParameterSet,
+    threads: usize,
+    candidates: &[K],
+    build: impl Fn(&mut CircuitBuilder, K) -> Result<(), crate::Error>,
+) -> Option<K> {
+    candidates
+        .iter()
+        .filter_map(|&k| {
+            let mut b = CircuitBuilder::new(params);
+            b.set_threads(threads);
+            build(&mut b, k).ok()?;
+            let st = b.build().stats();
+            Some(((st.levels_on(threads), st.pbs, st.depth), k))
+        })
+        .min_by_key(|&(cost, _)| cost)
+        .map(|(_, k)| k)
 }
 
 impl Circuit {

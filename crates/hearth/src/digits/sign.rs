@@ -14,6 +14,7 @@
 use super::{add, sub, Digits};
 use crate::circuit::Selectors;
 use crate::circuit::{CircuitBuilder, Wire};
+pub use crate::comparison::Comparison;
 use crate::crypto::lut::Lut;
 use crate::error::Error;
 
@@ -81,41 +82,6 @@ pub fn non_negative(b: &mut CircuitBuilder, x: &Digits) -> Result<Wire, Error> {
     reduce(b, x.wires(), 3, |s| (s >= 0) as i64)
 }
 
-/// A comparison of two integers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Comparison {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
-
-impl Comparison {
-    /// Every comparison.
-    pub const ALL: [Comparison; 6] = [
-        Comparison::Lt,
-        Comparison::Le,
-        Comparison::Gt,
-        Comparison::Ge,
-        Comparison::Eq,
-        Comparison::Ne,
-    ];
-
-    /// Whether it holds for `x - y` of sign `s`.
-    pub fn holds(self, s: i64) -> bool {
-        match self {
-            Comparison::Lt => s < 0,
-            Comparison::Le => s <= 0,
-            Comparison::Gt => s > 0,
-            Comparison::Ge => s >= 0,
-            Comparison::Eq => s == 0,
-            Comparison::Ne => s != 0,
-        }
-    }
-}
-
 /// `x <op> y` as a digit in {0, 1}: a subtraction, then a signum reduction
 /// whose last table answers the comparison.
 pub fn compare(
@@ -125,7 +91,7 @@ pub fn compare(
     op: Comparison,
 ) -> Result<Wire, Error> {
     let r = sub(b, x, y)?;
-    reduce(b, r.wires(), 3, |s| op.holds(s) as i64)
+    reduce(b, r.wires(), 3, |s| op.holds_for_sign(s) as i64)
 }
 
 /// Per digit, `if s then a_i else c_i`, where `s` is a {0, 1} digit: one

@@ -321,7 +321,7 @@ impl ProgramSpec {
                 Op::Signum(a) => (x(a).signum(), v(a).signum()),
                 Op::Compare(a, c, cmp) => {
                     let s = (v(a) - v(c)).signum();
-                    let r = BigInt::from(cmp.holds(i64::try_from(&s).unwrap_or(0)) as i64);
+                    let r = BigInt::from(cmp.holds_for_sign(i64::try_from(&s).unwrap_or(0)) as i64);
                     let y = match cmp {
                         Comparison::Lt => x(a).lt(x(c)),
                         Comparison::Le => x(a).le(x(c)),
@@ -446,41 +446,33 @@ impl ProgramSpec {
     /// A smaller program that still `fails`: greedily drops operations and
     /// inputs, shortens inputs and zeroes digits while the failure stays.
     pub fn shrink(&self, fails: impl Fn(&ProgramSpec) -> bool) -> ProgramSpec {
-        let mut best = ProgramSpec {
+        let start = ProgramSpec {
             ops: self.normalized(),
             ..self.clone()
         };
-        loop {
-            let mut candidates = Vec::new();
-            for i in 0..best.ops.len() {
-                let mut c = best.clone();
-                c.ops.remove(i);
-                candidates.push(c);
-            }
-            for i in 0..best.inputs.len() {
-                if best.inputs.len() > 1 {
-                    let mut c = best.clone();
-                    c.inputs.remove(i);
-                    candidates.push(c);
-                }
-                if !best.inputs[i].is_empty() {
-                    let mut c = best.clone();
-                    c.inputs[i].pop();
-                    candidates.push(c);
-                }
-                for j in 0..best.inputs[i].len() {
-                    if best.inputs[i][j] != 0 {
+        super::shrink_greedy(
+            start,
+            |best| {
+                let mut candidates = super::without_each(best, 0, |s| &mut s.ops);
+                candidates.extend(super::without_each(best, 1, |s| &mut s.inputs));
+                for i in 0..best.inputs.len() {
+                    if !best.inputs[i].is_empty() {
                         let mut c = best.clone();
-                        c.inputs[i][j] = 0;
+                        c.inputs[i].pop();
                         candidates.push(c);
                     }
+                    for j in 0..best.inputs[i].len() {
+                        if best.inputs[i][j] != 0 {
+                            let mut c = best.clone();
+                            c.inputs[i][j] = 0;
+                            candidates.push(c);
+                        }
+                    }
                 }
-            }
-            match candidates.into_iter().find(|c| fails(c)) {
-                Some(c) => best = c,
-                None => return best,
-            }
-        }
+                candidates
+            },
+            fails,
+        )
     }
 }
 

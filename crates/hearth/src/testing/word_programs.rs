@@ -493,34 +493,26 @@ impl WordSpec {
 
     /// A smaller program that still `fails`.
     pub fn shrink(&self, fails: impl Fn(&WordSpec) -> bool) -> WordSpec {
-        let mut best = WordSpec {
+        let start = WordSpec {
             ops: self.normalized(),
             ..self.clone()
         };
-        loop {
-            let mut candidates = Vec::new();
-            for i in 0..best.ops.len() {
-                let mut c = best.clone();
-                c.ops.remove(i);
-                candidates.push(c);
-            }
-            for i in 0..best.inputs.len() {
-                if best.inputs.len() > 1 {
-                    let mut c = best.clone();
-                    c.inputs.remove(i);
-                    candidates.push(c);
+        super::shrink_greedy(
+            start,
+            |best| {
+                let mut candidates = super::without_each(best, 0, |s| &mut s.ops);
+                candidates.extend(super::without_each(best, 1, |s| &mut s.inputs));
+                for i in 0..best.inputs.len() {
+                    if best.inputs[i] != 0 {
+                        let mut c = best.clone();
+                        c.inputs[i] /= 2;
+                        candidates.push(c);
+                    }
                 }
-                if best.inputs[i] != 0 {
-                    let mut c = best.clone();
-                    c.inputs[i] /= 2;
-                    candidates.push(c);
-                }
-            }
-            match candidates.into_iter().find(|c| fails(c)) {
-                Some(c) => best = c,
-                None => return best,
-            }
-        }
+                candidates
+            },
+            fails,
+        )
     }
 }
 
