@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
-use hearth::api::{Int, Program};
+use hearth::api::{Int, Program, U16};
 use hearth::backend::{Backend, ClearBackend, CountBackend, CpuBackend};
 use hearth::crypto::keys::signed_digit;
-use hearth::{CircuitBuilder, ClientKey, Error, Lut, ServerKey, Wire, DIGITS_128};
+use hearth::{CircuitBuilder, ClientKey, Error, Lut, ServerKey, Wire, DIGITS_128, GATES_128};
 
 /// `a * b` for digits in [-2, 2]: floor((a+b)^2/4) - floor((a-b)^2/4),
 /// two bootstraps of depth 1.
@@ -96,6 +96,7 @@ pub fn demo(threads: Option<usize>) -> Result<(), Error> {
         report.wall.as_secs_f64() * 1e3
     );
     ok &= integers(&client, &server, threads)?;
+    ok &= words(threads)?;
     if !ok {
         return Err(Error::Config(
             "demo: decrypted results differ from the expected values".into(),
@@ -147,4 +148,64 @@ fn integers(client: &ClientKey, server: &ServerKey, threads: Option<usize>) -> R
         wall.as_secs_f64() * 1e3
     );
     Ok(got == want)
+}
+
+/// Fixed-width words on GATES_128: Rust's wrapping semantics on 16-bit
+/// unsigned integers, one program.
+fn words(threads: Option<usize>) -> Result<bool, Error> {
+    let params = &GATES_128;
+    let t = Instant::now();
+    let (client, server) = crate::keygen::generate(params);
+    println!();
+    println!(
+        "words: {} ({}), keys in {:.1} s",
+        params.name,
+        params.source,
+        t.elapsed().as_secs_f64()
+    );
+    let (x, y) = (51_234u16, 4_321u16);
+    let p = Program::new(params);
+    let cpu = CpuBackend::new(&server, threads)?;
+    p.set_threads(cpu.threads());
+    let a = U16::input(&p);
+    let b = U16::input(&p);
+    let sum = &a + &b;
+    let lt = a.lt(&b);
+    let rot = a.rotate_left_by(&b);
+    let (q, r) = a.div_rem(&b);
+    for w in [&sum, &rot, &q, &r] {
+        p.output(w);
+    }
+    p.output(&lt);
+    let prog = p.build()?;
+    let stats = CountBackend.stats(prog.circuit());
+    let inputs = [client.encrypt_word(x)?, client.encrypt_word(y)?];
+    let t = Instant::now();
+    let out = prog.run_encrypted(&cpu, &inputs)?;
+    let wall = t.elapsed();
+    let got: Vec<u16> = out[..4]
+        .iter()
+        .map(|o| client.decrypt_word::<u16>(o))
+        .collect::<Result<_, _>>()?;
+    let got_lt = client.decrypt_bool(&out[4])?;
+    let want = [x.wrapping_add(y), x.rotate_left(y as u32), x / y, x % y];
+    println!("x = {x}, y = {y} (u16, encrypted)");
+    println!("| output | decrypted | plain Rust |");
+    println!("|---|---|---|");
+    for (name, (g, w)) in ["x + y (wrapping)", "x.rotate_left(y)", "x / y", "x % y"]
+        .iter()
+        .zip(got.iter().zip(&want))
+    {
+        println!("| {name} | {g} | {w} |");
+    }
+    println!("| x < y | {got_lt} | {} |", x < y);
+    println!(
+        "#PBS {}, depth {}, widest level {}, {} thread(s), {:.1} ms",
+        stats.pbs,
+        stats.depth,
+        stats.max_width(),
+        cpu.threads(),
+        wall.as_secs_f64() * 1e3
+    );
+    Ok(got == want && got_lt == (x < y))
 }

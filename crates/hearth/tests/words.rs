@@ -331,3 +331,72 @@ fn every_operation_encrypted_equals_the_clear_backend() {
         }
     }
 }
+
+/// The README's word example, on the clear backend.
+#[test]
+fn readme_example() {
+    use hearth::api::{clear_word, U32};
+    let p = Program::new(&P);
+    p.set_threads(2);
+    let (x, y) = (U32::input(&p), U32::input(&p));
+    let z = &(&x * &y) + 7;
+    let (q, ok) = x.checked_div(&y);
+    p.output(&z);
+    p.output(&x.max(&y));
+    p.output(&x.rotate_left_by(&y));
+    p.output(&q);
+    p.output(&ok);
+    let prog = p.build().unwrap();
+    let out = prog
+        .run(
+            &ClearBackend,
+            &[
+                clear_word(70_000u32, 32, false).unwrap(),
+                clear_word(3u32, 32, false).unwrap(),
+            ],
+        )
+        .unwrap();
+    let v = |i: usize| clear_word_value(&out[i], false).unwrap();
+    assert_eq!(v(0), BigInt::from(70_000u32.wrapping_mul(3) + 7));
+    assert_eq!(v(1), BigInt::from(70_000));
+    assert_eq!(v(2), BigInt::from(70_000u32.rotate_left(3)));
+    assert_eq!(v(3), BigInt::from(70_000 / 3));
+    assert_eq!(v(4), BigInt::from(1));
+}
+
+/// Words to signed-binary integers and back, on a set carrying both
+/// families, for every 8-bit value (signed and unsigned).
+#[test]
+fn conversions_with_the_digits_family() {
+    use hearth::api::{clear_value, I8, U8};
+    use hearth::INSECURE_TEST_DIGITS as D;
+    let p = Program::new(&D);
+    let u = U8::input(&p);
+    let s = I8::input(&p);
+    let ui = u.to_int();
+    let si = s.to_int();
+    let sum = &ui + &si; // exact, no wrap
+    p.output(&sum);
+    let back = U8::from_int(&sum); // modulo 2^8
+    p.output(&back);
+    let prog = p.build().unwrap();
+    for x in 0..=255u8 {
+        for y in [-128i8, -1, 0, 1, 77, 127] {
+            let out = prog
+                .run(
+                    &ClearBackend,
+                    &[
+                        clear_word(x, 8, false).unwrap(),
+                        clear_word(y, 8, true).unwrap(),
+                    ],
+                )
+                .unwrap();
+            let exact = x as i64 + y as i64;
+            assert_eq!(clear_value(&D, &out[0]), BigInt::from(exact), "{x} + {y}");
+            assert_eq!(
+                clear_word_value(&out[1], false).unwrap(),
+                BigInt::from(x.wrapping_add(y as u8))
+            );
+        }
+    }
+}
