@@ -78,6 +78,9 @@ fn program_on<const B: usize, const S: bool>(
     for flag in [&f.n, &f.z, &f.c, &f.v] {
         p.output(flag);
     }
+    let (n, z) = x.nz();
+    p.output(&n);
+    p.output(&z);
     p.output(&x.count_ones());
     p.output(&x.leading_zeros());
     p.output(&x.cast::<4, S>());
@@ -176,6 +179,8 @@ macro_rules! expected {
         let (d, borrow) = ux.overflowing_sub(uy);
         v.push(d as $t as i128);
         v.extend(nzcv(d, !borrow, top(ux) != top(uy) && top(d) != top(ux)));
+        v.push(top(x as $u) as i128);
+        v.push((x == 0) as i128);
         v.push(x.count_ones() as i128);
         v.push(x.leading_zeros() as i128);
         v.push({
@@ -273,6 +278,23 @@ macro_rules! check {
 }
 
 check!(u8_every_pair, 8, false, u8, u8, exhaustive);
+
+/// The same operations on a `pi = 5` set (other gate forms: a one-bootstrap
+/// multiplexer, 7-to-3 counters), for random 16-bit pairs.
+#[test]
+fn on_a_pi_5_set() {
+    let prog = program_on::<16, true>(&hearth::INSECURE_TEST_DIGITS);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(99);
+    for _ in 0..40 {
+        let (x, y): (i16, i16) = (rng.gen(), rng.gen());
+        let got = run(&prog, x.into(), y.into(), 16, true);
+        let want = normalise(expected!(i16, u16, x, y), &prog);
+        assert_eq!(got, want, "x = {x}, y = {y}");
+    }
+    // The pi = 5 forms are cheaper: compare with pi = 3.
+    let gates = program_on::<16, true>(&P).circuit().stats().pbs;
+    assert!(prog.circuit().stats().pbs < gates);
+}
 check!(i8_every_pair, 8, true, i8, u8, exhaustive);
 check!(u16_random, 16, false, u16, u16, random);
 check!(i16_random, 16, true, i16, u16, random);

@@ -482,6 +482,19 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         (d, self.flags(out))
     }
 
+    /// The N and Z flags of this value (ARM's logical operations with
+    /// S set: N the top bit, Z all bits clear).
+    pub fn nz(&self) -> (Bool<'p>, Bool<'p>) {
+        let mut out = None;
+        let _ = Bool::wrap(self.program, |b| {
+            let (n, z) = flags::nz(b, &self.bits)?;
+            out = Some((n, z));
+            Ok(n)
+        });
+        let (n, z) = out.unzip();
+        (self.flag_or_zero(n), self.flag_or_zero(z))
+    }
+
     fn flags(&self, f: Option<flags::Nzcv>) -> Flags<'p> {
         let pick = |g: fn(&flags::Nzcv) -> Wire| self.flag_or_zero(f.as_ref().map(g));
         Flags {

@@ -121,7 +121,7 @@ pub fn count_ones(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits, Er
 /// of a thermometer code is the alternating sum `z_(2^j - 1) -
 /// z_(2 * 2^j - 1) + z_(3 * 2^j - 1) - ...`: linear. Sums too heavy for
 /// the budget are split into chunks that start with a `+` term (each 0 or
-/// 1, one refresh each).
+/// 1, one refresh each); a heavy top bit is refreshed first.
 pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
     // From the top: p_k = OR of the k + 1 highest bits.
@@ -149,6 +149,17 @@ pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits,
         // Chunks of an even number of terms (each starts with a `+`).
         let mut chunks: Vec<Vec<(Wire, i64)>> = vec![Vec::new()];
         for pair in terms.chunks(2) {
+            // `z_0` is the top input bit itself, possibly a heavy sum:
+            // refresh a term when its pair alone is over the budget.
+            let mut pair = pair.to_vec();
+            if b.weight_of(&pair)? > budget {
+                for t in &mut pair {
+                    if b.quadratic_weight(t.0)? > 1 {
+                        t.0 = sel.refresh(b, t.0)?;
+                    }
+                }
+            }
+            let pair = &pair[..];
             let mut grown = chunks.last().expect("one chunk").clone();
             grown.extend_from_slice(pair);
             if !chunks.last().expect("one chunk").is_empty() && b.weight_of(&grown)? > budget {

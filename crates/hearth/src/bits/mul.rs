@@ -12,6 +12,8 @@
 //! * [`MulKind::Array`]: the carry-save array of the CSA paper: each row
 //!   meets the running (sum, carry) pair in one level of full adders (one
 //!   majority each, the sum linear), `n` levels, then one adder;
+//!   [`MulKind::ArrayTwoInput`] is the same array with two-input gates only
+//!   (five per full adder), the paper's point of comparison;
 //! * [`MulKind::Wallace`], [`MulKind::Dadda`]: column compression with the
 //!   widest counters the parameters allow ([`super::counters`]);
 //! * [`MulKind::Karatsuba`] (CPU/GPU paper): three half-size products of
@@ -37,6 +39,9 @@ use crate::error::Error;
 pub enum MulKind {
     ShiftAdd,
     Array,
+    /// The carry-save array with two-input gates only (the CSA paper's
+    /// baseline: sum = two XORs, carry = two ANDs and an OR).
+    ArrayTwoInput,
     Wallace,
     Dadda,
     Karatsuba,
@@ -44,9 +49,10 @@ pub enum MulKind {
 }
 
 impl MulKind {
-    pub const CONCRETE: [MulKind; 5] = [
+    pub const CONCRETE: [MulKind; 6] = [
         MulKind::ShiftAdd,
         MulKind::Array,
+        MulKind::ArrayTwoInput,
         MulKind::Wallace,
         MulKind::Dadda,
         MulKind::Karatsuba,
@@ -94,7 +100,9 @@ fn mul_kind(
         k => k,
     };
     match kind {
-        MulKind::ShiftAdd | MulKind::Array => rows_product(b, &x, &y, width, signed, kind),
+        MulKind::ShiftAdd | MulKind::Array | MulKind::ArrayTwoInput => {
+            rows_product(b, &x, &y, width, signed, kind)
+        }
         MulKind::Wallace | MulKind::Dadda => {
             let cols = partial_products(b, &x, &y, width, signed)?;
             let compress = if kind == MulKind::Wallace {
@@ -185,7 +193,11 @@ fn rows_product(
         let mut ns = Vec::with_capacity(width);
         let mut nc = vec![zero; width];
         for k in 0..width {
-            let (sum, carry) = super::gates::full_add(b, &mut sel, s[k], c[k], row.wires()[k])?;
+            let (sum, carry) = if kind == MulKind::ArrayTwoInput {
+                full_add_two_input(b, &mut sel, s[k], c[k], row.wires()[k])?
+            } else {
+                super::gates::full_add(b, &mut sel, s[k], c[k], row.wires()[k])?
+            };
             ns.push(sum);
             if k + 1 < width {
                 nc[k + 1] = carry;
@@ -202,6 +214,22 @@ fn rows_product(
         AdderKind::Auto,
     )?
     .0)
+}
+
+/// A full adder of two-input gates: `t = x xor y`, sum `t xor z`, carry
+/// `(x and y) or (z and t)`: five bootstraps, where a majority is one.
+fn full_add_two_input(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    x: Wire,
+    y: Wire,
+    z: Wire,
+) -> Result<(Wire, Wire), Error> {
+    let t = gate(b, sel, Gate::Xor, x, y)?;
+    let sum = gate(b, sel, Gate::Xor, t, z)?;
+    let g = gate(b, sel, Gate::And, x, y)?;
+    let p = gate(b, sel, Gate::And, z, t)?;
+    Ok((sum, gate(b, sel, Gate::Or, g, p)?))
 }
 
 /// Karatsuba on full unsigned products: `x y = A 4^h + (C - A - B) 2^h + B`

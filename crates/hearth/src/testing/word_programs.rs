@@ -551,6 +551,29 @@ mod tests {
         }
     }
 
+    /// Found by `fuzz-programs --family bits --seed 2026` (program 15581,
+    /// shrunk): the top bit of a difference is a heavy sum, and leading
+    /// zeros paired it with another term over the budget of `GATES_128`.
+    #[test]
+    fn leading_zeros_of_a_difference() {
+        let spec = WordSpec {
+            bits: 32,
+            signed: true,
+            inputs: vec![0, 0],
+            ops: vec![
+                WordOp::Sub(0, 1),
+                WordOp::Eq(1, 0),
+                WordOp::Sub(2, 1),
+                WordOp::LeadingZeros(4),
+            ],
+        };
+        for params in [&P, &crate::crypto::params::GATES_128] {
+            if let Err(e) = spec.check(params, 2) {
+                panic!("{e}\n{spec}");
+            }
+        }
+    }
+
     #[test]
     fn a_wrong_reference_is_caught() {
         let spec = WordSpec {
