@@ -28,8 +28,10 @@ pub enum BitsOp {
     Add,
     Sub,
     Mul,
+    MulConst,
     Div,
     Rem,
+    DivConst,
     ShlEnc,
     ShrEnc,
     RotlEnc,
@@ -48,12 +50,14 @@ pub enum BitsOp {
 }
 
 impl BitsOp {
-    const ALL: [BitsOp; 20] = [
+    const ALL: [BitsOp; 22] = [
         BitsOp::Add,
         BitsOp::Sub,
         BitsOp::Mul,
+        BitsOp::MulConst,
         BitsOp::Div,
         BitsOp::Rem,
+        BitsOp::DivConst,
         BitsOp::ShlEnc,
         BitsOp::ShrEnc,
         BitsOp::RotlEnc,
@@ -76,7 +80,9 @@ impl BitsOp {
             BitsOp::Add => "add",
             BitsOp::Sub => "sub",
             BitsOp::Mul => "mul (wrapping)",
+            BitsOp::MulConst => "mul by clear 805",
             BitsOp::Div => "div",
+            BitsOp::DivConst => "div_rem by clear 7",
             BitsOp::Rem => "rem",
             BitsOp::ShlEnc => "shl by encrypted",
             BitsOp::ShrEnc => "shr by encrypted",
@@ -102,6 +108,7 @@ impl BitsOp {
             BitsOp::Add => Some(DigitsOp::Add),
             BitsOp::Sub => Some(DigitsOp::Sub),
             BitsOp::Mul => Some(DigitsOp::Mul),
+            BitsOp::MulConst => Some(DigitsOp::ScalarMul(805)),
             BitsOp::Max => Some(DigitsOp::Max),
             BitsOp::Lt => Some(DigitsOp::Lt),
             _ => None,
@@ -117,7 +124,9 @@ impl BitsOp {
             BitsOp::Add => x + y,
             BitsOp::Sub => x.wrapping_sub(y),
             BitsOp::Mul => x.wrapping_mul(y),
+            BitsOp::MulConst => x.wrapping_mul(805),
             BitsOp::Div => x.checked_div(y).unwrap_or(m),
+            BitsOp::DivConst => return (x / 7) | ((x % 7) << n),
             BitsOp::Rem => x.checked_rem(y).unwrap_or(x),
             BitsOp::ShlEnc => x << k,
             BitsOp::ShrEnc => x >> k,
@@ -160,7 +169,13 @@ fn program<const B: usize>(
         BitsOp::Add => p.output(&(&x + &y)),
         BitsOp::Sub => p.output(&(&x - &y)),
         BitsOp::Mul => p.output(&(&x * &y)),
+        BitsOp::MulConst => p.output(&(&x * 805i64)),
         BitsOp::Div => p.output(&(&x / &y)),
+        BitsOp::DivConst => {
+            let (q, r) = x.div_rem(&Word::constant(&p, 7));
+            p.output(&q);
+            p.output(&r);
+        }
         BitsOp::Rem => p.output(&(&x % &y)),
         BitsOp::ShlEnc => p.output(&x.shl_by(&y)),
         BitsOp::ShrEnc => p.output(&x.shr_by(&y)),
@@ -210,9 +225,17 @@ macro_rules! tfhe_op {
                     let r = &a * &b;
                     Box::new(move || dec(r))
                 }
+                BitsOp::MulConst => {
+                    let r = &a * (805u32 as $clear);
+                    Box::new(move || dec(r))
+                }
                 BitsOp::Div => {
                     let r = &a / &b;
                     Box::new(move || dec(r))
+                }
+                BitsOp::DivConst => {
+                    let (q, r) = a.div_rem(7 as $clear);
+                    Box::new(move || dec(q) | (dec(r) << $n))
                 }
                 BitsOp::Rem => {
                     let r = &a % &b;

@@ -201,6 +201,93 @@ fn division() {
     );
 }
 
+/// Products and division by a clear constant (recoded rows, reciprocal
+/// multiplication): every 8-bit constant with every 8-bit operand, random
+/// constants and operands at wider widths, against the same reference as
+/// two encrypted operands.
+#[test]
+fn by_clear_constants() {
+    let reference = |n: usize, x: u128, y: u128| -> Vec<u128> {
+        let (sx, sy) = (signed(x, n), signed(y, n));
+        let (q, r) = (
+            x.checked_div(y).unwrap_or(mask(n)),
+            x.checked_rem(y).unwrap_or(x),
+        );
+        let (sq, sr) = if sy == 0 {
+            (if sx >= 0 { -1i128 } else { 1 }, sx)
+        } else if sx == signed(1 << (n - 1), n) && sy == -1 {
+            (sx, 0)
+        } else {
+            (sx / sy, sx % sy)
+        };
+        let full = x.wrapping_mul(y);
+        let sfull = sx.wrapping_mul(sy) as u128;
+        vec![x.wrapping_mul(y), full, sfull, q, r, sq as u128, sr as u128]
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    for n in [8usize, 16, 32, 64] {
+        let constants: Vec<u128> = if n == 8 {
+            (0..256).collect()
+        } else {
+            let mut v = vec![
+                0,
+                1,
+                2,
+                3,
+                7,
+                10,
+                mask(n),
+                mask(n) >> 1,
+                1 << (n - 1),
+                mask(n) - 2,
+            ];
+            v.extend((0..12).map(|_| rng.gen::<u128>() & mask(n)));
+            v.extend((0..6).map(|_| (rng.gen::<u128>() & mask(n)) >> rng.gen_range(0..n)));
+            v
+        };
+        for d in constants {
+            let c = circuit(&INSECURE_TEST_BITS, n, 2, &move |b, x, _| {
+                let k = Bits::constant(b, &d.into(), n);
+                let (q, r) = div::div_rem(b, x, &k, false)?;
+                let (sq, sr) = div::div_rem(b, x, &k, true)?;
+                Ok(vec![
+                    mul::mul(b, x, &k, n, false, MulKind::Auto)?,
+                    mul::mul(b, &k, x, 2 * n, false, MulKind::Auto)?,
+                    mul::mul(b, x, &k, 2 * n, true, MulKind::Auto)?,
+                    q,
+                    r,
+                    sq,
+                    sr,
+                ])
+            });
+            let xs: Vec<u128> = if n == 8 {
+                (0..256).collect()
+            } else {
+                let mut v = vec![
+                    0,
+                    1,
+                    mask(n),
+                    mask(n) >> 1,
+                    1 << (n - 1),
+                    d,
+                    d.wrapping_sub(1) & mask(n),
+                ];
+                v.extend((0..40).map(|_| rng.gen::<u128>() & mask(n)));
+                v
+            };
+            for x in xs {
+                let got = run(&c, n, x, 0);
+                let want: Vec<u128> = reference(n, x, d)
+                    .into_iter()
+                    .zip(&c.1)
+                    .map(|(v, &len)| v & mask(len))
+                    .collect();
+                assert_eq!(got, want, "n={n} x={x:#x} d={d:#x}");
+            }
+        }
+    }
+}
+
 #[test]
 fn comparisons_min_max() {
     check(

@@ -2,7 +2,7 @@
 //! integer methods: every pair of 8-bit operands for every two-operand
 //! operation, random pairs at 16, 32, 64 and 128 bits.
 
-use hearth::api::{clear_word, clear_word_value, CompiledProgram, Program, Word};
+use hearth::api::{clear_word, clear_word_value, CompiledProgram, Program, Word, U32};
 use hearth::backend::ClearBackend;
 use hearth::INSECURE_TEST_BITS as P;
 use num_bigint::BigInt;
@@ -420,5 +420,42 @@ fn conversions_with_the_digits_family() {
                 BigInt::from(x.wrapping_add(y as u8))
             );
         }
+    }
+}
+
+/// Division by a clear constant folds every gate with a constant input:
+/// far fewer bootstraps than by an encrypted divisor (and exact).
+#[test]
+fn division_by_a_clear_constant_is_cheaper() {
+    let pbs = |divisor: Option<u32>| {
+        let p = Program::new(&P);
+        let x = U32::input(&p);
+        let y = match divisor {
+            Some(d) => U32::constant(&p, d),
+            None => U32::input(&p),
+        };
+        let (q, r) = x.div_rem(&y);
+        p.output(&q);
+        p.output(&r);
+        let prog = p.build().unwrap();
+        let pbs = prog.circuit().stats().pbs;
+        if let Some(d) = divisor {
+            for v in [0u32, 1, 6, 7, 1000, u32::MAX, 0x8000_0001] {
+                let out = prog
+                    .run(&ClearBackend, &[clear_word(v, 32, false).unwrap()])
+                    .unwrap();
+                assert_eq!(clear_word_value(&out[0], false).unwrap(), (v / d).into());
+                assert_eq!(clear_word_value(&out[1], false).unwrap(), (v % d).into());
+            }
+        }
+        pbs
+    };
+    let encrypted = pbs(None);
+    for d in [3u32, 7, 1000, 0x7fff_ffff] {
+        let clear = pbs(Some(d));
+        assert!(
+            2 * clear < encrypted,
+            "x / {d}: {clear} PBS vs {encrypted} by an encrypted divisor"
+        );
     }
 }

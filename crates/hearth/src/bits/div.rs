@@ -7,7 +7,11 @@
 //! and the quotient bit is the new remainder's sign, negated. A final
 //! addition corrects a negative remainder. Each step is one adder
 //! ([`super::adders`], chosen for the thread count) plus `n` XORs that run
-//! beside it; by a clear divisor the XORs are free, which halves the work.
+//! beside it.
+//!
+//! By a clear nonzero divisor there is no loop: the quotient is the top of
+//! a product by a clear reciprocal (Granlund and Montgomery), the
+//! remainder one more compressed sum (`div_rem_const`).
 //!
 //! Signed division truncates toward zero like Rust's `wrapping_div`
 //! (`MIN / -1 = MIN`); the remainder takes the dividend's sign.
@@ -18,10 +22,15 @@
 //! quotient is -1 for a non-negative dividend and 1 for a negative one),
 //! as RISC-V and tfhe-rs do for unsigned division.
 
+use num_bigint::BigInt;
+use num_traits::{One, Signed, Zero};
+
 use super::adders::{add, add_wires, AdderKind};
 use super::compare::or_all;
 use super::convert::resize;
+use super::counters::{sum_columns, CompressKind};
 use super::gates::{gate, not, Gate};
+use super::mul::{const_product_columns, mul_const};
 use super::Bits;
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::error::Error;
@@ -47,6 +56,13 @@ pub fn div_rem(
             let r = (0..n).map(|i| if i < k { w[i] } else { zero }).collect();
             return Ok((Bits::from_vec(q), Bits::from_vec(r)));
         }
+    }
+    if let Some(d) = y.clear_value(b, signed)? {
+        if !d.is_zero() {
+            return div_rem_const(b, &x, &d, signed);
+        }
+    }
+    if !signed {
         return div_rem_unsigned(b, &x, &y);
     }
     let sx = x.top(b);
@@ -57,6 +73,54 @@ pub fn div_rem(
     let mut sel = Selectors::for_bits();
     let sq = gate(b, &mut sel, Gate::Xor, sx, sy)?;
     Ok((negate_if(b, &q, sq)?, negate_if(b, &r, sx)?))
+}
+
+/// Division by a clear nonzero `d` (Granlund and Montgomery): with
+/// `l = ceil(log2 |d|)` and `M = ceil(2^(n + l) / |d|)`, `floor(x / |d|)`
+/// is bits `n + l ..` of `x * M` for every `n`-bit `x`, a product by a
+/// clear constant; a signed `x` is divided by magnitude and the quotient
+/// negated when the signs differ. The remainder `x - q d` is one more
+/// compressed sum. Rust's truncating semantics, wrapping at `MIN / -1`.
+fn div_rem_const(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    d: &BigInt,
+    signed: bool,
+) -> Result<(Bits, Bits), Error> {
+    let q = if signed {
+        let sx = x.top(b);
+        let ax = negate_if(b, x, sx)?;
+        let qa = udiv_const(b, &ax, &d.abs())?;
+        let differ = if d.is_negative() { not(b, sx)? } else { sx };
+        negate_if(b, &qa, differ)?
+    } else {
+        udiv_const(b, x, d)?
+    };
+    let n = x.len();
+    let mut cols = const_product_columns(b, &q, &-d, n, false)?;
+    for (col, &w) in cols.iter_mut().zip(x.wires()) {
+        col.push(w);
+    }
+    let r = sum_columns(b, cols, n, CompressKind::Dadda)?;
+    Ok((q, r))
+}
+
+/// `floor(x / d)` for an unsigned `x` and a clear `d >= 1`.
+fn udiv_const(b: &mut CircuitBuilder, x: &Bits, d: &BigInt) -> Result<Bits, Error> {
+    let n = x.len();
+    let zero = b.constant(0);
+    let l = (d - 1u32).bits() as usize;
+    let shifted = |p: &Bits, from: usize| {
+        let q = (0..n).map(|i| p.bit_or(from + i, zero)).collect();
+        Bits::from_vec(q)
+    };
+    if (d - 1u32) & d == BigInt::zero() {
+        return Ok(shifted(x, l));
+    }
+    let m = ((BigInt::one() << (n + l)) + d - 1u32) / d;
+    // x * M < 2^(2n + 1).
+    let p = mul_const(b, x, &m, 2 * n + 1, false)?;
+    Ok(shifted(&p, n + l))
 }
 
 /// `Some(k)` when `y` is the clear constant `2^k`.

@@ -139,6 +139,23 @@ impl Bits {
         self.bits.get(i).copied().unwrap_or(fill)
     }
 
+    /// The value when every bit is a clear constant (unsigned, or two's
+    /// complement when `signed`), else `None`.
+    pub(crate) fn clear_value(
+        &self,
+        b: &CircuitBuilder,
+        signed: bool,
+    ) -> Result<Option<BigInt>, Error> {
+        let mut bits = Vec::with_capacity(self.bits.len());
+        for &w in &self.bits {
+            match b.constant_value(w)? {
+                Some(v) => bits.push(v.rem_euclid(2 * ONE) == ONE),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(value_of(&bits, signed)))
+    }
+
     /// The top bit (the sign in two's complement); a clear 0 when empty.
     pub(crate) fn top(&self, b: &mut CircuitBuilder) -> Wire {
         match self.bits.last() {

@@ -25,10 +25,14 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{One, Zero};
+
 use super::adders::{add, AdderKind};
 use super::convert::resize;
 use super::counters::{sum_columns, CompressKind};
-use super::gates::{gate, Gate};
+use super::gates::{gate, not, Gate};
 use super::{Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
 use crate::crypto::params::ParamsId;
@@ -73,6 +77,13 @@ pub fn mul(
     signed: bool,
     kind: MulKind,
 ) -> Result<Bits, Error> {
+    // A clear operand: rows of its signed digits only.
+    if let Some(k) = y.clear_value(b, signed)? {
+        return mul_const(b, x, &k, width, signed);
+    }
+    if let Some(k) = x.clear_value(b, signed)? {
+        return mul_const(b, y, &k, width, signed);
+    }
     let n = x.len().max(y.len());
     if signed && width > n {
         // Baugh-Wooley on equal widths, at most 2n bits (the signed
@@ -83,6 +94,79 @@ pub fn mul(
         return Ok(resize(b, &p, width, true));
     }
     mul_kind(b, x, y, width, false, kind)
+}
+
+/// `x * k mod 2^width` for a clear `k`, `x` read as unsigned or two's
+/// complement. One row per nonzero digit of `k`'s non-adjacent form (at
+/// most half its bits, a third on average), a row `-x` being `not x` plus
+/// one; a signed `x` is `u - 2^(n-1) s` with `u` its bits as unsigned, so
+/// the sign costs only a clear correction. The rows are summed by column
+/// compression.
+pub fn mul_const(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    k: &BigInt,
+    width: usize,
+    signed: bool,
+) -> Result<Bits, Error> {
+    let cols = const_product_columns(b, x, k, width, signed)?;
+    sum_columns(b, cols, width, CompressKind::Dadda)
+}
+
+/// The columns [`mul_const`] sums, for callers that add more rows.
+pub(crate) fn const_product_columns(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    k: &BigInt,
+    width: usize,
+    signed: bool,
+) -> Result<Vec<Vec<Wire>>, Error> {
+    let modulus = BigInt::one() << width;
+    let n = x.len();
+    let mut u = x.wires().to_vec();
+    let mut correction = BigInt::zero();
+    if signed && n > 0 {
+        u[n - 1] = not(b, u[n - 1])?;
+        correction -= k << (n - 1);
+    }
+    let k = k.mod_floor(&modulus);
+    let zero = b.constant(0);
+    let mut cols: Vec<Vec<Wire>> = vec![Vec::new(); width];
+    for (i, digit) in non_adjacent_form(&k, width) {
+        // Unsigned rows: bits beyond `u` are clear zeros (ones when negated).
+        for (j, col) in cols.iter_mut().enumerate().skip(i) {
+            let bit = u.get(j - i).copied().unwrap_or(zero);
+            col.push(if digit > 0 { bit } else { not(b, bit)? });
+        }
+        if digit < 0 {
+            correction += BigInt::one() << i;
+        }
+    }
+    let correction = correction.mod_floor(&modulus);
+    for (j, col) in cols.iter_mut().enumerate() {
+        if correction.bit(j as u64) {
+            col.push(b.constant(ONE));
+        }
+    }
+    Ok(cols)
+}
+
+/// The nonzero digits `(position, +-1)` of the non-adjacent form of
+/// `k >= 0`, below `width`.
+fn non_adjacent_form(k: &BigInt, width: usize) -> Vec<(usize, i8)> {
+    let mut k = k.clone();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while !k.is_zero() && i < width {
+        if k.bit(0) {
+            let digit: i8 = if k.bit(1) { -1 } else { 1 };
+            k -= digit;
+            out.push((i, digit));
+        }
+        k >>= 1u32;
+        i += 1;
+    }
+    out
 }
 
 fn mul_kind(

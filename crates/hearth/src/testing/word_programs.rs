@@ -45,6 +45,9 @@ pub enum WordOp {
     SelectLt(usize, usize, usize, usize),
     AddConst(usize, i64),
     MulConst(usize, i64),
+    /// Division and remainder by a clear constant (its low bits).
+    DivConst(usize, i64),
+    RemConst(usize, i64),
     CountOnes(usize),
     LeadingZeros(usize),
     ReverseBits(usize),
@@ -58,7 +61,7 @@ pub enum WordOp {
 
 impl WordOp {
     /// Number of kinds [`WordOp::from_parts`] makes.
-    pub const KINDS: u8 = 28;
+    pub const KINDS: u8 = 30;
 
     /// Operation `kind` (modulo [`WordOp::KINDS`]) on operands `a .. d`
     /// (indices, shift amounts, constants): one place for the random
@@ -93,7 +96,9 @@ impl WordOp {
             24 => WordOp::AddOverflows(a, b),
             25 => WordOp::DivOk(a, b),
             26 => WordOp::Eq(a, b),
-            _ => WordOp::Lt(a, b),
+            27 => WordOp::Lt(a, b),
+            28 => WordOp::DivConst(a, (c as i64 - 128) * (d as i64 + 1)),
+            _ => WordOp::RemConst(a, (c as i64 - 128) * (d as i64 + 1)),
         }
     }
 }
@@ -220,6 +225,8 @@ impl Ref {
             }
             WordOp::AddConst(a, c) => v[a].wrapping_add(c as u128),
             WordOp::MulConst(a, c) => v[a].wrapping_mul(c as i128 as u128),
+            WordOp::DivConst(a, c) => self.div_rem(v[a], c as i128 as u128 & m).0,
+            WordOp::RemConst(a, c) => self.div_rem(v[a], c as i128 as u128 & m).1,
             WordOp::CountOnes(a) => v[a].count_ones() as u128,
             WordOp::LeadingZeros(a) => (v[a].leading_zeros() - (128 - n)) as u128,
             WordOp::ReverseBits(a) => v[a].reverse_bits() >> (128 - n),
@@ -268,6 +275,8 @@ fn resolved(op: &WordOp, n: usize) -> WordOp {
         WordOp::SelectLt(a, b, c, d) => WordOp::SelectLt(r(a), r(b), r(c), r(d)),
         WordOp::AddConst(a, c) => WordOp::AddConst(r(a), c),
         WordOp::MulConst(a, c) => WordOp::MulConst(r(a), c),
+        WordOp::DivConst(a, c) => WordOp::DivConst(r(a), c),
+        WordOp::RemConst(a, c) => WordOp::RemConst(r(a), c),
         WordOp::CountOnes(a) => WordOp::CountOnes(r(a)),
         WordOp::LeadingZeros(a) => WordOp::LeadingZeros(r(a)),
         WordOp::ReverseBits(a) => WordOp::ReverseBits(r(a)),
@@ -311,6 +320,8 @@ fn build_typed<const B: usize, const S: bool>(
             WordOp::SelectLt(a, b, c, d) => v[a].lt(&v[b]).select(&v[c], &v[d]),
             WordOp::AddConst(a, c) => &v[a] + c,
             WordOp::MulConst(a, c) => &v[a] * c,
+            WordOp::DivConst(a, c) => &v[a] / c,
+            WordOp::RemConst(a, c) => &v[a] % c,
             WordOp::CountOnes(a) => v[a].count_ones().cast::<B, S>(),
             WordOp::LeadingZeros(a) => v[a].leading_zeros().cast::<B, S>(),
             WordOp::ReverseBits(a) => v[a].reverse_bits(),
