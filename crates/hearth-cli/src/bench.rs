@@ -75,6 +75,14 @@ pub enum Which {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Issue 9's study: signed-binary against wide redundant digits
+    /// (radix 4, 8) on the count backend.
+    Radix {
+        #[arg(long, value_delimiter = ',', default_value = "8,16,32,64")]
+        bits: Vec<usize>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Bootstraps at the full noise budget: wrong decryptions and measured noise.
     Noise {
         #[arg(long, default_value = "DIGITS_128")]
@@ -124,6 +132,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             json,
         } => noise(&params, threads, count, weight, margin, seed, json),
         Which::Params { samples, json } => crate::params_bench::params(samples, json),
+        Which::Radix { bits, json } => crate::radix_study::radix(&bits, json),
         Which::Ops {
             backend,
             threads,

@@ -7,6 +7,7 @@ mod fuzz;
 mod keygen;
 mod ops;
 mod params_bench;
+mod radix_study;
 mod report;
 
 use std::path::PathBuf;

@@ -169,6 +169,24 @@ fn clear_backend_checks_inputs_and_assumptions() {
     );
 }
 
+/// A clear constant keeps its value through an assumed range: lookups
+/// on it fold to the table's value at the constant (a wider assumed range
+/// once made them read the range's first value).
+#[test]
+fn assumed_ranges_keep_constants() {
+    let mut b = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
+    let c = b.constant(2);
+    let assumed = b.assume_range(c, -3, 3, 1).unwrap();
+    assert_eq!(b.constant_value(assumed).unwrap(), Some(2));
+    let lut = Lut::from_fn(5, -3, 3, |v| v * v - 1).unwrap();
+    let one = Lut::from_fn(5, -3, 3, |v| v + 1).unwrap();
+    let y = b.bootstrap(assumed, &lut).unwrap();
+    let many = b.bootstrap_many(assumed, &[&lut, &one]).unwrap();
+    assert_eq!(b.constant_value(y).unwrap(), Some(3));
+    assert_eq!(b.constant_value(many[0]).unwrap(), Some(3));
+    assert_eq!(b.constant_value(many[1]).unwrap(), Some(3));
+}
+
 #[test]
 fn trivial_ciphertexts_and_signed_views() {
     let client = ClientKey::generate(&INSECURE_TEST_DIGITS);

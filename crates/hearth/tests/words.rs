@@ -459,3 +459,37 @@ fn division_by_a_clear_constant_is_cheaper() {
         );
     }
 }
+
+/// Operations on clear words fold to constants that later gates read
+/// exactly (a clear sum once lost its value when its range was assumed).
+#[test]
+fn clear_words_fold_exactly() {
+    for c in [0u32, 1, 5, 0x8000_0000, 0x00ff_ff00, u32::MAX] {
+        let p = Program::new(&P);
+        let x = U32::input(&p);
+        let k = U32::constant(&p, c);
+        p.output(&(&k.leading_zeros() ^ &x));
+        p.output(&(&k.count_ones() ^ &x));
+        p.output(&(&(&k / 7i64) ^ &x));
+        p.output(&(&(&k * 805i64) + &x));
+        let prog = p.build().unwrap();
+        for v in [0u32, 1, 0xdead_beef] {
+            let out = prog
+                .run(&ClearBackend, &[clear_word(v, 32, false).unwrap()])
+                .unwrap();
+            let want = [
+                c.leading_zeros() ^ v,
+                c.count_ones() ^ v,
+                (c / 7) ^ v,
+                c.wrapping_mul(805).wrapping_add(v),
+            ];
+            for (o, w) in out.iter().zip(want) {
+                assert_eq!(
+                    clear_word_value(o, false).unwrap(),
+                    w.into(),
+                    "c = {c:#x}, x = {v:#x}"
+                );
+            }
+        }
+    }
+}

@@ -298,8 +298,13 @@ impl CircuitBuilder {
         hi: i64,
         step: i64,
     ) -> Result<Wire, BuildError> {
-        let expr = self.data(a, "assume_range")?.expr.clone();
+        let d = self.data(a, "assume_range")?;
+        let expr = d.expr.clone();
         progression(lo, hi, step, || format!("assume_range (step {step})"))?;
+        // A clear constant keeps its exact range: folding reads it.
+        if expr.terms.is_empty() {
+            return Ok(a);
+        }
         Ok(self.push_with_range(expr, Range::with_step(lo, hi, step)))
     }
 

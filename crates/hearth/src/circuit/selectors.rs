@@ -66,6 +66,17 @@ impl Selectors {
     ) -> Result<Wire, Error> {
         let mut terms = terms.to_vec();
         let mut done = vec![false; terms.len()];
+        // Every term refreshed (independent copies) weighs sum c^2: if
+        // even that is over, refreshing cannot help.
+        let mut floor = 0u64;
+        for &(w, c) in &terms {
+            if b.weight_of(&[(w, 1)])? > 0 {
+                floor = floor.saturating_add(c.unsigned_abs().saturating_pow(2));
+            }
+        }
+        if floor > budget {
+            return Ok(b.linear(&terms, constant)?);
+        }
         loop {
             let weight = b.weight_of(&terms)?;
             if weight <= budget {
@@ -96,12 +107,11 @@ impl Selectors {
                     }
                 }
             }
-            let Some((after, _, j, copy)) = best else {
+            // Shared fresh values may cancel between terms, so one refresh
+            // can weigh more than none and still be a step to the floor.
+            let Some((_, _, j, copy)) = best else {
                 break;
             };
-            if after >= weight {
-                break;
-            }
             terms[j].0 = match copy {
                 Some(c) => c,
                 None => self.refresh(b, terms[j].0)?,

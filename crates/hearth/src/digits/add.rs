@@ -1,12 +1,15 @@
-//! Addition: PARMESAN's constant-depth parallel addition (Algorithm 1) and
-//! column compression for many operands.
+//! Addition: carry-free addition on radix-4 groups and column compression
+//! for many operands.
 //!
-//! **Two operands** ([`add`]): with `w_i = x_i + y_i`, the transfer
-//! `q_i = (w_{i-1} + 3 w_i >< +-4)` (one bootstrap, quadratic weight 20) and
-//! the refreshed sum digit `z_i = w_i - 2 q_i + q_{i-1}` (one bootstrap):
-//! depth 2, two bootstraps per active digit. Low digits whose `w_i` already
-//! is a digit (e.g. `x_i + 0`) pass through; the top digit is `q_{n-1}`,
-//! fresh without a refresh. Length rule: `max(len x, len y) + 1`, minus
+//! **Two operands** ([`add`]): the column sums `w_i = x_i + y_i` are read
+//! in pairs of positions (a radix-4 digit sum `s` in [-6, 6]); one
+//! bootstrap gives the transfer `t = sign(s)` when `|s| >= 2`, and the new
+//! radix-4 digit `s - 4 t + t_in` in [-3, 3] yields its two binary digits
+//! from one blind rotation: two bootstraps per two positions at depth 2,
+//! where PARMESAN's Algorithm 1 (transfer `q_i = (w_(i-1) + 3 w_i >< +-4)`
+//! and a refresh per position) spends two per position. Low digits whose
+//! `w_i` already is a digit (e.g. `x_i + 0`) pass through; the top digit is
+//! the last transfer, fresh. Length rule: `max(len x, len y) + 1`, minus
 //! leading clear zeros.
 //!
 //! **Many operands** ([`sum`], [`compress`]): every digit goes into the
@@ -25,17 +28,6 @@ use crate::circuit::{CircuitBuilder, Wire};
 use crate::crypto::lut::Lut;
 use crate::error::Error;
 
-/// `f(s) = sign(s) if |s| >= 4 else 0` on [-8, 8]: the transfer digit.
-fn transfer_lut(pi: u32) -> Result<Lut, Error> {
-    Ok(Lut::from_fn(pi, -8, 8, |s| {
-        if s.abs() >= 4 {
-            s.signum()
-        } else {
-            0
-        }
-    })?)
-}
-
 /// Returns `w` if it is already a digit, else a bootstrap mapping its
 /// range onto [-1, 1] (identity on [-1, 1]; the callers guarantee the value
 /// lies there).
@@ -48,7 +40,8 @@ pub(crate) fn refresh(b: &mut CircuitBuilder, w: Wire) -> Result<Wire, Error> {
     Ok(b.bootstrap(w, &lut)?)
 }
 
-/// `x + y` (PARMESAN Algorithm 1, with pass-through of low digits).
+/// `x + y`: carry-free addition on radix-4 groups of digit positions
+/// (with pass-through of low digits).
 pub fn add(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Error> {
     let n = x.len().max(y.len());
     let mut w = Vec::with_capacity(n);
@@ -63,23 +56,78 @@ pub fn add(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Err
     }
     let mut out: Vec<Wire> = w[..k].to_vec();
     if k < n {
-        let lut = transfer_lut(b.params().pi)?;
-        let zero = b.constant(0);
-        let mut sel = Selectors::new();
-        let mut q = Vec::with_capacity(n - k);
-        for i in k..n {
-            let prev = if i > k { w[i - 1] } else { zero };
-            let s = sel.linear(b, &[(prev, 1), (w[i], 3)], 0)?;
-            q.push(b.bootstrap(s, &lut)?);
-        }
-        for i in k..n {
-            let q_prev = if i > k { q[i - k - 1] } else { zero };
-            let z = sel.linear(b, &[(w[i], 1), (q[i - k], -2), (q_prev, 1)], 0)?;
-            out.push(refresh(b, z)?);
-        }
-        out.push(q[n - k - 1]);
+        out.extend(add_columns(b, &w[k..])?);
     }
     Digits::from_vec(out).trimmed(b)
+}
+
+/// The digits of `sum_i w_i 2^i` for column sums `w_i` in [-2, 2]
+/// (`len + 1` digits). Positions are grouped in pairs from the top (a
+/// single lowest position when the count is odd): a group's sum `s` in
+/// [-6, 6] (or [-2, 2]) sends the transfer `t = sign(s)` if `|s| >= 2`
+/// to the next group (one bootstrap), keeps `s - R t` in [-2, 2] (or
+/// [-1, 1] for a single position), and adds the transfer it receives: a
+/// radix-4 digit in [-3, 3] whose two binary digits come from one blind
+/// rotation (two tables). Two bootstraps per two positions, depth 2,
+/// instead of two per position (PARMESAN's Algorithm 1).
+fn add_columns(b: &mut CircuitBuilder, w: &[Wire]) -> Result<Vec<Wire>, Error> {
+    let pi = b.params().pi;
+    let n = w.len();
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::with_capacity(n.div_ceil(2));
+    let mut start = 0;
+    if n % 2 == 1 {
+        groups.push(0..1);
+        start = 1;
+    }
+    while start < n {
+        groups.push(start..start + 2);
+        start += 2;
+    }
+    let transfer = |k: usize| -> Result<Lut, Error> {
+        let hi = 2 * ((1i64 << k) - 1);
+        Ok(Lut::from_fn(pi, -hi, hi, |s| {
+            if s.abs() >= 2 {
+                s.signum()
+            } else {
+                0
+            }
+        })?)
+    };
+    let (transfer1, transfer2) = (transfer(1)?, transfer(2)?);
+    let mut sel = Selectors::new();
+    // Room for `- R t + t_in` in the digit read next.
+    let room = b.budget().saturating_sub(17);
+    let mut sums = Vec::with_capacity(groups.len());
+    let mut t = Vec::with_capacity(groups.len());
+    for g in &groups {
+        let terms: Vec<(Wire, i64)> = g.clone().map(|i| (w[i], 1 << (i - g.start))).collect();
+        let s = sel.linear_within(b, &terms, 0, room)?;
+        let lut = if g.len() == 1 { &transfer1 } else { &transfer2 };
+        t.push(b.bootstrap(s, lut)?);
+        sums.push(s);
+    }
+    let binary: Vec<Lut> = (0..2)
+        .map(|j| Lut::from_fn(pi, -3, 3, move |v| digit_of(v, j)))
+        .collect::<Result<_, _>>()?;
+    let binary: Vec<&Lut> = binary.iter().collect();
+    let zero = b.constant(0);
+    let mut out = Vec::with_capacity(n + 1);
+    for (j, g) in groups.iter().enumerate() {
+        let t_in = if j > 0 { t[j - 1] } else { zero };
+        let radix = 1i64 << g.len();
+        let z = b.linear(&[(sums[j], 1), (t[j], -radix), (t_in, 1)], 0)?;
+        let z = sel.linear(b, &[(z, 1)], 0)?;
+        if g.len() == 1 {
+            // Only the lowest group is single: no transfer in, z in [-1, 1].
+            let z = b.assume_range(z, -1, 1, 1)?;
+            out.push(refresh(b, z)?);
+        } else {
+            let z = b.assume_range(z, -3, 3, 1)?;
+            out.extend(b.bootstrap_many(z, &binary)?);
+        }
+    }
+    out.push(t.last().copied().unwrap_or(zero));
+    Ok(out)
 }
 
 /// `x - y`.

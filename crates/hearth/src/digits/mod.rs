@@ -17,6 +17,7 @@ pub mod asc;
 pub mod catalog;
 pub mod convert;
 pub mod mul;
+pub mod radix;
 pub mod recoding;
 pub mod scalar;
 pub mod sign;

@@ -585,6 +585,29 @@ mod tests {
         }
     }
 
+    /// Found by `fuzz-programs --family bits --seed 2026` (program 75419,
+    /// shrunk): a remainder by a clear constant (heavy linear bits) fed
+    /// to a product by a clear constant.
+    #[test]
+    fn product_of_a_remainder_by_constants() {
+        let spec = WordSpec {
+            bits: 64,
+            signed: true,
+            inputs: vec![0, 0],
+            ops: vec![
+                WordOp::RotateLeft(1, 248),
+                WordOp::AddOverflows(0, 2),
+                WordOp::RemConst(3, -20790),
+                WordOp::MulConst(4, -57),
+            ],
+        };
+        for params in [&P, &crate::crypto::params::GATES_128] {
+            if let Err(e) = spec.check(params, 2) {
+                panic!("{e}\n{spec}");
+            }
+        }
+    }
+
     #[test]
     fn a_wrong_reference_is_caught() {
         let spec = WordSpec {

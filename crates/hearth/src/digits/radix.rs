@@ -1,0 +1,450 @@
+//! Wide redundant digits: radix `R = 2^k` (k = 2 or 3) with digits in
+//! `[-(R - 1), R - 1]`, one ciphertext per `k` bits. The first step of
+//! issue 9's study: fewer bootstraps per bit than one signed-binary digit
+//! per ciphertext, measured on the count backend before the typed API
+//! adopts them.
+//!
+//! * **Conversion** from signed-binary digits is free (`k` digits summed
+//!   with weights `1, 2, .., 2^(k-1)`: quadratic weight `(4^k - 1) / 3`);
+//!   back, one blind rotation per wide digit yields its `k` binary digits.
+//! * **Addition** is carry-free with one bootstrap per digit: with
+//!   `s_i = x_i + y_i`, the transfer `t_i = sign(s_i)` when `|s_i| >= T`
+//!   (else 0) and the digit `z_i = s_i - R t_i + t_(i-1)` stays linear and
+//!   unrefreshed while the weights the builder tracks allow (`T = 2`: the
+//!   radix-8 table must be negacyclic over `[-14, 14]`).
+//! * **Sign and comparisons**: with every `|z_i| < R`, the sign of the
+//!   value is that of its most significant nonzero digit. One bootstrap
+//!   per digit gives its sign trit, and trits combine three at a time
+//!   (`9 a + 3 b + c` has the sign of the first nonzero one), the last
+//!   two into the wanted predicate. Equality tests each digit for zero
+//!   and counts the nonzero ones, up to 15 per bootstrap.
+
+use super::Digits;
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::comparison::Comparison;
+use crate::crypto::lut::Lut;
+use crate::error::Error;
+
+/// An integer as wide redundant digits, least significant first.
+#[derive(Clone, Debug)]
+pub struct Wide {
+    digits: Vec<Wire>,
+    k: u32,
+}
+
+impl Wide {
+    /// `n` encrypted input digits of radix `2^k`, each in `[-(R-1), R-1]`.
+    pub fn input(b: &mut CircuitBuilder, n: usize, k: u32) -> Result<Self, Error> {
+        check_k(b, k)?;
+        let bound = (1i64 << k) - 1;
+        let digits = (0..n)
+            .map(|_| b.input(-bound, bound))
+            .collect::<Result<_, _>>()?;
+        Ok(Wide { digits, k })
+    }
+
+    /// Groups signed-binary digits `k` at a time: free.
+    pub fn from_digits(b: &mut CircuitBuilder, x: &Digits, k: u32) -> Result<Self, Error> {
+        check_k(b, k)?;
+        let digits = x
+            .wires()
+            .chunks(k as usize)
+            .map(|group| {
+                let terms: Vec<(Wire, i64)> = group
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &w)| (w, 1 << j))
+                    .collect();
+                Ok(b.linear(&terms, 0)?)
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(Wide { digits, k })
+    }
+
+    /// The signed-binary digits `sign(v) * bit_j(|v|)` of each wide digit
+    /// `v`: `k` tables on one selector (one blind rotation for radix 4).
+    pub fn to_digits(&self, b: &mut CircuitBuilder) -> Result<Digits, Error> {
+        let pi = b.params().pi;
+        let bound = self.bound();
+        let luts: Vec<Lut> = (0..self.k)
+            .map(|j| {
+                Lut::from_fn(pi, -bound, bound, move |v| {
+                    v.signum() * ((v.abs() >> j) & 1)
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let refs: Vec<&Lut> = luts.iter().collect();
+        let mut sel = Selectors::new();
+        let mut out = Vec::with_capacity(self.digits.len() * self.k as usize);
+        // One blind rotation when the outputs fit the message space.
+        let shared = self.k as i64 * (2 * bound + 1) <= 1 << (pi - 1);
+        for &d in &self.digits {
+            let s = sel.linear(b, &[(d, 1)], 0)?;
+            if shared {
+                out.extend(b.bootstrap_many(s, &refs)?);
+            } else {
+                for l in &refs {
+                    out.push(b.bootstrap(s, l)?);
+                }
+            }
+        }
+        Digits::from_vec(out).trimmed(b)
+    }
+
+    /// Number of wide digits.
+    pub fn len(&self) -> usize {
+        self.digits.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.digits.is_empty()
+    }
+
+    /// Bits per digit.
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    /// The digit wires, least significant first.
+    pub fn wires(&self) -> &[Wire] {
+        &self.digits
+    }
+
+    /// Marks every digit as a circuit output.
+    pub fn output(&self, b: &mut CircuitBuilder) -> Result<Vec<usize>, Error> {
+        Ok(self
+            .digits
+            .iter()
+            .map(|&w| b.output(w))
+            .collect::<Result<_, _>>()?)
+    }
+
+    fn bound(&self) -> i64 {
+        (1i64 << self.k) - 1
+    }
+
+    fn digit_or_zero(&self, b: &mut CircuitBuilder, i: usize) -> Wire {
+        self.digits.get(i).copied().unwrap_or_else(|| b.constant(0))
+    }
+
+    /// `-self`: free.
+    pub fn neg(&self, b: &mut CircuitBuilder) -> Result<Self, Error> {
+        let digits = self
+            .digits
+            .iter()
+            .map(|&w| b.neg(w))
+            .collect::<Result<_, _>>()?;
+        Ok(Wide { digits, k: self.k })
+    }
+}
+
+/// Radix 4 and 8 need `pi >= 5` (sums of two radix-8 digits span 29
+/// values of `Z_32`).
+fn check_k(b: &CircuitBuilder, k: u32) -> Result<(), Error> {
+    if !(2..=3).contains(&k) || b.params().pi < 5 {
+        return Err(Error::UnsupportedParams {
+            params: b.params().id,
+            family: "wide redundant digits",
+            reason: format!(
+                "radix 2^{k}: digits of 2 or 3 bits on pi >= 5 (this set has pi = {})",
+                b.params().pi
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn same_radix(x: &Wide, y: &Wide) -> Result<u32, Error> {
+    if x.k != y.k {
+        return Err(Error::Config(format!(
+            "wide digits of radix 2^{} and 2^{} do not mix",
+            x.k, y.k
+        )));
+    }
+    Ok(x.k)
+}
+
+/// The transfer threshold: any `T` in `[2, R - 1]` keeps every new digit
+/// within `[-(R - 1), R - 1]`; 2 also makes radix 8's table negacyclic.
+const THRESHOLD: i64 = 2;
+
+/// `x + y`: one bootstrap per digit, depth 1; `max(len) + 1` digits.
+pub fn add(b: &mut CircuitBuilder, x: &Wide, y: &Wide) -> Result<Wide, Error> {
+    let k = same_radix(x, y)?;
+    let r = 1i64 << k;
+    let bound = r - 1;
+    let n = x.len().max(y.len());
+    let lut = Lut::from_fn(b.params().pi, -2 * bound, 2 * bound, |s| {
+        if s.abs() >= THRESHOLD {
+            s.signum()
+        } else {
+            0
+        }
+    })?;
+    let room = b.budget().saturating_sub((r * r + 1) as u64);
+    let mut sel = Selectors::new();
+    let mut sums = Vec::with_capacity(n);
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let (xi, yi) = (x.digit_or_zero(b, i), y.digit_or_zero(b, i));
+        // Room for `- R t_i + t_(i-1)`, so the digit stays refreshable.
+        let s = sel.linear_within(b, &[(xi, 1), (yi, 1)], 0, room)?;
+        t.push(b.bootstrap(s, &lut)?);
+        sums.push(s);
+    }
+    let zero = b.constant(0);
+    let mut digits = Vec::with_capacity(n + 1);
+    for i in 0..n {
+        let prev = if i > 0 { t[i - 1] } else { zero };
+        let z = b.linear(&[(sums[i], 1), (t[i], -r), (prev, 1)], 0)?;
+        digits.push(b.assume_range(z, -bound, bound, 1)?);
+    }
+    digits.push(t.last().copied().unwrap_or(zero));
+    Ok(Wide { digits, k })
+}
+
+/// `x - y`.
+pub fn sub(b: &mut CircuitBuilder, x: &Wide, y: &Wide) -> Result<Wide, Error> {
+    let ny = y.neg(b)?;
+    add(b, x, &ny)
+}
+
+/// `x <op> y` as a digit 0 or 1.
+pub fn compare(b: &mut CircuitBuilder, x: &Wide, y: &Wide, op: Comparison) -> Result<Wire, Error> {
+    let d = sub(b, x, y)?;
+    match op {
+        Comparison::Eq | Comparison::Ne => zero_test(b, &d, op == Comparison::Eq),
+        _ => {
+            let pi = b.params().pi;
+            let trits = sign_trits(b, &d)?;
+            let (hi, lo) = match trits.as_slice() {
+                [] => return Ok(b.constant(op.holds_for_sign(0) as i64)),
+                [one] => (b.constant(0), *one),
+                [hi, lo] => (*hi, *lo),
+                _ => unreachable!("sign_trits leaves at most two"),
+            };
+            let s = b.linear(&[(hi, 3), (lo, 1)], 0)?;
+            let lut = Lut::from_fn(pi, -4, 4, |v| op.holds_for_sign(sign_of_pair(v)) as i64)?;
+            Ok(b.bootstrap(s, &lut)?)
+        }
+    }
+}
+
+/// The sign of `3 a + b` for trits `a`, `b`: that of the first nonzero.
+fn sign_of_pair(v: i64) -> i64 {
+    v.signum()
+}
+
+/// Sign trits of the digits, combined three at a time (most significant
+/// first) until at most two remain; their first nonzero one, read from
+/// the top, is the sign of `x`.
+fn sign_trits(b: &mut CircuitBuilder, x: &Wide) -> Result<Vec<Wire>, Error> {
+    let pi = b.params().pi;
+    let bound = x.bound();
+    let sign = Lut::from_fn(pi, -bound, bound, i64::signum)?;
+    let mut sel = Selectors::new();
+    // Most significant first.
+    let mut trits = Vec::with_capacity(x.len());
+    for &d in x.wires().iter().rev() {
+        if let Some(c) = b.constant_value(d)? {
+            trits.push(b.constant(c.signum()));
+            continue;
+        }
+        let s = sel.linear(b, &[(d, 1)], 0)?;
+        trits.push(b.bootstrap(s, &sign)?);
+    }
+    let combine = Lut::from_fn(pi, -13, 13, i64::signum)?;
+    while trits.len() > 2 {
+        let mut next = Vec::with_capacity(trits.len().div_ceil(3));
+        for group in trits.chunks(3) {
+            if let [one] = group {
+                next.push(*one);
+                continue;
+            }
+            let terms: Vec<(Wire, i64)> = group
+                .iter()
+                .rev()
+                .enumerate()
+                .map(|(j, &w)| (w, 3i64.pow(j as u32)))
+                .collect();
+            let s = sel.linear(b, &terms, 0)?;
+            next.push(b.bootstrap(s, &combine)?);
+        }
+        trits = next;
+    }
+    Ok(trits)
+}
+
+/// `x == 0` (or `x != 0`) as a digit: each digit tested for zero, the
+/// nonzero ones counted up to 15 per bootstrap.
+fn zero_test(b: &mut CircuitBuilder, x: &Wide, eq: bool) -> Result<Wire, Error> {
+    let pi = b.params().pi;
+    let bound = x.bound();
+    let nonzero = Lut::from_fn(pi, -bound, bound, |v| (v != 0) as i64)?;
+    let mut sel = Selectors::new();
+    let mut flags = Vec::with_capacity(x.len());
+    for &d in x.wires() {
+        match b.constant_value(d)? {
+            Some(0) => {}
+            Some(_) => return Ok(b.constant(!eq as i64)),
+            None => {
+                let s = sel.linear(b, &[(d, 1)], 0)?;
+                flags.push(b.bootstrap(s, &nonzero)?);
+            }
+        }
+    }
+    const GROUP: usize = 15;
+    loop {
+        if flags.len() <= GROUP {
+            let terms: Vec<(Wire, i64)> = flags.iter().map(|&w| (w, 1)).collect();
+            let s = sel.linear(b, &terms, 0)?;
+            let lut = Lut::from_fn(pi, 0, flags.len() as i64, |v| ((v == 0) == eq) as i64)?;
+            return Ok(b.bootstrap(s, &lut)?);
+        }
+        let any = Lut::from_fn(pi, 0, GROUP as i64, |v| (v != 0) as i64)?;
+        flags = flags
+            .chunks(GROUP)
+            .map(|g| {
+                let terms: Vec<(Wire, i64)> = g.iter().map(|&w| (w, 1)).collect();
+                let s = sel.linear(b, &terms, 0)?;
+                Ok(b.bootstrap(s, &any)?)
+            })
+            .collect::<Result<_, Error>>()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, ClearBackend, CountBackend};
+    use crate::crypto::params::{DIGITS_128, INSECURE_TEST_DIGITS as P};
+    use rand::{Rng, SeedableRng};
+
+    fn signed(r: u64) -> i64 {
+        if r >= 16 {
+            r as i64 - 32
+        } else {
+            r as i64
+        }
+    }
+
+    fn value(digits: &[i64], radix: i64) -> i64 {
+        digits.iter().rev().fold(0, |acc, &d| acc * radix + d)
+    }
+
+    /// `(x + y) + w`, `x - y`, every comparison of `x + y` with `w`
+    /// (unrefreshed operands), and the sum back as binary digits, against
+    /// integer arithmetic on random digit strings (every digit value).
+    #[test]
+    fn composed_operations_are_exact() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(4);
+        for k in [2u32, 3] {
+            let radix = 1i64 << k;
+            let bound = radix - 1;
+            for n in [1usize, 2, 3, 5] {
+                let mut b = CircuitBuilder::new(&P);
+                let x = Wide::input(&mut b, n, k).unwrap();
+                let y = Wide::input(&mut b, n, k).unwrap();
+                let w = Wide::input(&mut b, n, k).unwrap();
+                let s = add(&mut b, &x, &y).unwrap();
+                let s2 = add(&mut b, &s, &w).unwrap();
+                let d = sub(&mut b, &x, &y).unwrap();
+                let mut lens = vec![s.len(), s2.len(), d.len()];
+                s.output(&mut b).unwrap();
+                s2.output(&mut b).unwrap();
+                d.output(&mut b).unwrap();
+                for op in Comparison::ALL {
+                    let c = compare(&mut b, &s, &w, op).unwrap();
+                    b.output(c).unwrap();
+                    lens.push(1);
+                }
+                let bin = s2.to_digits(&mut b).unwrap();
+                bin.output(&mut b).unwrap();
+                lens.push(bin.len());
+                let c = b.build();
+                for _ in 0..2000 {
+                    let vals: Vec<Vec<i64>> = (0..3)
+                        .map(|_| (0..n).map(|_| rng.gen_range(-bound..=bound)).collect())
+                        .collect();
+                    let ins: Vec<u64> = vals
+                        .iter()
+                        .flatten()
+                        .map(|&v| v.rem_euclid(32) as u64)
+                        .collect();
+                    let out: Vec<i64> = ClearBackend
+                        .evaluate(&c, &ins)
+                        .unwrap()
+                        .into_iter()
+                        .map(signed)
+                        .collect();
+                    let (xv, yv, wv) = (
+                        value(&vals[0], radix),
+                        value(&vals[1], radix),
+                        value(&vals[2], radix),
+                    );
+                    let mut at = 0;
+                    let mut next = |len: usize| {
+                        let part = out[at..at + len].to_vec();
+                        at += len;
+                        part
+                    };
+                    let ctx = format!("k={k} n={n} x={xv} y={yv} w={wv}");
+                    let sum = next(lens[0]);
+                    assert!(sum.iter().all(|d| d.abs() <= bound), "{ctx}");
+                    assert_eq!(value(&sum, radix), xv + yv, "{ctx}");
+                    assert_eq!(value(&next(lens[1]), radix), xv + yv + wv, "{ctx}");
+                    assert_eq!(value(&next(lens[2]), radix), xv - yv, "{ctx}");
+                    for (j, op) in Comparison::ALL.into_iter().enumerate() {
+                        let got = next(lens[3 + j])[0];
+                        assert_eq!(got, op.holds(xv + yv, wv) as i64, "{ctx} {op:?}");
+                    }
+                    let bin = next(lens[9]);
+                    assert_eq!(super::super::value_of(&bin), (xv + yv + wv).into(), "{ctx}");
+                }
+            }
+        }
+    }
+
+    /// From signed-binary digits and back, through an addition.
+    #[test]
+    fn conversions_round_trip() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        for k in [2u32, 3] {
+            let mut b = CircuitBuilder::new(&P);
+            let x = Digits::input(&mut b, 7).unwrap();
+            let y = Digits::input(&mut b, 5).unwrap();
+            let wx = Wide::from_digits(&mut b, &x, k).unwrap();
+            let wy = Wide::from_digits(&mut b, &y, k).unwrap();
+            let s = add(&mut b, &wx, &wy).unwrap().to_digits(&mut b).unwrap();
+            s.output(&mut b).unwrap();
+            let c = b.build();
+            for _ in 0..3000 {
+                let ds: Vec<i64> = (0..12).map(|_| rng.gen_range(-1..=1)).collect();
+                let ins: Vec<u64> = ds.iter().map(|&v| v.rem_euclid(32) as u64).collect();
+                let out: Vec<i64> = ClearBackend
+                    .evaluate(&c, &ins)
+                    .unwrap()
+                    .into_iter()
+                    .map(signed)
+                    .collect();
+                let want = super::super::value_of(&ds[..7]) + super::super::value_of(&ds[7..]);
+                assert!(out.iter().all(|d| d.abs() <= 1));
+                assert_eq!(super::super::value_of(&out), want, "k={k} {ds:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_addition_costs_one_bootstrap_per_digit() {
+        for k in [2u32, 3] {
+            let mut b = CircuitBuilder::new(&DIGITS_128);
+            let x = Wide::input(&mut b, 16, k).unwrap();
+            let y = Wide::input(&mut b, 16, k).unwrap();
+            add(&mut b, &x, &y).unwrap().output(&mut b).unwrap();
+            let c = b.build();
+            assert_eq!(c.stats().pbs, 16);
+            assert_eq!(c.stats().depth, 1);
+            let _ = CountBackend;
+        }
+    }
+}
