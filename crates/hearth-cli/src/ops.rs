@@ -95,14 +95,16 @@ fn count(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
 }
 
 /// The operations timed against tfhe-rs.
-const TIMED: [Op; 9] = [
+const TIMED: [Op; 11] = [
     Op::Add,
     Op::Sub,
     Op::Mul,
+    Op::MulWrapping,
     Op::Square,
     Op::Max,
     Op::Signum,
     Op::Lt,
+    Op::Eq,
     Op::ScalarMul(805),
     Op::ScalarMul(4095),
 ];
@@ -122,12 +124,13 @@ macro_rules! tfhe_op {
             let r = match op {
                 Op::Add => Out::Int(&a + &b),
                 Op::Sub => Out::Int(&a - &b),
-                Op::Mul => Out::Int(&a * &b),
+                Op::Mul | Op::MulWrapping => Out::Int(&a * &b),
                 Op::Square => Out::Int(&a * &a),
                 Op::Max => Out::Int(a.max(&b)),
                 // No signum in tfhe-rs: the two comparisons with zero that make it.
                 Op::Signum => Out::Sign(a.gt(0 as $clear), a.lt(0 as $clear)),
                 Op::Lt => Out::Bool(a.lt(&b)),
+                Op::Eq => Out::Bool(a.eq(&b)),
                 Op::ScalarMul(k) => Out::Int(&a * (k as $clear)),
                 _ => unreachable!("not timed"),
             };
@@ -192,7 +195,7 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
             let start = Instant::now();
             let out = prog.run_encrypted(&cpu, &ins)?;
             let ours = start.elapsed();
-            let want = op.reference(x as i128, y as i128);
+            let want = op.reference(x as i128, y as i128, n);
             let got = client.decrypt_int(&out[0])?;
             if got != want.into() {
                 return Err(Error::Config(format!(

@@ -43,6 +43,9 @@ fn op() -> impl Strategy<Value = Op> {
         i().prop_map(Op::ToBits),
         prop::collection::vec(i(), 0..=8).prop_map(Op::Sum),
         constant().prop_map(Op::Constant),
+        (i(), 0u8..=20).prop_map(|(a, n)| Op::Wrap(a, n)),
+        (i(), i(), 0u8..=20).prop_map(|(a, b, n)| Op::WrappingAdd(a, b, n)),
+        (i(), i(), 0u8..=20).prop_map(|(a, b, n)| Op::WrappingMul(a, b, n)),
     ]
 }
 

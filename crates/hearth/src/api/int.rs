@@ -216,6 +216,44 @@ impl<'p> Int<'p> {
         })
     }
 
+    /// The value wrapped to `n` bits, as Rust's `as i{n}` would: the
+    /// integer congruent to `self` modulo `2^n` in `[-2^(n-1), 2^(n-1))`,
+    /// as `n` digits (about `n` log4 `n` bootstraps: the two's-complement
+    /// conversion of the low `n` digits).
+    pub fn wrap(&self, n: usize) -> Int<'p> {
+        self.unary(|b, x| {
+            digits_within("a wrapped value", n as u64)?;
+            digits::wrap(b, x, n)
+        })
+    }
+
+    /// `self + rhs` wrapped to `n` bits (`i{n}::wrapping_add` on values
+    /// that fit `n` bits): the addition of the low `n` digits, then
+    /// [`Int::wrap`].
+    pub fn wrapping_add(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
+        self.binary(rhs, |b, x, y| {
+            digits_within("a wrapped value", n as u64)?;
+            let (xl, _) = x.split(n);
+            let (yl, _) = y.split(n);
+            let s = digits::add(b, &xl, &yl)?;
+            digits::wrap(b, &s, n)
+        })
+    }
+
+    /// `self * rhs` wrapped to `n` bits (`i{n}::wrapping_mul` on values
+    /// that fit `n` bits): only the digit products below position `n`
+    /// (about half of an exact product's when `n` is the operands'
+    /// length), then [`Int::wrap`].
+    pub fn wrapping_mul(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
+        self.binary(rhs, |b, x, y| {
+            digits_within("a wrapped value", n as u64)?;
+            let (xl, _) = x.split(n);
+            let (yl, _) = y.split(n);
+            products_within(xl.len(), yl.len())?;
+            digits::mul_wrapping(b, &xl, &yl, n)
+        })
+    }
+
     /// The sum of many integers, by column compression.
     pub fn sum(program: &'p Program, terms: &[Int<'_>]) -> Int<'p> {
         let ds: Vec<Digits> = terms.iter().map(|t| t.digits.clone()).collect();

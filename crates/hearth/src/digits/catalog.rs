@@ -12,11 +12,14 @@ pub enum Op {
     Add,
     Sub,
     Mul,
+    /// The product wrapped to the operands' `n` bits (`i{n}::wrapping_mul`).
+    MulWrapping,
     Square,
     ScalarMul(i64),
     Signum,
     Max,
     Lt,
+    Eq,
     /// Rounding at digit position `i`.
     Round(usize),
     ToBits,
@@ -34,10 +37,11 @@ pub struct Reference {
 
 impl Op {
     /// Every operation of `hearth bench ops`.
-    pub const ALL: [Op; 13] = [
+    pub const ALL: [Op; 15] = [
         Op::Add,
         Op::Sub,
         Op::Mul,
+        Op::MulWrapping,
         Op::Square,
         Op::ScalarMul(805),
         Op::ScalarMul(3195),
@@ -47,6 +51,7 @@ impl Op {
         Op::Signum,
         Op::Max,
         Op::Lt,
+        Op::Eq,
         Op::Round(5),
     ];
 
@@ -55,11 +60,13 @@ impl Op {
             Op::Add => "add".into(),
             Op::Sub => "sub".into(),
             Op::Mul => "mul".into(),
+            Op::MulWrapping => "mul (wrapping)".into(),
             Op::Square => "square".into(),
             Op::ScalarMul(k) => format!("scalar mul x{k}"),
             Op::Signum => "signum".into(),
             Op::Max => "max".into(),
             Op::Lt => "lt".into(),
+            Op::Eq => "eq".into(),
             Op::Round(i) => format!("round at {i}"),
             Op::ToBits => "to bits".into(),
         }
@@ -68,14 +75,19 @@ impl Op {
     /// Number of inputs.
     pub fn arity(self) -> usize {
         match self {
-            Op::Add | Op::Sub | Op::Mul | Op::Max | Op::Lt => 2,
+            Op::Add | Op::Sub | Op::Mul | Op::MulWrapping | Op::Max | Op::Lt | Op::Eq => 2,
             _ => 1,
         }
     }
 
-    /// Plain integer semantics, for checking.
-    pub fn reference(self, x: i128, y: i128) -> i128 {
+    /// Plain integer semantics on `n`-bit operands, for checking.
+    pub fn reference(self, x: i128, y: i128, n: usize) -> i128 {
         match self {
+            Op::MulWrapping => {
+                let m = 1i128 << n;
+                ((x * y).rem_euclid(m) + m / 2).rem_euclid(m) - m / 2
+            }
+            Op::Eq => (x == y) as i128,
             Op::Add => x + y,
             Op::Sub => x - y,
             Op::Mul => x * y,
@@ -107,11 +119,13 @@ impl Op {
             Op::Add => &x + &p.input(n),
             Op::Sub => &x - &p.input(n),
             Op::Mul => &x * &p.input(n),
+            Op::MulWrapping => x.wrapping_mul(&p.input(n), n),
             Op::Square => x.square(),
             Op::ScalarMul(k) => &x * k,
             Op::Signum => x.signum(),
             Op::Max => x.max(&p.input(n)),
             Op::Lt => x.lt(&p.input(n)),
+            Op::Eq => x.eq(&p.input(n)),
             Op::Round(i) => x.round(i),
             Op::ToBits => x.to_bits_as_int(),
         };

@@ -62,6 +62,24 @@ pub fn to_bits(b: &mut CircuitBuilder, x: &Digits) -> Result<Vec<Wire>, Error> {
     Ok(bits)
 }
 
+/// `x` wrapped to `n` bits like a two's-complement `n`-bit integer: the
+/// value congruent to `x` modulo `2^n` in `[-2^(n-1), 2^(n-1))`, as `n`
+/// digits (bits, the top one negated). Digits from position `n` on are
+/// multiples of `2^n` and are dropped; the rest go through [`to_bits`].
+pub fn wrap(b: &mut CircuitBuilder, x: &Digits, n: usize) -> Result<Digits, Error> {
+    if n == 0 {
+        return Ok(Digits::default());
+    }
+    let (low, _) = x.split(n);
+    let mut bits = to_bits(b, &low)?;
+    // `low` has at most n digits, so its n + 1 bits hold it; keep n
+    // (sign-extended when `low` was shorter).
+    let sign = *bits.last().expect("to_bits returns len + 1 bits");
+    bits.resize(n, sign);
+    bits.truncate(n);
+    from_bits(b, &bits)
+}
+
 /// The digits of a two's-complement bit string (free).
 pub fn from_bits(b: &mut CircuitBuilder, bits: &[Wire]) -> Result<Digits, Error> {
     let mut digits = bits.to_vec();

@@ -23,8 +23,8 @@ pub mod scalar;
 pub mod sign;
 
 pub use add::{add, add_const, compress, sub, sum};
-pub use convert::{from_bits, to_bits};
-pub use mul::{digit_product, mul, square, MulAlgorithm};
+pub use convert::{from_bits, to_bits, wrap};
+pub use mul::{digit_product, mul, mul_wrapping, square, MulAlgorithm};
 pub use scalar::{scalar_mul, scalar_mul_with, ScalarAlgorithm};
 pub use sign::{abs, compare, max, min, non_negative, relu, round, signum, Comparison};
 

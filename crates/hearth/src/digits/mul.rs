@@ -107,6 +107,29 @@ pub fn mul(
     }
 }
 
+/// `x * y` wrapped to `n` bits ([`super::convert::wrap`]): only the digit
+/// products of columns below `n` (about half of them for `n` = the
+/// operands' length), compressed, then wrapped.
+pub fn mul_wrapping(
+    b: &mut CircuitBuilder,
+    x: &Digits,
+    y: &Digits,
+    n: usize,
+) -> Result<Digits, Error> {
+    let mut cols = vec![Vec::new(); n];
+    for (i, &xi) in x.wires().iter().enumerate().take(n) {
+        for (j, &yj) in y.wires().iter().enumerate().take(n - i) {
+            cols[i + j].push(digit_product(b, xi, yj)?);
+        }
+    }
+    let p = if cols.iter().all(Vec::is_empty) {
+        Digits::default()
+    } else {
+        compress(b, cols)?
+    };
+    super::convert::wrap(b, &p, n)
+}
+
 /// Sums `terms` as a balanced tree of two-operand parallel additions.
 fn add_tree(b: &mut CircuitBuilder, mut terms: Vec<Digits>) -> Result<Digits, Error> {
     while terms.len() > 1 {

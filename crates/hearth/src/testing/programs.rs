@@ -47,6 +47,10 @@ pub enum Op {
     ToBits(usize),
     Sum(Vec<usize>),
     Constant(i64),
+    /// `Int::wrap(n)`, `Int::wrapping_add`, `Int::wrapping_mul`.
+    Wrap(usize, u8),
+    WrappingAdd(usize, usize, u8),
+    WrappingMul(usize, usize, u8),
 }
 
 /// Limits of random programs.
@@ -97,6 +101,16 @@ pub struct ProgramSpec {
     pub inputs: Vec<Vec<i8>>,
     pub ops: Vec<Op>,
     pub max_len: usize,
+}
+
+/// `v` as an `n`-bit two's-complement integer (Rust's `as i{n}`).
+fn wrapped(v: &BigInt, n: u8) -> BigInt {
+    if n == 0 {
+        return BigInt::zero();
+    }
+    let m = BigInt::one() << n as usize;
+    let half = BigInt::one() << (n as usize - 1);
+    (v + &half).mod_floor(&m) - half
 }
 
 /// Why a program failed the check.
@@ -191,7 +205,8 @@ impl ProgramSpec {
             .map(|_| {
                 let a = rng.gen::<u16>() as usize;
                 let c = rng.gen::<u16>() as usize;
-                match rng.gen_range(0..19) {
+                let w = rng.gen_range(0..=20u8);
+                match rng.gen_range(0..22) {
                     0 => Op::Add(a, c),
                     1 => Op::Sub(a, c),
                     2 => Op::Mul(a, c),
@@ -214,7 +229,10 @@ impl ProgramSpec {
                             .map(|_| rng.gen::<u16>() as usize)
                             .collect(),
                     ),
-                    _ => Op::Constant(random_const(rng, k)),
+                    18 => Op::Constant(random_const(rng, k)),
+                    19 => Op::Wrap(a, w),
+                    20 => Op::WrappingAdd(a, c, w),
+                    _ => Op::WrappingMul(a, c, w),
                 }
             })
             .collect();
@@ -260,6 +278,9 @@ impl ProgramSpec {
                     (Op::Sum(ts), widest + log as usize + 2)
                 }
                 Op::Constant(c) => (Op::Constant(c), bits(c)),
+                Op::Wrap(a, w) => (Op::Wrap(r(a), w), w as usize),
+                Op::WrappingAdd(a, c, w) => (Op::WrappingAdd(r(a), r(c), w), w as usize),
+                Op::WrappingMul(a, c, w) => (Op::WrappingMul(r(a), r(c), w), w as usize),
             };
             let (op, l) = if l > self.max_len {
                 let a = match op {
@@ -280,7 +301,10 @@ impl ProgramSpec {
                     | Op::Relu(a)
                     | Op::Neg(a)
                     | Op::Signum(a)
-                    | Op::Compare(a, _, _) => a,
+                    | Op::Compare(a, _, _)
+                    | Op::Wrap(a, _)
+                    | Op::WrappingAdd(a, _, _)
+                    | Op::WrappingMul(a, _, _) => a,
                     Op::Constant(_) => 0,
                 };
                 (Op::Neg(a), len[a])
@@ -356,6 +380,15 @@ impl ProgramSpec {
                     (Int::sum(&p, &ints), total)
                 }
                 Op::Constant(c) => (p.constant(c), BigInt::from(c)),
+                Op::Wrap(a, w) => (x(a).wrap(w as usize), wrapped(v(a), w)),
+                Op::WrappingAdd(a, c, w) => (
+                    x(a).wrapping_add(x(c), w as usize),
+                    wrapped(&(v(a) + v(c)), w),
+                ),
+                Op::WrappingMul(a, c, w) => (
+                    x(a).wrapping_mul(x(c), w as usize),
+                    wrapped(&(v(a) * v(c)), w),
+                ),
             };
             vals.push(new);
         }
@@ -521,6 +554,9 @@ impl fmt::Display for ProgramSpec {
                 Op::SubConst(a, c) => format!("&v{a} - {c}"),
                 Op::ScalarMul(a, c) => format!("&v{a} * {c}"),
                 Op::Square(a) => format!("v{a}.square()"),
+                Op::Wrap(a, w) => format!("v{a}.wrap({w})"),
+                Op::WrappingAdd(a, c, w) => format!("v{a}.wrapping_add(&v{c}, {w})"),
+                Op::WrappingMul(a, c, w) => format!("v{a}.wrapping_mul(&v{c}, {w})"),
                 Op::Signum(a) => format!("v{a}.signum()"),
                 Op::Compare(a, c, cmp) => {
                     format!("v{a}.{}(&v{c})", format!("{cmp:?}").to_lowercase())
