@@ -11,7 +11,8 @@
 //! (e.g. `x >= 0`); such tables are only negacyclic on `[-7, 7]`, so the
 //! last group then has at most 3 values.
 
-use super::{add, sub, Digits};
+use super::radix::{self, Wide};
+use super::{add, Digits};
 use crate::circuit::Selectors;
 use crate::circuit::{CircuitBuilder, Wire};
 pub use crate::comparison::Comparison;
@@ -82,16 +83,21 @@ pub fn non_negative(b: &mut CircuitBuilder, x: &Digits) -> Result<Wire, Error> {
     reduce(b, x.wires(), 3, |s| (s >= 0) as i64)
 }
 
-/// `x <op> y` as a digit in {0, 1}: a subtraction, then a signum reduction
-/// whose last table answers the comparison.
+/// `x <op> y` as a digit in {0, 1}: a subtraction on radix-8 groups
+/// (one bootstrap per three positions, [`super::radix`]), then the sign
+/// of the difference from its digits' sign trits (order) or a zero test
+/// of each digit, 15 counted per bootstrap (equality), the last table
+/// answering the comparison. The subtraction's digits are never
+/// converted back to binary.
 pub fn compare(
     b: &mut CircuitBuilder,
     x: &Digits,
     y: &Digits,
     op: Comparison,
 ) -> Result<Wire, Error> {
-    let r = sub(b, x, y)?;
-    reduce(b, r.wires(), 3, |s| op.holds_for_sign(s) as i64)
+    let wx = Wide::from_digits(b, x, 3)?;
+    let wy = Wide::from_digits(b, y, 3)?;
+    radix::compare(b, &wx, &wy, op)
 }
 
 /// Per digit, `if s then a_i else c_i`, where `s` is a {0, 1} digit: one
