@@ -83,6 +83,16 @@ pub enum Which {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// tfhe-rs's own #PBS per operation beside hearth's (needs a build with
+    /// `--features tfhe-pbs-stats`).
+    TfhePbs {
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+        #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
+        bits: Vec<usize>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Bootstraps at the full noise budget: wrong decryptions and measured noise.
     Noise {
         #[arg(long, default_value = "DIGITS_128")]
@@ -133,6 +143,24 @@ pub fn run(which: Which) -> Result<(), Error> {
         } => noise(&params, threads, count, weight, margin, seed, json),
         Which::Params { samples, json } => crate::params_bench::params(samples, json),
         Which::Radix { bits, json } => crate::radix_study::radix(&bits, json),
+        Which::TfhePbs {
+            threads,
+            bits,
+            json,
+        } => {
+            let threads = resolve_threads(threads)?;
+            #[cfg(feature = "tfhe-pbs-stats")]
+            return crate::tfhe_pbs::tfhe_pbs(threads, &bits, json);
+            #[cfg(not(feature = "tfhe-pbs-stats"))]
+            {
+                let _ = (threads, bits, json);
+                Err(Error::Config(
+                    "this build has no tfhe-rs PBS counter: run `cargo run --release --bin hearth \
+                     --features tfhe-pbs-stats -- bench tfhe-pbs`"
+                        .into(),
+                ))
+            }
+        }
         Which::Ops {
             backend,
             threads,

@@ -9,6 +9,8 @@ mod ops;
 mod params_bench;
 mod radix_study;
 mod report;
+#[cfg(feature = "tfhe-pbs-stats")]
+mod tfhe_pbs;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
