@@ -1,5 +1,5 @@
 //! `hearth bench radix`: issue 9's study on the count backend. The same
-//! operations on signed-binary digits (radix 2, one ciphertext per bit)
+//! operations on `Int`'s signed-binary digits (one ciphertext per bit)
 //! and on wide redundant digits of radix 4 and 8 (`digits::radix`): #PBS
 //! and depth on DIGITS_128, for fresh wide inputs and for inputs grouped
 //! from binary digits (heavier: their weights add).
@@ -105,12 +105,12 @@ fn build(op: Op, bits: usize, k: u32, inputs: Inputs) -> Result<hearth::Circuit,
 
 pub fn radix(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
     let mut t = Table::new(
-        "Radix study on DIGITS_128, count backend: #PBS / depth per operation (radix 2 = the \
-         signed-binary family today)",
+        "Radix study on DIGITS_128, count backend: #PBS / depth per operation (`Int` = the \
+         signed-binary family as it now is: binary digits between operations, wide groups inside)",
         &[
             "op",
             "bits",
-            "radix 2",
+            "Int",
             "radix 4, fresh",
             "radix 4, from binary",
             "radix 8, fresh",
@@ -123,7 +123,7 @@ pub fn radix(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
             let mut cells = vec![op.name().to_string(), n.to_string()];
             let mut record = json!({"op": op.name(), "bits": n});
             for (k, inputs, key) in [
-                (1, Inputs::Binary, "radix2"),
+                (1, Inputs::Binary, "int"),
                 (2, Inputs::Wide, "radix4_fresh"),
                 (2, Inputs::Binary, "radix4_binary"),
                 (3, Inputs::Wide, "radix8_fresh"),
