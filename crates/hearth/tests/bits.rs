@@ -172,6 +172,25 @@ fn products() {
     }
 }
 
+/// Unsigned and signed quotient and remainder of `n`-bit patterns, with
+/// the documented results for division by zero and Rust's wrapping
+/// `MIN / -1`.
+fn division_reference(n: usize, x: u128, y: u128) -> [u128; 4] {
+    let (sx, sy) = (signed(x, n), signed(y, n));
+    let (q, r) = (
+        x.checked_div(y).unwrap_or(mask(n)),
+        x.checked_rem(y).unwrap_or(x),
+    );
+    let (sq, sr) = if sy == 0 {
+        (if sx >= 0 { -1i128 } else { 1 }, sx)
+    } else if sx == signed(1 << (n - 1), n) && sy == -1 {
+        (sx, 0)
+    } else {
+        (sx / sy, sx % sy)
+    };
+    [q, r, sq as u128, sr as u128]
+}
+
 #[test]
 fn division() {
     check(
@@ -184,19 +203,8 @@ fn division() {
             Ok(vec![q, r, sq, sr, Bits::from_wires(b, vec![z])?])
         },
         &|n, x, y| {
-            let (sx, sy) = (signed(x, n), signed(y, n));
-            let (q, r) = (
-                x.checked_div(y).unwrap_or(mask(n)),
-                x.checked_rem(y).unwrap_or(x),
-            );
-            let (sq, sr) = if sy == 0 {
-                (if sx >= 0 { -1i128 } else { 1 }, sx)
-            } else if sx == signed(1 << (n - 1), n) && sy == -1 {
-                (sx, 0)
-            } else {
-                (sx / sy, sx % sy)
-            };
-            vec![q, r, sq as u128, sr as u128, (y == 0) as u128]
+            let [q, r, sq, sr] = division_reference(n, x, y);
+            vec![q, r, sq, sr, (y == 0) as u128]
         },
     );
 }
@@ -208,21 +216,10 @@ fn division() {
 #[test]
 fn by_clear_constants() {
     let reference = |n: usize, x: u128, y: u128| -> Vec<u128> {
-        let (sx, sy) = (signed(x, n), signed(y, n));
-        let (q, r) = (
-            x.checked_div(y).unwrap_or(mask(n)),
-            x.checked_rem(y).unwrap_or(x),
-        );
-        let (sq, sr) = if sy == 0 {
-            (if sx >= 0 { -1i128 } else { 1 }, sx)
-        } else if sx == signed(1 << (n - 1), n) && sy == -1 {
-            (sx, 0)
-        } else {
-            (sx / sy, sx % sy)
-        };
+        let [q, r, sq, sr] = division_reference(n, x, y);
         let full = x.wrapping_mul(y);
-        let sfull = sx.wrapping_mul(sy) as u128;
-        vec![x.wrapping_mul(y), full, sfull, q, r, sq as u128, sr as u128]
+        let sfull = signed(x, n).wrapping_mul(signed(y, n)) as u128;
+        vec![x.wrapping_mul(y), full, sfull, q, r, sq, sr]
     };
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     for n in [8usize, 16, 32, 64] {
