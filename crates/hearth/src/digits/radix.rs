@@ -14,9 +14,9 @@
 //!   radix-8 table must be negacyclic over `[-14, 14]`).
 //! * **Sign and comparisons**: with every `|z_i| < R`, the sign of the
 //!   value is that of its most significant nonzero digit. One bootstrap
-//!   per digit gives its sign trit, and trits combine four at a time
-//!   (`8 a + 4 b + 2 c + d` has the sign of the first nonzero one), the
-//!   last three into the wanted predicate (`4 a + 2 b + c`: 15 values). Equality tests each digit for zero
+//!   per digit gives its sign trit, and the trits go through the signum
+//!   reduction of signed-binary digits ([`super::sign`]: groups of four,
+//!   the last three answering the comparison). Equality tests each digit for zero
 //!   and counts the nonzero ones, up to 15 per bootstrap.
 
 use super::Digits;
@@ -215,61 +215,29 @@ pub fn compare(b: &mut CircuitBuilder, x: &Wide, y: &Wide, op: Comparison) -> Re
     match op {
         Comparison::Eq | Comparison::Ne => zero_test(b, &d, op == Comparison::Eq),
         _ => {
-            let pi = b.params().pi;
-            let mut trits = sign_trits(b, &d)?;
-            // The last (at most three) trits: `4 a + 2 b + c` in [-7, 7]
-            // has the sign of the first nonzero one, and 15 values take
-            // any table, so it answers the comparison directly.
-            let zero = b.constant(0);
-            while trits.len() < 3 {
-                trits.insert(0, zero);
-            }
-            let s =
-                Selectors::new().linear(b, &[(trits[0], 4), (trits[1], 2), (trits[2], 1)], 0)?;
-            let lut = Lut::from_fn(pi, -7, 7, |v| op.holds_for_sign(v.signum()) as i64)?;
-            Ok(b.bootstrap(s, &lut)?)
+            let trits = sign_trits(b, &d)?;
+            super::sign::reduce(b, &trits, 3, |s| op.holds_for_sign(s) as i64)
         }
     }
 }
 
-/// Sign trits of the digits (a digit already in [-1, 1], such as the top
-/// transfer, is its own), combined four at a time, most significant first,
-/// as `sign(8 a + 4 b + 2 c + d)` (weight 85), until at most three remain;
-/// their first nonzero one is the sign of `x`.
+/// The sign trit of each digit, least significant first (a digit already
+/// in [-1, 1], such as the top transfer, is its own): the trits have the
+/// sign of `x` at their first nonzero one from the top, as digits would.
 fn sign_trits(b: &mut CircuitBuilder, x: &Wide) -> Result<Vec<Wire>, Error> {
-    let pi = b.params().pi;
     let bound = x.bound();
-    let sign = Lut::from_fn(pi, -bound, bound, i64::signum)?;
+    let sign = Lut::from_fn(b.params().pi, -bound, bound, i64::signum)?;
     let mut sel = Selectors::new();
-    let mut trits = Vec::with_capacity(x.len());
-    for &d in x.wires().iter().rev() {
-        if super::is_digit(b, d)? {
-            trits.push(d);
-            continue;
-        }
-        let s = sel.linear(b, &[(d, 1)], 0)?;
-        trits.push(b.bootstrap(s, &sign)?);
-    }
-    let combine = Lut::from_fn(pi, -15, 15, i64::signum)?;
-    while trits.len() > 3 {
-        let mut next = Vec::with_capacity(trits.len().div_ceil(4));
-        for group in trits.chunks(4) {
-            if let [one] = group {
-                next.push(*one);
-                continue;
+    x.wires()
+        .iter()
+        .map(|&d| {
+            if super::is_digit(b, d)? {
+                return Ok(d);
             }
-            let terms: Vec<(Wire, i64)> = group
-                .iter()
-                .rev()
-                .enumerate()
-                .map(|(j, &w)| (w, 1i64 << j))
-                .collect();
-            let s = sel.linear(b, &terms, 0)?;
-            next.push(b.bootstrap(s, &combine)?);
-        }
-        trits = next;
-    }
-    Ok(trits)
+            let s = sel.linear(b, &[(d, 1)], 0)?;
+            Ok(b.bootstrap(s, &sign)?)
+        })
+        .collect()
 }
 
 /// `x == 0` (or `x != 0`) as a digit: each digit tested for zero, the

@@ -45,8 +45,8 @@ fn weighted(
 
 /// Reduces digits (least significant first) to `last(sign(value))`, where
 /// `last` is applied by the final table over groups of at most
-/// `last_group` values.
-fn reduce(
+/// `last_group` values. A group of one digit is its own sign.
+pub(crate) fn reduce(
     b: &mut CircuitBuilder,
     digits: &[Wire],
     last_group: usize,
@@ -64,6 +64,10 @@ fn reduce(
         }
         let mut next = Vec::with_capacity(vals.len().div_ceil(g));
         for group in vals.chunks(g) {
+            if let [one] = group {
+                next.push(*one);
+                continue;
+            }
             let (s, bound) = weighted(b, &mut sel, group)?;
             let lut = Lut::from_fn(pi, -bound, bound, i64::signum)?;
             next.push(b.bootstrap(s, &lut)?);
