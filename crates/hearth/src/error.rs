@@ -55,6 +55,8 @@ pub enum Error {
         expected: crate::api::Shape,
         found: crate::api::Shape,
     },
+    #[error("dimensions do not match: {0}")]
+    Dimensions(String),
     #[error("configuration: {0}")]
     Config(String),
     #[error(transparent)]

@@ -32,6 +32,7 @@ pub mod comparison;
 pub mod crypto;
 pub mod digits;
 pub mod error;
+pub mod kernels;
 pub mod testing;
 
 pub use api::{Bool, CompiledProgram, Encrypted, Int, Program, Word};

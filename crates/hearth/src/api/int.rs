@@ -259,6 +259,81 @@ impl<'p> Int<'p> {
         let ds: Vec<Digits> = terms.iter().map(|t| t.digits.clone()).collect();
         program.int(|b| digits::sum(b, &ds))
     }
+
+    /// The program this value belongs to.
+    pub fn owner(&self) -> &'p Program {
+        self.program
+    }
+
+    /// `sum products[i].0 * products[i].1 + sum scaled[j].1 * scaled[j].0 +
+    /// bias`, exact: all digit products and every clear factor's shifted
+    /// `+-x` rows (one per non-zero recoded digit) go into one column
+    /// compression ([`digits::dot`]), so it costs the products and one
+    /// compression, never an addition per term.
+    pub fn fused_sum(
+        program: &'p Program,
+        products: &[(&Int<'_>, &Int<'_>)],
+        scaled: &[(&Int<'_>, &BigInt)],
+        bias: &BigInt,
+    ) -> Int<'p> {
+        program.int(|b| {
+            let count: u64 = products
+                .iter()
+                .map(|(x, y)| x.len() as u64 * y.len() as u64)
+                .sum();
+            within(
+                || "a fused sum (digit products)".into(),
+                count,
+                MAX_PRODUCTS,
+            )?;
+            let pairs: Vec<_> = products
+                .iter()
+                .map(|(x, y)| (&x.digits, &y.digits))
+                .collect();
+            let scaled: Vec<_> = scaled.iter().map(|(x, k)| (&x.digits, *k)).collect();
+            digits::dot(b, &pairs, &scaled, bias)
+        })
+    }
+
+    /// The dot product `sum_i xs[i] * ys[i]` ([`Int::fused_sum`]); slices of
+    /// different lengths are an [`Error::Dimensions`].
+    pub fn dot(program: &'p Program, xs: &[Int<'_>], ys: &[Int<'_>]) -> Int<'p> {
+        if let Err(e) = same_len("dot product", xs.len(), ys.len()) {
+            return program.int(|_| Err(e));
+        }
+        let pairs: Vec<_> = xs.iter().zip(ys).collect();
+        Int::fused_sum(program, &pairs, &[], &BigInt::from(0))
+    }
+
+    /// `sum_i ws[i] * xs[i] + bias` for clear weights ([`Int::fused_sum`]:
+    /// no product bootstraps at all).
+    pub fn dot_clear(
+        program: &'p Program,
+        xs: &[Int<'_>],
+        ws: &[BigInt],
+        bias: &BigInt,
+    ) -> Int<'p> {
+        if let Err(e) = same_len("dot product with clear weights", xs.len(), ws.len()) {
+            return program.int(|_| Err(e));
+        }
+        let scaled: Vec<_> = xs.iter().zip(ws).collect();
+        Int::fused_sum(program, &[], &scaled, bias)
+    }
+
+    /// `floor(self / 2^k)`: an arithmetic shift right (the low digits of a
+    /// signed-binary value decide a borrow: `round(self - 2^(k-1), k)`).
+    pub fn shr_floor(&self, k: usize) -> Int<'p> {
+        self.unary(|b, x| {
+            if k == 0 {
+                return Ok(x.clone());
+            }
+            digits_within("a shift", k as u64)?;
+            let half = BigInt::from(1) << (k - 1);
+            let y = digits::add_const(b, x, &-half)?;
+            let r = digits::round(b, &y, k)?;
+            Ok(r.split(k).1)
+        })
+    }
 }
 
 impl<'p> Add<&Int<'_>> for &Int<'p> {
@@ -321,6 +396,14 @@ impl<'p> Shl<usize> for &Int<'p> {
             Ok(x.shl(b, k))
         })
     }
+}
+
+/// Refuses slices of different lengths where an operation pairs them.
+pub(crate) fn same_len(what: &str, a: usize, b: usize) -> Result<(), Error> {
+    if a != b {
+        return Err(Error::Dimensions(format!("{what}: {a} terms against {b}")));
+    }
+    Ok(())
 }
 
 fn products_within(n: usize, m: usize) -> Result<(), Error> {

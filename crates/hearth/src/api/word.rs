@@ -34,6 +34,7 @@ use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Shl, Shr, Su
 
 use num_bigint::BigInt;
 
+use super::int::same_len;
 use super::program::{within, Program, Shape, Value, MAX_DIGITS, MAX_PRODUCTS};
 use super::Int;
 use crate::bits::adders::{self, AdderKind};
@@ -155,8 +156,8 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         }
     }
 
-    fn same(&self, other: &Self) -> Result<(), Error> {
-        if std::ptr::eq(self.program, other.program) {
+    fn same_program(&self, program: &Program) -> Result<(), Error> {
+        if std::ptr::eq(self.program, program) {
             Ok(())
         } else {
             Err(crate::error::BuildError::ForeignWire {
@@ -164,6 +165,10 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
             }
             .into())
         }
+    }
+
+    fn same(&self, other: &Self) -> Result<(), Error> {
+        self.same_program(other.program)
     }
 
     fn unary(&self, f: impl FnOnce(&mut CircuitBuilder, &Bits) -> Result<Bits, Error>) -> Self {
@@ -355,6 +360,84 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
 
     pub fn min(&self, rhs: &Self) -> Self {
         self.binary(rhs, |b, x, y| compare::min(b, x, y, SIGNED))
+    }
+
+    /// `max(self, 0)` (the identity on unsigned words).
+    pub fn relu(&self) -> Self {
+        if !SIGNED {
+            return self.clone();
+        }
+        self.max(&self.constant_like(0))
+    }
+
+    /// The program this value belongs to.
+    pub fn owner(&self) -> &'p Program {
+        self.program
+    }
+
+    /// `floor(self / 2^k)` (a logical shift when unsigned, arithmetic when
+    /// signed), for any `k`: unlike `>>`, amounts of the width or more give
+    /// 0 or -1, not a shift modulo the width.
+    pub fn shr_floor(&self, k: usize) -> Self {
+        if k >= BITS {
+            return if SIGNED && BITS > 0 {
+                self >> (BITS as u32 - 1)
+            } else {
+                self.constant_like(0)
+            };
+        }
+        self >> k as u32
+    }
+
+    /// `sum products[i].0 * products[i].1 + sum scaled[j].1 * scaled[j].0 +
+    /// bias`, wrapping like Rust's `wrapping_mul` / `wrapping_add`: every
+    /// partial product, every clear factor's non-adjacent-form rows and the
+    /// bias go into one carry-save column compression, and one adder
+    /// finishes the whole sum ([`crate::bits::dot`]).
+    pub fn fused_sum(
+        program: &'p Program,
+        products: &[(&Self, &Self)],
+        scaled: &[(&Self, &BigInt)],
+        bias: &BigInt,
+    ) -> Self {
+        Self::wrap(program, |b| {
+            for (x, y) in products {
+                x.same_program(program)?;
+                y.same_program(program)?;
+            }
+            for (x, _) in scaled {
+                x.same_program(program)?;
+            }
+            within(
+                || "a fused sum (bit products)".into(),
+                products.len() as u64 * (BITS as u64).pow(2),
+                MAX_PRODUCTS,
+            )?;
+            let pairs: Vec<_> = products.iter().map(|(x, y)| (&x.bits, &y.bits)).collect();
+            let scaled: Vec<_> = scaled.iter().map(|(x, k)| (&x.bits, *k)).collect();
+            fam::dot::dot(b, &pairs, &scaled, bias, BITS, SIGNED)
+        })
+    }
+
+    /// The dot product `sum_i xs[i] * ys[i]`, wrapping
+    /// ([`Word::fused_sum`]); slices of different lengths are an
+    /// [`Error::Dimensions`].
+    pub fn dot(program: &'p Program, xs: &[Self], ys: &[Self]) -> Self {
+        if let Err(e) = same_len("dot product", xs.len(), ys.len()) {
+            return Self::wrap(program, |_| Err(e));
+        }
+        let pairs: Vec<_> = xs.iter().zip(ys).collect();
+        Self::fused_sum(program, &pairs, &[], &BigInt::from(0))
+    }
+
+    /// `sum_i ws[i] * xs[i] + bias` for clear weights, wrapping
+    /// ([`Word::fused_sum`]).
+    pub fn dot_clear(program: &'p Program, xs: &[Self], ws: &[BigInt], bias: &BigInt) -> Self {
+        if let Err(e) = same_len("dot product with clear weights", xs.len(), ws.len()) {
+            return Self::wrap(program, |_| Err(e));
+        }
+        let scaled: Vec<_> = xs.iter().zip(ws).collect();
+        Self::fused_sum(program, &[], &scaled, bias)
     }
 
     fn shift_by<const A: usize>(&self, kind: ShiftKind, amount: &Word<'_, A, false>) -> Self {

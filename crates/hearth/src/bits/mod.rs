@@ -21,6 +21,7 @@ pub mod compare;
 pub mod convert;
 pub mod counters;
 pub mod div;
+pub mod dot;
 pub mod flags;
 pub mod gates;
 pub mod mul;

@@ -203,7 +203,7 @@ fn mul_kind(
 
 /// Partial products by column, below `width`; Baugh-Wooley for signed
 /// operands of equal width `n` (product of `2n` bits).
-fn partial_products(
+pub(crate) fn partial_products(
     b: &mut CircuitBuilder,
     x: &Bits,
     y: &Bits,

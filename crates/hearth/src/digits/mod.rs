@@ -16,6 +16,7 @@ pub mod add;
 pub mod asc;
 pub mod catalog;
 pub mod convert;
+pub mod dot;
 pub mod mul;
 pub mod radix;
 pub mod recoding;
@@ -24,6 +25,7 @@ pub mod sign;
 
 pub use add::{add, add_const, compress, sub, sum};
 pub use convert::{from_bits, to_bits, wrap};
+pub use dot::dot;
 pub use mul::{digit_product, mul, mul_wrapping, square, MulAlgorithm};
 pub use scalar::{scalar_mul, scalar_mul_with, ScalarAlgorithm};
 pub use sign::{abs, compare, max, min, non_negative, relu, round, signum, Comparison};

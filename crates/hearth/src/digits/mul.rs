@@ -58,7 +58,7 @@ pub fn digit_product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, E
 }
 
 /// All digit products `x_i y_j`, by column `i + j`.
-fn product_columns(
+pub(crate) fn product_columns(
     b: &mut CircuitBuilder,
     x: &Digits,
     y: &Digits,

@@ -35,7 +35,7 @@ use crate::error::Error;
 const WINDOW: usize = 12;
 
 /// The Koyama-Tsuruoka digits of `|k|`.
-fn recode(k: &BigInt) -> Vec<i8> {
+pub(crate) fn recode(k: &BigInt) -> Vec<i8> {
     let mag = k.abs();
     let bits: Vec<bool> = (0..mag.bits()).map(|i| mag.bit(i)).collect();
     koyama_tsuruoka(&bits)
