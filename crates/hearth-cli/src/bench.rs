@@ -85,6 +85,18 @@ pub enum Which {
     },
     /// tfhe-rs's own #PBS per operation beside hearth's (needs a build with
     /// `--features tfhe-pbs-stats`).
+    /// The CSA paper's kernels: dot products and convolutions, beside
+    /// tfhe-rs FheUint16.
+    Kernels {
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: crate::ops::OpsBackend,
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+        #[arg(long, value_enum, value_delimiter = ',')]
+        cases: Vec<crate::kernels_bench::Case>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     TfhePbs {
         #[arg(long, env = "HEARTH_THREADS")]
         threads: Option<usize>,
@@ -142,6 +154,17 @@ pub fn run(which: Which) -> Result<(), Error> {
             json,
         } => noise(&params, threads, count, weight, margin, seed, json),
         Which::Params { samples, json } => crate::params_bench::params(samples, json),
+        Which::Kernels {
+            backend,
+            threads,
+            cases,
+            json,
+        } => crate::kernels_bench::kernels(
+            backend == crate::ops::OpsBackend::Count,
+            resolve_threads(threads)?,
+            &cases,
+            json,
+        ),
         Which::Radix { bits, json } => crate::radix_study::radix(&bits, json),
         Which::TfhePbs {
             threads,

@@ -1,9 +1,11 @@
 //! The `hearth` command: key generation, file inspection, a demo, benchmarks.
 
+mod apps;
 mod bench;
 mod bits_ops;
 mod demo;
 mod fuzz;
+mod kernels_bench;
 mod keygen;
 mod ops;
 mod params_bench;
@@ -46,6 +48,11 @@ enum Command {
         /// Worker threads (default: HEARTH_THREADS or all cores).
         #[arg(long, env = "HEARTH_THREADS")]
         threads: Option<usize>,
+    },
+    /// Applications on real data: encrypt, run with progress, decrypt, compare with the clear model.
+    App {
+        #[command(subcommand)]
+        which: apps::App,
     },
     /// Benchmarks (markdown table on stdout; --json FILE also writes JSON, `-` for stdout).
     Bench {
@@ -107,6 +114,7 @@ fn main() -> ExitCode {
         Command::Info { file } => keygen::info(&file),
         Command::Demo { threads } => demo::demo(threads),
         Command::Bench { which } => bench::run(which),
+        Command::App { which } => apps::run(which),
         Command::Tool {
             which: Tool::AscTable { out, check },
         } => asc_table(out, check),

@@ -16,7 +16,7 @@ use crate::keygen::{generate, steps};
 use crate::report::{emit, ms, Table};
 
 /// Where `bench ops` evaluates.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OpsBackend {
     /// #PBS, depth and widest level only (no keys, no time).
     Count,

@@ -13,7 +13,7 @@ use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, CpuBackend, RunReport};
 use crate::circuit::{Circuit, CircuitBuilder, Wire};
 use crate::crypto::keys::{signed_digit, Ciphertext, ClientKey};
 use crate::crypto::params::ParameterSet;
@@ -232,6 +232,13 @@ impl CompiledProgram {
     where
         B::Digit: Clone,
     {
+        let flat = self.flatten(inputs)?;
+        Ok(self.split(backend.evaluate(&self.circuit, &flat)?))
+    }
+
+    /// The inputs as one list of circuit inputs, each checked against its
+    /// declared shape.
+    fn flatten<D: Clone>(&self, inputs: &[Vec<D>]) -> Result<Vec<D>, Error> {
         if inputs.len() != self.inputs.len() {
             return Err(Error::InputCount {
                 expected: self.inputs.len(),
@@ -248,12 +255,16 @@ impl CompiledProgram {
             }
             flat.extend_from_slice(v);
         }
-        let mut out = backend.evaluate(&self.circuit, &flat)?.into_iter();
-        Ok(self
-            .outputs
+        Ok(flat)
+    }
+
+    /// The circuit's outputs, one vector per program output.
+    fn split<D>(&self, out: Vec<D>) -> Vec<Vec<D>> {
+        let mut out = out.into_iter();
+        self.outputs
             .iter()
             .map(|s| out.by_ref().take(s.len()).collect())
-            .collect())
+            .collect()
     }
 
     /// Runs on encrypted values (e.g. on a [`crate::backend::CpuBackend`]);
@@ -263,6 +274,23 @@ impl CompiledProgram {
         backend: &B,
         inputs: &[Encrypted],
     ) -> Result<Vec<Encrypted>, Error> {
+        let ins = self.encrypted_inputs(inputs)?;
+        Ok(self.wrap_outputs(self.run(backend, &ins)?))
+    }
+
+    /// [`CompiledProgram::run_encrypted`] on the cpu backend, with its
+    /// report (time, peak ciphertexts alive).
+    pub fn run_encrypted_report(
+        &self,
+        cpu: &CpuBackend<'_>,
+        inputs: &[Encrypted],
+    ) -> Result<(Vec<Encrypted>, RunReport), Error> {
+        let flat = self.flatten(&self.encrypted_inputs(inputs)?)?;
+        let (out, report) = cpu.run(&self.circuit, &flat)?;
+        Ok((self.wrap_outputs(self.split(out)), report))
+    }
+
+    fn encrypted_inputs(&self, inputs: &[Encrypted]) -> Result<Vec<Vec<Ciphertext>>, Error> {
         for (i, (x, shape)) in inputs.iter().zip(&self.inputs).enumerate() {
             if x.shape != *shape {
                 return Err(Error::ShapeMismatch {
@@ -272,13 +300,34 @@ impl CompiledProgram {
                 });
             }
         }
-        let ins: Vec<Vec<Ciphertext>> = inputs.iter().map(|x| x.cts.clone()).collect();
-        Ok(self
-            .run(backend, &ins)?
-            .into_iter()
+        Ok(inputs.iter().map(|x| x.cts.clone()).collect())
+    }
+
+    fn wrap_outputs(&self, out: Vec<Vec<Ciphertext>>) -> Vec<Encrypted> {
+        out.into_iter()
             .zip(&self.outputs)
             .map(|(cts, &shape)| Encrypted { shape, cts })
-            .collect())
+            .collect()
+    }
+
+    /// Bytes an encrypted run needs, estimated before it starts: the most
+    /// ciphertexts alive at once (levels in order, each value freed after
+    /// its last use) times one ciphertext, plus one bootstrap accumulator
+    /// per thread.
+    pub fn memory_estimate(&self, threads: usize) -> u64 {
+        let params = self.circuit.params.params();
+        let live = self.circuit.stats().peak_live as u64;
+        live * params.ciphertext_bytes() + threads as u64 * params.accumulator_bytes()
+    }
+
+    /// Refuses a run whose [`CompiledProgram::memory_estimate`] exceeds
+    /// `limit` bytes, with [`Error::TooLarge`], before anything runs.
+    pub fn check_memory(&self, threads: usize, limit: u64) -> Result<(), Error> {
+        within(
+            || "the run's estimated memory (bytes; raise the limit or split the work)".into(),
+            self.memory_estimate(threads),
+            limit,
+        )
     }
 }
 

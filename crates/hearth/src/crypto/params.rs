@@ -280,4 +280,16 @@ impl ParameterSet {
         self.glwe_dimension
             .to_equivalent_lwe_dimension(self.polynomial_size)
     }
+
+    /// Bytes of one ciphertext kept between bootstraps.
+    pub fn ciphertext_bytes(&self) -> u64 {
+        (self.big_lwe_dimension().0 as u64 + 1) * 8
+    }
+
+    /// Bytes of one bootstrap's working GLWE accumulator and scratch (an
+    /// estimate: the accumulator, its FFT twin and the key-switched input).
+    pub fn accumulator_bytes(&self) -> u64 {
+        let glwe = self.glwe_dimension.to_glwe_size().0 as u64 * self.polynomial_size.0 as u64;
+        glwe * 8 * 3 + (self.lwe_dimension.0 as u64 + 1) * 8
+    }
 }

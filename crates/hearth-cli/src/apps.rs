@@ -1,0 +1,640 @@
+//! `hearth app ...`: applications on real data. Each encrypts its inputs,
+//! runs the whole computation as one circuit (with a progress bar:
+//! bootstraps done / total, rate, time left), decrypts, and compares with
+//! plain Rust integer arithmetic and with the Python reference the data
+//! came with.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hearth::api::{CompiledProgram, Encrypted, Program, I32};
+use hearth::backend::CpuBackend;
+use hearth::kernels::io::{read_csv, read_npy, write_csv};
+use hearth::kernels::{self, ConvOrder, Element, Padding, Tensor, Weights};
+use hearth::{ClientKey, Error, FileError, ParameterSet, BITS_128, DIGITS_128, GATES_128};
+use indicatif::{ProgressBar, ProgressStyle};
+use num_bigint::BigInt;
+use serde_json::{json, Value};
+
+use crate::fuzz::Family;
+use crate::keygen::generate;
+
+/// What every application takes.
+#[derive(clap::Args)]
+pub struct Common {
+    /// Integer family: exact Ints (DIGITS_128) or 32-bit words (GATES_128).
+    #[arg(long, value_enum, default_value = "digits")]
+    family: Family,
+    /// Worker threads (default: HEARTH_THREADS or all cores).
+    #[arg(long, env = "HEARTH_THREADS")]
+    threads: Option<usize>,
+    /// Refuse to run when the estimated memory exceeds this many MiB.
+    #[arg(long, default_value_t = 16384)]
+    memory_limit_mib: u64,
+    /// Write the results here (.csv or .json).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum App {
+    /// Linear-regression inference y = X w + b on the diabetes dataset.
+    Regression {
+        /// Rows to encrypt and evaluate (from the start of the input).
+        #[arg(long, default_value_t = 10)]
+        rows: usize,
+        /// Features: a CSV with columns f0..f9 (and `target`), or an NPY [rows, 10].
+        #[arg(long, default_value = "data/diabetes/rows.csv")]
+        input: PathBuf,
+        /// The quantised model (weights, bias).
+        #[arg(long, default_value = "data/diabetes/model.json")]
+        model: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A small quantised CNN (conv 3x3 + ReLU + avg-pool 2 + dense) on 8x8 digits.
+    Digits {
+        /// Images to encrypt and classify (from the start of the input).
+        #[arg(long, default_value_t = 3)]
+        images: usize,
+        /// Images: a CSV with columns p0..p63 (and `label`, `prediction`), or an NPY [n, 8, 8].
+        #[arg(long, default_value = "data/digits/test_images.csv")]
+        input: PathBuf,
+        /// The quantised model.
+        #[arg(long, default_value = "data/digits/model.json")]
+        model: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+pub fn run(app: App) -> Result<(), Error> {
+    match app {
+        App::Regression {
+            rows,
+            input,
+            model,
+            common,
+        } => regression(rows, &input, &model, &common),
+        App::Digits {
+            images,
+            input,
+            model,
+            common,
+        } => digits(images, &input, &model, &common),
+    }
+}
+
+// ---------------------------------------------------------------- data
+
+fn bad(path: &Path, reason: impl Into<String>) -> Error {
+    FileError::Malformed {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+    .into()
+}
+
+fn read_json(path: &Path) -> Result<Value, Error> {
+    let text = std::fs::read_to_string(path).map_err(|source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| bad(path, e.to_string()))
+}
+
+/// The integers of a (nested) JSON array, flattened, with its shape.
+fn json_ints(path: &Path, v: &Value, what: &str) -> Result<(Vec<usize>, Vec<i64>), Error> {
+    fn walk(v: &Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<i64>) -> Option<()> {
+        match v {
+            Value::Array(items) => {
+                if shape.len() == depth {
+                    shape.push(items.len());
+                } else if shape[depth] != items.len() {
+                    return None;
+                }
+                items
+                    .iter()
+                    .try_for_each(|x| walk(x, depth + 1, shape, out))
+            }
+            Value::Number(n) => {
+                (shape.len() == depth).then_some(())?;
+                out.push(n.as_i64()?);
+                Some(())
+            }
+            _ => None,
+        }
+    }
+    let (mut shape, mut out) = (Vec::new(), Vec::new());
+    walk(v, 0, &mut shape, &mut out).ok_or_else(|| {
+        bad(
+            path,
+            format!("`{what}` is not a rectangular array of integers"),
+        )
+    })?;
+    Ok((shape, out))
+}
+
+fn field<'a>(path: &Path, v: &'a Value, keys: &[&str]) -> Result<&'a Value, Error> {
+    keys.iter()
+        .try_fold(v, |v, k| v.get(k))
+        .ok_or_else(|| bad(path, format!("no `{}`", keys.join("."))))
+}
+
+/// Rows of `columns` from a CSV (by name) or an NPY (reshaped to `[n,
+/// columns.len()]`), the first `n`.
+fn read_rows(path: &Path, columns: &[String], n: usize) -> Result<Vec<Vec<i64>>, Error> {
+    let width = columns.len();
+    let (total, data) = if path.extension().is_some_and(|e| e == "npy") {
+        let t = read_npy(path)?;
+        if width == 0 || t.len() % width != 0 {
+            return Err(bad(
+                path,
+                format!("shape {:?} is not rows of {width} values", t.shape()),
+            ));
+        }
+        (t.len() / width, t.into_data())
+    } else {
+        let t = read_csv(path)?;
+        let idx: Vec<usize> = columns
+            .iter()
+            .map(|c| {
+                t.column(c)
+                    .ok_or_else(|| bad(path, format!("no column `{c}`")))
+            })
+            .collect::<Result<_, _>>()?;
+        let cols = t.header.len();
+        let rows = t.rows.shape()[0];
+        let mut data = Vec::with_capacity(rows * width);
+        for r in 0..rows {
+            data.extend(idx.iter().map(|&i| t.rows.data()[r * cols + i]));
+        }
+        (rows, data)
+    };
+    if n > total {
+        return Err(Error::Config(format!(
+            "{}: {n} rows asked, {total} present",
+            path.display()
+        )));
+    }
+    Ok(data.chunks(width).take(n).map(<[i64]>::to_vec).collect())
+}
+
+/// An optional integer column of a CSV input (e.g. the Python reference).
+fn csv_column(path: &Path, name: &str, n: usize) -> Option<Vec<i64>> {
+    if path.extension().is_some_and(|e| e == "npy") {
+        return None;
+    }
+    read_rows(path, &[name.to_string()], n)
+        .ok()
+        .map(|r| r.into_iter().map(|v| v[0]).collect())
+}
+
+// ---------------------------------------------------------------- running
+
+/// The family's parameters and how to make and encrypt one input value
+/// that holds every value of `values`.
+struct Plan {
+    params: &'static ParameterSet,
+    digits: usize,
+}
+
+impl Plan {
+    fn new(family: Family, values: impl Iterator<Item = i64>) -> Result<Self, Error> {
+        let max = values.map(|v| v.unsigned_abs()).max().unwrap_or(0);
+        let digits = (64 - max.leading_zeros() as usize).max(1);
+        Ok(match family {
+            Family::Digits => Plan {
+                params: &DIGITS_128,
+                digits,
+            },
+            Family::Bits => {
+                if max > i32::MAX as u64 {
+                    return Err(Error::Config(format!(
+                        "an input of magnitude {max} does not fit i32"
+                    )));
+                }
+                Plan {
+                    params: &GATES_128,
+                    digits: 32,
+                }
+            }
+        })
+    }
+
+    fn encrypt(&self, client: &ClientKey, v: i64) -> Result<Encrypted, Error> {
+        if self.params.id == BITS_128.id || self.params.id == GATES_128.id {
+            client.encrypt_word(v as i32)
+        } else {
+            client.encrypt_int(v, self.digits)
+        }
+    }
+
+    fn decrypt(&self, client: &ClientKey, x: &Encrypted) -> Result<i64, Error> {
+        if self.params.id == GATES_128.id {
+            Ok(client.decrypt_word::<i32>(x)? as i64)
+        } else {
+            client.decrypt_i64(x)
+        }
+    }
+}
+
+/// Builds `kernel` on encrypted inputs of `shape` in `plan`'s family.
+fn compile(
+    plan: &Plan,
+    family: Family,
+    threads: usize,
+    shape: &[usize],
+    kernel: &dyn Fn(&Program, Inputs<'_>) -> Result<(), Error>,
+) -> Result<CompiledProgram, Error> {
+    let p = Program::new(plan.params);
+    p.set_threads(threads);
+    {
+        let n: usize = shape.iter().product();
+        let inputs = match family {
+            Family::Digits => Inputs::Ints(Tensor::new(
+                shape,
+                (0..n).map(|_| p.input(plan.digits)).collect(),
+            )?),
+            Family::Bits => Inputs::Words(Tensor::new(
+                shape,
+                (0..n).map(|_| I32::input(&p)).collect(),
+            )?),
+        };
+        kernel(&p, inputs)?;
+    }
+    p.build()
+}
+
+/// The encrypted inputs of either family.
+enum Inputs<'p> {
+    Ints(Tensor<hearth::Int<'p>>),
+    Words(Tensor<I32<'p>>),
+}
+
+/// Calls `$f` (generic over the element type) on the inputs.
+macro_rules! each_family {
+    ($inputs:expr, $f:ident, $p:expr $(, $arg:expr)*) => {
+        match $inputs {
+            Inputs::Ints(x) => $f($p, &x $(, $arg)*),
+            Inputs::Words(x) => $f($p, &x $(, $arg)*),
+        }
+    };
+}
+
+/// A progress bar over bootstraps: done / total, rate, time left.
+fn pbs_bar(total: usize) -> ProgressBar {
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} PBS  {per_sec}  {eta} left",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
+
+/// Encrypts `values`, runs `prog`, decrypts its outputs; prints a summary.
+fn execute(
+    prog: &CompiledProgram,
+    plan: &Plan,
+    values: &[i64],
+    common: &Common,
+) -> Result<Vec<i64>, Error> {
+    let threads = hearth::backend::resolve_threads(common.threads)?;
+    let st = prog.circuit().stats();
+    let estimate = prog.memory_estimate(threads);
+    eprintln!(
+        "circuit: {} PBS, depth {}, widest level {}, estimated memory {:.0} MiB",
+        st.pbs,
+        st.depth,
+        st.max_width(),
+        estimate as f64 / (1 << 20) as f64
+    );
+    prog.check_memory(threads, common.memory_limit_mib.saturating_mul(1 << 20))?;
+    let (client, server) = generate(plan.params);
+    let ins: Vec<Encrypted> = values
+        .iter()
+        .map(|&v| plan.encrypt(&client, v))
+        .collect::<Result<_, _>>()?;
+    let bar = pbs_bar(st.pbs);
+    let progress = bar.clone();
+    let cpu = CpuBackend::new(&server, Some(threads))?
+        .with_progress(move |done, _| progress.set_position(done as u64));
+    let start = Instant::now();
+    let (out, report) = prog.run_encrypted_report(&cpu, &ins)?;
+    let wall = start.elapsed();
+    bar.finish_and_clear();
+    eprintln!(
+        "ran {} PBS on {} threads in {:.1} s ({:.0} PBS/s), peak {} ciphertexts alive ({:.0} MiB)",
+        report.pbs,
+        threads,
+        wall.as_secs_f64(),
+        report.pbs as f64 / wall.as_secs_f64(),
+        report.peak_live,
+        (report.peak_live as u64 * plan.params.ciphertext_bytes()) as f64 / (1 << 20) as f64
+    );
+    out.iter().map(|o| plan.decrypt(&client, o)).collect()
+}
+
+fn write_results(
+    out: &Path,
+    header: &[&str],
+    rows: &[Vec<i64>],
+    summary: Value,
+) -> Result<(), Error> {
+    if out.extension().is_some_and(|e| e == "json") {
+        let rows: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                Value::Object(
+                    header
+                        .iter()
+                        .zip(r)
+                        .map(|(h, v)| (h.to_string(), json!(v)))
+                        .collect(),
+                )
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&json!({"summary": summary, "rows": rows}))
+            .map_err(|e| Error::Config(e.to_string()))?;
+        std::fs::write(out, text).map_err(|source| FileError::Io {
+            path: out.to_path_buf(),
+            source,
+        })?;
+        Ok(())
+    } else {
+        write_csv(out, header, rows)
+    }
+}
+
+// ---------------------------------------------------------------- regression
+
+fn regression(rows: usize, input: &Path, model: &Path, common: &Common) -> Result<(), Error> {
+    let m = read_json(model)?;
+    let (wshape, w) = json_ints(model, field(model, &m, &["weights"])?, "weights")?;
+    let bias = field(model, &m, &["bias"])?
+        .as_i64()
+        .ok_or_else(|| bad(model, "`bias` is not an integer"))?;
+    let scale = field(model, &m, &["weight_scale"])?.as_i64().unwrap_or(1);
+    if wshape.len() != 1 || w.is_empty() {
+        return Err(bad(
+            model,
+            format!("weights of shape {wshape:?}: expected a vector"),
+        ));
+    }
+    let k = w.len();
+    let names: Vec<String> = (0..k).map(|i| format!("f{i}")).collect();
+    let x = read_rows(input, &names, rows)?;
+    let target = csv_column(input, "target", rows);
+    let threads = hearth::backend::resolve_threads(common.threads)?;
+    let plan = Plan::new(common.family, x.iter().flatten().copied())?;
+    let wt = Tensor::from_i64(&[k, 1], &w)?;
+    let bt = Tensor::from_i64(&[1], &[bias])?;
+    fn kernel<'p, E: Element<'p>>(
+        p: &'p Program,
+        x: &Tensor<E>,
+        w: &Tensor<BigInt>,
+        b: &Tensor<BigInt>,
+    ) -> Result<(), Error> {
+        for y in kernels::matmul_clear(p, x, w, Some(b))?.data() {
+            p.output(y);
+        }
+        Ok(())
+    }
+    let prog = compile(&plan, common.family, threads, &[rows, k], &|p, ins| {
+        each_family!(ins, kernel, p, &wt, &bt)
+    })?;
+    let got = execute(&prog, &plan, &x.concat(), common)?;
+    // Plain Rust integers.
+    let want: Vec<i64> = x
+        .iter()
+        .map(|r| r.iter().zip(&w).map(|(a, b)| a * b).sum::<i64>() + bias)
+        .collect();
+    let mut table = Vec::new();
+    println!("| row | encrypted y | clear y | y / scale | target |\n|---|---|---|---|---|");
+    for i in 0..rows {
+        let t = target.as_ref().map_or(0, |t| t[i]);
+        println!(
+            "| {i} | {} | {} | {:.1} | {} |",
+            got[i],
+            want[i],
+            got[i] as f64 / scale as f64,
+            t
+        );
+        table.push(vec![i as i64, got[i], want[i], t]);
+    }
+    let exact = got == want;
+    println!(
+        "\n{rows} rows: encrypted {} the plain integer model",
+        if exact { "equals" } else { "DIFFERS FROM" }
+    );
+    if let Some(out) = &common.out {
+        let summary = json!({"rows": rows, "exact": exact, "pbs": prog.circuit().stats().pbs, "weight_scale": scale});
+        write_results(
+            out,
+            &["row", "encrypted", "clear", "target"],
+            &table,
+            summary,
+        )?;
+    }
+    if !exact {
+        return Err(Error::Config(
+            "decrypted predictions differ from the clear model".into(),
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- digits CNN
+
+/// The quantised CNN of `data/digits/model.json`.
+struct Cnn {
+    conv_w: Vec<i64>,
+    conv_b: Vec<i64>,
+    channels: usize,
+    dense_w: Vec<i64>,
+    dense_b: Vec<i64>,
+    classes: usize,
+}
+
+impl Cnn {
+    fn load(path: &Path) -> Result<Self, Error> {
+        let m = read_json(path)?;
+        let (cs, conv_w) = json_ints(path, field(path, &m, &["conv", "weights"])?, "conv.weights")?;
+        let (_, conv_b) = json_ints(path, field(path, &m, &["conv", "bias"])?, "conv.bias")?;
+        let (ds, dense_w) = json_ints(
+            path,
+            field(path, &m, &["dense", "weights"])?,
+            "dense.weights",
+        )?;
+        let (_, dense_b) = json_ints(path, field(path, &m, &["dense", "bias"])?, "dense.bias")?;
+        let pool = field(path, &m, &["pool"])?.as_u64();
+        if cs.len() != 4 || cs[1] != 1 || cs[2] != 3 || cs[3] != 3 || conv_b.len() != cs[0] {
+            return Err(bad(
+                path,
+                format!("conv weights {cs:?}: expected [R, 1, 3, 3] and R biases"),
+            ));
+        }
+        let channels = cs[0];
+        if ds.len() != 2 || ds[1] != channels * 9 || dense_b.len() != ds[0] || pool != Some(2) {
+            return Err(bad(
+                path,
+                format!(
+                    "dense weights {ds:?}: expected [classes, {}], pool 2",
+                    channels * 9
+                ),
+            ));
+        }
+        Ok(Cnn {
+            conv_w,
+            conv_b,
+            channels,
+            classes: ds[0],
+            dense_w,
+            dense_b,
+        })
+    }
+
+    /// The logits of one image, in plain Rust integers (the model's spec).
+    fn logits(&self, x: &[i64]) -> Vec<i64> {
+        let r = self.channels;
+        let mut a = vec![0i64; r * 36];
+        for o in 0..r {
+            for i in 0..6 {
+                for j in 0..6 {
+                    let mut s = self.conv_b[o];
+                    for k in 0..3 {
+                        for l in 0..3 {
+                            s += self.conv_w[o * 9 + k * 3 + l] * x[(i + k) * 8 + j + l];
+                        }
+                    }
+                    a[(o * 6 + i) * 6 + j] = s.max(0);
+                }
+            }
+        }
+        let mut pooled = Vec::with_capacity(r * 9);
+        for o in 0..r {
+            for i in 0..3 {
+                for j in 0..3 {
+                    let at = |y: usize, z: usize| a[(o * 6 + y) * 6 + z];
+                    let s = at(2 * i, 2 * j)
+                        + at(2 * i, 2 * j + 1)
+                        + at(2 * i + 1, 2 * j)
+                        + at(2 * i + 1, 2 * j + 1);
+                    pooled.push(s.div_euclid(4));
+                }
+            }
+        }
+        (0..self.classes)
+            .map(|c| {
+                self.dense_b[c]
+                    + (0..r * 9)
+                        .map(|f| self.dense_w[c * r * 9 + f] * pooled[f])
+                        .sum::<i64>()
+            })
+            .collect()
+    }
+
+    /// The same on encrypted images `[n, 1, 8, 8]`, all in one circuit.
+    fn build<'p, E: Element<'p>>(&self, p: &'p Program, x: &Tensor<E>) -> Result<(), Error> {
+        let n = x.shape()[0];
+        let r = self.channels;
+        let cw = Tensor::from_i64(&[r, 1, 3, 3], &self.conv_w)?;
+        let cb = Tensor::from_i64(&[r], &self.conv_b)?;
+        // Dense weights as [features, classes] for a row-vector product.
+        let dw = Tensor::from_fn(&[r * 9, self.classes], |ij| {
+            BigInt::from(self.dense_w[ij[1] * r * 9 + ij[0]])
+        })?;
+        let db = Tensor::from_i64(&[self.classes], &self.dense_b)?;
+        for img in x.data().chunks(64).take(n) {
+            let img = Tensor::new(&[1, 8, 8], img.to_vec())?;
+            let c = kernels::conv2d(
+                p,
+                &img,
+                &Weights::Clear(&cw),
+                Some(&cb),
+                1,
+                Padding(0),
+                ConvOrder::PerOutput,
+            )?;
+            let a = kernels::relu(&c);
+            let pooled = kernels::avg_pool(p, &a, 2)?.reshape(&[1, r * 9])?;
+            for l in kernels::matmul_clear(p, &pooled, &dw, Some(&db))?.data() {
+                p.output(l);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn argmax(v: &[i64]) -> i64 {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x > v[best] {
+            best = i;
+        }
+    }
+    best as i64
+}
+
+fn digits(images: usize, input: &Path, model: &Path, common: &Common) -> Result<(), Error> {
+    let cnn = Cnn::load(model)?;
+    let names: Vec<String> = (0..64).map(|i| format!("p{i}")).collect();
+    let x = read_rows(input, &names, images)?;
+    if let Some(v) = x.iter().flatten().find(|&&v| !(0..=16).contains(&v)) {
+        return Err(bad(input, format!("pixel {v} is outside 0..=16")));
+    }
+    let labels = csv_column(input, "label", images);
+    let python = csv_column(input, "prediction", images);
+    let threads = hearth::backend::resolve_threads(common.threads)?;
+    let plan = Plan::new(common.family, x.iter().flatten().copied())?;
+    fn kernel<'p, E: Element<'p>>(p: &'p Program, x: &Tensor<E>, cnn: &Cnn) -> Result<(), Error> {
+        cnn.build(p, x)
+    }
+    let prog = compile(
+        &plan,
+        common.family,
+        threads,
+        &[images, 1, 8, 8],
+        &|p, ins| each_family!(ins, kernel, p, &cnn),
+    )?;
+    let got = execute(&prog, &plan, &x.concat(), common)?;
+    println!("| image | label | encrypted prediction | clear prediction | python prediction | logits equal |\n|---|---|---|---|---|---|");
+    let mut table = Vec::new();
+    let mut exact = true;
+    for (i, img) in x.iter().enumerate() {
+        let want = cnn.logits(img);
+        let ours = &got[i * cnn.classes..(i + 1) * cnn.classes];
+        let same = ours == want.as_slice();
+        exact &= same;
+        let py = python.as_ref().map_or(-1, |p| p[i]);
+        exact &= python.is_none() || py == argmax(&want);
+        let label = labels.as_ref().map_or(-1, |l| l[i]);
+        println!(
+            "| {i} | {label} | {} | {} | {py} | {same} |",
+            argmax(ours),
+            argmax(&want)
+        );
+        table.push(vec![i as i64, label, argmax(ours), argmax(&want), py]);
+    }
+    println!(
+        "\n{images} images: encrypted logits {} the plain integer model",
+        if exact { "equal" } else { "DIFFER FROM" }
+    );
+    if let Some(out) = &common.out {
+        let summary = json!({"images": images, "exact": exact, "pbs": prog.circuit().stats().pbs});
+        write_results(
+            out,
+            &["image", "label", "encrypted", "clear", "python"],
+            &table,
+            summary,
+        )?;
+    }
+    if !exact {
+        return Err(Error::Config(
+            "decrypted logits differ from the clear model".into(),
+        ));
+    }
+    Ok(())
+}
