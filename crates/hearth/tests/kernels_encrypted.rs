@@ -1,0 +1,68 @@
+//! Kernels encrypted with real parameters (release mode): each result
+//! decrypts to the plain Rust integer result.
+
+use hearth::api::{Program, U16};
+use hearth::backend::CpuBackend;
+use hearth::kernels::{self, ConvOrder, Padding, Tensor, Weights};
+use hearth::{ClientKey, DIGITS_128, GATES_128};
+use rand::{Rng, SeedableRng};
+
+/// A 16-element dot product of encrypted 16-bit words (wrapping, as
+/// `u16`), on GATES_128.
+#[test]
+fn dot_product_of_16_words_of_16_bits() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let xs: Vec<u16> = (0..16).map(|_| rng.gen()).collect();
+    let ys: Vec<u16> = (0..16).map(|_| rng.gen()).collect();
+    let p = Program::new(&GATES_128);
+    {
+        let t = || Tensor::new(&[16], (0..16).map(|_| U16::input(&p)).collect()).unwrap();
+        let (x, y) = (t(), t());
+        p.output(&kernels::dot(&p, &x, &y).unwrap());
+    }
+    let prog = p.build().unwrap();
+    let client = ClientKey::generate(&GATES_128);
+    let server = client.server_key();
+    let ins: Vec<_> = xs.iter().chain(&ys).map(|&v| client.encrypt_word(v).unwrap()).collect();
+    let out = prog
+        .run_encrypted(&CpuBackend::new(&server, None).unwrap(), &ins)
+        .unwrap();
+    let want = xs.iter().zip(&ys).fold(0u16, |a, (&x, &y)| a.wrapping_add(x.wrapping_mul(y)));
+    assert_eq!(client.decrypt_word::<u16>(&out[0]).unwrap(), want);
+}
+
+/// A 5x5 convolution (clear filter, bias) of an encrypted 8x8 image of
+/// exact integers, then ReLU, on DIGITS_128.
+#[test]
+fn convolution_5x5_on_an_8x8_image() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+    let img: Vec<i64> = (0..64).map(|_| rng.gen_range(0..16)).collect();
+    let w: Vec<i64> = (0..25).map(|_| rng.gen_range(-4..=4)).collect();
+    let p = Program::new(&DIGITS_128);
+    {
+        let x = Tensor::new(&[1, 8, 8], (0..64).map(|_| p.input(4)).collect()).unwrap();
+        let wt = Tensor::from_i64(&[1, 1, 5, 5], &w).unwrap();
+        let bias = Tensor::from_i64(&[1], &[-20]).unwrap();
+        let y = kernels::conv2d(&p, &x, &Weights::Clear(&wt), Some(&bias), 1, Padding(0), ConvOrder::PerOutput)
+            .unwrap();
+        for v in kernels::relu(&y).data() {
+            p.output(v);
+        }
+    }
+    let prog = p.build().unwrap();
+    let client = ClientKey::generate(&DIGITS_128);
+    let server = client.server_key();
+    let ins: Vec<_> = img.iter().map(|&v| client.encrypt_int(v, 4).unwrap()).collect();
+    let out = prog
+        .run_encrypted(&CpuBackend::new(&server, None).unwrap(), &ins)
+        .unwrap();
+    let got: Vec<i64> = out.iter().map(|o| client.decrypt_i64(o).unwrap()).collect();
+    let mut want = Vec::new();
+    for i in 0..4 {
+        for j in 0..4 {
+            let s: i64 = (0..25).map(|t| w[t] * img[(i + t / 5) * 8 + j + t % 5]).sum::<i64>() - 20;
+            want.push(s.max(0));
+        }
+    }
+    assert_eq!(got, want);
+}
