@@ -89,7 +89,7 @@ fn words_program(
 ) -> Result<CompiledProgram, Error> {
     let p = Program::new(&GATES_128);
     p.set_threads(threads);
-    build(&p, case, form, w, |p| U16::input(p))?;
+    build(&p, case, form, w, U16::input)?;
     p.build()
 }
 

@@ -294,17 +294,18 @@ fn mat() -> impl Strategy<Value = (usize, usize, usize, Vec<i64>, Vec<i64>, Vec<
     })
 }
 
-fn conv_case() -> impl Strategy<
-    Value = (
-        (usize, usize, usize),
-        (usize, usize, usize),
-        usize,
-        usize,
-        Vec<i64>,
-        Vec<i64>,
-        Vec<i64>,
-    ),
-> {
+/// Input dims, kernel dims, stride, padding, input, weights, bias.
+type ConvCase = (
+    (usize, usize, usize),
+    (usize, usize, usize),
+    usize,
+    usize,
+    Vec<i64>,
+    Vec<i64>,
+    Vec<i64>,
+);
+
+fn conv_case() -> impl Strategy<Value = ConvCase> {
     (
         1usize..3,
         2usize..5,
@@ -401,7 +402,7 @@ fn dot_products_of_every_length_are_exact() {
         .unwrap();
         assert_eq!(got, vec![Words::<16, true>::reduce(want)]);
         let w = Tensor::from_i64(&[n], &b).unwrap();
-        let got = run::<Ints>(&[vec![n]], &[a.clone()], |p, t| {
+        let got = run::<Ints>(&[vec![n]], std::slice::from_ref(&a), |p, t| {
             Ok(vec![kernels::dot_clear(p, &t[0], &w, &BigInt::from(-7))?])
         })
         .unwrap();

@@ -23,11 +23,18 @@ fn dot_product_of_16_words_of_16_bits() {
     let prog = p.build().unwrap();
     let client = ClientKey::generate(&GATES_128);
     let server = client.server_key();
-    let ins: Vec<_> = xs.iter().chain(&ys).map(|&v| client.encrypt_word(v).unwrap()).collect();
+    let ins: Vec<_> = xs
+        .iter()
+        .chain(&ys)
+        .map(|&v| client.encrypt_word(v).unwrap())
+        .collect();
     let out = prog
         .run_encrypted(&CpuBackend::new(&server, None).unwrap(), &ins)
         .unwrap();
-    let want = xs.iter().zip(&ys).fold(0u16, |a, (&x, &y)| a.wrapping_add(x.wrapping_mul(y)));
+    let want = xs
+        .iter()
+        .zip(&ys)
+        .fold(0u16, |a, (&x, &y)| a.wrapping_add(x.wrapping_mul(y)));
     assert_eq!(client.decrypt_word::<u16>(&out[0]).unwrap(), want);
 }
 
@@ -43,8 +50,16 @@ fn convolution_5x5_on_an_8x8_image() {
         let x = Tensor::new(&[1, 8, 8], (0..64).map(|_| p.input(4)).collect()).unwrap();
         let wt = Tensor::from_i64(&[1, 1, 5, 5], &w).unwrap();
         let bias = Tensor::from_i64(&[1], &[-20]).unwrap();
-        let y = kernels::conv2d(&p, &x, &Weights::Clear(&wt), Some(&bias), 1, Padding(0), ConvOrder::PerOutput)
-            .unwrap();
+        let y = kernels::conv2d(
+            &p,
+            &x,
+            &Weights::Clear(&wt),
+            Some(&bias),
+            1,
+            Padding(0),
+            ConvOrder::PerOutput,
+        )
+        .unwrap();
         for v in kernels::relu(&y).data() {
             p.output(v);
         }
@@ -52,7 +67,10 @@ fn convolution_5x5_on_an_8x8_image() {
     let prog = p.build().unwrap();
     let client = ClientKey::generate(&DIGITS_128);
     let server = client.server_key();
-    let ins: Vec<_> = img.iter().map(|&v| client.encrypt_int(v, 4).unwrap()).collect();
+    let ins: Vec<_> = img
+        .iter()
+        .map(|&v| client.encrypt_int(v, 4).unwrap())
+        .collect();
     let out = prog
         .run_encrypted(&CpuBackend::new(&server, None).unwrap(), &ins)
         .unwrap();
@@ -60,7 +78,10 @@ fn convolution_5x5_on_an_8x8_image() {
     let mut want = Vec::new();
     for i in 0..4 {
         for j in 0..4 {
-            let s: i64 = (0..25).map(|t| w[t] * img[(i + t / 5) * 8 + j + t % 5]).sum::<i64>() - 20;
+            let s: i64 = (0..25)
+                .map(|t| w[t] * img[(i + t / 5) * 8 + j + t % 5])
+                .sum::<i64>()
+                - 20;
             want.push(s.max(0));
         }
     }
