@@ -638,3 +638,63 @@ fn digits(images: usize, input: &Path, model: &Path, common: &Common) -> Result<
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The repository's data, from the crate's directory.
+    fn data(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+    }
+
+    #[test]
+    fn rust_cnn_equals_the_python_reference_on_every_test_image() {
+        let cnn = Cnn::load(&data("data/digits/model.json")).unwrap();
+        let names: Vec<String> = (0..64).map(|i| format!("p{i}")).collect();
+        let images = read_rows(&data("data/digits/test_images.csv"), &names, 50).unwrap();
+        let npy = read_rows(&data("data/digits/test_images.npy"), &names, 50).unwrap();
+        assert_eq!(images, npy);
+        let lnames: Vec<String> = (0..10).map(|i| format!("l{i}")).collect();
+        let logits = read_rows(&data("data/digits/test_logits.csv"), &lnames, 50).unwrap();
+        let preds = csv_column(&data("data/digits/test_images.csv"), "prediction", 50).unwrap();
+        for (i, img) in images.iter().enumerate() {
+            let ours = cnn.logits(img);
+            assert_eq!(ours, logits[i], "image {i}");
+            assert_eq!(argmax(&ours), preds[i], "image {i}");
+        }
+    }
+
+    #[test]
+    fn rust_regression_equals_the_python_reference_on_every_row() {
+        let path = data("data/diabetes/model.json");
+        let m = read_json(&path).unwrap();
+        let (_, w) = json_ints(&path, field(&path, &m, &["weights"]).unwrap(), "weights").unwrap();
+        let bias = m["bias"].as_i64().unwrap();
+        let names: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
+        let csv = data("data/diabetes/rows.csv");
+        let n = read_csv(&csv).unwrap().rows.shape()[0];
+        let rows = read_rows(&csv, &names, n).unwrap();
+        assert_eq!(rows, read_rows(&data("data/diabetes/rows.npy"), &names, n).unwrap());
+        let expected = csv_column(&data("data/diabetes/expected.csv"), "prediction", n).unwrap();
+        for (r, e) in rows.iter().zip(expected) {
+            assert_eq!(r.iter().zip(&w).map(|(a, b)| a * b).sum::<i64>() + bias, e);
+        }
+    }
+
+    #[test]
+    fn bad_models_and_inputs_are_typed_errors() {
+        let dir = std::env::temp_dir().join(format!("hearth-apps-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let model = dir.join("m.json");
+        for text in ["{", "{\"conv\": {}}", "{\"conv\": {\"weights\": [[1, 2], [3]], \"bias\": [1]}}"] {
+            std::fs::write(&model, text).unwrap();
+            assert!(matches!(Cnn::load(&model), Err(Error::File(_))), "{text}");
+        }
+        let names = vec!["p0".to_string()];
+        assert!(read_rows(&dir.join("missing.csv"), &names, 1).is_err());
+        std::fs::write(dir.join("x.csv"), "q0\n1\n").unwrap();
+        assert!(matches!(read_rows(&dir.join("x.csv"), &names, 1), Err(Error::File(_))));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
