@@ -645,7 +645,9 @@ mod tests {
 
     /// The repository's data, from the crate's directory.
     fn data(rel: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(rel)
     }
 
     #[test]
@@ -675,7 +677,10 @@ mod tests {
         let csv = data("data/diabetes/rows.csv");
         let n = read_csv(&csv).unwrap().rows.shape()[0];
         let rows = read_rows(&csv, &names, n).unwrap();
-        assert_eq!(rows, read_rows(&data("data/diabetes/rows.npy"), &names, n).unwrap());
+        assert_eq!(
+            rows,
+            read_rows(&data("data/diabetes/rows.npy"), &names, n).unwrap()
+        );
         let expected = csv_column(&data("data/diabetes/expected.csv"), "prediction", n).unwrap();
         for (r, e) in rows.iter().zip(expected) {
             assert_eq!(r.iter().zip(&w).map(|(a, b)| a * b).sum::<i64>() + bias, e);
@@ -687,14 +692,21 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("hearth-apps-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let model = dir.join("m.json");
-        for text in ["{", "{\"conv\": {}}", "{\"conv\": {\"weights\": [[1, 2], [3]], \"bias\": [1]}}"] {
+        for text in [
+            "{",
+            "{\"conv\": {}}",
+            "{\"conv\": {\"weights\": [[1, 2], [3]], \"bias\": [1]}}",
+        ] {
             std::fs::write(&model, text).unwrap();
             assert!(matches!(Cnn::load(&model), Err(Error::File(_))), "{text}");
         }
         let names = vec!["p0".to_string()];
         assert!(read_rows(&dir.join("missing.csv"), &names, 1).is_err());
         std::fs::write(dir.join("x.csv"), "q0\n1\n").unwrap();
-        assert!(matches!(read_rows(&dir.join("x.csv"), &names, 1), Err(Error::File(_))));
+        assert!(matches!(
+            read_rows(&dir.join("x.csv"), &names, 1),
+            Err(Error::File(_))
+        ));
         std::fs::remove_dir_all(&dir).ok();
     }
 }

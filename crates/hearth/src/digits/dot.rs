@@ -46,8 +46,14 @@ pub fn dot(
     }
     let cd = Digits::constant(b, c);
     merge(&mut cols, cd.wires().iter().map(|&w| vec![w]).collect(), 0);
-    if cols.iter().all(Vec::is_empty) {
-        return Ok(Digits::default());
+    if cols.iter().all(|c| c.len() <= 1) {
+        // Already one signed-binary row (a sum of shifted copies that do
+        // not overlap): nothing to add.
+        let row = cols
+            .into_iter()
+            .map(|c| c.first().copied().unwrap_or_else(|| b.constant(0)))
+            .collect();
+        return Digits::from_wires(b, row);
     }
     compress(b, cols)
 }

@@ -51,6 +51,10 @@ pub enum Op {
     Wrap(usize, u8),
     WrappingAdd(usize, usize, u8),
     WrappingMul(usize, usize, u8),
+    /// `Int::fused_sum`: products, clear multiples, a constant.
+    FusedSum(Vec<(usize, usize)>, Vec<(usize, i64)>, i64),
+    /// `Int::shr_floor(k)`.
+    ShrFloor(usize, u8),
 }
 
 /// Limits of random programs.
@@ -206,7 +210,7 @@ impl ProgramSpec {
                 let a = rng.gen::<u16>() as usize;
                 let c = rng.gen::<u16>() as usize;
                 let w = rng.gen_range(0..=20u8);
-                match rng.gen_range(0..22) {
+                match rng.gen_range(0..24) {
                     0 => Op::Add(a, c),
                     1 => Op::Sub(a, c),
                     2 => Op::Mul(a, c),
@@ -232,7 +236,17 @@ impl ProgramSpec {
                     18 => Op::Constant(random_const(rng, k)),
                     19 => Op::Wrap(a, w),
                     20 => Op::WrappingAdd(a, c, w),
-                    _ => Op::WrappingMul(a, c, w),
+                    21 => Op::WrappingMul(a, c, w),
+                    22 => Op::FusedSum(
+                        (0..rng.gen_range(0..=3))
+                            .map(|_| (rng.gen::<u16>() as usize, rng.gen::<u16>() as usize))
+                            .collect(),
+                        (0..rng.gen_range(0..=3))
+                            .map(|_| (rng.gen::<u16>() as usize, random_const(rng, k)))
+                            .collect(),
+                        random_const(rng, k),
+                    ),
+                    _ => Op::ShrFloor(a, rng.gen_range(0..=10)),
                 }
             })
             .collect();
@@ -281,11 +295,28 @@ impl ProgramSpec {
                 Op::Wrap(a, w) => (Op::Wrap(r(a), w), w as usize),
                 Op::WrappingAdd(a, c, w) => (Op::WrappingAdd(r(a), r(c), w), w as usize),
                 Op::WrappingMul(a, c, w) => (Op::WrappingMul(r(a), r(c), w), w as usize),
+                Op::FusedSum(ref ps, ref ss, c) => {
+                    let ps: Vec<(usize, usize)> = ps.iter().map(|&(a, b)| (r(a), r(b))).collect();
+                    let ss: Vec<(usize, i64)> = ss.iter().map(|&(a, k)| (r(a), k)).collect();
+                    let widest = ps
+                        .iter()
+                        .map(|&(a, b)| len[a] + len[b])
+                        .chain(ss.iter().map(|&(a, k)| len[a] + bits(k) + 1))
+                        .chain([bits(c)])
+                        .max()
+                        .unwrap_or(0);
+                    let count = 1 + ps.len() + ss.len();
+                    let log = usize::BITS - count.leading_zeros();
+                    (Op::FusedSum(ps, ss, c), widest + log as usize + 2)
+                }
+                Op::ShrFloor(a, k) => (Op::ShrFloor(r(a), k), len[r(a)] + 2),
             };
             let (op, l) = if l > self.max_len {
                 let a = match op {
                     Op::Sum(ref ts) => ts.first().copied().unwrap_or(0),
+                    Op::FusedSum(ref ps, _, _) => ps.first().map_or(0, |p| p.0),
                     Op::Add(a, _)
+                    | Op::ShrFloor(a, _)
                     | Op::Sub(a, _)
                     | Op::Mul(a, _)
                     | Op::Shl(a, _)
@@ -388,6 +419,23 @@ impl ProgramSpec {
                 Op::WrappingMul(a, c, w) => (
                     x(a).wrapping_mul(x(c), w as usize),
                     wrapped(&(v(a) * v(c)), w),
+                ),
+                Op::FusedSum(ref ps, ref ss, c) => {
+                    let ks: Vec<BigInt> = ss.iter().map(|&(_, k)| BigInt::from(k)).collect();
+                    let pairs: Vec<(&Int, &Int)> = ps.iter().map(|&(a, b)| (x(a), x(b))).collect();
+                    let scaled: Vec<(&Int, &BigInt)> =
+                        ss.iter().zip(&ks).map(|(&(a, _), k)| (x(a), k)).collect();
+                    let total: BigInt = ps.iter().map(|&(a, b)| v(a) * v(b)).sum::<BigInt>()
+                        + ss.iter()
+                            .zip(&ks)
+                            .map(|(&(a, _), k)| v(a) * k)
+                            .sum::<BigInt>()
+                        + c;
+                    (Int::fused_sum(&p, &pairs, &scaled, &BigInt::from(c)), total)
+                }
+                Op::ShrFloor(a, k) => (
+                    x(a).shr_floor(k as usize),
+                    v(a).div_floor(&(BigInt::one() << k as usize)),
                 ),
             };
             vals.push(new);
@@ -572,6 +620,17 @@ impl fmt::Display for ProgramSpec {
                     format!("Int::sum(&p, &[{}])", names.join(", "))
                 }
                 Op::Constant(c) => format!("p.constant({c})"),
+                Op::FusedSum(ps, ss, c) => {
+                    let ps: Vec<String> =
+                        ps.iter().map(|(a, b)| format!("(&v{a}, &v{b})")).collect();
+                    let ss: Vec<String> = ss.iter().map(|(a, k)| format!("(&v{a}, {k})")).collect();
+                    format!(
+                        "Int::fused_sum(&p, &[{}], &[{}], {c})",
+                        ps.join(", "),
+                        ss.join(", ")
+                    )
+                }
+                Op::ShrFloor(a, k) => format!("v{a}.shr_floor({k})"),
             };
             writeln!(f, "let v{} = {rhs};", n + j)?;
         }

@@ -57,11 +57,13 @@ pub enum WordOp {
     DivOk(usize, usize),
     Eq(usize, usize),
     Lt(usize, usize),
+    /// `Word::fused_sum(&[(a, b)], &[(c, k)], bias)`: `a b + k c + bias`.
+    MulAdd(usize, usize, usize, i64, i64),
 }
 
 impl WordOp {
     /// Number of kinds [`WordOp::from_parts`] makes.
-    pub const KINDS: u8 = 30;
+    pub const KINDS: u8 = 31;
 
     /// Operation `kind` (modulo [`WordOp::KINDS`]) on operands `a .. d`
     /// (indices, shift amounts, constants): one place for the random
@@ -98,7 +100,8 @@ impl WordOp {
             26 => WordOp::Eq(a, b),
             27 => WordOp::Lt(a, b),
             28 => WordOp::DivConst(a, (c as i64 - 128) * (d as i64 + 1)),
-            _ => WordOp::RemConst(a, (c as i64 - 128) * (d as i64 + 1)),
+            29 => WordOp::RemConst(a, (c as i64 - 128) * (d as i64 + 1)),
+            _ => WordOp::MulAdd(a, b, cu, d as i64 - 128, (c as i64 - 128) * 997),
         }
     }
 }
@@ -225,6 +228,10 @@ impl Ref {
             }
             WordOp::AddConst(a, c) => v[a].wrapping_add(c as u128),
             WordOp::MulConst(a, c) => v[a].wrapping_mul(c as i128 as u128),
+            WordOp::MulAdd(a, b, c, k, bias) => v[a]
+                .wrapping_mul(v[b])
+                .wrapping_add(v[c].wrapping_mul(k as i128 as u128))
+                .wrapping_add(bias as i128 as u128),
             WordOp::DivConst(a, c) => self.div_rem(v[a], c as i128 as u128 & m).0,
             WordOp::RemConst(a, c) => self.div_rem(v[a], c as i128 as u128 & m).1,
             WordOp::CountOnes(a) => v[a].count_ones() as u128,
@@ -275,6 +282,7 @@ fn resolved(op: &WordOp, n: usize) -> WordOp {
         WordOp::SelectLt(a, b, c, d) => WordOp::SelectLt(r(a), r(b), r(c), r(d)),
         WordOp::AddConst(a, c) => WordOp::AddConst(r(a), c),
         WordOp::MulConst(a, c) => WordOp::MulConst(r(a), c),
+        WordOp::MulAdd(a, b, c, k, bias) => WordOp::MulAdd(r(a), r(b), r(c), k, bias),
         WordOp::DivConst(a, c) => WordOp::DivConst(r(a), c),
         WordOp::RemConst(a, c) => WordOp::RemConst(r(a), c),
         WordOp::CountOnes(a) => WordOp::CountOnes(r(a)),
@@ -320,6 +328,12 @@ fn build_typed<const B: usize, const S: bool>(
             WordOp::SelectLt(a, b, c, d) => v[a].lt(&v[b]).select(&v[c], &v[d]),
             WordOp::AddConst(a, c) => &v[a] + c,
             WordOp::MulConst(a, c) => &v[a] * c,
+            WordOp::MulAdd(a, b, c, k, bias) => Word::fused_sum(
+                &p,
+                &[(&v[a], &v[b])],
+                &[(&v[c], &BigInt::from(k))],
+                &BigInt::from(bias),
+            ),
             WordOp::DivConst(a, c) => &v[a] / c,
             WordOp::RemConst(a, c) => &v[a] % c,
             WordOp::CountOnes(a) => v[a].count_ones().cast::<B, S>(),
