@@ -579,6 +579,16 @@ fn cannon_equals_the_plain_product() {
         2,
     )
     .unwrap();
+    eprintln!(
+        "12x12 by 12x12, 8 digits: direct {} bytes ({} PBS), Cannon q = 4 {} bytes ({} PBS)",
+        direct.memory_estimate(2),
+        direct.circuit().stats().pbs,
+        plan.memory_estimate(2),
+        plan.stages()
+            .iter()
+            .map(|s| s.circuit().stats().pbs)
+            .sum::<usize>()
+    );
     assert!(plan.memory_estimate(2) < direct.memory_estimate(2));
     let limit = plan.memory_estimate(2);
     assert!(matches!(
