@@ -596,3 +596,46 @@ fn cannon_equals_the_plain_product() {
         Err(Error::TooLarge { .. })
     ));
 }
+
+/// Wide clear layers share each element's triple across its row of
+/// weights: exact for both families, and fewer bootstraps than one
+/// independent dot product per output.
+#[test]
+fn wide_clear_layers_share_windows_and_stay_exact() {
+    let (m, k, n) = (2usize, 3usize, 12usize);
+    let a: Vec<i64> = (0..m * k).map(|i| (i as i64 * 41) % 97 - 48).collect();
+    let w: Vec<i64> = (0..k * n)
+        .map(|i| (i as i64 * 2731) % 8191 - 4095)
+        .collect();
+    let bias: Vec<i64> = (0..n as i64).map(|j| 100 * j - 600).collect();
+    check_matmul_clear::<Ints>(m, k, n, &a, &w, &bias);
+    check_matmul_clear::<Words<16, true>>(m, k, n, &a, &w, &bias);
+    let pbs = |shared: bool| {
+        let p = Program::new(&INSECURE_TEST_DIGITS);
+        {
+            let x = Tensor::new(&[m, k], (0..m * k).map(|_| p.input(7)).collect()).unwrap();
+            let wt = Tensor::from_i64(&[k, n], &w).unwrap();
+            if shared {
+                for v in kernels::matmul_clear(&p, &x, &wt, None).unwrap().data() {
+                    p.output(v);
+                }
+            } else {
+                for i in 0..m {
+                    let row = Tensor::new(&[k], x.data()[i * k..(i + 1) * k].to_vec()).unwrap();
+                    for j in 0..n {
+                        let col = Tensor::from_i64(
+                            &[k],
+                            &(0..k).map(|t| w[t * n + j]).collect::<Vec<_>>(),
+                        )
+                        .unwrap();
+                        p.output(&kernels::dot_clear(&p, &row, &col, &BigInt::from(0)).unwrap());
+                    }
+                }
+            }
+        }
+        p.build().unwrap().circuit().stats().pbs
+    };
+    let (shared, independent) = (pbs(true), pbs(false));
+    eprintln!("2x3 by 3x12, 13-bit weights: {shared} PBS shared, {independent} independent");
+    assert!(shared < independent);
+}
