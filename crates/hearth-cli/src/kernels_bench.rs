@@ -345,13 +345,13 @@ fn encrypted(threads: usize, cases: &[Case]) -> Result<(Table, Vec<serde_json::V
             "tfhe_rs_ms": theirs.map(|d| d.as_secs_f64() * 1e3), "ratio": ratio}),
         );
     }
-    t.note(&format!(
+    t.note(
         "bound = #PBS x one KS-PBS (column PBS: measured on one thread just before each case) / \
          threads; efficiency = time / bound. \
          peak MiB = most ciphertexts alive at once x one ciphertext. tfhe-rs: all FheUint16 products in \
          parallel (par_iter; by a clear u16 for clear weights), then a parallel tree sum; one run each, \
          results checked."
-    ));
+    );
     Ok((t, rows))
 }
 
