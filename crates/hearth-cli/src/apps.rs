@@ -8,16 +8,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hearth::api::{CompiledProgram, Encrypted, Program, I32};
-use hearth::backend::CpuBackend;
 use hearth::kernels::io::{read_csv, read_npy, write_csv};
 use hearth::kernels::{self, ConvOrder, Element, Padding, Tensor, Weights};
 use hearth::{ClientKey, Error, FileError, ParameterSet, BITS_128, DIGITS_128, GATES_128};
-use indicatif::{ProgressBar, ProgressStyle};
 use num_bigint::BigInt;
 use serde_json::{json, Value};
 
 use crate::fuzz::Family;
-use crate::keygen::generate;
+use crate::keygen::{cpu_with_bar, generate, pbs_bar};
 
 /// What every application takes.
 #[derive(clap::Args)]
@@ -282,18 +280,6 @@ macro_rules! each_family {
     };
 }
 
-/// A progress bar over bootstraps: done / total, rate, time left.
-fn pbs_bar(total: usize) -> ProgressBar {
-    let bar = ProgressBar::new(total as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} PBS  {per_sec}  {eta} left",
-        )
-        .expect("valid template"),
-    );
-    bar
-}
-
 /// Encrypts `values`, runs `prog`, decrypts its outputs; prints a summary.
 fn execute(
     prog: &CompiledProgram,
@@ -318,9 +304,7 @@ fn execute(
         .map(|&v| plan.encrypt(&client, v))
         .collect::<Result<_, _>>()?;
     let bar = pbs_bar(st.pbs);
-    let progress = bar.clone();
-    let cpu = CpuBackend::new(&server, Some(threads))?
-        .with_progress(move |done, _| progress.set_position(done as u64));
+    let cpu = cpu_with_bar(&server, threads, &bar)?;
     let start = Instant::now();
     let (out, report) = prog.run_encrypted_report(&cpu, &ins)?;
     let wall = start.elapsed();
@@ -335,6 +319,27 @@ fn execute(
         (report.peak_live as u64 * plan.params.ciphertext_bytes()) as f64 / (1 << 20) as f64
     );
     out.iter().map(|o| plan.decrypt(&client, o)).collect()
+}
+
+/// Writes the results where `--out` asks, then fails unless every
+/// decrypted `what` equals the clear model's.
+fn conclude(
+    common: &Common,
+    exact: bool,
+    header: &[&str],
+    table: &[Vec<i64>],
+    summary: Value,
+    what: &str,
+) -> Result<(), Error> {
+    if let Some(out) = &common.out {
+        write_results(out, header, table, summary)?;
+    }
+    if !exact {
+        return Err(Error::Config(format!(
+            "decrypted {what} differ from the clear model"
+        )));
+    }
+    Ok(())
 }
 
 fn write_results(
@@ -429,21 +434,15 @@ fn regression(rows: usize, input: &Path, model: &Path, common: &Common) -> Resul
         "\n{rows} rows: encrypted {} the plain integer model",
         if exact { "equals" } else { "DIFFERS FROM" }
     );
-    if let Some(out) = &common.out {
-        let summary = json!({"rows": rows, "exact": exact, "pbs": prog.circuit().stats().pbs, "weight_scale": scale});
-        write_results(
-            out,
-            &["row", "encrypted", "clear", "target"],
-            &table,
-            summary,
-        )?;
-    }
-    if !exact {
-        return Err(Error::Config(
-            "decrypted predictions differ from the clear model".into(),
-        ));
-    }
-    Ok(())
+    let summary = json!({"rows": rows, "exact": exact, "pbs": prog.circuit().stats().pbs, "weight_scale": scale});
+    conclude(
+        common,
+        exact,
+        &["row", "encrypted", "clear", "target"],
+        &table,
+        summary,
+        "predictions",
+    )
 }
 
 // ---------------------------------------------------------------- digits CNN
@@ -622,21 +621,15 @@ fn digits(images: usize, input: &Path, model: &Path, common: &Common) -> Result<
         "\n{images} images: encrypted logits {} the plain integer model",
         if exact { "equal" } else { "DIFFER FROM" }
     );
-    if let Some(out) = &common.out {
-        let summary = json!({"images": images, "exact": exact, "pbs": prog.circuit().stats().pbs});
-        write_results(
-            out,
-            &["image", "label", "encrypted", "clear", "python"],
-            &table,
-            summary,
-        )?;
-    }
-    if !exact {
-        return Err(Error::Config(
-            "decrypted logits differ from the clear model".into(),
-        ));
-    }
-    Ok(())
+    let summary = json!({"images": images, "exact": exact, "pbs": prog.circuit().stats().pbs});
+    conclude(
+        common,
+        exact,
+        &["image", "label", "encrypted", "clear", "python"],
+        &table,
+        summary,
+        "logits",
+    )
 }
 
 #[cfg(test)]

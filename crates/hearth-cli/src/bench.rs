@@ -506,11 +506,9 @@ fn engine(
         .iter()
         .map(|&v| client.encrypt(v as i64))
         .collect::<Result<Vec<_>, _>>()?;
-    let bar = steps(stats.pbs as u64);
-    bar.set_message(format!("{} bootstraps on {threads} threads", stats.pbs));
-    let progress = bar.clone();
-    let cpu = CpuBackend::new(&server, Some(threads))?
-        .with_progress(move |done, _| progress.set_position(done as u64));
+    let bar = crate::keygen::pbs_bar(stats.pbs);
+    bar.set_message(format!("on {threads} threads"));
+    let cpu = crate::keygen::cpu_with_bar(&server, threads, &bar)?;
     let (out, report) = cpu.run(&rc.circuit, &inputs)?;
     bar.finish_and_clear();
     samples.extend((0..15).map(|_| raw.once()));

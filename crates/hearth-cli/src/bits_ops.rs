@@ -14,9 +14,7 @@ use hearth::{Error, DIGITS_128, GATES_128};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use tfhe::prelude::*;
-use tfhe::{
-    generate_keys, set_server_key, ConfigBuilder, FheUint16, FheUint32, FheUint64, FheUint8,
-};
+use tfhe::{FheUint16, FheUint32, FheUint64, FheUint8};
 
 use crate::keygen::{generate, steps};
 use crate::ops::OpsBackend;
@@ -416,14 +414,7 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
     }
     let (client, server) = generate(&GATES_128);
     let (dclient, dserver) = generate(&DIGITS_128);
-    eprintln!("generating tfhe-rs keys (default parameters)...");
-    let (tck, tsk) = generate_keys(ConfigBuilder::default().build());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Config(e.to_string()))?;
-    pool.broadcast(|_| set_server_key(tsk.clone()));
-    pool.install(|| set_server_key(tsk.clone()));
+    let (tck, pool) = crate::keygen::tfhe_pool(threads)?;
     let cpu = CpuBackend::new(&server, Some(threads))?;
     let dcpu = CpuBackend::new(&dserver, Some(threads))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(23);

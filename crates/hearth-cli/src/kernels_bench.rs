@@ -11,15 +11,15 @@ use clap::ValueEnum;
 use hearth::api::{CompiledProgram, Program, U16};
 use hearth::backend::CpuBackend;
 use hearth::kernels::{self, ConvOrder, Padding, Tensor, Weights};
-use hearth::{ClientKey, Error, DIGITS_128, GATES_128};
+use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, GATES_128};
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde_json::json;
 use tfhe::prelude::*;
-use tfhe::{generate_keys, set_server_key, ConfigBuilder, FheUint16};
+use tfhe::FheUint16;
 
-use crate::keygen::{generate, steps};
+use crate::keygen::{cpu_with_bar, generate, pbs_bar};
 use crate::report::{emit, ms, Table};
 
 /// One benchmark case.
@@ -79,6 +79,18 @@ enum Form {
     Clear,
 }
 
+/// `build` on a fresh program on `params`, planned for `threads`.
+fn compile(
+    params: &'static ParameterSet,
+    threads: usize,
+    build: impl FnOnce(&Program) -> Result<(), Error>,
+) -> Result<CompiledProgram, Error> {
+    let p = Program::new(params);
+    p.set_threads(threads);
+    build(&p)?;
+    p.build()
+}
+
 /// The case on 16-bit words (wrapping, as `FheUint16`): inputs first, then
 /// encrypted weights; `w` are the clear weights when `form` is clear.
 fn words_program(
@@ -87,10 +99,7 @@ fn words_program(
     w: &[i64],
     threads: usize,
 ) -> Result<CompiledProgram, Error> {
-    let p = Program::new(&GATES_128);
-    p.set_threads(threads);
-    build(&p, case, form, w, U16::input)?;
-    p.build()
+    compile(&GATES_128, threads, |p| build(p, case, form, w, U16::input))
 }
 
 /// The same on exact 16-digit `Int`s (DIGITS_128).
@@ -100,10 +109,9 @@ fn ints_program(
     w: &[i64],
     threads: usize,
 ) -> Result<CompiledProgram, Error> {
-    let p = Program::new(&DIGITS_128);
-    p.set_threads(threads);
-    build(&p, case, form, w, |p| p.input(16))?;
-    p.build()
+    compile(&DIGITS_128, threads, |p| {
+        build(p, case, form, w, |p| p.input(16))
+    })
 }
 
 fn build<'p, E: kernels::Element<'p>>(
@@ -235,15 +243,7 @@ pub fn kernels(
 /// `FheUint16` in the same process on the same thread count.
 fn encrypted(threads: usize, cases: &[Case]) -> Result<(Table, Vec<serde_json::Value>), Error> {
     let (client, server) = generate(&GATES_128);
-    eprintln!("generating tfhe-rs keys (default parameters)...");
-    let (tck, tsk) = generate_keys(ConfigBuilder::default().build());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Config(e.to_string()))?;
-    // tfhe-rs keeps its server key per thread: set it on every worker.
-    pool.broadcast(|_| set_server_key(tsk.clone()));
-    pool.install(|| set_server_key(tsk.clone()));
+    let (tck, pool) = crate::keygen::tfhe_pool(threads)?;
     let mut t = Table::new(
         format!(
             "Kernels encrypted, {threads} threads: hearth U16 words (GATES_128) beside tfhe-rs \
@@ -287,11 +287,9 @@ fn encrypted(threads: usize, cases: &[Case]) -> Result<(Table, Vec<serde_json::V
         for &v in xs.iter().chain(&ys) {
             ins.push(client.encrypt_word(v)?);
         }
-        let bar = steps(pbs as u64);
+        let bar = pbs_bar(pbs);
         bar.set_message(format!("hearth {}", case.name()));
-        let progress = bar.clone();
-        let cpu = CpuBackend::new(&server, Some(threads))?
-            .with_progress(move |done, _| progress.set_position(done as u64));
+        let cpu = cpu_with_bar(&server, threads, &bar)?;
         let start = Instant::now();
         let (out, report) = prog.run_encrypted_report(&cpu, &ins)?;
         let ours = start.elapsed();

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use hearth::backend::CpuBackend;
 use hearth::crypto::files::{load_ciphertexts, read_info, FileKind};
 use hearth::{ClientKey, Error, ParameterSet, ServerKey};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -14,6 +15,45 @@ pub fn steps(total: u64) -> ProgressBar {
             .expect("valid template"),
     );
     bar
+}
+
+/// A bar over the bootstraps of a run: done / total, rate, time left.
+pub fn pbs_bar(total: usize) -> ProgressBar {
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} PBS  {per_sec}  {eta} left {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar
+}
+
+/// The cpu backend on `threads` threads, advancing `bar` as bootstraps finish.
+pub fn cpu_with_bar<'k>(
+    server: &'k ServerKey,
+    threads: usize,
+    bar: &ProgressBar,
+) -> Result<CpuBackend<'k>, Error> {
+    let progress = bar.clone();
+    Ok(CpuBackend::new(server, Some(threads))?
+        .with_progress(move |done, _| progress.set_position(done as u64)))
+}
+
+/// tfhe-rs keys (default parameters) and a pool of `threads` workers that
+/// each hold its server key (tfhe-rs keeps the key per thread, and its
+/// operations fan out over the current pool): run tfhe-rs inside
+/// `pool.install`.
+pub fn tfhe_pool(threads: usize) -> Result<(tfhe::ClientKey, rayon::ThreadPool), Error> {
+    eprintln!("generating tfhe-rs keys (default parameters)...");
+    let (ck, sk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(e.to_string()))?;
+    pool.broadcast(|_| tfhe::set_server_key(sk.clone()));
+    pool.install(|| tfhe::set_server_key(sk.clone()));
+    Ok((ck, pool))
 }
 
 /// Generates keys for a secure set, with progress.

@@ -10,7 +10,7 @@ use hearth::{Error, DIGITS_128};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use tfhe::prelude::*;
-use tfhe::{generate_keys, set_server_key, ConfigBuilder, FheInt16, FheInt32, FheInt8};
+use tfhe::{FheInt16, FheInt32, FheInt8};
 
 use crate::keygen::{generate, steps};
 use crate::report::{emit, ms, Table};
@@ -165,13 +165,7 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
         )));
     }
     let (client, server) = generate(&DIGITS_128);
-    eprintln!("generating tfhe-rs keys (default parameters)...");
-    let (tck, tsk) = generate_keys(ConfigBuilder::default().build());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Config(e.to_string()))?;
-    pool.install(|| set_server_key(tsk.clone()));
+    let (tck, pool) = crate::keygen::tfhe_pool(threads)?;
     let cpu = CpuBackend::new(&server, Some(threads))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(17);
     let mut t = Table::new(

@@ -11,7 +11,7 @@ use hearth::digits::catalog::Op as DigitsOp;
 use hearth::{Error, DIGITS_128, GATES_128};
 use serde_json::json;
 use tfhe::prelude::*;
-use tfhe::{generate_keys, set_server_key, ConfigBuilder, FheInt16, FheInt32, FheInt8};
+use tfhe::{FheInt16, FheInt32, FheInt8};
 
 use crate::report::{emit, Table};
 
@@ -118,14 +118,7 @@ pub fn tfhe_pbs(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result
             "--bits {n}: the count covers 8, 16 and 32"
         )));
     }
-    eprintln!("generating tfhe-rs keys (default parameters)...");
-    let (ck, sk) = generate_keys(ConfigBuilder::default().build());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Config(e.to_string()))?;
-    pool.broadcast(|_| set_server_key(sk.clone()));
-    pool.install(|| set_server_key(sk.clone()));
+    let (ck, pool) = crate::keygen::tfhe_pool(threads)?;
     let mut t = Table::new(
         format!(
             "#PBS per operation, {threads} threads: tfhe-rs FheInt (pbs-stats counter, default \

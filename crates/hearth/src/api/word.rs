@@ -157,14 +157,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     }
 
     fn same_program(&self, program: &Program) -> Result<(), Error> {
-        if std::ptr::eq(self.program, program) {
-            Ok(())
-        } else {
-            Err(crate::error::BuildError::ForeignWire {
-                node: "a word of another program".into(),
-            }
-            .into())
-        }
+        same_program(self.program, program, "a word")
     }
 
     fn same(&self, other: &Self) -> Result<(), Error> {
@@ -442,12 +435,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
 
     fn shift_by<const A: usize>(&self, kind: ShiftKind, amount: &Word<'_, A, false>) -> Self {
         Self::wrap(self.program, |b| {
-            if !std::ptr::eq(self.program, amount.program) {
-                return Err(crate::error::BuildError::ForeignWire {
-                    node: "a shift amount of another program".into(),
-                }
-                .into());
-            }
+            same_program(self.program, amount.program, "a shift amount")?;
             shift::shift(b, &self.bits, kind, &amount.bits)
         })
     }
@@ -667,12 +655,7 @@ impl<'p> Bool<'p> {
 
     fn gate(&self, g: Gate, rhs: &Bool<'_>) -> Bool<'p> {
         Bool::wrap(self.program, |b| {
-            if !std::ptr::eq(self.program, rhs.program) {
-                return Err(crate::error::BuildError::ForeignWire {
-                    node: "a boolean of another program".into(),
-                }
-                .into());
-            }
+            same_program(self.program, rhs.program, "a boolean")?;
             gates::gate(b, &mut Selectors::for_bits(), g, self.bit(), rhs.bit())
         })
     }
@@ -685,12 +668,7 @@ impl<'p> Bool<'p> {
     ) -> Word<'p, BITS, SIGNED> {
         Word::wrap(self.program, |bld| {
             a.same(b)?;
-            if !std::ptr::eq(self.program, a.program) {
-                return Err(crate::error::BuildError::ForeignWire {
-                    node: "a select of another program".into(),
-                }
-                .into());
-            }
+            same_program(self.program, a.program, "a select")?;
             compare::select(bld, self.bit(), &a.bits, &b.bits)
         })
     }
@@ -712,12 +690,7 @@ macro_rules! word_binop {
             fn $method(self, rhs: &Word<'_, BITS, SIGNED>) -> Word<'p, BITS, SIGNED> {
                 let f: fn(&mut CircuitBuilder, &Bits, &Bits, bool) -> Result<Bits, Error> = $f;
                 Word::wrap(self.program, |b| {
-                    if !std::ptr::eq(self.program, rhs.program) {
-                        return Err(crate::error::BuildError::ForeignWire {
-                            node: "a word of another program".into(),
-                        }
-                        .into());
-                    }
+                    same_program(self.program, rhs.program, "a word")?;
                     f(b, &self.bits, &rhs.bits, SIGNED)
                 })
             }
@@ -842,5 +815,17 @@ impl<'p> Not for &Bool<'p> {
     type Output = Bool<'p>;
     fn not(self) -> Bool<'p> {
         Bool::wrap(self.program, |b| gates::not(b, self.bit()))
+    }
+}
+
+/// Refuses `what` from another program than `this` one.
+fn same_program(this: &Program, other: &Program, what: &str) -> Result<(), Error> {
+    if std::ptr::eq(this, other) {
+        Ok(())
+    } else {
+        Err(crate::error::BuildError::ForeignWire {
+            node: format!("{what} of another program"),
+        }
+        .into())
     }
 }

@@ -28,9 +28,6 @@ pub struct CannonPlan {
     n: usize,
 }
 
-/// One stage of a [`CannonPlan`]: its program.
-pub type CannonStage = CompiledProgram;
-
 /// `0..len` cut into `q` near-equal ranges (some empty when `q > len`).
 fn cuts(len: usize, q: usize) -> Vec<std::ops::Range<usize>> {
     (0..q).map(|i| i * len / q..(i + 1) * len / q).collect()
@@ -86,18 +83,20 @@ impl CannonPlan {
         };
         let one = BigInt::from(1);
         let zero = BigInt::from(0);
-        let mut stages = Vec::with_capacity(q);
-        let mut acc_shapes: Option<Vec<Shape>> = None;
+        let mut stages: Vec<CompiledProgram> = Vec::with_capacity(q);
         for s in 0..q {
             let p = Program::new(params);
             p.set_threads(threads);
-            let shapes;
             {
                 let a: Vec<F::E<'_>> = (0..m * k).map(|_| F::input(&p, element)).collect();
                 let b: Vec<F::E<'_>> = (0..k * n).map(|_| F::input(&p, element)).collect();
-                let acc: Option<Vec<F::E<'_>>> = acc_shapes
-                    .as_ref()
-                    .map(|sh: &Vec<Shape>| sh.iter().map(|&shape| F::input(&p, shape)).collect());
+                // The running sums, shaped as the previous stage returned them.
+                let acc: Option<Vec<F::E<'_>>> = stages.last().map(|prev| {
+                    prev.output_shapes()
+                        .iter()
+                        .map(|&shape| F::input(&p, shape))
+                        .collect()
+                });
                 let mut results = Vec::with_capacity(m * n);
                 for i in 0..m {
                     for j in 0..n {
@@ -111,22 +110,17 @@ impl CannonPlan {
                         results.push(Element::fused_sum(&p, &pairs, &scaled, &zero));
                     }
                 }
-                shapes = results
-                    .iter()
-                    .map(crate::api::Value::shape)
-                    .collect::<Vec<_>>();
                 for r in &results {
                     p.output(r);
                 }
             }
-            acc_shapes = Some(shapes);
             stages.push(p.build()?);
         }
         Ok(CannonPlan { stages, m, k, n })
     }
 
     /// The stage programs, in order.
-    pub fn stages(&self) -> &[CannonStage] {
+    pub fn stages(&self) -> &[CompiledProgram] {
         &self.stages
     }
 

@@ -42,7 +42,7 @@ pub mod io;
 mod linalg;
 mod tensor;
 
-pub use cannon::{CannonPlan, CannonStage, Family, Ints, Words};
+pub use cannon::{CannonPlan, Family, Ints, Words};
 pub use conv::{avg_pool, conv2d, max_pool, relu, ConvOrder, Padding, Weights};
 pub use element::Element;
 pub use linalg::{add, dot, dot_clear, matmul, matmul_clear, mul, scale, sub};
