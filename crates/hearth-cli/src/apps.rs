@@ -26,6 +26,9 @@ pub struct Common {
     /// Worker threads (default: HEARTH_THREADS or all cores).
     #[arg(long, env = "HEARTH_THREADS")]
     threads: Option<usize>,
+    /// Where the circuit runs.
+    #[arg(long, value_enum, default_value = "cpu")]
+    backend: crate::engine::Engine,
     /// Refuse to run when the estimated memory exceeds this many MiB.
     #[arg(long, default_value_t = 16384)]
     memory_limit_mib: u64,
@@ -304,6 +307,16 @@ fn execute(
         .map(|&v| plan.encrypt(&client, v))
         .collect::<Result<_, _>>()?;
     let bar = pbs_bar(st.pbs);
+    if let Some(gpu) = crate::engine::gpu_only(common.backend, &server) {
+        let start = Instant::now();
+        let out = prog.run_encrypted(&gpu, &ins)?;
+        eprintln!(
+            "ran {} PBS on the gpu in {:.1} s",
+            st.pbs,
+            start.elapsed().as_secs_f64()
+        );
+        return out.iter().map(|o| plan.decrypt(&client, o)).collect();
+    }
     let cpu = cpu_with_bar(&server, threads, &bar)?;
     let start = Instant::now();
     let (out, report) = prog.run_encrypted_report(&cpu, &ins)?;

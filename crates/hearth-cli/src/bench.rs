@@ -8,7 +8,9 @@ use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
 use hearth::crypto::bootstrap::{accumulator, dense_slots, PbsScratch};
 use hearth::crypto::noise::{measure, NoiseModel};
 use hearth::testing::circuits::random_circuit;
-use hearth::{CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ParamsId, ServerKey};
+use hearth::{
+    Ciphertext, CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ParamsId, ServerKey,
+};
 use serde_json::json;
 use tfhe::core_crypto::prelude::Fft;
 use tfhe::shortint::parameters::ClassicPBSParameters;
@@ -22,6 +24,9 @@ pub enum Which {
     Pbs {
         #[arg(long, default_value = "DIGITS_128")]
         params: String,
+        /// gpu: throughput of the gpu backend beside the cpu backend's.
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: crate::engine::Engine,
         #[arg(long, env = "HEARTH_THREADS")]
         threads: Option<usize>,
         /// Largest batch (powers of two from 1).
@@ -30,6 +35,22 @@ pub enum Which {
         /// Latency samples per side.
         #[arg(long, default_value_t = 30)]
         samples: usize,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// The gpu backend beside the cpu backend, same keys: decrypted values of
+    /// random circuits and of 32-bit integer operations (each against the
+    /// clear backend and plain Rust), and their times.
+    Backends {
+        #[arg(long, default_value = "DIGITS_128")]
+        params: String,
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+        /// Bootstraps of random circuits, in all (circuits of 2 000).
+        #[arg(long, default_value_t = 10_000)]
+        bootstraps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -131,11 +152,19 @@ pub fn run(which: Which) -> Result<(), Error> {
     match which {
         Which::Pbs {
             params,
+            backend,
             threads,
             max_batch,
             samples,
             json,
-        } => pbs(&params, threads, max_batch, samples.max(3), json),
+        } => pbs(&params, backend, threads, max_batch, samples.max(3), json),
+        Which::Backends {
+            params,
+            threads,
+            bootstraps,
+            seed,
+            json,
+        } => crate::engine::compare(&params, threads, bootstraps, seed, json),
         Which::Engine {
             params,
             threads,
@@ -338,30 +367,43 @@ fn batch_circuit(params: &'static ParameterSet, n: usize) -> Result<hearth::Circ
     Ok(b.build())
 }
 
-/// Throughput (PBS/s) of `n` independent bootstraps on `threads` threads.
-fn throughput(
+/// Throughput (PBS/s) of `n` independent bootstraps on `backend`, every
+/// output checked; the wall time includes moving inputs and outputs.
+fn throughput<B: Backend<Digit = Ciphertext>>(
     client: &ClientKey,
-    server: &ServerKey,
-    threads: usize,
+    backend: &B,
     n: usize,
 ) -> Result<(f64, Duration), Error> {
-    let circuit = batch_circuit(server.params(), n)?;
-    let s = spacing(server.params());
+    let params = client.params();
+    let circuit = batch_circuit(params, n)?;
+    let s = spacing(params);
     let inputs = (0..n)
         .map(|i| client.encrypt(s * (i % 2) as i64))
         .collect::<Result<Vec<_>, _>>()?;
-    let cpu = CpuBackend::new(server, Some(threads))?;
-    let (out, report) = cpu.run(&circuit, &inputs)?;
+    let start = Instant::now();
+    let out = backend.evaluate(&circuit, &inputs)?;
+    let wall = start.elapsed();
     for (i, o) in out.iter().enumerate() {
         if client.decrypt(o)? != (s as u64) * (i % 2) as u64 {
             return Err(Error::Config("bench: a bootstrap decrypted wrongly".into()));
         }
     }
-    Ok((n as f64 / report.wall.as_secs_f64(), report.wall))
+    Ok((n as f64 / wall.as_secs_f64(), wall))
+}
+
+/// [`throughput`] on a fresh cpu backend of `threads` threads.
+fn cpu_throughput(
+    client: &ClientKey,
+    server: &ServerKey,
+    threads: usize,
+    n: usize,
+) -> Result<(f64, Duration), Error> {
+    throughput(client, &CpuBackend::new(server, Some(threads))?, n)
 }
 
 fn pbs(
     name: &str,
+    engine: crate::engine::Engine,
     threads: Option<usize>,
     max_batch: usize,
     samples: usize,
@@ -401,12 +443,23 @@ fn pbs(
         batches.push(n);
         n *= 2;
     }
+    let gpu = crate::engine::gpu_only(engine, &server);
     let bar = steps(batches.len() as u64 + 1);
     let mut rows = Vec::new();
+    if let Some(gpu) = &gpu {
+        throughput(&client, gpu, 1)?; // warm-up: first launches load the kernels
+    }
     for &n in &batches {
         bar.set_message(format!("batch {n} on {threads} threads"));
-        let (pbs_s, wall) = throughput(&client, &server, threads, n)?;
-        rows.push((n, wall, pbs_s));
+        let (pbs_s, wall) = cpu_throughput(&client, &server, threads, n)?;
+        let on_gpu = match &gpu {
+            Some(gpu) => {
+                bar.set_message(format!("batch {n} on the gpu"));
+                Some(throughput(&client, gpu, n)?)
+            }
+            None => None,
+        };
+        rows.push((n, wall, pbs_s, on_gpu));
         bar.inc(1);
     }
     // Speed-up: 1 thread and T threads alternating, median of 3 each, so
@@ -415,8 +468,8 @@ fn pbs(
     bar.set_message(format!("batch {scale_batch}: 1 thread vs {threads}"));
     let (mut ones, mut manys) = (Vec::new(), Vec::new());
     for _ in 0..3 {
-        ones.push(throughput(&client, &server, 1, scale_batch)?.0);
-        manys.push(throughput(&client, &server, threads, scale_batch)?.0);
+        ones.push(cpu_throughput(&client, &server, 1, scale_batch)?.0);
+        manys.push(cpu_throughput(&client, &server, threads, scale_batch)?.0);
     }
     ones.sort_by(f64::total_cmp);
     manys.sort_by(f64::total_cmp);
@@ -443,12 +496,32 @@ fn pbs(
         ms(theirs_source),
         format!("{ratio_source:.3}"),
     ]);
-    let mut thr = Table::new(
-        format!("{}: engine throughput on {threads} threads", params.name),
-        &["batch", "wall (ms)", "PBS/s"],
-    );
-    for (n, wall, p) in &rows {
-        thr.row(vec![n.to_string(), ms(*wall), format!("{p:.1}")]);
+    let mut thr = match gpu {
+        Some(_) => Table::new(
+            format!(
+                "{}: throughput, gpu backend beside the cpu backend on {threads} threads (inputs and outputs moved included)",
+                params.name
+            ),
+            &[
+                "batch",
+                "cpu wall (ms)",
+                "cpu PBS/s",
+                "gpu wall (ms)",
+                "gpu PBS/s",
+                "gpu / cpu",
+            ],
+        ),
+        None => Table::new(
+            format!("{}: engine throughput on {threads} threads", params.name),
+            &["batch", "wall (ms)", "PBS/s"],
+        ),
+    };
+    for (n, wall, p, on_gpu) in &rows {
+        let mut row = vec![n.to_string(), ms(*wall), format!("{p:.1}")];
+        if let Some((gp, gwall)) = on_gpu {
+            row.extend([ms(*gwall), format!("{gp:.1}"), format!("{:.2}", gp / p)]);
+        }
+        thr.row(row);
     }
     let mut scale = Table::new(
         format!(
@@ -477,7 +550,13 @@ fn pbs(
             "tfhe_rs_source_set": theirs_source.as_secs_f64() * 1e3,
             "ratio_source": ratio_source,
         },
-        "throughput": rows.iter().map(|(n, w, p)| json!({"batch": n, "wall_ms": w.as_secs_f64() * 1e3, "pbs_per_s": p})).collect::<Vec<_>>(),
+        "throughput": rows.iter().map(|(n, w, p, g)| json!({
+            "batch": n,
+            "wall_ms": w.as_secs_f64() * 1e3,
+            "pbs_per_s": p,
+            "gpu_wall_ms": g.map(|(_, gw)| gw.as_secs_f64() * 1e3),
+            "gpu_pbs_per_s": g.map(|(gp, _)| gp),
+        })).collect::<Vec<_>>(),
         "scaling": {"batch": scale_batch, "one_thread_pbs_per_s": one, "threads_pbs_per_s": many, "speedup": many / one},
     });
     emit(json.as_deref(), &value, &[lat, thr, scale])

@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 use hearth::api::{Int, Program, U16};
-use hearth::backend::{Backend, ClearBackend, CountBackend, CpuBackend};
+use hearth::backend::{resolve_threads, Backend, ClearBackend, CountBackend};
+
+use crate::engine::{evaluator, Engine};
 use hearth::crypto::keys::signed_digit;
 use hearth::{CircuitBuilder, ClientKey, Error, Lut, ServerKey, Wire, DIGITS_128, GATES_128};
 
@@ -19,7 +21,7 @@ fn product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, Error> {
     Ok(b.sub(qs, qd)?)
 }
 
-pub fn demo(threads: Option<usize>) -> Result<(), Error> {
+pub fn demo(threads: Option<usize>, engine: Engine) -> Result<(), Error> {
     let params = &DIGITS_128;
     println!(
         "hearth demo: {} ({}), budget {} per bootstrap input",
@@ -65,8 +67,10 @@ pub fn demo(threads: Option<usize>) -> Result<(), Error> {
         .iter()
         .map(|&v| client.encrypt(v))
         .collect::<Result<Vec<_>, _>>()?;
-    let cpu = CpuBackend::new(&server, threads)?;
-    let (out, report) = cpu.run(&circuit, &cts)?;
+    let ev = evaluator(engine, &server, threads, None)?;
+    let t = Instant::now();
+    let out = ev.evaluate(&circuit, &cts)?;
+    let wall = t.elapsed();
     let clear_inputs: Vec<u64> = values.iter().map(|&v| v.rem_euclid(32) as u64).collect();
     let expected = ClearBackend.evaluate(&circuit, &clear_inputs)?;
 
@@ -88,15 +92,15 @@ pub fn demo(threads: Option<usize>) -> Result<(), Error> {
         println!("| {name} | {d} | {e} | {p} |");
     }
     println!(
-        "#PBS {}, depth {}, widest level {}, {} thread(s), {:.1} ms",
+        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
         stats.pbs,
         stats.depth,
         stats.max_width(),
-        report.threads,
-        report.wall.as_secs_f64() * 1e3
+        ev.describe(),
+        wall.as_secs_f64() * 1e3
     );
-    ok &= integers(&client, &server, threads)?;
-    ok &= words(threads)?;
+    ok &= integers(&client, &server, threads, engine)?;
+    ok &= words(threads, engine)?;
     if !ok {
         return Err(Error::Config(
             "demo: decrypted results differ from the expected values".into(),
@@ -108,7 +112,12 @@ pub fn demo(threads: Option<usize>) -> Result<(), Error> {
 
 /// Signed-binary integers through the typed API: the maximum of three
 /// encrypted 8-bit values and a weighted sum of them, in one program.
-fn integers(client: &ClientKey, server: &ServerKey, threads: Option<usize>) -> Result<bool, Error> {
+fn integers(
+    client: &ClientKey,
+    server: &ServerKey,
+    threads: Option<usize>,
+    engine: Engine,
+) -> Result<bool, Error> {
     let values = [-87i64, 113, 42];
     let weights = [3i64, -5, 7];
     let p = Program::new(&DIGITS_128);
@@ -124,9 +133,9 @@ fn integers(client: &ClientKey, server: &ServerKey, threads: Option<usize>) -> R
         .iter()
         .map(|&v| client.encrypt_int(v, 8))
         .collect::<Result<Vec<_>, _>>()?;
-    let cpu = CpuBackend::new(server, threads)?;
+    let ev = evaluator(engine, server, threads, None)?;
     let t = Instant::now();
-    let out = prog.run_encrypted(&cpu, &inputs)?;
+    let out = prog.run_encrypted(&ev, &inputs)?;
     let wall = t.elapsed();
     let got = [client.decrypt_i64(&out[0])?, client.decrypt_i64(&out[1])?];
     let want = [
@@ -140,11 +149,11 @@ fn integers(client: &ClientKey, server: &ServerKey, threads: Option<usize>) -> R
     println!("| max(x0, x1, x2) | {} | {} |", got[0], want[0]);
     println!("| 3*x0 - 5*x1 + 7*x2 | {} | {} |", got[1], want[1]);
     println!(
-        "#PBS {}, depth {}, widest level {}, {} thread(s), {:.1} ms",
+        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
         stats.pbs,
         stats.depth,
         stats.max_width(),
-        cpu.threads(),
+        ev.describe(),
         wall.as_secs_f64() * 1e3
     );
     Ok(got == want)
@@ -152,7 +161,7 @@ fn integers(client: &ClientKey, server: &ServerKey, threads: Option<usize>) -> R
 
 /// Fixed-width words on GATES_128: Rust's wrapping semantics on 16-bit
 /// unsigned integers, one program.
-fn words(threads: Option<usize>) -> Result<bool, Error> {
+fn words(threads: Option<usize>, engine: Engine) -> Result<bool, Error> {
     let params = &GATES_128;
     let t = Instant::now();
     let (client, server) = crate::keygen::generate(params);
@@ -165,8 +174,8 @@ fn words(threads: Option<usize>) -> Result<bool, Error> {
     );
     let (x, y) = (51_234u16, 4_321u16);
     let p = Program::new(params);
-    let cpu = CpuBackend::new(&server, threads)?;
-    p.set_threads(cpu.threads());
+    let ev = evaluator(engine, &server, threads, None)?;
+    p.set_threads(resolve_threads(threads)?);
     let a = U16::input(&p);
     let b = U16::input(&p);
     let sum = &a + &b;
@@ -181,7 +190,7 @@ fn words(threads: Option<usize>) -> Result<bool, Error> {
     let stats = CountBackend.stats(prog.circuit());
     let inputs = [client.encrypt_word(x)?, client.encrypt_word(y)?];
     let t = Instant::now();
-    let out = prog.run_encrypted(&cpu, &inputs)?;
+    let out = prog.run_encrypted(&ev, &inputs)?;
     let wall = t.elapsed();
     let got: Vec<u16> = out[..4]
         .iter()
@@ -200,11 +209,11 @@ fn words(threads: Option<usize>) -> Result<bool, Error> {
     }
     println!("| x < y | {got_lt} | {} |", x < y);
     println!(
-        "#PBS {}, depth {}, widest level {}, {} thread(s), {:.1} ms",
+        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
         stats.pbs,
         stats.depth,
         stats.max_width(),
-        cpu.threads(),
+        ev.describe(),
         wall.as_secs_f64() * 1e3
     );
     Ok(got == want && got_lt == (x < y))

@@ -4,6 +4,7 @@ mod apps;
 mod bench;
 mod bits_ops;
 mod demo;
+mod engine;
 mod fuzz;
 mod kernels_bench;
 mod keygen;
@@ -48,6 +49,8 @@ enum Command {
         /// Worker threads (default: HEARTH_THREADS or all cores).
         #[arg(long, env = "HEARTH_THREADS")]
         threads: Option<usize>,
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: engine::Engine,
     },
     /// Applications on real data: encrypt, run with progress, decrypt, compare with the clear model.
     App {
@@ -112,7 +115,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Keygen { params, out } => keygen::keygen(&params, &out),
         Command::Info { file } => keygen::info(&file),
-        Command::Demo { threads } => demo::demo(threads),
+        Command::Demo { threads, backend } => demo::demo(threads, backend),
         Command::Bench { which } => bench::run(which),
         Command::App { which } => apps::run(which),
         Command::Tool {

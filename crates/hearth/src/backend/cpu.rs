@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tfhe::core_crypto::prelude::*;
 
-use super::{check_input_count, Backend};
+use super::Backend;
 use crate::circuit::{Circuit, LinearExpr};
 use crate::crypto::bootstrap::{accumulator, PbsScratch};
 use crate::crypto::keys::{Ciphertext, ServerKey};
@@ -34,11 +34,12 @@ pub struct RunReport {
 
 /// Evaluates circuits with real encryption on `threads` CPU threads.
 pub struct CpuBackend<'k> {
-    key: &'k ServerKey,
-    pool: rayon::ThreadPool,
+    pub(super) key: &'k ServerKey,
+    pub(super) pool: rayon::ThreadPool,
     threads: usize,
-    fft: Fft,
-    scratch: Vec<Mutex<PbsScratch>>,
+    pub(super) fft: Fft,
+    /// One set of buffers per pool thread.
+    pub(super) scratch: Vec<Mutex<PbsScratch>>,
     progress: Option<Box<Progress>>,
 }
 
@@ -100,6 +101,15 @@ impl<'k> CpuBackend<'k> {
         self.threads
     }
 
+    pub fn key(&self) -> &'k ServerKey {
+        self.key
+    }
+
+    /// Checks that a circuit and its inputs belong to this backend's key.
+    pub(super) fn check_run(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<(), Error> {
+        super::check_run(circuit, self.key.data.params, self.key.data.key_id, inputs)
+    }
+
     /// Evaluates `circuit` and reports time and peak memory.
     pub fn run(
         &self,
@@ -107,16 +117,7 @@ impl<'k> CpuBackend<'k> {
         inputs: &[Ciphertext],
     ) -> Result<(Vec<Ciphertext>, RunReport), Error> {
         let start = Instant::now();
-        if circuit.params != self.key.data.params {
-            return Err(Error::ParamsMismatch {
-                expected: self.key.data.params,
-                found: circuit.params,
-            });
-        }
-        check_input_count(circuit, inputs.len())?;
-        for ct in inputs {
-            self.key.check(ct)?;
-        }
+        self.check_run(circuit, inputs)?;
         let run = Run::new(self, circuit, inputs);
         self.pool.scope(|s| {
             for (b, pending) in run.pending.iter().enumerate() {

@@ -5,14 +5,24 @@
 //! | [`ClearBackend`] | `u64` in `Z_{2^pi}` | exact plaintext semantics of the encrypted run |
 //! | [`CountBackend`] | [`Depth`] | evaluates nothing; depth of each value and [`crate::circuit::Stats`] |
 //! | [`CpuBackend`] | [`crate::Ciphertext`] | tfhe-rs key switch + PBS on a thread pool |
+//! | [`Batched`]`<`[`CpuBatch`]`>` | [`crate::Ciphertext`] | the same, a whole level per call (the GPU's schedule, tested in CI) |
+//! | `GpuBackend` (feature `gpu`) | [`crate::Ciphertext`] | tfhe-rs's CUDA key switch + many-LUT PBS, a whole level per launch |
 
+pub mod batch;
 mod clear;
 mod count;
 mod cpu;
+mod cpu_batch;
+#[cfg(feature = "gpu")]
+mod gpu;
 
+pub use batch::{BatchExecutor, Batched, ClearBatch, Plan};
 pub use clear::ClearBackend;
 pub use count::{CountBackend, Depth};
 pub use cpu::{default_threads, resolve_threads, CpuBackend, Progress, RunReport};
+pub use cpu_batch::CpuBatch;
+#[cfg(feature = "gpu")]
+pub use gpu::{gpu_available, GpuBackend, GpuBatch, GpuKey};
 
 use crate::circuit::Circuit;
 use crate::error::Error;
@@ -29,6 +39,26 @@ pub trait Backend {
         circuit: &Circuit,
         inputs: &[Self::Digit],
     ) -> Result<Vec<Self::Digit>, Error>;
+}
+
+/// Checks that `circuit` is for `params` and that its inputs are as many
+/// as it takes, each made under `params` and `key_id`.
+pub(crate) fn check_run(
+    circuit: &Circuit,
+    params: crate::ParamsId,
+    key_id: crate::KeyId,
+    inputs: &[crate::Ciphertext],
+) -> Result<(), Error> {
+    if circuit.params != params {
+        return Err(Error::ParamsMismatch {
+            expected: params,
+            found: circuit.params,
+        });
+    }
+    check_input_count(circuit, inputs.len())?;
+    inputs
+        .iter()
+        .try_for_each(|ct| ct.check_owner(params, key_id))
 }
 
 fn check_input_count(circuit: &Circuit, found: usize) -> Result<(), Error> {

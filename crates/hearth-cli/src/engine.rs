@@ -1,0 +1,259 @@
+//! `--backend cpu|gpu`: the encrypted evaluator a command runs on.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
+use hearth::crypto::keys::signed_digit;
+use hearth::testing::circuits::random_circuit;
+use hearth::{Ciphertext, Circuit, ClientKey, Error, ParameterSet, Program, ServerKey};
+use indicatif::ProgressBar;
+use serde_json::json;
+
+use crate::keygen::generate;
+use crate::report::{emit, Table};
+
+/// Where encrypted circuits run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// tfhe-rs's CPU bootstrap on a thread pool.
+    #[default]
+    Cpu,
+    /// tfhe-rs's CUDA bootstrap, a level per launch (builds with the `gpu`
+    /// feature; falls back to cpu, saying so, where no GPU can be used).
+    Gpu,
+}
+
+/// An encrypted evaluator chosen by [`Engine`].
+pub enum Evaluator<'k> {
+    Cpu(CpuBackend<'k>),
+    #[cfg(feature = "gpu")]
+    Gpu(hearth::backend::GpuBackend),
+}
+
+impl Evaluator<'_> {
+    /// What runs, in words (for tables and logs).
+    pub fn describe(&self) -> String {
+        match self {
+            Evaluator::Cpu(cpu) => format!("cpu, {} threads", cpu.threads()),
+            #[cfg(feature = "gpu")]
+            Evaluator::Gpu(_) => "gpu".into(),
+        }
+    }
+}
+
+impl Backend for Evaluator<'_> {
+    type Digit = Ciphertext;
+
+    fn evaluate(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<Vec<Ciphertext>, Error> {
+        match self {
+            Evaluator::Cpu(cpu) => cpu.evaluate(circuit, inputs),
+            #[cfg(feature = "gpu")]
+            Evaluator::Gpu(gpu) => gpu.evaluate(circuit, inputs),
+        }
+    }
+}
+
+/// The evaluator `engine` names for `server`'s ciphertexts; `gpu` without a
+/// usable GPU (or in a build without the feature) says why on stderr and
+/// runs on the cpu backend. `bar`, if given, advances with the bootstraps.
+pub fn evaluator<'k>(
+    engine: Engine,
+    server: &'k ServerKey,
+    threads: Option<usize>,
+    bar: Option<&ProgressBar>,
+) -> Result<Evaluator<'k>, Error> {
+    if engine == Engine::Gpu {
+        match gpu(server, bar) {
+            Ok(ev) => return Ok(ev),
+            Err(why) => eprintln!("hearth: --backend gpu: {why}; running on the cpu backend"),
+        }
+    }
+    let cpu = CpuBackend::new(server, threads)?;
+    Ok(Evaluator::Cpu(match bar {
+        Some(bar) => {
+            let bar = bar.clone();
+            cpu.with_progress(move |done, _| bar.set_position(done as u64))
+        }
+        None => cpu,
+    }))
+}
+
+/// The gpu backend, if `engine` names it and one can be used (else says
+/// why on stderr).
+pub fn gpu_only(engine: Engine, server: &ServerKey) -> Option<Evaluator<'_>> {
+    if engine != Engine::Gpu {
+        return None;
+    }
+    gpu(server, None)
+        .map_err(|why| eprintln!("hearth: --backend gpu: {why}; cpu only"))
+        .ok()
+}
+
+#[cfg(feature = "gpu")]
+fn gpu<'k>(server: &'k ServerKey, bar: Option<&ProgressBar>) -> Result<Evaluator<'k>, String> {
+    if !hearth::backend::gpu_available() {
+        return Err("no usable CUDA device (no GPU, or no driver)".into());
+    }
+    let gpu = hearth::backend::GpuBackend::for_key(server).map_err(|e| e.to_string())?;
+    Ok(Evaluator::Gpu(match bar {
+        Some(bar) => {
+            let bar = bar.clone();
+            gpu.with_progress(move |done, _| bar.set_position(done as u64))
+        }
+        None => gpu,
+    }))
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu<'k>(_: &'k ServerKey, _: Option<&ProgressBar>) -> Result<Evaluator<'k>, String> {
+    Err("this build has no GPU backend (build it with scripts/gpu-build.sh)".into())
+}
+
+/// Outputs of `circuit` on `backend`, decrypted, and the run's time.
+fn timed<B: Backend<Digit = Ciphertext>>(
+    backend: &B,
+    client: &ClientKey,
+    circuit: &Circuit,
+    inputs: &[Ciphertext],
+) -> Result<(Vec<u64>, Duration), Error> {
+    let t = Instant::now();
+    let out = backend.evaluate(circuit, inputs)?;
+    let wall = t.elapsed();
+    let dec = out
+        .iter()
+        .map(|c| client.decrypt(c))
+        .collect::<Result<_, _>>()?;
+    Ok((dec, wall))
+}
+
+/// `hearth bench backends`: the gpu backend (or, without one, the cpu
+/// backend again) beside the cpu backend on the same keys and ciphertexts.
+pub fn compare(
+    name: &str,
+    threads: Option<usize>,
+    bootstraps: usize,
+    seed: u64,
+    json: Option<PathBuf>,
+) -> Result<(), Error> {
+    let params = ParameterSet::for_front_end(name)?;
+    let threads = resolve_threads(threads)?;
+    let (client, server) = generate(params);
+    let cpu = CpuBackend::new(&server, Some(threads))?;
+    let other = evaluator(Engine::Gpu, &server, Some(threads), None)?;
+    let mut t = Table::new(
+        format!(
+            "{}: {} beside cpu ({threads} threads), same keys and ciphertexts",
+            params.name,
+            other.describe()
+        ),
+        &[
+            "circuit",
+            "#PBS",
+            "depth",
+            "cpu (s)",
+            "other (s)",
+            "cpu / other",
+            "wrong (cpu / other)",
+        ],
+    );
+    let mut rows = Vec::new();
+    let mut wrong_total = 0;
+    let mut record = |label: String,
+                      circuit: &Circuit,
+                      inputs: &[Ciphertext],
+                      want: &[u64]|
+     -> Result<(), Error> {
+        let (a, ta) = timed(&cpu, &client, circuit, inputs)?;
+        let (b, tb) = timed(&other, &client, circuit, inputs)?;
+        let wa = a.iter().zip(want).filter(|(x, y)| x != y).count();
+        let wb = b.iter().zip(want).filter(|(x, y)| x != y).count();
+        wrong_total += wa + wb;
+        let st = circuit.stats();
+        t.row(vec![
+            label.clone(),
+            st.pbs.to_string(),
+            st.depth.to_string(),
+            format!("{:.3}", ta.as_secs_f64()),
+            format!("{:.3}", tb.as_secs_f64()),
+            format!("{:.2}", ta.as_secs_f64() / tb.as_secs_f64()),
+            format!("{wa} / {wb}"),
+        ]);
+        rows.push(json!({
+            "circuit": label, "pbs": st.pbs, "depth": st.depth,
+            "cpu_s": ta.as_secs_f64(), "other_s": tb.as_secs_f64(),
+            "wrong_cpu": wa, "wrong_other": wb,
+        }));
+        Ok(())
+    };
+    // Random circuits of uneven level widths, 2 000 bootstraps each.
+    let mut done = 0;
+    let mut k = 0;
+    while done < bootstraps {
+        let size = (bootstraps - done).min(2000);
+        let rc = random_circuit(params, seed + k, 16, size, 8)?;
+        let inputs = rc
+            .inputs
+            .iter()
+            .map(|&v| client.encrypt(v as i64))
+            .collect::<Result<Vec<_>, _>>()?;
+        let want = ClearBackend.evaluate(&rc.circuit, &rc.inputs)?;
+        record(
+            format!("random, seed {}", seed + k),
+            &rc.circuit,
+            &inputs,
+            &want,
+        )?;
+        done += size;
+        k += 1;
+    }
+    // 32-bit integer operations (digits family sets only).
+    let (x, y) = (1_234_567_891i64, -987_654_321i64);
+    for (label, want) in [
+        ("add, 32 bits", x as i128 + y as i128),
+        ("mul, 32 bits", x as i128 * y as i128),
+        ("max, 32 bits", x.max(y) as i128),
+    ] {
+        let p = Program::new(params);
+        p.set_threads(threads);
+        let (a, b) = (p.input(32), p.input(32));
+        let r = match label {
+            "add, 32 bits" => &a + &b,
+            "mul, 32 bits" => &a * &b,
+            _ => a.max(&b),
+        };
+        p.output(&r);
+        let prog = match p.build() {
+            Ok(prog) => prog,
+            Err(Error::UnsupportedParams { .. }) => break,
+            Err(e) => return Err(e),
+        };
+        let ins: Vec<Ciphertext> = [client.encrypt_int(x, 32)?, client.encrypt_int(y, 32)?]
+            .iter()
+            .flat_map(|e| e.ciphertexts().to_vec())
+            .collect();
+        let clear_in: Vec<u64> = ins
+            .iter()
+            .map(|c| client.decrypt(c))
+            .collect::<Result<_, _>>()?;
+        let digits = ClearBackend.evaluate(prog.circuit(), &clear_in)?;
+        let value: i128 = digits
+            .iter()
+            .rev()
+            .fold(0, |acc, &d| 2 * acc + signed_digit(params, d) as i128);
+        if value != want {
+            return Err(Error::Config(format!(
+                "{label}: clear backend gives {value}, Rust {want}"
+            )));
+        }
+        record(label.to_string(), prog.circuit(), &ins, &digits)?;
+    }
+    let value = json!({"bench": "backends", "params": params.name, "threads": threads, "other": other.describe(), "rows": rows});
+    emit(json.as_deref(), &value, &[t])?;
+    if wrong_total > 0 {
+        return Err(Error::Config(format!(
+            "{wrong_total} outputs differ from the clear backend"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds `hearth` with the `gpu` feature (tfhe-rs's CUDA backend) on a
+# machine without a GPU, and gathers what a GPU machine needs to run it into
+# one folder to carry there:
+#
+#   dist/gpu/hearth        the binary
+#   dist/gpu/lib/          libcudart (CUDA 13.0) and libgomp, which it loads
+#   dist/gpu/hearth-gpu    runs the binary with those libraries
+#
+# Usage: scripts/gpu-build.sh [SM]     SM: compute capability, default 90 (H100)
+#
+# The CUDA 13.0 compiler comes from PyPI (nvidia-cuda-nvcc and friends, into
+# .gpu-tools/, ignored by git), cmake from Debian. 13.0 matches the GPU
+# machine's driver (580, CUDA 13.0): code from a newer CUDA would be refused.
+#
+# Without a GPU at build time tfhe-rs's CMake would compile for sm_70 (which
+# CUDA 13 no longer supports) and leave out its Hopper bootstrap kernels
+# (thread-block clusters, `CUDA_ARCH >= 900`). Two shims make it build
+# native code for SM instead: a wrapper around nvcc (nvcc-no-gpu.sh) answers
+# tfhe-rs's GPU probe and turns `-arch=native` into `-arch=sm_SM`, and a
+# CMake toolchain file names SM as the native architecture.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+sm=${1:-90}
+tools=$root/.gpu-tools
+cuda=$tools/cuda
+
+if [ ! -x "$cuda/bin/nvcc.real" ]; then
+    command -v cmake >/dev/null || { apt-get update && apt-get install -y cmake; }
+    python3 -m pip install -q --no-deps --target "$tools/py" \
+        nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 \
+        nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85
+    rm -rf "$cuda"
+    cp -r "$tools/py/nvidia/cu13" "$cuda"
+    ln -sfn lib "$cuda/lib64"
+    ln -sf libcudart.so.13 "$cuda/lib/libcudart.so"
+    mv "$cuda/bin/nvcc" "$cuda/bin/nvcc.real"
+fi
+cp "$root/scripts/nvcc-no-gpu.sh" "$cuda/bin/nvcc"
+chmod +x "$cuda/bin/nvcc"
+# CMake's own GPU query finds none here: name the architecture it would find.
+echo "set(CMAKE_CUDA_ARCHITECTURES_NATIVE \"$sm-real\")" >"$tools/toolchain.cmake"
+
+export HEARTH_GPU_SM=$sm
+export CUDA_PATH=$cuda CUDA_HOME=$cuda CUDACXX=$cuda/bin/nvcc
+export PATH=$cuda/bin:$PATH
+export LIBRARY_PATH=$cuda/lib${LIBRARY_PATH:+:$LIBRARY_PATH}
+export CMAKE_TOOLCHAIN_FILE=$tools/toolchain.cmake
+
+cd "$root"
+cargo build --release -p hearth-cli --features gpu --target-dir target/gpu
+
+dist=$root/dist/gpu
+rm -rf "$dist"
+mkdir -p "$dist/lib"
+cp target/gpu/release/hearth "$dist/"
+cp "$cuda/lib/libcudart.so.13" "$dist/lib/"
+cp "$(gcc -print-file-name=libgomp.so.1)" "$dist/lib/"
+cat >"$dist/hearth-gpu" <<'EOF'
+#!/bin/sh
+# hearth built with the gpu feature, with the libraries it was built against.
+here=$(cd "$(dirname "$0")" && pwd)
+LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/hearth" "$@"
+EOF
+chmod +x "$dist/hearth-gpu"
+du -sh "$dist"
