@@ -4,7 +4,8 @@
 # one folder to carry there:
 #
 #   dist/gpu/hearth        the binary
-#   dist/gpu/lib/          libcudart (CUDA 13.0) and libgomp, which it loads
+#   dist/gpu/lib/          libcudart (CUDA 13.0) and libgomp (the binary links
+#                          the CUDA runtime statically; kept for builds that don't)
 #   dist/gpu/hearth-gpu    runs the binary with those libraries
 #
 # Usage: scripts/gpu-build.sh [SM]     SM: compute capability, default 90 (H100)

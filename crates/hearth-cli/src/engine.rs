@@ -28,7 +28,7 @@ pub enum Engine {
 pub enum Evaluator<'k> {
     Cpu(CpuBackend<'k>),
     #[cfg(feature = "gpu")]
-    Gpu(hearth::backend::GpuBackend),
+    Gpu(Box<hearth::backend::GpuBackend>),
 }
 
 impl Evaluator<'_> {
@@ -96,13 +96,13 @@ fn gpu<'k>(server: &'k ServerKey, bar: Option<&ProgressBar>) -> Result<Evaluator
         return Err("no usable CUDA device (no GPU, or no driver)".into());
     }
     let gpu = hearth::backend::GpuBackend::for_key(server).map_err(|e| e.to_string())?;
-    Ok(Evaluator::Gpu(match bar {
+    Ok(Evaluator::Gpu(Box::new(match bar {
         Some(bar) => {
             let bar = bar.clone();
             gpu.with_progress(move |done, _| bar.set_position(done as u64))
         }
         None => gpu,
-    }))
+    })))
 }
 
 #[cfg(not(feature = "gpu"))]

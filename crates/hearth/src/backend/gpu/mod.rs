@@ -198,8 +198,8 @@ struct RunBuffers {
     pbs: *mut i8,
     /// Per-launch uploads, freed when the run ends (freeing device memory
     /// would wait for the device, and launches are queued without waiting).
-    rows: Vec<(CudaVec<u32>, CudaVec<u32>, CudaVec<u64>, CudaVec<u64>)>,
-    tables: Vec<CudaVec<u64>>,
+    kept_u32: Vec<CudaVec<u32>>,
+    kept_u64: Vec<CudaVec<u64>>,
     host: Vec<Vec<u64>>,
 }
 
@@ -245,7 +245,8 @@ impl GpuBatch {
                 self.key.params().delta(),
             )
         };
-        run.rows.push((start, slot, weight, constant));
+        run.kept_u32.extend([start, slot]);
+        run.kept_u64.extend([weight, constant]);
         if code != 0 {
             return Err(cuda_error(code, "combining bootstrap inputs"));
         }
@@ -305,7 +306,7 @@ impl GpuBatch {
                 (launch.stride * box_size) as u32,
             );
         }
-        run.tables.push(tables);
+        run.kept_u64.push(tables);
         Ok(())
     }
 
@@ -400,8 +401,8 @@ impl BatchExecutor for GpuBatch {
             identity,
             accumulators,
             pbs,
-            rows: Vec::new(),
-            tables: Vec::new(),
+            kept_u32: Vec::new(),
+            kept_u64: Vec::new(),
             host: Vec::new(),
         });
         Ok(())
