@@ -67,7 +67,7 @@ pub fn demo(threads: Option<usize>, engine: Engine) -> Result<(), Error> {
         .iter()
         .map(|&v| client.encrypt(v))
         .collect::<Result<Vec<_>, _>>()?;
-    let ev = evaluator(engine, &server, threads, None)?;
+    let ev = evaluator(engine, &server, threads)?;
     let t = Instant::now();
     let out = ev.evaluate(&circuit, &cts)?;
     let wall = t.elapsed();
@@ -133,7 +133,7 @@ fn integers(
         .iter()
         .map(|&v| client.encrypt_int(v, 8))
         .collect::<Result<Vec<_>, _>>()?;
-    let ev = evaluator(engine, server, threads, None)?;
+    let ev = evaluator(engine, server, threads)?;
     let t = Instant::now();
     let out = prog.run_encrypted(&ev, &inputs)?;
     let wall = t.elapsed();
@@ -174,7 +174,7 @@ fn words(threads: Option<usize>, engine: Engine) -> Result<bool, Error> {
     );
     let (x, y) = (51_234u16, 4_321u16);
     let p = Program::new(params);
-    let ev = evaluator(engine, &server, threads, None)?;
+    let ev = evaluator(engine, &server, threads)?;
     p.set_threads(resolve_threads(threads)?);
     let a = U16::input(&p);
     let b = U16::input(&p);

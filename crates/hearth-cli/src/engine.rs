@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
 use hearth::crypto::keys::signed_digit;
 use hearth::testing::circuits::random_circuit;
-use hearth::{Ciphertext, Circuit, ClientKey, Error, ParameterSet, Program, ServerKey};
-use indicatif::ProgressBar;
+use hearth::{Ciphertext, Circuit, ClientKey, Error, Int, ParameterSet, Program, ServerKey};
 use serde_json::json;
 
 use crate::keygen::generate;
@@ -56,27 +55,19 @@ impl Backend for Evaluator<'_> {
 
 /// The evaluator `engine` names for `server`'s ciphertexts; `gpu` without a
 /// usable GPU (or in a build without the feature) says why on stderr and
-/// runs on the cpu backend. `bar`, if given, advances with the bootstraps.
+/// runs on the cpu backend.
 pub fn evaluator<'k>(
     engine: Engine,
     server: &'k ServerKey,
     threads: Option<usize>,
-    bar: Option<&ProgressBar>,
 ) -> Result<Evaluator<'k>, Error> {
     if engine == Engine::Gpu {
-        match gpu(server, bar) {
+        match gpu(server) {
             Ok(ev) => return Ok(ev),
             Err(why) => eprintln!("hearth: --backend gpu: {why}; running on the cpu backend"),
         }
     }
-    let cpu = CpuBackend::new(server, threads)?;
-    Ok(Evaluator::Cpu(match bar {
-        Some(bar) => {
-            let bar = bar.clone();
-            cpu.with_progress(move |done, _| bar.set_position(done as u64))
-        }
-        None => cpu,
-    }))
+    Ok(Evaluator::Cpu(CpuBackend::new(server, threads)?))
 }
 
 /// The gpu backend, if `engine` names it and one can be used (else says
@@ -85,28 +76,22 @@ pub fn gpu_only(engine: Engine, server: &ServerKey) -> Option<Evaluator<'_>> {
     if engine != Engine::Gpu {
         return None;
     }
-    gpu(server, None)
+    gpu(server)
         .map_err(|why| eprintln!("hearth: --backend gpu: {why}; cpu only"))
         .ok()
 }
 
 #[cfg(feature = "gpu")]
-fn gpu<'k>(server: &'k ServerKey, bar: Option<&ProgressBar>) -> Result<Evaluator<'k>, String> {
+fn gpu(server: &ServerKey) -> Result<Evaluator<'_>, String> {
     if !hearth::backend::gpu_available() {
         return Err("no usable CUDA device (no GPU, or no driver)".into());
     }
     let gpu = hearth::backend::GpuBackend::for_key(server).map_err(|e| e.to_string())?;
-    Ok(Evaluator::Gpu(Box::new(match bar {
-        Some(bar) => {
-            let bar = bar.clone();
-            gpu.with_progress(move |done, _| bar.set_position(done as u64))
-        }
-        None => gpu,
-    })))
+    Ok(Evaluator::Gpu(Box::new(gpu)))
 }
 
 #[cfg(not(feature = "gpu"))]
-fn gpu<'k>(_: &'k ServerKey, _: Option<&ProgressBar>) -> Result<Evaluator<'k>, String> {
+fn gpu(_: &ServerKey) -> Result<Evaluator<'_>, String> {
     Err("this build has no GPU backend (build it with scripts/gpu-build.sh)".into())
 }
 
@@ -140,7 +125,7 @@ pub fn compare(
     let threads = resolve_threads(threads)?;
     let (client, server) = generate(params);
     let cpu = CpuBackend::new(&server, Some(threads))?;
-    let other = evaluator(Engine::Gpu, &server, Some(threads), None)?;
+    let other = evaluator(Engine::Gpu, &server, Some(threads))?;
     let mut t = Table::new(
         format!(
             "{}: {} beside cpu ({threads} threads), same keys and ciphertexts",
@@ -209,20 +194,17 @@ pub fn compare(
     }
     // 32-bit integer operations (digits family sets only).
     let (x, y) = (1_234_567_891i64, -987_654_321i64);
-    for (label, want) in [
-        ("add, 32 bits", x as i128 + y as i128),
-        ("mul, 32 bits", x as i128 * y as i128),
-        ("max, 32 bits", x.max(y) as i128),
-    ] {
+    type Op = for<'p> fn(&Int<'p>, &Int<'p>) -> Int<'p>;
+    let ops: [(&str, i128, Op); 3] = [
+        ("add, 32 bits", x as i128 + y as i128, |a, b| a + b),
+        ("mul, 32 bits", x as i128 * y as i128, |a, b| a * b),
+        ("max, 32 bits", x.max(y) as i128, |a, b| a.max(b)),
+    ];
+    for (label, want, op) in ops {
         let p = Program::new(params);
         p.set_threads(threads);
         let (a, b) = (p.input(32), p.input(32));
-        let r = match label {
-            "add, 32 bits" => &a + &b,
-            "mul, 32 bits" => &a * &b,
-            _ => a.max(&b),
-        };
-        p.output(&r);
+        p.output(&op(&a, &b));
         let prog = match p.build() {
             Ok(prog) => prog,
             Err(Error::UnsupportedParams { .. }) => break,

@@ -243,19 +243,13 @@ impl<'a> Run<'a> {
     fn combine_into(&self, expr: &LinearExpr, out: &mut [u64], release: bool) {
         out.fill(0);
         for &(f, w) in &expr.terms {
-            let src = self.value(f);
-            let w = w as u64;
-            for (o, &s) in out.iter_mut().zip(src.as_ref().as_ref()) {
-                *o = o.wrapping_add(s.wrapping_mul(w));
-            }
+            super::add_scaled(out, self.value(f).as_ref().as_ref(), w as u64);
             if release && self.uses[f as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
                 *self.slots[f as usize].lock().unwrap() = None;
                 self.live.fetch_sub(1, Ordering::Relaxed);
             }
         }
-        let delta = self.backend.key.params().delta();
-        let body = out.last_mut().expect("LWE has a body");
-        *body = body.wrapping_add(expr.constant.wrapping_mul(delta));
+        super::add_constant(out, expr.constant, self.backend.key.params().delta());
     }
 
     fn combine(&self, expr: &LinearExpr) -> LweCiphertextOwned<u64> {

@@ -41,12 +41,9 @@ impl<'k> CpuBatch<'k> {
         out.fill(0);
         for (slot, w) in rows.terms(r) {
             let src = &self.store[slot as usize * size..(slot as usize + 1) * size];
-            for (o, &s) in out.iter_mut().zip(src) {
-                *o = o.wrapping_add(s.wrapping_mul(w));
-            }
+            super::add_scaled(out, src, w);
         }
-        let delta = self.cpu.key.params().delta();
-        out[size - 1] = out[size - 1].wrapping_add(rows.constant[r].wrapping_mul(delta));
+        super::add_constant(out, rows.constant[r], self.cpu.key.params().delta());
     }
 }
 

@@ -41,6 +41,20 @@ pub trait Backend {
     ) -> Result<Vec<Self::Digit>, Error>;
 }
 
+/// `out += w * src` on LWE ciphertexts (wrapping): one term of a linear
+/// combination, as every encrypted backend computes it.
+pub(crate) fn add_scaled(out: &mut [u64], src: &[u64], w: u64) {
+    for (o, &s) in out.iter_mut().zip(src) {
+        *o = o.wrapping_add(s.wrapping_mul(w));
+    }
+}
+
+/// Adds the clear `constant` (digit units) to the body of `out`.
+pub(crate) fn add_constant(out: &mut [u64], constant: u64, delta: u64) {
+    let body = out.last_mut().expect("LWE has a body");
+    *body = body.wrapping_add(constant.wrapping_mul(delta));
+}
+
 /// Checks that `circuit` is for `params` and that its inputs are as many
 /// as it takes, each made under `params` and `key_id`.
 pub(crate) fn check_run(
