@@ -529,3 +529,91 @@ fn operations_at_256_digits() {
         }
     }
 }
+
+/// Conversion and wrapping when the builder knows more about the digits:
+/// bits already (low digits in [0, 1], top in [-1, 0], as `wrap` leaves
+/// them), some digits known non-negative, clear constants among them, and
+/// every target width below, at and above the length.
+#[test]
+fn to_bits_and_wrap_use_tracked_ranges() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(29);
+    // Per digit: 0 = any, 1 = in [0, 1], 2 = in [-1, 0], 3 = clear constant.
+    let kinds_of = |rng: &mut rand::rngs::StdRng, n: usize, style: usize| -> Vec<usize> {
+        (0..n)
+            .map(|i| match style {
+                0 if i + 1 == n => 2,
+                0 => 1,
+                1 => rng.gen_range(0..4),
+                _ => [0, 1, 1, 1, 3][rng.gen_range(0..5)],
+            })
+            .collect()
+    };
+    for n in (1..=9).chain([16, 17, 32, 33]) {
+        for style in 0..3 {
+            let kinds = kinds_of(&mut rng, n, style);
+            let consts: Vec<i64> = (0..n).map(|_| rng.gen_range(-1..=1)).collect();
+            let mut b = CircuitBuilder::new(&P);
+            let mut wires = Vec::new();
+            for (i, &k) in kinds.iter().enumerate() {
+                wires.push(match k {
+                    0 => b.input(-1, 1).unwrap(),
+                    1 => b.input(0, 1).unwrap(),
+                    2 => b.input(-1, 0).unwrap(),
+                    _ => b.constant(consts[i]),
+                });
+            }
+            let x = Digits::from_wires(&b, wires).unwrap();
+            let bits = digits::to_bits(&mut b, &x).unwrap();
+            for &w in &bits {
+                b.output(w).unwrap();
+            }
+            let widths = [1, n.saturating_sub(1).max(1), n, n + 3];
+            for &m in &widths {
+                digits::wrap(&mut b, &x, m).unwrap().output(&mut b).unwrap();
+            }
+            let c = b.build();
+            for _ in 0..300 {
+                let d: Vec<i64> = kinds
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &k)| match k {
+                        0 => rng.gen_range(-1..=1),
+                        1 => rng.gen_range(0..=1),
+                        2 => rng.gen_range(-1..=0),
+                        _ => consts[i],
+                    })
+                    .collect();
+                let inputs: Vec<u64> = kinds
+                    .iter()
+                    .zip(&d)
+                    .filter(|(&k, _)| k != 3)
+                    .map(|(_, &v)| v.rem_euclid(32) as u64)
+                    .collect();
+                let out = signed_out(&c, &inputs);
+                let v = value_of(&d);
+                let modulus = BigInt::from(1) << (n + 1);
+                let want = ((&v % &modulus) + &modulus) % &modulus;
+                let got = out[..n + 1].iter().rev().fold(BigInt::from(0), |a, &bit| {
+                    assert!(bit == 0 || bit == 1, "{kinds:?} {d:?}");
+                    (a << 1) + bit
+                });
+                assert_eq!(got, want, "to_bits, kinds {kinds:?}, digits {d:?}");
+                let mut at = n + 1;
+                for &m in &widths {
+                    let w = &out[at..at + m];
+                    at += m;
+                    let half = BigInt::from(1) << (m - 1);
+                    let full = BigInt::from(1) << m;
+                    let want = ((&v + &half) % &full + &full) % &full - &half;
+                    assert!(w[..m - 1].iter().all(|&t| t == 0 || t == 1));
+                    assert!(w[m - 1] == 0 || w[m - 1] == -1);
+                    assert_eq!(
+                        value_of(w),
+                        want,
+                        "wrap to {m}, kinds {kinds:?}, digits {d:?}"
+                    );
+                }
+            }
+        }
+    }
+}

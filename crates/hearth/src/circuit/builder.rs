@@ -349,9 +349,10 @@ impl CircuitBuilder {
     }
 
     /// One blind rotation evaluating several tables on `a` (many-LUT): table
-    /// `j` is read at the selector plus `j * span` (number of values times
-    /// step where that fits, else the length of the selector's arc), so it
-    /// needs `luts.len() * span <= 2^(pi-1)`. The noise budget that applies
+    /// `j` is read at the selector plus `j * span`: the number of values
+    /// times the step where that fits; else 1 (interleaved) when the step is
+    /// at least the number of tables; else the length of the selector's arc.
+    /// All reads must fit in `2^(pi-1)` consecutive positions. The noise budget that applies
     /// depends on how far apart the selector's values with different
     /// outputs are (see [`super::table`]).
     pub fn bootstrap_many(&mut self, a: Wire, luts: &[&Lut]) -> Result<Vec<Wire>, BuildError> {
@@ -392,10 +393,14 @@ impl CircuitBuilder {
         // the step keeps every read on the selector's spacing (and margin);
         // the arc's length is the tightest packing.
         let spaced = d.range.count(m) * d.range.step as u64;
+        let arc = (d.range.hi - d.range.lo) as u64;
         let span = match luts.len() {
             1 => 0,
             n if n as u64 * spaced <= m / 2 => spaced,
-            _ => (d.range.hi - d.range.lo + 1) as u64,
+            // Interleaved: a selector on every `step`-th value leaves room
+            // between its values for up to `step` tables, one unit apart.
+            n if d.range.step as u64 >= n as u64 && arc + n as u64 <= m / 2 => 1,
+            _ => arc + 1,
         };
         let too_wide = |node: String| BuildError::ManyLutTooWide {
             node,
