@@ -617,3 +617,74 @@ fn to_bits_and_wrap_use_tracked_ranges() {
         }
     }
 }
+
+/// `mul_wrapping` against `x * y` wrapped to `n` bits: every digit string
+/// of up to 3 digits at every width up to 8, random operands of unequal
+/// lengths at widths below, at and above them, and operands that are bits
+/// already (outputs of `wrap`).
+#[test]
+fn mul_wrapping_matches_wrapped_products() {
+    let wrapped = |v: &BigInt, n: usize| {
+        let full = BigInt::from(1) << n;
+        let half = BigInt::from(1) << (n - 1);
+        ((v + &half) % &full + &full) % &full - half
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(31);
+    let mut shapes: Vec<(usize, usize, usize, bool)> = Vec::new();
+    for lx in 1..=3 {
+        for ly in 1..=3 {
+            for n in 1..=8 {
+                shapes.push((lx, ly, n, false));
+            }
+        }
+    }
+    for (lx, ly) in [(8, 8), (16, 16), (32, 32), (20, 9), (5, 33), (64, 64)] {
+        for n in [lx.min(ly), lx.max(ly), lx + 3, (lx / 2).max(1)] {
+            shapes.push((lx, ly, n, false));
+            shapes.push((lx, ly, n, true));
+        }
+    }
+    for (lx, ly, n, pre_wrapped) in shapes {
+        let mut b = CircuitBuilder::new(&P);
+        let mut x = Digits::input(&mut b, lx).unwrap();
+        let mut y = Digits::input(&mut b, ly).unwrap();
+        if pre_wrapped {
+            x = digits::wrap(&mut b, &x, lx).unwrap();
+            y = digits::wrap(&mut b, &y, ly).unwrap();
+        }
+        digits::mul_wrapping(&mut b, &x, &y, n)
+            .unwrap()
+            .output(&mut b)
+            .unwrap();
+        let c = b.build();
+        let exhaustive = lx + ly <= 6;
+        let cases: Vec<(Vec<i64>, Vec<i64>)> = if exhaustive {
+            all_strings(lx)
+                .into_iter()
+                .flat_map(|dx| all_strings(ly).into_iter().map(move |dy| (dx.clone(), dy)))
+                .collect()
+        } else {
+            (0..100)
+                .map(|_| (random_digits(&mut rng, lx), random_digits(&mut rng, ly)))
+                .collect()
+        };
+        for (dx, dy) in cases {
+            let mut inputs = residues(&dx);
+            inputs.extend(residues(&dy));
+            let (vx, vy) = (value_of(&dx), value_of(&dy));
+            let (vx, vy) = if pre_wrapped {
+                (wrapped(&vx, lx), wrapped(&vy, ly))
+            } else {
+                (vx, vy)
+            };
+            let out = signed_out(&c, &inputs);
+            assert_eq!(out.len(), n);
+            assert!(out[..n - 1].iter().all(|&t| t == 0 || t == 1));
+            assert_eq!(
+                value_of(&out),
+                wrapped(&(&vx * &vy), n),
+                "{lx}x{ly} digits to {n} bits, wrapped first {pre_wrapped}: {dx:?} {dy:?}"
+            );
+        }
+    }
+}

@@ -404,8 +404,15 @@ impl Network<'_> {
 /// digits (bits, the top one negated). Digits from position `n` on are
 /// multiples of `2^n` and are dropped; the rest go through [`to_bits`].
 pub fn wrap(b: &mut CircuitBuilder, x: &Digits, n: usize) -> Result<Digits, Error> {
+    let bits = low_bits(b, x, n)?;
+    from_bits(b, &bits)
+}
+
+/// The low `n` two's-complement bits of `x` (sign-extended when `x` is
+/// shorter), as wires in {0, 1}.
+pub(crate) fn low_bits(b: &mut CircuitBuilder, x: &Digits, n: usize) -> Result<Vec<Wire>, Error> {
     if n == 0 {
-        return Ok(Digits::default());
+        return Ok(Vec::new());
     }
     let (low, _) = x.split(n);
     // `low` has at most n digits; when shorter, its sign bit extends it.
@@ -414,7 +421,7 @@ pub fn wrap(b: &mut CircuitBuilder, x: &Digits, n: usize) -> Result<Digits, Erro
         .last()
         .expect("n > 0 and low has a digit or a sign bit");
     bits.resize(n, sign);
-    from_bits(b, &bits)
+    Ok(bits)
 }
 
 /// The digits of a two's-complement bit string (free).

@@ -25,6 +25,8 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use num_bigint::BigInt;
+
 use super::add::sum_shifted;
 use super::{add, compress, Digits};
 use crate::circuit::Selectors;
@@ -107,27 +109,156 @@ pub fn mul(
     }
 }
 
-/// `x * y` wrapped to `n` bits ([`super::convert::wrap`]): only the digit
-/// products of columns below `n` (about half of them for `n` = the
-/// operands' length), compressed, then wrapped.
+/// `x * y` wrapped to `n` bits ([`super::convert::wrap`]), as
+/// `n`-bit two's complement does it: modulo `2^n` only the low `n` bits of
+/// each operand matter, read as *unsigned* bits (the top bit's weight
+/// `-2^(n-1)` is `2^(n-1)` modulo `2^n` for every column it reaches), so
+/// every partial product `x_i y_j` (`i + j < n`) is a bit. One blind
+/// rotation on `x_i + 2 y_j + 4 y_(j+1)` returns two of them (about
+/// `n^2 / 4` bootstraps); [`compress_bits`] sums them modulo `2^n`.
+/// Operands that already are bits (outputs of `wrap`) convert for free.
 pub fn mul_wrapping(
     b: &mut CircuitBuilder,
     x: &Digits,
     y: &Digits,
     n: usize,
 ) -> Result<Digits, Error> {
-    let mut cols = vec![Vec::new(); n];
-    for (i, &xi) in x.wires().iter().enumerate().take(n) {
-        for (j, &yj) in y.wires().iter().enumerate().take(n - i) {
-            cols[i + j].push(digit_product(b, xi, yj)?);
+    let xb = super::convert::low_bits(b, x, n)?;
+    let yb = super::convert::low_bits(b, y, n)?;
+    let pi = b.params().pi;
+    let and_lo = Lut::from_fn(pi, 0, 7, |s| (s & 1) * ((s >> 1) & 1))?;
+    let and_hi = Lut::from_fn(pi, 0, 7, |s| (s & 1) * (s >> 2))?;
+    let mut sel = Selectors::new();
+    let mut cols: Vec<Vec<Wire>> = vec![Vec::new(); n];
+    for (i, &xi) in xb.iter().enumerate() {
+        let row = &yb[..n - i];
+        match b.constant_value(xi)? {
+            Some(0) => continue,
+            Some(_) => {
+                for (j, &yj) in row.iter().enumerate() {
+                    cols[i + j].push(yj);
+                }
+                continue;
+            }
+            None => {}
+        }
+        for (k, pair) in row.chunks(2).enumerate() {
+            let j = 2 * k;
+            let terms: Vec<(Wire, i64)> = std::iter::once((xi, 1))
+                .chain(pair.iter().zip([2, 4]).map(|(&w, c)| (w, c)))
+                .collect();
+            let s = sel.linear(b, &terms, 0)?;
+            let luts: Vec<&Lut> = [&and_lo, &and_hi][..pair.len()].to_vec();
+            for (t, p) in b.bootstrap_many(s, &luts)?.into_iter().enumerate() {
+                cols[i + j + t].push(p);
+            }
         }
     }
-    let p = if cols.iter().all(Vec::is_empty) {
-        Digits::default()
-    } else {
-        compress(b, cols)?
-    };
+    let p = compress_bits(b, cols, &mut sel)?;
     super::convert::wrap(b, &p, n)
+}
+
+/// `sum_j 2^j (sum of column j)` modulo `2^len(columns)`, as digits, for
+/// columns of non-negative wires (bits, or small sums of them). Each level
+/// packs a column's wires into groups whose ranges add up to at most 7 and
+/// replaces each group by its parity (kept) and its half (carried one
+/// column up): two tables of one blind rotation. Levels repeat until
+/// every column holds at most two bits, which one carry-free addition sums.
+/// The top column keeps only parities (up to 15 per group, one table).
+pub(crate) fn compress_bits(
+    b: &mut CircuitBuilder,
+    mut cols: Vec<Vec<Wire>>,
+    sel: &mut Selectors,
+) -> Result<Digits, Error> {
+    let n = cols.len();
+    let pi = b.params().pi;
+    let m = b.params().message_modulus();
+    let parity = Lut::from_fn(pi, 0, 15, |s| s & 1)?;
+    let half = Lut::from_fn(pi, 0, 7, |s| s >> 1)?;
+    // Every wire here is a bit or a half made below: in [0, 7].
+    let hi = |b: &CircuitBuilder, w: Wire| -> Result<i64, Error> {
+        let r = b.range(w)?;
+        debug_assert!(r.is_within(0, 7, m));
+        Ok(r.hi.clamp(0, 7))
+    };
+    loop {
+        // Clear constants, summed modulo 2^n, go in as bits of their own.
+        let mut constant = BigInt::from(0);
+        for (j, col) in cols.iter_mut().enumerate() {
+            let mut kept = Vec::with_capacity(col.len());
+            for &w in col.iter() {
+                match b.constant_value(w)? {
+                    Some(v) => constant += BigInt::from(v) << j,
+                    None => kept.push(w),
+                }
+            }
+            *col = kept;
+        }
+        for (j, col) in cols.iter_mut().enumerate() {
+            if constant.bit(j as u64) {
+                col.push(b.constant(1));
+            }
+        }
+        let mut settled = true;
+        for col in &cols {
+            let total: i64 = col.iter().map(|&w| hi(b, w)).sum::<Result<i64, _>>()?;
+            let bits = col.iter().all(|&w| hi(b, w).is_ok_and(|h| h <= 1));
+            settled &= bits && col.len() <= 2 && total <= 2;
+        }
+        if settled {
+            break;
+        }
+        let mut next: Vec<Vec<Wire>> = vec![Vec::new(); n];
+        for j in 0..n {
+            let top = j + 1 == n;
+            let capacity = if top { 15 } else { 7 };
+            let mut items: Vec<(i64, Wire)> = cols[j]
+                .iter()
+                .map(|&w| Ok((hi(b, w)?, w)))
+                .collect::<Result<_, Error>>()?;
+            let total: i64 = items.iter().map(|&(h, _)| h).sum();
+            if items.iter().all(|&(h, _)| h <= 1) && items.len() <= 2 && total <= 2 {
+                next[j].extend(items.iter().map(|&(_, w)| w));
+                continue;
+            }
+            // First-fit decreasing into groups of range sum <= capacity.
+            items.sort_by(|a, c| c.0.cmp(&a.0));
+            let mut groups: Vec<(i64, Vec<Wire>)> = Vec::new();
+            for (h, w) in items {
+                match groups.iter_mut().find(|g| g.0 + h <= capacity) {
+                    Some(g) => {
+                        g.0 += h;
+                        g.1.push(w);
+                    }
+                    None => groups.push((h, vec![w])),
+                }
+            }
+            for (h, group) in groups {
+                if group.len() == 1 && h <= 1 {
+                    next[j].push(group[0]);
+                    continue;
+                }
+                let terms: Vec<(Wire, i64)> = group.iter().map(|&w| (w, 1)).collect();
+                let s = sel.linear(b, &terms, 0)?;
+                if top {
+                    next[j].push(b.bootstrap(s, &parity)?);
+                } else {
+                    let outs = b.bootstrap_many(s, &[&parity, &half])?;
+                    next[j].push(outs[0]);
+                    next[j + 1].push(outs[1]);
+                }
+            }
+        }
+        cols = next;
+    }
+    let mut rows = [Vec::with_capacity(n), Vec::with_capacity(n)];
+    for col in &cols {
+        for (r, row) in rows.iter_mut().enumerate() {
+            row.push(col.get(r).copied().unwrap_or_else(|| b.constant(0)));
+        }
+    }
+    let [r0, r1] = rows;
+    add(b, &Digits::from_wires(b, r0)?, &Digits::from_wires(b, r1)?)
 }
 
 /// Sums `terms` as a balanced tree of two-operand parallel additions.
