@@ -160,11 +160,12 @@ pub fn mul_wrapping(
 
 /// `sum_j 2^j (sum of column j)` modulo `2^len(columns)`, as digits, for
 /// columns of non-negative wires (bits, or small sums of them). Each level
-/// packs a column's wires into groups whose ranges add up to at most 7 and
+/// packs a column's wires into groups whose ranges add up to at most 15 and
 /// replaces each group by its parity (kept) and its half (carried one
-/// column up): two tables of one blind rotation. Levels repeat until
-/// every column holds at most two bits, which one carry-free addition sums.
-/// The top column keeps only parities (up to 15 per group, one table).
+/// column up): two tables of one blind rotation when the group's sum is at
+/// most 7 (8 values), else two rotations. Levels repeat until every column
+/// holds at most two bits, which one carry-free addition sums. The top
+/// column keeps only parities.
 pub(crate) fn compress_bits(
     b: &mut CircuitBuilder,
     mut cols: Vec<Vec<Wire>>,
@@ -174,7 +175,7 @@ pub(crate) fn compress_bits(
     let pi = b.params().pi;
     let m = b.params().message_modulus();
     let parity = Lut::from_fn(pi, 0, 15, |s| s & 1)?;
-    let half = Lut::from_fn(pi, 0, 7, |s| s >> 1)?;
+    let half = Lut::from_fn(pi, 0, 15, |s| s >> 1)?;
     // Every wire here is a bit or a half made below: in [0, 7].
     let hi = |b: &CircuitBuilder, w: Wire| -> Result<i64, Error> {
         let r = b.range(w)?;
@@ -211,7 +212,6 @@ pub(crate) fn compress_bits(
         let mut next: Vec<Vec<Wire>> = vec![Vec::new(); n];
         for j in 0..n {
             let top = j + 1 == n;
-            let capacity = if top { 15 } else { 7 };
             let mut items: Vec<(i64, Wire)> = cols[j]
                 .iter()
                 .map(|&w| Ok((hi(b, w)?, w)))
@@ -221,11 +221,11 @@ pub(crate) fn compress_bits(
                 next[j].extend(items.iter().map(|&(_, w)| w));
                 continue;
             }
-            // First-fit decreasing into groups of range sum <= capacity.
+            // First-fit decreasing into groups of range sum <= 15.
             items.sort_by(|a, c| c.0.cmp(&a.0));
             let mut groups: Vec<(i64, Vec<Wire>)> = Vec::new();
             for (h, w) in items {
-                match groups.iter_mut().find(|g| g.0 + h <= capacity) {
+                match groups.iter_mut().find(|g| g.0 + h <= 15) {
                     Some(g) => {
                         g.0 += h;
                         g.1.push(w);
@@ -243,9 +243,14 @@ pub(crate) fn compress_bits(
                 if top {
                     next[j].push(b.bootstrap(s, &parity)?);
                 } else {
-                    let outs = b.bootstrap_many(s, &[&parity, &half])?;
-                    next[j].push(outs[0]);
-                    next[j + 1].push(outs[1]);
+                    let (lo, up) = if h <= 7 {
+                        let outs = b.bootstrap_many(s, &[&parity, &half])?;
+                        (outs[0], outs[1])
+                    } else {
+                        (b.bootstrap(s, &parity)?, b.bootstrap(s, &half)?)
+                    };
+                    next[j].push(lo);
+                    next[j + 1].push(up);
                 }
             }
         }
