@@ -154,23 +154,35 @@ pub fn mul_wrapping(
             }
         }
     }
-    let p = compress_bits(b, cols, &mut sel)?;
-    super::convert::wrap(b, &p, n)
+    // Compressing P + 2^n - 1 leaves two rows with A + B = P - 1 (mod 2^n),
+    // so the digits a_c + b_c - 1 (free; two bits each, which the
+    // conversion's selectors account for) sum to P - 1 - (2^n - 1) + 2^n.
+    for col in &mut cols {
+        col.push(b.constant(1));
+    }
+    let [r0, r1] = compress_bits(b, cols, &mut sel)?;
+    let f = r0
+        .iter()
+        .zip(&r1)
+        .map(|(&a, &c)| b.linear(&[(a, 1), (c, 1)], -1))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bits = super::convert::low_bits(b, &Digits::from_vec(f), n)?;
+    super::convert::from_bits(b, &bits)
 }
 
-/// `sum_j 2^j (sum of column j)` modulo `2^len(columns)`, as digits, for
+/// Two rows of bits whose sum is `sum_j 2^j (sum of column j)` modulo
+/// `2^len(columns)`, for
 /// columns of non-negative wires (bits, or small sums of them). Each level
 /// packs a column's wires into groups whose ranges add up to at most 15 and
 /// replaces each group by its parity (kept) and its half (carried one
 /// column up): two tables of one blind rotation when the group's sum is at
 /// most 7 (8 values), else two rotations. Levels repeat until every column
-/// holds at most two bits, which one carry-free addition sums. The top
-/// column keeps only parities.
+/// holds at most two bits. The top column keeps only parities.
 pub(crate) fn compress_bits(
     b: &mut CircuitBuilder,
     mut cols: Vec<Vec<Wire>>,
     sel: &mut Selectors,
-) -> Result<Digits, Error> {
+) -> Result<[Vec<Wire>; 2], Error> {
     let n = cols.len();
     let pi = b.params().pi;
     let m = b.params().message_modulus();
@@ -262,8 +274,7 @@ pub(crate) fn compress_bits(
             row.push(col.get(r).copied().unwrap_or_else(|| b.constant(0)));
         }
     }
-    let [r0, r1] = rows;
-    add(b, &Digits::from_wires(b, r0)?, &Digits::from_wires(b, r1)?)
+    Ok(rows)
 }
 
 /// Sums `terms` as a balanced tree of two-operand parallel additions.
