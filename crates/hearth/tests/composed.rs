@@ -155,3 +155,20 @@ fn unsupported_parameters_and_oversized_requests_are_typed_errors() {
         Err(Error::TooLarge { .. })
     ));
 }
+
+/// Found by `hearth tool fuzz-programs --seed 2027` (program 2660): a
+/// wrapping product whose compressed rows hold a known bit next to a
+/// clear one; their sum, a bit by range but two ciphertexts by noise, must
+/// not pass as a digit.
+#[test]
+fn wrapping_product_of_constant_and_shifted_sum() {
+    for v in [-1i64, 0, 1] {
+        let got = run(&[(v, 1)], |p, x| {
+            let s = (&x[0] + &(&x[0] - &x[0])).shr_floor(6);
+            p.constant(73_257_585_097i64).wrapping_mul(&s, 7)
+        });
+        let s = (v).div_euclid(64) as i128;
+        let want = ((73_257_585_097i128 * s).rem_euclid(128) + 64).rem_euclid(128) - 64;
+        assert_eq!(got, BigInt::from(want), "v = {v}");
+    }
+}

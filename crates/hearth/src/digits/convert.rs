@@ -131,9 +131,11 @@ fn already_bits(
     Ok(Some(bits))
 }
 
+/// Whether `w` may stand as a bit as it is: range within `[lo, hi]` and a
+/// single fresh value (the digits this module reads may be sums of two).
 fn in_range(b: &CircuitBuilder, w: Wire, lo: i64, hi: i64) -> Result<bool, Error> {
     let m = b.params().message_modulus();
-    Ok(b.range(w)?.is_within(lo, hi, m))
+    Ok(b.range(w)?.is_within(lo, hi, m) && b.quadratic_weight(w)? <= 1)
 }
 
 /// `count` (1 to `g`) adjacent aligned blocks of `g^level` digits, from
