@@ -218,8 +218,8 @@ impl<'p> Int<'p> {
 
     /// The value wrapped to `n` bits, as Rust's `as i{n}` would: the
     /// integer congruent to `self` modulo `2^n` in `[-2^(n-1), 2^(n-1))`,
-    /// as `n` digits (about `n` log4 `n` bootstraps: the two's-complement
-    /// conversion of the low `n` digits).
+    /// as `n` digits (about `1.4 n` bootstraps: the two's-complement
+    /// conversion of the low `n` digits; none when they are bits already).
     pub fn wrap(&self, n: usize) -> Int<'p> {
         self.unary(|b, x| {
             digits_within("a wrapped value", n as u64)?;
@@ -241,9 +241,9 @@ impl<'p> Int<'p> {
     }
 
     /// `self * rhs` wrapped to `n` bits (`i{n}::wrapping_mul` on values
-    /// that fit `n` bits): only the digit products below position `n`
-    /// (about half of an exact product's when `n` is the operands'
-    /// length), then [`Int::wrap`].
+    /// that fit `n` bits): the operands' low `n` bits, the bit products
+    /// below position `n`, two per bootstrap (about `n^2 / 4`), compressed
+    /// and converted; the result is `n` digits like [`Int::wrap`]'s.
     pub fn wrapping_mul(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
         self.binary(rhs, |b, x, y| {
             digits_within("a wrapped value", n as u64)?;

@@ -234,7 +234,7 @@ pub(crate) fn compress_bits(
                 continue;
             }
             // First-fit decreasing into groups of range sum <= 15.
-            items.sort_by(|a, c| c.0.cmp(&a.0));
+            items.sort_by_key(|&(h, _)| std::cmp::Reverse(h));
             let mut groups: Vec<(i64, Vec<Wire>)> = Vec::new();
             for (h, w) in items {
                 match groups.iter_mut().find(|g| g.0 + h <= 15) {
