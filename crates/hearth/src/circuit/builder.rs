@@ -352,9 +352,9 @@ impl CircuitBuilder {
     /// `j` is read at the selector plus `j * span`: the number of values
     /// times the step where that fits; else 1 (interleaved) when the step is
     /// at least the number of tables; else the length of the selector's arc.
-    /// All reads must fit in `2^(pi-1)` consecutive positions. The noise budget that applies
-    /// depends on how far apart the selector's values with different
-    /// outputs are (see [`super::table`]).
+    /// All reads must fit in `2^(pi-1)` consecutive positions. The noise
+    /// budget that applies depends on how far apart the selector's values
+    /// with different outputs are (see [`super::table`]).
     pub fn bootstrap_many(&mut self, a: Wire, luts: &[&Lut]) -> Result<Vec<Wire>, BuildError> {
         let node = format!("bootstrap #{}", self.circuit.bootstraps.len());
         let d = self.data(a, &node)?.clone();

@@ -175,13 +175,7 @@ pub fn compress(b: &mut CircuitBuilder, mut columns: Vec<Vec<Wire>>) -> Result<D
         gather_constants(b, &mut columns)?;
         let height = columns.iter().map(Vec::len).max().unwrap_or(0);
         if height <= 2 {
-            let mut rows = [Vec::new(), Vec::new()];
-            for col in &columns {
-                for (r, row) in rows.iter_mut().enumerate() {
-                    row.push(col.get(r).copied().unwrap_or_else(|| b.constant(0)));
-                }
-            }
-            let [r0, r1] = rows;
+            let [r0, r1] = two_rows(b, &columns);
             return add(b, &Digits::from_vec(r0), &Digits::from_vec(r1));
         }
         let mut next: Vec<Vec<Wire>> = vec![Vec::new(); columns.len() + 3];
@@ -229,9 +223,24 @@ pub fn compress(b: &mut CircuitBuilder, mut columns: Vec<Vec<Wire>>) -> Result<D
     }
 }
 
+/// Columns of at most two wires as two rows (clear zeros where one is
+/// short).
+pub(crate) fn two_rows(b: &mut CircuitBuilder, columns: &[Vec<Wire>]) -> [Vec<Wire>; 2] {
+    let mut rows = [Vec::new(), Vec::new()];
+    for col in columns {
+        for (r, row) in rows.iter_mut().enumerate() {
+            row.push(col.get(r).copied().unwrap_or_else(|| b.constant(0)));
+        }
+    }
+    rows
+}
+
 /// Replaces the clear digits of all columns by the digits of their total,
 /// at most one per column, so constants never count towards height.
-fn gather_constants(b: &mut CircuitBuilder, columns: &mut Vec<Vec<Wire>>) -> Result<(), Error> {
+pub(crate) fn gather_constants(
+    b: &mut CircuitBuilder,
+    columns: &mut Vec<Vec<Wire>>,
+) -> Result<(), Error> {
     let mut total = BigInt::from(0);
     for (j, col) in columns.iter_mut().enumerate() {
         let mut kept = Vec::with_capacity(col.len());

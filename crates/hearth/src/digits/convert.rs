@@ -51,12 +51,14 @@ fn bits_of(b: &mut CircuitBuilder, x: &Digits, sign: bool) -> Result<Vec<Wire>, 
     let n = x.len();
     let pi = b.params().pi;
     let mut sel = Selectors::new();
-    let plan = Plan::new(n, group_size(b));
+
     let mut net = Network {
+        g: group_size(b),
         digits: x.wires(),
         signs: HashMap::new(),
         sel: &mut sel,
     };
+    let plan = Plan::new(n, net.g);
     let mut borrows: Vec<Wire> = vec![b.constant(1)];
     for step in &plan.steps {
         let v = net.borrow(b, step, &borrows)?;
@@ -352,6 +354,8 @@ fn mark_built(p: Piece, g: usize, built: &mut HashSet<Piece>) {
 
 /// Builds piece signs (memoized) and prefix borrows.
 struct Network<'a> {
+    /// Pieces combined per bootstrap ([`group_size`]).
+    g: usize,
     digits: &'a [Wire],
     signs: HashMap<Piece, Wire>,
     sel: &'a mut Selectors,
@@ -359,7 +363,8 @@ struct Network<'a> {
 
 impl Network<'_> {
     /// The sign of a piece, in {-1, 0, 1}.
-    fn sign(&mut self, b: &mut CircuitBuilder, g: usize, p: Piece) -> Result<Wire, Error> {
+    fn sign(&mut self, b: &mut CircuitBuilder, p: Piece) -> Result<Wire, Error> {
+        let g = self.g;
         if p.depth() == 0 {
             return Ok(self.digits[p.first]);
         }
@@ -369,7 +374,7 @@ impl Network<'_> {
         let parts = p.parts(g);
         let mut terms = Vec::with_capacity(parts.len());
         for (i, q) in parts.into_iter().enumerate() {
-            terms.push((self.sign(b, g, q)?, 1i64 << i));
+            terms.push((self.sign(b, q)?, 1i64 << i));
         }
         let bound = (1i64 << terms.len()) - 1;
         let x = self.sel.linear(b, &terms, 0)?;
@@ -386,13 +391,12 @@ impl Network<'_> {
         s: &Step,
         borrows: &[Wire],
     ) -> Result<Wire, Error> {
-        let g = group_size(b);
-        let mut terms = Vec::with_capacity(g);
+        let mut terms = Vec::with_capacity(self.g);
         if s.from > 0 {
             terms.push((borrows[s.from], 1i64));
         }
         for &p in &s.pieces {
-            let w = self.sign(b, g, p)?;
+            let w = self.sign(b, p)?;
             terms.push((w, 1i64 << terms.len()));
         }
         let bound: i64 = terms.iter().map(|&(_, c)| c).sum();

@@ -25,9 +25,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use num_bigint::BigInt;
-
-use super::add::sum_shifted;
+use super::add::{gather_constants, sum_shifted, two_rows};
 use super::{add, compress, Digits};
 use crate::circuit::Selectors;
 use crate::circuit::{CircuitBuilder, Wire};
@@ -171,8 +169,7 @@ pub fn mul_wrapping(
 }
 
 /// Two rows of bits whose sum is `sum_j 2^j (sum of column j)` modulo
-/// `2^len(columns)`, for
-/// columns of non-negative wires (bits, or small sums of them). Each level
+/// `2^len(columns)`, for columns of non-negative wires. Each level
 /// packs a column's wires into groups whose ranges add up to at most 15 and
 /// replaces each group by its parity (kept) and its half (carried one
 /// column up): two tables of one blind rotation when the group's sum is at
@@ -194,45 +191,41 @@ pub(crate) fn compress_bits(
         debug_assert!(r.is_within(0, 7, m));
         Ok(r.hi.clamp(0, 7))
     };
+    // A column is done when it holds at most two bits.
+    let settled = |b: &CircuitBuilder, col: &[Wire]| -> Result<bool, Error> {
+        let mut total = 0;
+        for &w in col {
+            let h = hi(b, w)?;
+            if h > 1 {
+                return Ok(false);
+            }
+            total += h;
+        }
+        Ok(col.len() <= 2 && total <= 2)
+    };
     loop {
-        // Clear constants, summed modulo 2^n, go in as bits of their own.
-        let mut constant = BigInt::from(0);
-        for (j, col) in cols.iter_mut().enumerate() {
-            let mut kept = Vec::with_capacity(col.len());
-            for &w in col.iter() {
-                match b.constant_value(w)? {
-                    Some(v) => constant += BigInt::from(v) << j,
-                    None => kept.push(w),
-                }
-            }
-            *col = kept;
-        }
-        for (j, col) in cols.iter_mut().enumerate() {
-            if constant.bit(j as u64) {
-                col.push(b.constant(1));
-            }
-        }
-        let mut settled = true;
+        // Clear constants (all non-negative here) become the bits of their
+        // total; bits from position n on are multiples of 2^n.
+        gather_constants(b, &mut cols)?;
+        cols.resize(n, Vec::new());
+        let mut done = true;
         for col in &cols {
-            let total: i64 = col.iter().map(|&w| hi(b, w)).sum::<Result<i64, _>>()?;
-            let bits = col.iter().all(|&w| hi(b, w).is_ok_and(|h| h <= 1));
-            settled &= bits && col.len() <= 2 && total <= 2;
+            done &= settled(b, col)?;
         }
-        if settled {
+        if done {
             break;
         }
         let mut next: Vec<Vec<Wire>> = vec![Vec::new(); n];
         for j in 0..n {
             let top = j + 1 == n;
+            if settled(b, &cols[j])? {
+                next[j].extend_from_slice(&cols[j]);
+                continue;
+            }
             let mut items: Vec<(i64, Wire)> = cols[j]
                 .iter()
                 .map(|&w| Ok((hi(b, w)?, w)))
                 .collect::<Result<_, Error>>()?;
-            let total: i64 = items.iter().map(|&(h, _)| h).sum();
-            if items.iter().all(|&(h, _)| h <= 1) && items.len() <= 2 && total <= 2 {
-                next[j].extend(items.iter().map(|&(_, w)| w));
-                continue;
-            }
             // First-fit decreasing into groups of range sum <= 15.
             items.sort_by_key(|&(h, _)| std::cmp::Reverse(h));
             let mut groups: Vec<(i64, Vec<Wire>)> = Vec::new();
@@ -268,13 +261,7 @@ pub(crate) fn compress_bits(
         }
         cols = next;
     }
-    let mut rows = [Vec::with_capacity(n), Vec::with_capacity(n)];
-    for col in &cols {
-        for (r, row) in rows.iter_mut().enumerate() {
-            row.push(col.get(r).copied().unwrap_or_else(|| b.constant(0)));
-        }
-    }
-    Ok(rows)
+    Ok(two_rows(b, &cols))
 }
 
 /// Sums `terms` as a balanced tree of two-operand parallel additions.
