@@ -85,6 +85,11 @@ pub enum Which {
         /// (words, GATES_128 beside FheUint and the digits family).
         #[arg(long, value_enum, default_value = "digits")]
         family: crate::fuzz::Family,
+        /// How the digits family's operands are encrypted for the timed
+        /// comparison: two's complement (like FheInt's) or signed-binary
+        /// digits (PARMESAN's). The count backend shows both.
+        #[arg(long, value_enum, default_value = "twos")]
+        inputs: crate::ops::InputsArg,
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -218,6 +223,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             threads,
             bits,
             family,
+            inputs,
             json,
         } => {
             use crate::fuzz::Family;
@@ -231,7 +237,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             };
             let threads = resolve_threads(threads)?;
             match family {
-                Family::Digits => crate::ops::ops(backend, threads, &bits, json),
+                Family::Digits => crate::ops::ops(backend, threads, &bits, inputs, json),
                 Family::Bits => crate::bits_ops::ops(backend, threads, &bits, json),
             }
         }

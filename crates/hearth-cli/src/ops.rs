@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hearth::backend::CpuBackend;
-use hearth::digits::catalog::Op;
+use hearth::digits::catalog::{Inputs, Op};
 use hearth::{Error, DIGITS_128};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -24,15 +24,34 @@ pub enum OpsBackend {
     Cpu,
 }
 
+/// How the timed operands are encrypted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputsArg {
+    /// `n`-bit two's complement (`Program::input_twos`), like `FheInt`.
+    Twos,
+    /// `n` signed-binary digits (`Program::input`), like PARMESAN.
+    SignedBinary,
+}
+
+impl From<InputsArg> for Inputs {
+    fn from(a: InputsArg) -> Inputs {
+        match a {
+            InputsArg::Twos => Inputs::Twos,
+            InputsArg::SignedBinary => Inputs::SignedBinary,
+        }
+    }
+}
+
 pub fn ops(
     backend: OpsBackend,
     threads: usize,
     bits: &[usize],
+    inputs: InputsArg,
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
     match backend {
         OpsBackend::Count => count(bits, json),
-        OpsBackend::Cpu => encrypted(threads, bits, json),
+        OpsBackend::Cpu => encrypted(threads, bits, inputs.into(), json),
     }
 }
 
@@ -45,6 +64,8 @@ fn count(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
             "depth",
             "#PBS",
             "widest level",
+            "two's-complement inputs: depth",
+            "#PBS",
             "PARMESAN depth",
             "PARMESAN #PBS",
             "PARMESAN threads",
@@ -55,6 +76,10 @@ fn count(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
     for op in Op::ALL {
         for &n in bits {
             let st = op.program(&DIGITS_128, n)?.circuit().stats();
+            let tw = op
+                .program_on(&DIGITS_128, n, Inputs::Twos)?
+                .circuit()
+                .stats();
             let r = op.parmesan(n);
             let (rd, rp, rt, ok) = match r {
                 Some(r) => {
@@ -79,12 +104,14 @@ fn count(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
                 st.depth.to_string(),
                 st.pbs.to_string(),
                 st.max_width().to_string(),
+                tw.depth.to_string(),
+                tw.pbs.to_string(),
                 rd,
                 rp,
                 rt,
                 ok,
             ]);
-            rows.push(json!({"op": op.name(), "bits": n, "stats": st, "parmesan": r}));
+            rows.push(json!({"op": op.name(), "bits": n, "stats": st, "twos": tw, "parmesan": r}));
         }
     }
     emit(
@@ -158,7 +185,12 @@ tfhe_op!(tfhe8, FheInt8, i8);
 tfhe_op!(tfhe16, FheInt16, i16);
 tfhe_op!(tfhe32, FheInt32, i32);
 
-fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+fn encrypted(
+    threads: usize,
+    bits: &[usize],
+    inputs: Inputs,
+    json: Option<PathBuf>,
+) -> Result<(), Error> {
     if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32].contains(&n)) {
         return Err(Error::Config(format!(
             "--bits {n}: the tfhe-rs comparison covers 8, 16 and 32"
@@ -169,7 +201,13 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
     let cpu = CpuBackend::new(&server, Some(threads))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(17);
     let mut t = Table::new(
-        format!("DIGITS_128 encrypted, {threads} threads: hearth beside tfhe-rs FheInt (default parameters)"),
+        format!(
+            "DIGITS_128 encrypted, {threads} threads, {} inputs: hearth beside tfhe-rs FheInt (default parameters)",
+            match inputs {
+                Inputs::Twos => "two's-complement",
+                Inputs::SignedBinary => "signed-binary",
+            }
+        ),
         &["op", "bits", "#PBS", "hearth (ms)", "tfhe-rs (ms)", "ratio hearth / tfhe-rs"],
     );
     let mut rows = Vec::new();
@@ -180,11 +218,15 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
             // Operands small enough that tfhe-rs's n-bit result does not wrap.
             let lim = 1i64 << (n / 2 - 1);
             let (x, y) = (rng.gen_range(-lim..lim), rng.gen_range(-lim..lim));
-            let prog = op.program(&DIGITS_128, n)?;
+            let prog = op.program_on(&DIGITS_128, n, inputs)?;
             let pbs = prog.circuit().stats().pbs;
-            let mut ins = vec![client.encrypt_int(x, n)?];
+            let encrypt = |v: i64| match inputs {
+                Inputs::Twos => client.encrypt_int_twos(v, n),
+                Inputs::SignedBinary => client.encrypt_int(v, n),
+            };
+            let mut ins = vec![encrypt(x)?];
             if op.arity() == 2 {
-                ins.push(client.encrypt_int(y, n)?);
+                ins.push(encrypt(y)?);
             }
             let start = Instant::now();
             let out = prog.run_encrypted(&cpu, &ins)?;
@@ -221,7 +263,7 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
                 format!("{ratio:.2}"),
             ]);
             rows.push(json!({
-                "op": op.name(), "bits": n, "pbs": pbs,
+                "op": op.name(), "bits": n, "pbs": pbs, "inputs": format!("{inputs:?}"),
                 "hearth_ms": ours.as_secs_f64() * 1e3, "tfhe_rs_ms": theirs.as_secs_f64() * 1e3, "ratio": ratio,
             }));
             bar.inc(1);

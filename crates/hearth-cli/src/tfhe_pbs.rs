@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use hearth::api::{Program, Word};
-use hearth::digits::catalog::Op as DigitsOp;
+use hearth::digits::catalog::{Inputs, Op as DigitsOp};
 use hearth::{Error, DIGITS_128, GATES_128};
 use serde_json::json;
 use tfhe::prelude::*;
@@ -125,7 +125,14 @@ pub fn tfhe_pbs(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result
              parameters, ~24 ms per PBS here) beside hearth's digits (DIGITS_128, ~24 ms) and words \
              (GATES_128, ~12 ms) on the count backend"
         ),
-        &["op", "bits", "tfhe-rs FheInt", "hearth digits", "hearth words (signed)"],
+        &[
+            "op",
+            "bits",
+            "tfhe-rs FheInt",
+            "hearth digits, two's-complement inputs",
+            "hearth digits, signed-binary inputs",
+            "hearth words (signed)",
+        ],
     );
     let mut rows = Vec::new();
     for &n in bits {
@@ -135,6 +142,8 @@ pub fn tfhe_pbs(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result
                 16 => count16(op, &ck),
                 _ => count32(op, &ck),
             });
+            let twos = op.digits().program_on(&DIGITS_128, n, Inputs::Twos)?;
+            let twos = twos.circuit().stats().pbs;
             let prog = op.digits().program(&DIGITS_128, n)?;
             let digits = prog.circuit().stats().pbs;
             let words = words_pbs(op, n, threads)?;
@@ -142,10 +151,11 @@ pub fn tfhe_pbs(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result
                 op.name().into(),
                 n.to_string(),
                 theirs.to_string(),
+                twos.to_string(),
                 digits.to_string(),
                 words.to_string(),
             ]);
-            rows.push(json!({"op": op.name(), "bits": n, "tfhe_rs": theirs, "digits": digits, "words": words}));
+            rows.push(json!({"op": op.name(), "bits": n, "tfhe_rs": theirs, "digits_twos": twos, "digits": digits, "words": words}));
         }
     }
     emit(

@@ -49,15 +49,17 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Up to 4 inputs of 0-16 digits (any signed-binary representation), 1-10
-/// operations.
+/// Up to 4 inputs of 0-16 digits (any signed-binary representation, or
+/// two's complement), 1-10 operations.
 fn program() -> impl Strategy<Value = ProgramSpec> {
     (
         prop::collection::vec(prop::collection::vec(-1i8..=1, 0..=16), 1..=4),
+        prop::collection::vec(any::<bool>(), 0..=4),
         prop::collection::vec(op(), 1..=10),
     )
-        .prop_map(|(inputs, ops)| ProgramSpec {
+        .prop_map(|(inputs, twos, ops)| ProgramSpec {
             inputs,
+            twos,
             ops,
             max_len: Limits::default().max_len,
         })

@@ -89,6 +89,21 @@ impl Program {
         })
     }
 
+    /// An encrypted input in `bits`-bit two's complement (values in
+    /// `[-2^(bits-1), 2^(bits-1))`, encrypted by
+    /// [`crate::ClientKey::encrypt_int_twos`]): the digits family's form of
+    /// tfhe-rs's `FheInt{bits}`. Its digits are bits (the top one negated),
+    /// so subtraction refreshes two positions per bootstrap with no
+    /// transfers, comparisons need no subtraction, and wrapping products
+    /// no conversion.
+    pub fn input_twos(&self, bits: usize) -> Int<'_> {
+        self.push_input(Shape::TwosInt { bits });
+        self.int(|b| {
+            digits_within("an input", bits as u64)?;
+            Digits::input_twos(b, bits)
+        })
+    }
+
     /// A clear constant (trivial digits: they cost no bootstrap).
     pub fn constant(&self, value: impl Into<BigInt>) -> Int<'_> {
         let v = value.into();

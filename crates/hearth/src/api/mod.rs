@@ -10,7 +10,7 @@ pub mod word;
 
 pub use int::Int;
 pub use program::{
-    clear_digits, clear_value, clear_word, clear_word_value, CompiledProgram, Encrypted, Plain,
-    Program, Shape, Value, MAX_DIGITS, MAX_PRODUCTS,
+    clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value, CompiledProgram,
+    Encrypted, Plain, Program, Shape, Value, MAX_DIGITS, MAX_PRODUCTS,
 };
 pub use word::{Bool, Flags, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

@@ -25,6 +25,12 @@ use crate::error::Error;
 pub enum Shape {
     /// A signed-binary integer of this many digits (digits family).
     Int { digits: usize },
+    /// A signed integer of the digits family entered in two's complement
+    /// on this many bits: the low digits are bits in {0, 1}, the top one is
+    /// in {-1, 0} (weight `-2^(bits-1)`), the values of `i{bits}` (what
+    /// tfhe-rs's `FheInt` holds). Operations read these narrower ranges and
+    /// skip the conversions signed-binary digits need.
+    TwosInt { bits: usize },
     /// A fixed-width two's-complement (or unsigned) integer of this many
     /// bits (bits family); a boolean is one unsigned bit.
     Word { bits: usize, signed: bool },
@@ -35,7 +41,7 @@ impl Shape {
     pub fn len(&self) -> usize {
         match *self {
             Shape::Int { digits } => digits,
-            Shape::Word { bits, .. } => bits,
+            Shape::TwosInt { bits } | Shape::Word { bits, .. } => bits,
         }
     }
 
@@ -48,6 +54,9 @@ impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Shape::Int { digits } => write!(f, "an integer of {digits} digits"),
+            Shape::TwosInt { bits } => {
+                write!(f, "an integer of {bits} two's-complement digits")
+            }
             Shape::Word { bits, signed } => {
                 write!(
                     f,
@@ -172,7 +181,7 @@ impl Program {
         let shape = x.shape();
         // Words are read bit by bit with a margin of one unit.
         let level = match shape {
-            Shape::Int { .. } => 0,
+            Shape::Int { .. } | Shape::TwosInt { .. } => 0,
             Shape::Word { .. } => 1,
         };
         let ok = self.run(|b| {
@@ -376,6 +385,28 @@ fn signed_binary(value: &BigInt, n: usize) -> Result<Vec<i64>, Error> {
         .collect())
 }
 
+/// The digits of `value` in `n`-bit two's complement: bits, the top one
+/// negated (`-1` for a negative value), refusing values outside
+/// `[-2^(n-1), 2^(n-1))`.
+fn twos_digits(value: &BigInt, n: usize) -> Result<Vec<i64>, Error> {
+    if n == 0 && value.is_zero() {
+        return Ok(Vec::new());
+    }
+    let bits = word_bits(value, n, true).map_err(|_| Error::DoesNotFit {
+        value: value.to_string(),
+        target: Shape::TwosInt { bits: n }.to_string(),
+    })?;
+    Ok(bits
+        .iter()
+        .enumerate()
+        .map(|(i, &bit)| match (bit, i + 1 == n) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => -1,
+        })
+        .collect())
+}
+
 /// The bits of `value` as an `n`-bit word, refusing values out of range.
 fn word_bits(value: &BigInt, n: usize, signed: bool) -> Result<Vec<bool>, Error> {
     digits_within("a word", n as u64)?;
@@ -409,6 +440,21 @@ pub fn clear_digits(
 ) -> Result<Vec<u64>, Error> {
     let m = params.message_modulus() as i64;
     Ok(signed_binary(&value.into(), n)?
+        .into_iter()
+        .map(|d| d.rem_euclid(m) as u64)
+        .collect())
+}
+
+/// The clear digits (in `Z_{2^pi}`) of `value` in `n`-bit two's
+/// complement, for the clear backend (an input made by
+/// [`Program::input_twos`]).
+pub fn clear_digits_twos(
+    params: &ParameterSet,
+    value: impl Into<BigInt>,
+    n: usize,
+) -> Result<Vec<u64>, Error> {
+    let m = params.message_modulus() as i64;
+    Ok(twos_digits(&value.into(), n)?
         .into_iter()
         .map(|d| d.rem_euclid(m) as u64)
         .collect())
@@ -478,9 +524,22 @@ impl ClientKey {
         })
     }
 
+    /// Encrypts `value` in `n`-bit two's complement (`-2^(n-1) <= value <
+    /// 2^(n-1)`), for an input made by [`Program::input_twos`].
+    pub fn encrypt_int_twos(&self, value: impl Into<BigInt>, n: usize) -> Result<Encrypted, Error> {
+        let cts = twos_digits(&value.into(), n)?
+            .into_iter()
+            .map(|d| self.encrypt(d))
+            .collect::<Result<_, _>>()?;
+        Ok(Encrypted {
+            shape: Shape::TwosInt { bits: n },
+            cts,
+        })
+    }
+
     /// Decrypts an integer; every digit must decrypt into {-1, 0, 1}.
     pub fn decrypt_int(&self, x: &Encrypted) -> Result<BigInt, Error> {
-        let Shape::Int { .. } = x.shape else {
+        let (Shape::Int { .. } | Shape::TwosInt { .. }) = x.shape else {
             return Err(Error::ShapeMismatch {
                 what: "decrypt_int".into(),
                 expected: Shape::Int {

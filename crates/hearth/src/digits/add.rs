@@ -8,7 +8,10 @@
 //! from one blind rotation: two bootstraps per two positions at depth 2,
 //! where PARMESAN's Algorithm 1 (transfer `q_i = (w_(i-1) + 3 w_i >< +-4)`
 //! and a refresh per position) spends two per position. Low digits whose
-//! `w_i` already is a digit (e.g. `x_i + 0`) pass through; the top digit is
+//! `w_i` already is a digit (e.g. `x_i + 0`) pass through; below the first
+//! `w_i` that can leave [-1, 1] nothing carries, and those positions are
+//! refreshed two per blind rotation (the difference of two
+//! two's-complement integers: `n / 2` bootstraps, depth 1). The top digit is
 //! the last transfer, fresh. Length rule: `max(len x, len y) + 1`, minus
 //! leading clear zeros.
 //!
@@ -44,21 +47,56 @@ pub(crate) fn refresh(b: &mut CircuitBuilder, w: Wire) -> Result<Wire, Error> {
 /// (with pass-through of low digits).
 pub fn add(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Error> {
     let n = x.len().max(y.len());
-    let mut w = Vec::with_capacity(n);
-    for i in 0..n {
-        let (xi, yi) = (x.digit_or_zero(b, i), y.digit_or_zero(b, i));
-        w.push(b.add(xi, yi)?);
-    }
-    // Low digits whose column sum is already a digit need no carry logic.
+    let (xe, ye) = (x.extended(b, n)?, y.extended(b, n)?);
+    let w = xe
+        .iter()
+        .zip(&ye)
+        .map(|(&xi, &yi)| b.add(xi, yi))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Below the first column sum that can leave [-1, 1] nothing carries:
+    // those sums are digits already (or need only a refresh).
     let mut k = 0;
-    while k < n && is_digit(b, w[k])? {
+    while k < n
+        && b.range(w[k])?
+            .is_within(-1, 1, b.params().message_modulus())
+    {
         k += 1;
     }
-    let mut out: Vec<Wire> = w[..k].to_vec();
+    let mut out = settle(b, &w[..k])?;
     if k < n {
         out.extend(add_columns(b, &w[k..])?);
     }
     Digits::from_vec(out).trimmed(b)
+}
+
+/// Digits for wires whose values already are digits (each in [-1, 1]):
+/// fresh ones pass through; the others are refreshed two positions per
+/// blind rotation (the radix-4 digit `w_i + 2 w_(i+1)` in [-3, 3], two
+/// tables), with no transfer. This makes the difference of two
+/// two's-complement integers cost one bootstrap per two bits.
+fn settle(b: &mut CircuitBuilder, w: &[Wire]) -> Result<Vec<Wire>, Error> {
+    let pi = b.params().pi;
+    let binary: Vec<Lut> = (0..2)
+        .map(|j| Lut::from_fn(pi, -3, 3, move |v| digit_of(v, j)))
+        .collect::<Result<_, _>>()?;
+    let binary: Vec<&Lut> = binary.iter().collect();
+    let mut sel = Selectors::new();
+    let mut out = Vec::with_capacity(w.len());
+    let mut i = 0;
+    while i < w.len() {
+        if is_digit(b, w[i])? {
+            out.push(w[i]);
+            i += 1;
+        } else if i + 1 < w.len() {
+            let v = sel.linear(b, &[(w[i], 1), (w[i + 1], 2)], 0)?;
+            out.extend(b.bootstrap_many(v, &binary)?);
+            i += 2;
+        } else {
+            out.push(refresh(b, w[i])?);
+            i += 1;
+        }
+    }
+    Ok(out)
 }
 
 /// The digits of `sum_i w_i 2^i` for column sums `w_i` in [-2, 2]

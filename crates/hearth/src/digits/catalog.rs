@@ -25,6 +25,16 @@ pub enum Op {
     ToBits,
 }
 
+/// How a benchmarked operation's inputs are encrypted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// `n` signed-binary digits ([`Program::input`]): PARMESAN's inputs.
+    SignedBinary,
+    /// `n`-bit two's complement ([`Program::input_twos`]): tfhe-rs's
+    /// `FheInt` inputs.
+    Twos,
+}
+
 /// PARMESAN's depth, #PBS and widest level for one operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Reference {
@@ -107,25 +117,39 @@ impl Op {
         }
     }
 
-    /// The operation alone, on `n`-digit inputs.
+    /// The operation alone, on `n`-digit signed-binary inputs.
     pub fn program(
         self,
         params: &'static ParameterSet,
         n: usize,
     ) -> Result<CompiledProgram, Error> {
+        self.program_on(params, n, Inputs::SignedBinary)
+    }
+
+    /// The operation alone, on `n`-digit inputs of the given kind.
+    pub fn program_on(
+        self,
+        params: &'static ParameterSet,
+        n: usize,
+        inputs: Inputs,
+    ) -> Result<CompiledProgram, Error> {
         let p = Program::new(params);
-        let x = p.input(n);
+        let input = || match inputs {
+            Inputs::SignedBinary => p.input(n),
+            Inputs::Twos => p.input_twos(n),
+        };
+        let x = input();
         let out = match self {
-            Op::Add => &x + &p.input(n),
-            Op::Sub => &x - &p.input(n),
-            Op::Mul => &x * &p.input(n),
-            Op::MulWrapping => x.wrapping_mul(&p.input(n), n),
+            Op::Add => &x + &input(),
+            Op::Sub => &x - &input(),
+            Op::Mul => &x * &input(),
+            Op::MulWrapping => x.wrapping_mul(&input(), n),
             Op::Square => x.square(),
             Op::ScalarMul(k) => &x * k,
             Op::Signum => x.signum(),
-            Op::Max => x.max(&p.input(n)),
-            Op::Lt => x.lt(&p.input(n)),
-            Op::Eq => x.eq(&p.input(n)),
+            Op::Max => x.max(&input()),
+            Op::Lt => x.lt(&input()),
+            Op::Eq => x.eq(&input()),
             Op::Round(i) => x.round(i),
             Op::ToBits => x.to_bits_as_int(),
         };

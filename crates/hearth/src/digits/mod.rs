@@ -50,6 +50,21 @@ impl Digits {
         Ok(Digits { digits })
     }
 
+    /// `n` encrypted input digits in two's complement: bits in [0, 1], the
+    /// top one in [-1, 0].
+    pub fn input_twos(b: &mut CircuitBuilder, n: usize) -> Result<Self, Error> {
+        let digits = (0..n)
+            .map(|i| {
+                if i + 1 == n {
+                    b.input(-1, 0)
+                } else {
+                    b.input(0, 1)
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Digits { digits })
+    }
+
     /// The clear constant `value` as trivial digits (binary, sign applied).
     pub fn constant(b: &mut CircuitBuilder, value: &BigInt) -> Self {
         let sign = if value.is_negative() { -1 } else { 1 };
@@ -142,6 +157,48 @@ impl Digits {
             }
         }
         Ok(self)
+    }
+
+    /// The same value on at least `n` positions, the two's-complement way
+    /// when the top digit is a sign digit (a fixed sign opposite to the
+    /// digit below it, e.g. a top digit in [-1, 0] over bits): `t 2^(m-1) =
+    /// -t (2^(m-1) + .. + 2^(n-2)) + t 2^(n-1)` keeps every position in the
+    /// sign class of the digits below it (copies of `t`, free). Otherwise
+    /// clear zeros are the extension.
+    pub(crate) fn extended(&self, b: &mut CircuitBuilder, n: usize) -> Result<Vec<Wire>, Error> {
+        let m = self.len();
+        let mut out = self.digits.clone();
+        if m >= n {
+            return Ok(out);
+        }
+        let sign = |b: &CircuitBuilder, w: Wire| -> Result<i64, Error> {
+            let r = b.range(w)?;
+            let q = b.params().message_modulus();
+            Ok(if b.constant_value(w)?.is_some() {
+                0
+            } else if r.is_within(-1, 0, q) {
+                -1
+            } else if r.is_within(0, 1, q) {
+                1
+            } else {
+                0
+            })
+        };
+        let is_sign_digit = m >= 2 && {
+            let (top, below) = (sign(b, out[m - 1])?, sign(b, out[m - 2])?);
+            top != 0 && top == -below
+        };
+        if is_sign_digit {
+            let t = out[m - 1];
+            let nt = b.neg(t)?;
+            out[m - 1] = nt;
+            out.resize(n - 1, nt);
+            out.push(t);
+        } else {
+            let zero = b.constant(0);
+            out.resize(n, zero);
+        }
+        Ok(out)
     }
 
     /// The digit at position `i` (a clear zero beyond the top).

@@ -212,10 +212,16 @@ pub fn sub(b: &mut CircuitBuilder, x: &Wide, y: &Wide) -> Result<Wide, Error> {
 /// `x <op> y` as a digit 0 or 1.
 pub fn compare(b: &mut CircuitBuilder, x: &Wide, y: &Wide, op: Comparison) -> Result<Wire, Error> {
     let d = sub(b, x, y)?;
+    decide(b, &d, op)
+}
+
+/// `d <op> 0` as a digit 0 or 1, for wide digits whose most significant
+/// nonzero one has the sign of the value (every `|d_i| < R`).
+pub(crate) fn decide(b: &mut CircuitBuilder, d: &Wide, op: Comparison) -> Result<Wire, Error> {
     match op {
-        Comparison::Eq | Comparison::Ne => zero_test(b, &d, op == Comparison::Eq),
+        Comparison::Eq | Comparison::Ne => zero_test(b, d, op == Comparison::Eq),
         _ => {
-            let trits = sign_trits(b, &d)?;
+            let trits = sign_trits(b, d)?;
             super::sign::reduce(b, &trits, 3, |s| op.holds_for_sign(s) as i64)
         }
     }

@@ -87,8 +87,11 @@ pub fn non_negative(b: &mut CircuitBuilder, x: &Digits) -> Result<Wire, Error> {
     reduce(b, x.wires(), 3, |s| (s >= 0) as i64)
 }
 
-/// `x <op> y` as a digit in {0, 1}: a subtraction on radix-8 groups
-/// (one bootstrap per three positions, [`super::radix`]), then the sign
+/// `x <op> y` as a digit in {0, 1}: where every position's difference
+/// `x_i - y_i` stays in [-1, 1] (two's complement operands, sign-extended),
+/// those differences grouped three at a time; otherwise a subtraction on
+/// radix-8 groups (one bootstrap per three positions, [`super::radix`]).
+/// Then the sign
 /// of the difference from its digits' sign trits (order) or a zero test
 /// of each digit, 15 counted per bootstrap (equality), the last table
 /// answering the comparison. The subtraction's digits are never
@@ -99,6 +102,25 @@ pub fn compare(
     y: &Digits,
     op: Comparison,
 ) -> Result<Wire, Error> {
+    // Two's-complement operands (or any whose digits have matching fixed
+    // signs) differ by at most one per position: the difference's groups
+    // of three positions already have the sign of the value at their most
+    // significant nonzero one, and no subtraction is needed.
+    let n = x.len().max(y.len());
+    let (xe, ye) = (x.extended(b, n)?, y.extended(b, n)?);
+    let m = b.params().message_modulus();
+    let mut d = Vec::with_capacity(n);
+    for (&xi, &yi) in xe.iter().zip(&ye) {
+        let di = b.sub(xi, yi)?;
+        if !b.range(di)?.is_within(-1, 1, m) {
+            break;
+        }
+        d.push(di);
+    }
+    if d.len() == n {
+        let wd = Wide::from_digits(b, &Digits::from_vec(d), 3)?;
+        return radix::decide(b, &wd, op);
+    }
     let wx = Wide::from_digits(b, x, 3)?;
     let wy = Wide::from_digits(b, y, 3)?;
     radix::compare(b, &wx, &wy, op)

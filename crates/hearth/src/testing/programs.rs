@@ -3,7 +3,8 @@
 //! programs (`tests/programs.rs`) and `hearth tool fuzz-programs`.
 //!
 //! A [`ProgramSpec`] is data: input digit strings (any signed-binary
-//! representation, not only the binary one) and a list of [`Op`]s, each
+//! representation, not only the binary one, or two's complement for inputs
+//! made by [`Program::input_twos`]) and a list of [`Op`]s, each
 //! reading earlier values by index (taken modulo the number of values so
 //! far, so every index is valid and a shrinking test can change freely).
 //! Every value, inputs included, is an output; each must decode to its
@@ -103,6 +104,10 @@ impl Default for Limits {
 pub struct ProgramSpec {
     /// Each input's signed-binary digits, least significant first.
     pub inputs: Vec<Vec<i8>>,
+    /// Which inputs are entered in two's complement
+    /// ([`Program::input_twos`]; a missing entry is `false`): their digits
+    /// are read as bits, nonzero meaning 1, the top one negated.
+    pub twos: Vec<bool>,
     pub ops: Vec<Op>,
     pub max_len: usize,
 }
@@ -250,8 +255,10 @@ impl ProgramSpec {
                 }
             })
             .collect();
+        let twos = (0..inputs.len()).map(|_| rng.gen_bool(0.4)).collect();
         ProgramSpec {
             inputs,
+            twos,
             ops,
             max_len: shape.max_len,
         }
@@ -356,9 +363,14 @@ impl ProgramSpec {
     ) -> Result<(CompiledProgram, Vec<BigInt>), Error> {
         let p = Program::new(params);
         let mut vals: Vec<(Int, BigInt)> = Vec::new();
-        for digits in &self.inputs {
+        for (i, digits) in self.input_digits().iter().enumerate() {
             let ds: Vec<i64> = digits.iter().map(|&d| d as i64).collect();
-            vals.push((p.input(digits.len()), value_of(&ds)));
+            let x = if self.is_twos(i) {
+                p.input_twos(digits.len())
+            } else {
+                p.input(digits.len())
+            };
+            vals.push((x, value_of(&ds)));
         }
         for op in self.normalized() {
             let v = |i: usize| &vals[i].1;
@@ -447,10 +459,41 @@ impl ProgramSpec {
         Ok((p.build()?, expected))
     }
 
+    /// Whether input `i` is entered in two's complement.
+    pub fn is_twos(&self, i: usize) -> bool {
+        self.twos.get(i).copied().unwrap_or(false)
+    }
+
+    /// Each input's digits as they are encrypted: two's-complement inputs
+    /// as bits (nonzero digits are 1, the top one negated).
+    pub fn input_digits(&self) -> Vec<Vec<i8>> {
+        self.inputs
+            .iter()
+            .enumerate()
+            .map(|(i, ds)| {
+                if !self.is_twos(i) {
+                    return ds.clone();
+                }
+                let n = ds.len();
+                ds.iter()
+                    .enumerate()
+                    .map(|(j, &d)| {
+                        let bit = (d != 0) as i8;
+                        if j + 1 == n {
+                            -bit
+                        } else {
+                            bit
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// The clear input digits (in `Z_{2^pi}`) of each input.
     pub fn clear_inputs(&self, params: &ParameterSet) -> Vec<Vec<u64>> {
         let m = params.message_modulus() as i64;
-        self.inputs
+        self.input_digits()
             .iter()
             .map(|ds| {
                 ds.iter()
@@ -491,14 +534,20 @@ impl ProgramSpec {
             .map_err(Failure::Run)?;
         check_outputs(params, &clear, &expected)?;
         let inputs = self
-            .inputs
+            .input_digits()
             .iter()
-            .map(|ds| {
+            .enumerate()
+            .map(|(i, ds)| {
                 let cts = ds
                     .iter()
                     .map(|&d| client.encrypt(d as i64))
                     .collect::<Result<_, _>>()?;
-                Encrypted::new(Shape::Int { digits: ds.len() }, cts)
+                let shape = if self.is_twos(i) {
+                    Shape::TwosInt { bits: ds.len() }
+                } else {
+                    Shape::Int { digits: ds.len() }
+                };
+                Encrypted::new(shape, cts)
             })
             .collect::<Result<Vec<_>, Error>>()
             .map_err(Failure::Run)?;
@@ -535,8 +584,22 @@ impl ProgramSpec {
             start,
             |best| {
                 let mut candidates = super::without_each(best, 0, |s| &mut s.ops);
-                candidates.extend(super::without_each(best, 1, |s| &mut s.inputs));
+                if best.inputs.len() > 1 {
+                    for i in 0..best.inputs.len() {
+                        let mut c = best.clone();
+                        c.inputs.remove(i);
+                        if i < c.twos.len() {
+                            c.twos.remove(i);
+                        }
+                        candidates.push(c);
+                    }
+                }
                 for i in 0..best.inputs.len() {
+                    if best.is_twos(i) {
+                        let mut c = best.clone();
+                        c.twos[i] = false;
+                        candidates.push(c);
+                    }
                     if !best.inputs[i].is_empty() {
                         let mut c = best.clone();
                         c.inputs[i].pop();
@@ -581,11 +644,16 @@ pub fn check_outputs(
 impl fmt::Display for ProgramSpec {
     /// The program as it runs (see [`ProgramSpec::normalized`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, ds) in self.inputs.iter().enumerate() {
+        for (i, ds) in self.input_digits().iter().enumerate() {
             let v: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
+            let kind = if self.is_twos(i) {
+                "input_twos"
+            } else {
+                "input"
+            };
             writeln!(
                 f,
-                "let v{i} = input({} digits) = {}; // digits {ds:?}",
+                "let v{i} = {kind}({} digits) = {}; // digits {ds:?}",
                 ds.len(),
                 value_of(&v)
             )?;
@@ -648,6 +716,7 @@ mod tests {
     fn oversized_operations_become_negations() {
         let spec = ProgramSpec {
             inputs: vec![vec![1; 16]],
+            twos: vec![],
             ops: vec![Op::Mul(0, 0), Op::Mul(1, 1), Op::Shl(7, 3)],
             max_len: 40,
         };
@@ -662,6 +731,7 @@ mod tests {
     fn a_wrong_reference_is_caught() {
         let spec = ProgramSpec {
             inputs: vec![vec![1, 0, -1]],
+            twos: vec![true],
             ops: vec![Op::AddConst(0, 5)],
             max_len: 40,
         };
