@@ -277,7 +277,9 @@ fn bad_values_and_shapes_are_typed_errors() {
         Err(Error::ShapeMismatch { .. })
     ));
     let right = client.encrypt_int_twos(-100, 8).unwrap();
-    let out = prog.run_encrypted(&cpu, &[right.clone()]).unwrap();
+    let out = prog
+        .run_encrypted(&cpu, std::slice::from_ref(&right))
+        .unwrap();
     assert_eq!(client.decrypt_i64(&out[0]).unwrap(), 0);
     assert_eq!(client.decrypt_i64(&right).unwrap(), -100);
 }

@@ -438,11 +438,13 @@ pub fn clear_digits(
     value: impl Into<BigInt>,
     n: usize,
 ) -> Result<Vec<u64>, Error> {
+    Ok(residues(params, signed_binary(&value.into(), n)?))
+}
+
+/// Signed digits as residues in `Z_{2^pi}`.
+fn residues(params: &ParameterSet, digits: Vec<i64>) -> Vec<u64> {
     let m = params.message_modulus() as i64;
-    Ok(signed_binary(&value.into(), n)?
-        .into_iter()
-        .map(|d| d.rem_euclid(m) as u64)
-        .collect())
+    digits.into_iter().map(|d| d.rem_euclid(m) as u64).collect()
 }
 
 /// The clear digits (in `Z_{2^pi}`) of `value` in `n`-bit two's
@@ -453,11 +455,7 @@ pub fn clear_digits_twos(
     value: impl Into<BigInt>,
     n: usize,
 ) -> Result<Vec<u64>, Error> {
-    let m = params.message_modulus() as i64;
-    Ok(twos_digits(&value.into(), n)?
-        .into_iter()
-        .map(|d| d.rem_euclid(m) as u64)
-        .collect())
+    Ok(residues(params, twos_digits(&value.into(), n)?))
 }
 
 /// The value of clear digits (in `Z_{2^pi}`).
@@ -514,27 +512,22 @@ plain! {
 impl ClientKey {
     /// Encrypts `value` on `n` signed-binary digits (`|value| < 2^n`).
     pub fn encrypt_int(&self, value: impl Into<BigInt>, n: usize) -> Result<Encrypted, Error> {
-        let cts = signed_binary(&value.into(), n)?
+        self.encrypt_digits(Shape::Int { digits: n }, signed_binary(&value.into(), n)?)
+    }
+
+    /// One ciphertext per digit, as a value of `shape`.
+    fn encrypt_digits(&self, shape: Shape, digits: Vec<i64>) -> Result<Encrypted, Error> {
+        let cts = digits
             .into_iter()
             .map(|d| self.encrypt(d))
             .collect::<Result<_, _>>()?;
-        Ok(Encrypted {
-            shape: Shape::Int { digits: n },
-            cts,
-        })
+        Ok(Encrypted { shape, cts })
     }
 
     /// Encrypts `value` in `n`-bit two's complement (`-2^(n-1) <= value <
     /// 2^(n-1)`), for an input made by [`Program::input_twos`].
     pub fn encrypt_int_twos(&self, value: impl Into<BigInt>, n: usize) -> Result<Encrypted, Error> {
-        let cts = twos_digits(&value.into(), n)?
-            .into_iter()
-            .map(|d| self.encrypt(d))
-            .collect::<Result<_, _>>()?;
-        Ok(Encrypted {
-            shape: Shape::TwosInt { bits: n },
-            cts,
-        })
+        self.encrypt_digits(Shape::TwosInt { bits: n }, twos_digits(&value.into(), n)?)
     }
 
     /// Decrypts an integer; every digit must decrypt into {-1, 0, 1}.
