@@ -90,6 +90,10 @@ pub enum Which {
         /// digits (PARMESAN's). The count backend shows both.
         #[arg(long, value_enum, default_value = "twos")]
         inputs: crate::ops::InputsArg,
+        /// The digits family's parameter set for the timed comparison
+        /// (DIGITS_KS32_128: the 32-bit key switch, faster on CPUs).
+        #[arg(long, default_value = "DIGITS_128")]
+        params: String,
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -224,6 +228,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             bits,
             family,
             inputs,
+            params,
             json,
         } => {
             use crate::fuzz::Family;
@@ -237,7 +242,10 @@ pub fn run(which: Which) -> Result<(), Error> {
             };
             let threads = resolve_threads(threads)?;
             match family {
-                Family::Digits => crate::ops::ops(backend, threads, &bits, inputs, json),
+                Family::Digits => {
+                    let params = ParameterSet::for_front_end(&params)?;
+                    crate::ops::ops(backend, threads, &bits, inputs, params, json)
+                }
                 Family::Bits => crate::bits_ops::ops(backend, threads, &bits, json),
             }
         }
@@ -275,7 +283,9 @@ fn shortint_source(p: &ParameterSet) -> ClassicPBSParameters {
         V1_8_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 as DIGITS,
     };
     match p.id {
-        ParamsId::Digits128 | ParamsId::InsecureTestDigits => DIGITS,
+        // The KS32 set is compared with tfhe-rs's default 64-bit pattern
+        // (what `FheInt` runs), its twin being DIGITS_128's.
+        ParamsId::Digits128 | ParamsId::Digits128Ks32 | ParamsId::InsecureTestDigits => DIGITS,
         ParamsId::Gates128 | ParamsId::InsecureTestBits => GATES,
         ParamsId::Bits128 => BITS,
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use hearth::backend::CpuBackend;
 use hearth::digits::catalog::{Inputs, Op};
-use hearth::{Error, DIGITS_128};
+use hearth::{Error, ParameterSet, DIGITS_128};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use tfhe::prelude::*;
@@ -47,11 +47,12 @@ pub fn ops(
     threads: usize,
     bits: &[usize],
     inputs: InputsArg,
+    params: &'static ParameterSet,
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
     match backend {
         OpsBackend::Count => count(bits, json),
-        OpsBackend::Cpu => encrypted(threads, bits, inputs.into(), json),
+        OpsBackend::Cpu => encrypted(threads, bits, inputs.into(), params, json),
     }
 }
 
@@ -189,6 +190,7 @@ fn encrypted(
     threads: usize,
     bits: &[usize],
     inputs: Inputs,
+    params: &'static ParameterSet,
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
     if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32].contains(&n)) {
@@ -196,13 +198,14 @@ fn encrypted(
             "--bits {n}: the tfhe-rs comparison covers 8, 16 and 32"
         )));
     }
-    let (client, server) = generate(&DIGITS_128);
+    let (client, server) = generate(params);
     let (tck, pool) = crate::keygen::tfhe_pool(threads)?;
     let cpu = CpuBackend::new(&server, Some(threads))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(17);
     let mut t = Table::new(
         format!(
-            "DIGITS_128 encrypted, {threads} threads, {} inputs: hearth beside tfhe-rs FheInt (default parameters)",
+            "{} encrypted, {threads} threads, {} inputs: hearth beside tfhe-rs FheInt (default parameters)",
+            params.name,
             match inputs {
                 Inputs::Twos => "two's-complement",
                 Inputs::SignedBinary => "signed-binary",
@@ -218,7 +221,7 @@ fn encrypted(
             // Operands small enough that tfhe-rs's n-bit result does not wrap.
             let lim = 1i64 << (n / 2 - 1);
             let (x, y) = (rng.gen_range(-lim..lim), rng.gen_range(-lim..lim));
-            let prog = op.program_on(&DIGITS_128, n, inputs)?;
+            let prog = op.program_on(params, n, inputs)?;
             let pbs = prog.circuit().stats().pbs;
             let encrypt = |v: i64| match inputs {
                 Inputs::Twos => client.encrypt_int_twos(v, n),
@@ -277,7 +280,7 @@ fn encrypted(
     );
     emit(
         json.as_deref(),
-        &json!({"bench": "ops", "backend": "cpu", "threads": threads, "rows": rows}),
+        &json!({"bench": "ops", "backend": "cpu", "params": params.name, "threads": threads, "rows": rows}),
         &[t],
     )
 }

@@ -135,6 +135,7 @@ fn set(c: &Candidate, pi: u32) -> ParameterSet {
         pbs_level: DecompositionLevelCount(c.pbs.1),
         ks_base_log: DecompositionBaseLog(c.ks.0),
         ks_level: DecompositionLevelCount(c.ks.1),
+        ks32: false,
     }
 }
 

@@ -41,7 +41,7 @@ pub use comparison::Comparison;
 pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
 pub use crypto::lut::Lut;
 pub use crypto::params::{
-    ParameterSet, ParamsId, BITS_128, DIGITS_128, GATES_128, INSECURE_TEST_BITS,
+    ParameterSet, ParamsId, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS,
     INSECURE_TEST_DIGITS,
 };
 pub use error::{BuildError, Error, FileError, LutError};

@@ -5,13 +5,13 @@
 
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::keys::ServerKey;
+use crate::crypto::keys::{KeySwitchKey, ServerKey};
 use crate::crypto::params::ParameterSet;
 
 /// Per-thread buffers reused by every bootstrap the thread runs.
 pub struct PbsScratch {
     input: LweCiphertextOwned<u64>,
-    small: LweCiphertextOwned<u64>,
+    small: SmallLwe,
     glwe: GlweCiphertextOwned<u64>,
     buffers: ComputationBuffers,
 }
@@ -44,11 +44,7 @@ impl PbsScratch {
                 params.big_lwe_dimension().to_lwe_size(),
                 CiphertextModulus::new_native(),
             ),
-            small: LweCiphertext::new(
-                0,
-                params.lwe_dimension.to_lwe_size(),
-                CiphertextModulus::new_native(),
-            ),
+            small: SmallLwe::new(params),
             glwe: GlweCiphertext::new(
                 0,
                 glwe_size,
@@ -106,12 +102,7 @@ impl ServerKey {
         outputs: &mut [LweCiphertextOwned<u64>],
     ) {
         let p = self.params();
-        keyswitch_lwe_ciphertext(&self.data.keyswitch_key, &scratch.input, &mut scratch.small);
-        let log_modulus = p.polynomial_size.to_blind_rotation_input_modulus_log();
-        let msed = lwe_ciphertext_centered_binary_modulus_switch::<u64, usize, _>(
-            scratch.small.as_view(),
-            log_modulus,
-        );
+        let msed = self.switch(&scratch.input, &mut scratch.small);
         scratch.glwe.as_mut().copy_from_slice(acc.as_ref());
         blind_rotate_assign_mem_optimized(
             &msed,
@@ -142,18 +133,116 @@ impl ServerKey {
     /// The key-switch then modulus-switch image of `input`, as `(mask, body)`
     /// in `Z_{2N}`: what the blind rotation sees (noise measurement).
     pub(crate) fn switched(&self, input: &LweCiphertextOwned<u64>) -> (Vec<usize>, usize) {
-        let p = self.params();
-        let mut small = LweCiphertext::new(
-            0,
-            p.lwe_dimension.to_lwe_size(),
-            CiphertextModulus::new_native(),
-        );
-        keyswitch_lwe_ciphertext(&self.data.keyswitch_key, input, &mut small);
-        let log_modulus = p.polynomial_size.to_blind_rotation_input_modulus_log();
-        let msed = lwe_ciphertext_centered_binary_modulus_switch::<u64, usize, _>(
-            small.as_view(),
-            log_modulus,
-        );
+        let mut small = SmallLwe::new(self.params());
+        let msed = self.switch(input, &mut small);
         (msed.mask().collect(), msed.body())
     }
+
+    /// Key-switches `input` into `small`, then modulus-switches it to `2N`
+    /// (centered, lazily: the blind rotation reads it).
+    fn switch<'a>(&self, input: &LweCiphertextOwned<u64>, small: &'a mut SmallLwe) -> Switched<'a> {
+        let log_modulus = self
+            .params()
+            .polynomial_size
+            .to_blind_rotation_input_modulus_log();
+        match (&self.data.keyswitch_key, small) {
+            (KeySwitchKey::Native(ksk), SmallLwe::Native(small)) => {
+                keyswitch_lwe_ciphertext(ksk, input, small);
+                Switched::Native(lwe_ciphertext_centered_binary_modulus_switch(
+                    small.as_view(),
+                    log_modulus,
+                ))
+            }
+            (KeySwitchKey::Narrow(ksk), SmallLwe::Narrow(small)) => {
+                keyswitch_lwe_ciphertext_with_scalar_change(ksk, input, small);
+                Switched::Narrow(lwe_ciphertext_centered_binary_modulus_switch(
+                    small.as_view(),
+                    log_modulus,
+                ))
+            }
+            _ => unreachable!("a scratch is made for its key's parameter set"),
+        }
+    }
+}
+
+/// The key-switched small LWE: 64-bit, or 32-bit for KS32 sets.
+enum SmallLwe {
+    Native(LweCiphertextOwned<u64>),
+    Narrow(LweCiphertextOwned<u32>),
+}
+
+impl SmallLwe {
+    fn new(params: &ParameterSet) -> Self {
+        let size = params.lwe_dimension.to_lwe_size();
+        if params.ks32 {
+            SmallLwe::Narrow(LweCiphertext::new(0, size, CiphertextModulus::new_native()))
+        } else {
+            SmallLwe::Native(LweCiphertext::new(0, size, CiphertextModulus::new_native()))
+        }
+    }
+}
+
+/// A modulus-switched small LWE of either word size.
+enum Switched<'a> {
+    Native(LazyStandardModulusSwitchedLweCiphertext<u64, usize, &'a [u64]>),
+    Narrow(LazyStandardModulusSwitchedLweCiphertext<u32, usize, &'a [u32]>),
+}
+
+impl ModulusSwitchedLweCiphertext<usize> for Switched<'_> {
+    fn log_modulus(&self) -> CiphertextModulusLog {
+        match self {
+            Switched::Native(m) => m.log_modulus(),
+            Switched::Narrow(m) => m.log_modulus(),
+        }
+    }
+
+    fn lwe_dimension(&self) -> LweDimension {
+        match self {
+            Switched::Native(m) => m.lwe_dimension(),
+            Switched::Narrow(m) => m.lwe_dimension(),
+        }
+    }
+
+    fn body(&self) -> usize {
+        match self {
+            Switched::Native(m) => m.body(),
+            Switched::Narrow(m) => m.body(),
+        }
+    }
+
+    fn mask(&self) -> impl ExactSizeIterator<Item = usize> + '_ {
+        match self {
+            Switched::Native(m) => Either::Left(m.mask()),
+            Switched::Narrow(m) => Either::Right(m.mask()),
+        }
+    }
+}
+
+/// One of two iterators over the same items.
+enum Either<L, R> {
+    Left(L),
+    Right(R),
+}
+
+impl<T, L: Iterator<Item = T>, R: Iterator<Item = T>> Iterator for Either<L, R> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Either::Left(l) => l.next(),
+            Either::Right(r) => r.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Either::Left(l) => l.size_hint(),
+            Either::Right(r) => r.size_hint(),
+        }
+    }
+}
+
+impl<T, L: ExactSizeIterator<Item = T>, R: ExactSizeIterator<Item = T>> ExactSizeIterator
+    for Either<L, R>
+{
 }

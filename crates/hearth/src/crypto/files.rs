@@ -34,7 +34,8 @@ use crate::error::{Error, FileError};
 
 const MAGIC: [u8; 8] = *b"HEARTH\0\n";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// Version 2: the key-switch key names its word size (KS32 sets).
+pub const FORMAT_VERSION: u16 = 2;
 const HEADER_LEN: usize = 36;
 
 /// What a hearth file holds.
@@ -349,7 +350,6 @@ impl ServerKey {
         check_ids(path, &info, data.params, data.key_id)?;
         let p = info.params.params();
         let bsk = &data.bootstrap_key;
-        let ksk = &data.keyswitch_key;
         let fits = bsk.input_lwe_dimension() == p.lwe_dimension
             && bsk.glwe_size() == p.glwe_dimension.to_glwe_size()
             && bsk.polynomial_size() == p.polynomial_size
@@ -360,14 +360,8 @@ impl ServerKey {
                     * p.pbs_level.0
                     * p.glwe_dimension.to_glwe_size().0.pow(2)
                     * p.polynomial_size.0
-            && ksk.input_key_lwe_dimension() == p.big_lwe_dimension()
-            && ksk.output_key_lwe_dimension() == p.lwe_dimension
-            && ksk.decomposition_base_log() == p.ks_base_log
-            && ksk.decomposition_level_count() == p.ks_level
-            && ksk.as_ref().len()
-                == p.big_lwe_dimension().0 * p.ks_level.0 * (p.lwe_dimension.0 + 1)
-            && bsk.ciphertext_modulus().is_native_modulus()
-            && ksk.ciphertext_modulus().is_native_modulus();
+            && data.keyswitch_key.fits(p)
+            && bsk.ciphertext_modulus().is_native_modulus();
         if !fits {
             return Err(inconsistent(
                 path,

@@ -109,13 +109,42 @@ pub(crate) struct ClientKeyData {
     pub glwe_secret_key: GlweSecretKeyOwned<u64>,
 }
 
+/// The key switch to the small key, onto 64-bit LWE (the classic KS-PBS
+/// pattern) or 32-bit LWE (tfhe-rs's KS32 pattern,
+/// [`ParameterSet::ks32`]).
+#[derive(Serialize, Deserialize)]
+pub(crate) enum KeySwitchKey {
+    Native(LweKeyswitchKeyOwned<u64>),
+    Narrow(LweKeyswitchKeyOwned<u32>),
+}
+
+impl KeySwitchKey {
+    /// Input and output dimensions, decomposition, and whether it is the
+    /// 32-bit kind with a native modulus and the expected size.
+    pub(crate) fn fits(&self, p: &ParameterSet) -> bool {
+        fn fits_one<S: UnsignedInteger>(k: &LweKeyswitchKeyOwned<S>, p: &ParameterSet) -> bool {
+            k.input_key_lwe_dimension() == p.big_lwe_dimension()
+                && k.output_key_lwe_dimension() == p.lwe_dimension
+                && k.decomposition_base_log() == p.ks_base_log
+                && k.decomposition_level_count() == p.ks_level
+                && k.as_ref().len()
+                    == p.big_lwe_dimension().0 * p.ks_level.0 * (p.lwe_dimension.0 + 1)
+                && k.ciphertext_modulus().is_native_modulus()
+        }
+        match self {
+            KeySwitchKey::Native(k) => !p.ks32 && fits_one(k, p),
+            KeySwitchKey::Narrow(k) => p.ks32 && fits_one(k, p),
+        }
+    }
+}
+
 /// Public evaluation keys in the standard domain: what is written to disk.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct ServerKeyData {
     pub params: ParamsId,
     pub key_id: KeyId,
     pub bootstrap_key: LweBootstrapKeyOwned<u64>,
-    pub keyswitch_key: LweKeyswitchKeyOwned<u64>,
+    pub keyswitch_key: KeySwitchKey,
 }
 
 /// Evaluation keys: Fourier-domain bootstrap key and key-switch key.
@@ -195,15 +224,44 @@ impl ClientKey {
             CiphertextModulus::new_native(),
             &mut generator,
         );
-        let keyswitch_key = allocate_and_generate_new_lwe_keyswitch_key(
-            &self.glwe_secret_key.as_lwe_secret_key(),
-            &self.lwe_secret_key,
-            p.ks_base_log,
-            p.ks_level,
-            p.lwe_noise,
-            CiphertextModulus::new_native(),
-            &mut generator,
-        );
+        let big_key = self.glwe_secret_key.as_lwe_secret_key();
+        let keyswitch_key = if p.ks32 {
+            // The same binary key as 32-bit words; the noise bound scaled
+            // from 2^64 to 2^32.
+            let small: Vec<u32> = self
+                .lwe_secret_key
+                .as_ref()
+                .iter()
+                .map(|&b| b as u32)
+                .collect();
+            let noise = match p.lwe_noise {
+                DynamicDistribution::TUniform(t) => {
+                    DynamicDistribution::new_t_uniform(t.bound_log2().saturating_sub(32))
+                }
+                DynamicDistribution::Gaussian(g) => {
+                    DynamicDistribution::new_gaussian_from_std_dev(StandardDev(g.std))
+                }
+            };
+            KeySwitchKey::Narrow(allocate_and_generate_new_lwe_keyswitch_key(
+                &big_key,
+                &LweSecretKey::from_container(small),
+                p.ks_base_log,
+                p.ks_level,
+                noise,
+                CiphertextModulus::new_native(),
+                &mut generator,
+            ))
+        } else {
+            KeySwitchKey::Native(allocate_and_generate_new_lwe_keyswitch_key(
+                &big_key,
+                &self.lwe_secret_key,
+                p.ks_base_log,
+                p.ks_level,
+                p.lwe_noise,
+                CiphertextModulus::new_native(),
+                &mut generator,
+            ))
+        };
         ServerKey::from_data(ServerKeyData {
             params: self.params,
             key_id: self.key_id,

@@ -41,6 +41,7 @@ pub struct NoiseModel {
 /// Mantissa bits of the f64 FFT used by the blind rotation.
 const FFT_MANTISSA_BITS: f64 = 53.0;
 const MODULUS: f64 = 18446744073709551616.0; // 2^64
+const SMALL_MODULUS_32: f64 = 4294967296.0; // 2^32
 
 impl NoiseModel {
     /// The model for `params` (valid for sets with secure TUniform noise).
@@ -56,18 +57,24 @@ impl NoiseModel {
             MODULUS,
         )
         .0;
+        // The small LWE lives modulo 2^32 on KS32 sets.
+        let small_modulus = if params.ks32 {
+            SMALL_MODULUS_32
+        } else {
+            MODULUS
+        };
         let keyswitch = keyswitch_additive_variance_132_bits_security_tuniform(
             big_n,
             params.lwe_dimension,
             params.ks_base_log,
             params.ks_level,
             MODULUS,
-            MODULUS,
+            small_modulus,
         )
         .0;
         let modulus_switch = centered_binary_shifted_modulus_switch_additive_variance(
             params.lwe_dimension,
-            MODULUS,
+            small_modulus,
             2.0 * params.polynomial_size.0 as f64,
         )
         .0;
@@ -340,11 +347,11 @@ fn log2_erfc_asymptotic(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::params::{BITS_128, DIGITS_128, GATES_128};
+    use crate::crypto::params::{BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128};
 
     #[test]
     fn stated_budgets_match_tfhe_formulas() {
-        for p in [&DIGITS_128, &BITS_128, &GATES_128] {
+        for p in [&DIGITS_128, &DIGITS_KS32_128, &BITS_128, &GATES_128] {
             let model = NoiseModel::of(p);
             let target = p.log2_p_fail.unwrap();
             let budgets = model.bootstrap_budgets(p.pi, target);

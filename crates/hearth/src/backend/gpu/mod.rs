@@ -36,7 +36,7 @@ use tfhe_cuda_backend::cuda_bind::{cuda_check_valid_malloc, cuda_is_available};
 use super::batch::{BatchExecutor, Batched, Launch, Plan, Rows};
 use crate::circuit::Circuit;
 use crate::crypto::bootstrap::accumulator;
-use crate::crypto::keys::{Ciphertext, KeyId, ServerKey};
+use crate::crypto::keys::{Ciphertext, KeyId, KeySwitchKey, ServerKey};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
 
@@ -131,8 +131,14 @@ impl GpuKey {
             ));
         }
         let p = key.params();
-        let streams = CudaStreams::new_single_gpu(GpuIndex::new(0));
         let data = &key.data;
+        let KeySwitchKey::Native(keyswitch_key) = &data.keyswitch_key else {
+            return Err(Error::Config(format!(
+                "{}: its 32-bit key switch (KS32) does not run on the GPU backend yet",
+                p.name
+            )));
+        };
+        let streams = CudaStreams::new_single_gpu(GpuIndex::new(0));
         let bsk_len = lwe_bootstrap_key_size(
             p.lwe_dimension,
             p.glwe_dimension.to_glwe_size(),
@@ -140,11 +146,8 @@ impl GpuKey {
             p.pbs_level,
         );
         let mut bsk = device_vec::<f64>(bsk_len, &streams, "the bootstrap key")?;
-        let mut ksk = device_vec::<u64>(
-            data.keyswitch_key.as_ref().len(),
-            &streams,
-            "the key-switch key",
-        )?;
+        let mut ksk =
+            device_vec::<u64>(keyswitch_key.as_ref().len(), &streams, "the key-switch key")?;
         // SAFETY: the host keys outlive the copies (synchronised below).
         unsafe {
             convert_lwe_programmable_bootstrap_key_async(
@@ -156,7 +159,7 @@ impl GpuKey {
                 p.pbs_level,
                 p.polynomial_size,
             );
-            convert_lwe_keyswitch_key_async(&streams, &mut ksk, data.keyswitch_key.as_ref());
+            convert_lwe_keyswitch_key_async(&streams, &mut ksk, keyswitch_key.as_ref());
         }
         streams.synchronize();
         Ok(GpuKey {

@@ -1,0 +1,69 @@
+//! `DIGITS_KS32_128` (tfhe-rs's KS32 atomic pattern: the key switch lands on
+//! a 32-bit small LWE): keys survive a file round trip, programs decrypt
+//! exactly, the measured noise matches the model at the full budget, and a
+//! key file of one pattern claiming the other is refused.
+
+use hearth::api::Program;
+use hearth::backend::CpuBackend;
+use hearth::crypto::noise::{measure, NoiseModel};
+use hearth::{ClientKey, Error, FileError, ServerKey, DIGITS_128, DIGITS_KS32_128};
+
+#[test]
+fn ks32_keys_round_trip_and_programs_are_exact() {
+    let d = std::env::temp_dir().join(format!("hearth-ks32-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let client = ClientKey::generate(&DIGITS_KS32_128);
+    client.server_key().save(&d.join("server.key")).unwrap();
+    let server = ServerKey::load(&d.join("server.key")).unwrap();
+
+    let p = Program::new(&DIGITS_KS32_128);
+    let (x, y) = (p.input_twos(16), p.input(8));
+    p.output(&(&x - &y));
+    p.output(&x.lt(&y));
+    p.output(&x.max(&y));
+    p.output(&(&x * &y));
+    let prog = p.build().unwrap();
+    let cpu = CpuBackend::new(&server, None).unwrap();
+    for (a, b) in [(-32768i64, 255i64), (1234, -77), (-5, -5)] {
+        let ins = [
+            client.encrypt_int_twos(a, 16).unwrap(),
+            client.encrypt_int(b, 8).unwrap(),
+        ];
+        let out = prog.run_encrypted(&cpu, &ins).unwrap();
+        let got: Vec<i64> = out.iter().map(|o| client.decrypt_i64(o).unwrap()).collect();
+        assert_eq!(
+            got,
+            vec![a - b, (a < b) as i64, a.max(b), a * b],
+            "{a}, {b}"
+        );
+    }
+
+    // A KS32 key whose header names DIGITS_128 is refused.
+    let mut bytes = std::fs::read(d.join("server.key")).unwrap();
+    bytes[12..14].copy_from_slice(&1u16.to_le_bytes());
+    std::fs::write(d.join("claims-ks64.key"), bytes).unwrap();
+    assert!(matches!(
+        ServerKey::load(&d.join("claims-ks64.key")),
+        Err(Error::File(FileError::Inconsistent { .. }))
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// 3 000 bootstraps at the full margin-1/2 budget: no wrong output, and the
+/// noise the blind rotation sees is the model's (within 10%).
+#[test]
+fn ks32_noise_matches_the_model() {
+    let client = ClientKey::generate(&DIGITS_KS32_128);
+    let server = client.server_key();
+    let budget = DIGITS_KS32_128.budgets[0];
+    let r = measure(&client, &server, budget, 0, 3000, 5, &|_| {}).unwrap();
+    assert_eq!(r.wrong, 0);
+    let ratio = r.input_std_measured / r.input_std_predicted;
+    assert!((0.9..1.1).contains(&ratio), "input std ratio {ratio}");
+    // Same variances as the 64-bit pattern with the same decomposition.
+    let (a, b) = (
+        NoiseModel::of(&DIGITS_KS32_128),
+        NoiseModel::of(&DIGITS_128),
+    );
+    assert!((a.keyswitch / b.keyswitch - 1.0).abs() < 0.05);
+}
