@@ -29,6 +29,7 @@ fn insecure_parameters_are_refused_by_every_command() {
         vec!["bench", "pbs", "--params", "INSECURE_TEST_BITS"],
         vec!["bench", "engine", "--params", "insecure_test_digits"],
         vec!["bench", "noise", "--params", "INSECURE_TEST_DIGITS"],
+        vec!["bench", "ops", "--params", "INSECURE_TEST_DIGITS"],
     ] {
         let (ok, _, err) = hearth(&args);
         assert!(!ok, "{args:?} succeeded");
