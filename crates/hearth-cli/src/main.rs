@@ -35,7 +35,7 @@ struct Cli {
 enum Command {
     /// Generate a client key and a server key.
     Keygen {
-        /// Parameter set: DIGITS_128 or BITS_128.
+        /// Parameter set: DIGITS_128, DIGITS_KS32_128 (digits, faster on CPUs), GATES_128 or BITS_128.
         #[arg(long, default_value = "DIGITS_128")]
         params: String,
         /// Directory to write client.key (mode 0600) and server.key into.

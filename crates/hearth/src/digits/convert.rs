@@ -134,6 +134,31 @@ fn already_bits(
     Ok(Some(bits))
 }
 
+/// `x` as two's-complement bits: the bits below its top digit and its sign
+/// bit, when every digit is a single fresh value in [0, 1] but the top one,
+/// in [-1, 0] (negated, it is the sign bit); digits that are all bits are a
+/// non-negative value with a clear 0 as sign. `None` otherwise.
+pub(crate) fn twos_form(
+    b: &mut CircuitBuilder,
+    x: &Digits,
+) -> Result<Option<(Vec<Wire>, Wire)>, Error> {
+    let Some((&top, low)) = x.wires().split_last() else {
+        return Ok(None);
+    };
+    for &d in low {
+        if !in_range(b, d, 0, 1)? {
+            return Ok(None);
+        }
+    }
+    Ok(if in_range(b, top, -1, 0)? {
+        Some((low.to_vec(), b.neg(top)?))
+    } else if in_range(b, top, 0, 1)? {
+        Some((x.wires().to_vec(), b.constant(0)))
+    } else {
+        None
+    })
+}
+
 /// Whether `w` may stand as a bit as it is: range within `[lo, hi]` and a
 /// single fresh value (the digits this module reads may be sums of two).
 fn in_range(b: &CircuitBuilder, w: Wire, lo: i64, hi: i64) -> Result<bool, Error> {

@@ -101,6 +101,15 @@ pub fn mul(
         }
         MulAlgorithm::Karatsuba => karatsuba(b, x, y),
         MulAlgorithm::Auto => {
+            let forms = (
+                super::convert::twos_form(b, x)?,
+                super::convert::twos_form(b, y)?,
+            );
+            if let (Some(tx), Some(ty)) = forms {
+                if twos_pays(b.params().id, tx.0.len() + 1, ty.0.len() + 1)? {
+                    return mul_twos(b, tx, ty);
+                }
+            }
             let best = choose(b.params().id, Op::Mul, x.len(), y.len())?;
             mul(b, x, y, best)
         }
@@ -123,42 +132,118 @@ pub fn mul_wrapping(
 ) -> Result<Digits, Error> {
     let xb = super::convert::low_bits(b, x, n)?;
     let yb = super::convert::low_bits(b, y, n)?;
-    let pi = b.params().pi;
-    let and_lo = Lut::from_fn(pi, 0, 7, |s| (s & 1) * ((s >> 1) & 1))?;
-    let and_hi = Lut::from_fn(pi, 0, 7, |s| (s & 1) * (s >> 2))?;
     let mut sel = Selectors::new();
     let mut cols: Vec<Vec<Wire>> = vec![Vec::new(); n];
     for (i, &xi) in xb.iter().enumerate() {
-        let row = &yb[..n - i];
-        match b.constant_value(xi)? {
-            Some(0) => continue,
-            Some(_) => {
-                for (j, &yj) in row.iter().enumerate() {
-                    cols[i + j].push(yj);
+        and_row(b, &mut sel, &mut cols, xi, &yb[..n - i], i, false)?;
+    }
+    sum_bits(b, cols, &mut sel)
+}
+
+/// `x * y` exactly for operands in two's-complement form
+/// ([`super::convert::twos_form`]: bits below a sign bit), by
+/// Baugh-Wooley: with `x = X - s_x 2^(n-1)` and `y = Y - s_y 2^(m-1)`,
+/// `x y = X Y + sum_j !(s_x y_j) 2^(n-1+j) + sum_i !(s_y x_i) 2^(m-1+i) +
+/// s_x s_y 2^(n+m-2) + 2^(n+m-1) + 2^(n-1) + 2^(m-1)` modulo `2^(n+m)`:
+/// only bits, two per blind rotation, summed as [`mul_wrapping`] sums
+/// them; the result's `n + m` bits hold the product exactly.
+pub(crate) fn mul_twos(
+    b: &mut CircuitBuilder,
+    (xl, sx): (Vec<Wire>, Wire),
+    (yl, sy): (Vec<Wire>, Wire),
+) -> Result<Digits, Error> {
+    let (n, m) = (xl.len() + 1, yl.len() + 1);
+    let w = n + m;
+    let mut sel = Selectors::new();
+    let mut cols: Vec<Vec<Wire>> = vec![Vec::new(); w];
+    for (i, &xi) in xl.iter().enumerate() {
+        and_row(b, &mut sel, &mut cols, xi, &yl, i, false)?;
+    }
+    and_row(b, &mut sel, &mut cols, sx, &yl, n - 1, true)?;
+    and_row(b, &mut sel, &mut cols, sy, &xl, m - 1, true)?;
+    and_row(b, &mut sel, &mut cols, sx, &[sy], w - 2, false)?;
+    for c in [w - 1, n - 1, m - 1] {
+        cols[c].push(b.constant(1));
+    }
+    sum_bits(b, cols, &mut sel)
+}
+
+/// Pushes `a r_j` (or `!(a r_j)` when `nand`) into column `base + j` for
+/// each bit `r_j` of `row`, columns from `cols.len()` on dropped: two
+/// products per blind rotation (`a + 2 r_j + 4 r_(j+1)`); a clear `a`
+/// costs none.
+fn and_row(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    cols: &mut [Vec<Wire>],
+    a: Wire,
+    row: &[Wire],
+    base: usize,
+    nand: bool,
+) -> Result<(), Error> {
+    let row = &row[..row.len().min(cols.len().saturating_sub(base))];
+    match b.constant_value(a)? {
+        Some(0) => {
+            if nand {
+                for j in 0..row.len() {
+                    cols[base + j].push(b.constant(1));
                 }
-                continue;
             }
-            None => {}
+            return Ok(());
         }
-        for (k, pair) in row.chunks(2).enumerate() {
-            let j = 2 * k;
-            let terms: Vec<(Wire, i64)> = std::iter::once((xi, 1))
-                .chain(pair.iter().zip([2, 4]).map(|(&w, c)| (w, c)))
-                .collect();
-            let s = sel.linear(b, &terms, 0)?;
-            let luts: Vec<&Lut> = [&and_lo, &and_hi][..pair.len()].to_vec();
-            for (t, p) in b.bootstrap_many(s, &luts)?.into_iter().enumerate() {
-                cols[i + j + t].push(p);
+        Some(_) => {
+            for (j, &r) in row.iter().enumerate() {
+                let p = if nand { b.linear(&[(r, -1)], 1)? } else { r };
+                cols[base + j].push(p);
             }
+            return Ok(());
+        }
+        None => {}
+    }
+    let pi = b.params().pi;
+    let bit = |k: i64| (k & 1) * ((k >> 1) & 1);
+    let bit_hi = |k: i64| (k & 1) * (k >> 2);
+    let luts: [Lut; 2] = if nand {
+        [
+            Lut::from_fn(pi, 0, 7, move |k| 1 - bit(k))?,
+            Lut::from_fn(pi, 0, 7, move |k| 1 - bit_hi(k))?,
+        ]
+    } else {
+        [
+            Lut::from_fn(pi, 0, 7, bit)?,
+            Lut::from_fn(pi, 0, 7, bit_hi)?,
+        ]
+    };
+    for (k, pair) in row.chunks(2).enumerate() {
+        let j = base + 2 * k;
+        let terms: Vec<(Wire, i64)> = std::iter::once((a, 1))
+            .chain(pair.iter().zip([2, 4]).map(|(&w, c)| (w, c)))
+            .collect();
+        let s = sel.linear(b, &terms, 0)?;
+        let refs: Vec<&Lut> = luts.iter().take(pair.len()).collect();
+        for (t, p) in b.bootstrap_many(s, &refs)?.into_iter().enumerate() {
+            cols[j + t].push(p);
         }
     }
+    Ok(())
+}
+
+/// The digits of `sum_c 2^c (sum of column c)` modulo `2^len(cols)`, as a
+/// two's-complement value of that width, for columns of non-negative
+/// wires: [`compress_bits`], then one conversion.
+fn sum_bits(
+    b: &mut CircuitBuilder,
+    mut cols: Vec<Vec<Wire>>,
+    sel: &mut Selectors,
+) -> Result<Digits, Error> {
+    let n = cols.len();
     // Compressing P + 2^n - 1 leaves two rows with A + B = P - 1 (mod 2^n),
     // so the digits a_c + b_c - 1 (free; two bits each, which the
     // conversion's selectors account for) sum to P - 1 - (2^n - 1) + 2^n.
     for col in &mut cols {
         col.push(b.constant(1));
     }
-    let [r0, r1] = compress_bits(b, cols, &mut sel)?;
+    let [r0, r1] = compress_bits(b, cols, sel)?;
     let f = r0
         .iter()
         .zip(&r1)
@@ -216,12 +301,19 @@ pub(crate) fn compress_bits(
             break;
         }
         let mut next: Vec<Vec<Wire>> = vec![Vec::new(); n];
+        // Whether the column below sends a carry up this level.
+        let mut carry_in = false;
         for j in 0..n {
             let top = j + 1 == n;
-            if settled(b, &cols[j])? {
+            // A settled column of two bits that receives a carry is added
+            // too (a half adder), so a carry never ripples one column per
+            // level.
+            if settled(b, &cols[j])? && !(carry_in && cols[j].len() == 2) {
                 next[j].extend_from_slice(&cols[j]);
+                carry_in = false;
                 continue;
             }
+            carry_in = false;
             let mut items: Vec<(i64, Wire)> = cols[j]
                 .iter()
                 .map(|&w| Ok((hi(b, w)?, w)))
@@ -256,6 +348,7 @@ pub(crate) fn compress_bits(
                     };
                     next[j].push(lo);
                     next[j + 1].push(up);
+                    carry_in = true;
                 }
             }
         }
@@ -390,6 +483,39 @@ thread_local! {
     static CHOICES: RefCell<HashMap<(ParamsId, Op, usize, usize), MulAlgorithm>> = RefCell::new(HashMap::new());
 }
 
+thread_local! {
+    static TWOS: RefCell<HashMap<(ParamsId, usize, usize), bool>> = RefCell::new(HashMap::new());
+}
+
+/// Whether [`mul_twos`] of `n`- and `m`-bit two's-complement operands
+/// costs fewer bootstraps (then less depth) than the best digit-product
+/// algorithm on the same operands, measured on the count backend and
+/// remembered.
+fn twos_pays(params: ParamsId, n: usize, m: usize) -> Result<bool, Error> {
+    if let Some(v) = TWOS.with(|c| c.borrow().get(&(params, n, m)).copied()) {
+        return Ok(v);
+    }
+    let cost = |twos: bool| -> Result<(usize, u32), Error> {
+        let mut b = CircuitBuilder::new(params.params());
+        let x = Digits::input_twos(&mut b, n)?;
+        let y = Digits::input_twos(&mut b, m)?;
+        let out = if twos {
+            let tx = super::convert::twos_form(&mut b, &x)?.expect("two's-complement input");
+            let ty = super::convert::twos_form(&mut b, &y)?.expect("two's-complement input");
+            mul_twos(&mut b, tx, ty)?
+        } else {
+            let best = choose(params, Op::Mul, n, m)?;
+            mul(&mut b, &x, &y, best)?
+        };
+        out.output(&mut b)?;
+        let st = b.build().stats();
+        Ok((st.pbs, st.depth))
+    };
+    let v = cost(true)? < cost(false)?;
+    TWOS.with(|c| c.borrow_mut().insert((params, n, m), v));
+    Ok(v)
+}
+
 /// The algorithm with the fewest bootstraps (then lowest depth) for these
 /// lengths, measured on the count backend and remembered.
 fn choose(params: ParamsId, op: Op, n: usize, m: usize) -> Result<MulAlgorithm, Error> {
@@ -425,4 +551,59 @@ fn choose(params: ParamsId, op: Op, n: usize, m: usize) -> Result<MulAlgorithm, 
     let (_, algo) = best.expect("at least one candidate");
     CHOICES.with(|c| c.borrow_mut().insert((params, op, n, m), algo));
     Ok(algo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, ClearBackend};
+    use crate::crypto::params::INSECURE_TEST_DIGITS as P;
+
+    /// Baugh-Wooley on every pair of two's-complement values of 1 to 5
+    /// bits (whether or not `Auto` would pick it), against `i64` products.
+    #[test]
+    fn twos_products_are_exact() {
+        for n in 1..=5usize {
+            for m in 1..=5usize {
+                let mut b = CircuitBuilder::new(&P);
+                let x = Digits::input_twos(&mut b, n).unwrap();
+                let y = Digits::input_twos(&mut b, m).unwrap();
+                let tx = super::super::convert::twos_form(&mut b, &x)
+                    .unwrap()
+                    .unwrap();
+                let ty = super::super::convert::twos_form(&mut b, &y)
+                    .unwrap()
+                    .unwrap();
+                let p = mul_twos(&mut b, tx, ty).unwrap();
+                p.output(&mut b).unwrap();
+                let c = b.build();
+                let digits = |v: i64, k: usize| -> Vec<u64> {
+                    (0..k)
+                        .map(|i| {
+                            let bit = (v >> i) & 1;
+                            let d = if i + 1 == k { -bit } else { bit };
+                            d.rem_euclid(32) as u64
+                        })
+                        .collect()
+                };
+                for a in -(1i64 << (n - 1))..(1 << (n - 1)) {
+                    for bv in -(1i64 << (m - 1))..(1 << (m - 1)) {
+                        let mut ins = digits(a, n);
+                        ins.extend(digits(bv, m));
+                        let out = ClearBackend.evaluate(&c, &ins).unwrap();
+                        let ds: Vec<i64> = out
+                            .iter()
+                            .map(|&r| if r >= 16 { r as i64 - 32 } else { r as i64 })
+                            .collect();
+                        assert!(ds.iter().all(|d| d.abs() <= 1));
+                        assert_eq!(
+                            super::super::value_of(&ds),
+                            (a * bv).into(),
+                            "{n}x{m}: {a} * {bv}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
