@@ -79,6 +79,7 @@ fn operations() -> Vec<(&'static str, Build, Reference)> {
             |x, y| x.wrapping_mul(y, 5),
             |a, b| wrap(a * b, 5),
         ),
+        ("x^2 - y", |x, y| &x.square() - y, |a, b| a * a - b),
         ("(x - y) - x", |x, y| &(x - y) - x, |_, b| -b),
         (
             "(x - y) < y",

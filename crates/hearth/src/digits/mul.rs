@@ -106,7 +106,7 @@ pub fn mul(
                 super::convert::twos_form(b, y)?,
             );
             if let (Some(tx), Some(ty)) = forms {
-                if twos_pays(b.params().id, tx.0.len() + 1, ty.0.len() + 1)? {
+                if twos_pays(b.params().id, Op::Mul, tx.0.len() + 1, ty.0.len() + 1)? {
                     return mul_twos(b, tx, ty);
                 }
             }
@@ -404,10 +404,37 @@ pub fn square(b: &mut CircuitBuilder, x: &Digits, algo: MulAlgorithm) -> Result<
         MulAlgorithm::Counters | MulAlgorithm::Schoolbook => square_counters(b, x),
         MulAlgorithm::Karatsuba => square_divide(b, x),
         MulAlgorithm::Auto => {
+            if let Some(tx) = super::convert::twos_form(b, x)? {
+                if twos_pays(b.params().id, Op::Square, tx.0.len() + 1, 0)? {
+                    return square_twos(b, tx);
+                }
+            }
             let best = choose(b.params().id, Op::Square, x.len(), x.len())?;
             square(b, x, best)
         }
     }
+}
+
+/// `x^2` exactly for an operand in two's-complement form: with
+/// `x = X - s 2^(n-1)`, `x^2 = sum_i x_i 4^i + sum_(i<j) x_i x_j 2^(i+j+1)
+/// + sum_i !(s x_i) 2^(n+i) + s 2^(2n-2) + 2^(2n-1) + 2^n` modulo `2^(2n)`
+/// (Baugh-Wooley with each product `x_i x_j` once): half the bit products
+/// of [`mul_twos`].
+fn square_twos(b: &mut CircuitBuilder, (xl, s): (Vec<Wire>, Wire)) -> Result<Digits, Error> {
+    let n = xl.len() + 1;
+    let w = 2 * n;
+    let mut sel = Selectors::new();
+    let mut cols: Vec<Vec<Wire>> = vec![Vec::new(); w];
+    for (i, &xi) in xl.iter().enumerate() {
+        cols[2 * i].push(xi);
+        and_row(b, &mut sel, &mut cols, xi, &xl[i + 1..], 2 * i + 2, false)?;
+    }
+    and_row(b, &mut sel, &mut cols, s, &xl, n, true)?;
+    cols[w - 2].push(s);
+    for c in [w - 1, n] {
+        cols[c].push(b.constant(1));
+    }
+    sum_bits(b, cols, &mut sel)
 }
 
 /// `sum x_i^2 4^i + sum_{i<j} x_i x_j 2^(i+j+1)`, compressed.
@@ -484,35 +511,40 @@ thread_local! {
 }
 
 thread_local! {
-    static TWOS: RefCell<HashMap<(ParamsId, usize, usize), bool>> = RefCell::new(HashMap::new());
+    static TWOS: RefCell<HashMap<(ParamsId, Op, usize, usize), bool>> = RefCell::new(HashMap::new());
 }
 
-/// Whether [`mul_twos`] of `n`- and `m`-bit two's-complement operands
-/// costs fewer bootstraps (then less depth) than the best digit-product
-/// algorithm on the same operands, measured on the count backend and
-/// remembered.
-fn twos_pays(params: ParamsId, n: usize, m: usize) -> Result<bool, Error> {
-    if let Some(v) = TWOS.with(|c| c.borrow().get(&(params, n, m)).copied()) {
+/// Whether [`mul_twos`] of `n`- and `m`-bit two's-complement operands (or
+/// [`square_twos`] of an `n`-bit one, `m` unused) costs fewer bootstraps
+/// (then less depth) than the best digit-product algorithm on the same
+/// operands, measured on the count backend and remembered.
+fn twos_pays(params: ParamsId, op: Op, n: usize, m: usize) -> Result<bool, Error> {
+    if let Some(v) = TWOS.with(|c| c.borrow().get(&(params, op, n, m)).copied()) {
         return Ok(v);
     }
     let cost = |twos: bool| -> Result<(usize, u32), Error> {
         let mut b = CircuitBuilder::new(params.params());
         let x = Digits::input_twos(&mut b, n)?;
-        let y = Digits::input_twos(&mut b, m)?;
-        let out = if twos {
-            let tx = super::convert::twos_form(&mut b, &x)?.expect("two's-complement input");
-            let ty = super::convert::twos_form(&mut b, &y)?.expect("two's-complement input");
-            mul_twos(&mut b, tx, ty)?
-        } else {
-            let best = choose(params, Op::Mul, n, m)?;
-            mul(&mut b, &x, &y, best)?
+        let tx = super::convert::twos_form(&mut b, &x)?.expect("two's-complement input");
+        let out = match op {
+            Op::Mul => {
+                let y = Digits::input_twos(&mut b, m)?;
+                let ty = super::convert::twos_form(&mut b, &y)?.expect("two's-complement input");
+                if twos {
+                    mul_twos(&mut b, tx, ty)?
+                } else {
+                    mul(&mut b, &x, &y, choose(params, op, n, m)?)?
+                }
+            }
+            Op::Square if twos => square_twos(&mut b, tx)?,
+            Op::Square => square(&mut b, &x, choose(params, op, n, n)?)?,
         };
         out.output(&mut b)?;
         let st = b.build().stats();
         Ok((st.pbs, st.depth))
     };
     let v = cost(true)? < cost(false)?;
-    TWOS.with(|c| c.borrow_mut().insert((params, n, m), v));
+    TWOS.with(|c| c.borrow_mut().insert((params, op, n, m), v));
     Ok(v)
 }
 
@@ -603,6 +635,36 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// The two's-complement square on every value of 1 to 7 bits.
+    #[test]
+    fn twos_squares_are_exact() {
+        for n in 1..=7usize {
+            let mut b = CircuitBuilder::new(&P);
+            let x = Digits::input_twos(&mut b, n).unwrap();
+            let tx = super::super::convert::twos_form(&mut b, &x)
+                .unwrap()
+                .unwrap();
+            square_twos(&mut b, tx).unwrap().output(&mut b).unwrap();
+            let c = b.build();
+            for a in -(1i64 << (n - 1))..(1 << (n - 1)) {
+                let ins: Vec<u64> = (0..n)
+                    .map(|i| {
+                        let bit = (a >> i) & 1;
+                        (if i + 1 == n { -bit } else { bit }).rem_euclid(32) as u64
+                    })
+                    .collect();
+                let ds: Vec<i64> = ClearBackend
+                    .evaluate(&c, &ins)
+                    .unwrap()
+                    .iter()
+                    .map(|&r| if r >= 16 { r as i64 - 32 } else { r as i64 })
+                    .collect();
+                assert!(ds.iter().all(|d| d.abs() <= 1));
+                assert_eq!(super::super::value_of(&ds), (a * a).into(), "{n}: {a}^2");
             }
         }
     }
