@@ -106,7 +106,8 @@ pub fn mul(
                 super::convert::twos_form(b, y)?,
             );
             if let (Some(tx), Some(ty)) = forms {
-                if twos_pays(b.params().id, Op::Mul, tx.0.len() + 1, ty.0.len() + 1)? {
+                let (n, m) = (tx.0.len() + 1, ty.0.len() + 1);
+                if twos_pays(b.params().id, b.threads(), Op::Mul, n, m)? {
                     return mul_twos(b, tx, ty);
                 }
             }
@@ -405,7 +406,7 @@ pub fn square(b: &mut CircuitBuilder, x: &Digits, algo: MulAlgorithm) -> Result<
         MulAlgorithm::Karatsuba => square_divide(b, x),
         MulAlgorithm::Auto => {
             if let Some(tx) = super::convert::twos_form(b, x)? {
-                if twos_pays(b.params().id, Op::Square, tx.0.len() + 1, 0)? {
+                if twos_pays(b.params().id, b.threads(), Op::Square, tx.0.len() + 1, 0)? {
                     return square_twos(b, tx);
                 }
             }
@@ -510,19 +511,25 @@ thread_local! {
     static CHOICES: RefCell<HashMap<(ParamsId, Op, usize, usize), MulAlgorithm>> = RefCell::new(HashMap::new());
 }
 
+/// Parameters, operation, operand bits and threads of a [`twos_pays`] answer.
+type TwosKey = (ParamsId, Op, usize, usize, usize);
+
 thread_local! {
-    static TWOS: RefCell<HashMap<(ParamsId, Op, usize, usize), bool>> = RefCell::new(HashMap::new());
+    static TWOS: RefCell<HashMap<TwosKey, bool>> = RefCell::new(HashMap::new());
 }
 
 /// Whether [`mul_twos`] of `n`- and `m`-bit two's-complement operands (or
-/// [`square_twos`] of an `n`-bit one, `m` unused) costs fewer bootstraps
-/// (then less depth) than the best digit-product algorithm on the same
-/// operands, measured on the count backend and remembered.
-fn twos_pays(params: ParamsId, op: Op, n: usize, m: usize) -> Result<bool, Error> {
-    if let Some(v) = TWOS.with(|c| c.borrow().get(&(params, op, n, m)).copied()) {
+/// [`square_twos`] of an `n`-bit one, `m` unused) takes less estimated time
+/// on `threads` threads ([`crate::circuit::Stats::levels_on`]: more depth,
+/// fewer bootstraps), then fewer bootstraps, than the best digit-product
+/// algorithm on the same operands; measured on the count backend and
+/// remembered.
+fn twos_pays(params: ParamsId, threads: usize, op: Op, n: usize, m: usize) -> Result<bool, Error> {
+    let key = (params, op, n, m, threads);
+    if let Some(v) = TWOS.with(|c| c.borrow().get(&key).copied()) {
         return Ok(v);
     }
-    let cost = |twos: bool| -> Result<(usize, u32), Error> {
+    let cost = |twos: bool| -> Result<(u64, usize, u32), Error> {
         let mut b = CircuitBuilder::new(params.params());
         let x = Digits::input_twos(&mut b, n)?;
         let tx = super::convert::twos_form(&mut b, &x)?.expect("two's-complement input");
@@ -541,10 +548,10 @@ fn twos_pays(params: ParamsId, op: Op, n: usize, m: usize) -> Result<bool, Error
         };
         out.output(&mut b)?;
         let st = b.build().stats();
-        Ok((st.pbs, st.depth))
+        Ok((st.levels_on(threads), st.pbs, st.depth))
     };
     let v = cost(true)? < cost(false)?;
-    TWOS.with(|c| c.borrow_mut().insert((params, op, n, m), v));
+    TWOS.with(|c| c.borrow_mut().insert(key, v));
     Ok(v)
 }
 
