@@ -284,3 +284,37 @@ fn bad_values_and_shapes_are_typed_errors() {
     assert_eq!(client.decrypt_i64(&out[0]).unwrap(), 0);
     assert_eq!(client.decrypt_i64(&right).unwrap(), -100);
 }
+
+/// `wrapping_add` of two's-complement operands (one conversion of
+/// `x_i + y_i - 1` with a borrow into the lowest block) at every width up
+/// to 40 bits, operands of other widths included, against `i128`.
+#[test]
+fn wrapping_sums_of_bits_at_every_width() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let wrap = |v: i128, n: usize| {
+        let m = 1i128 << n;
+        (v + m / 2).rem_euclid(m) - m / 2
+    };
+    for n in 1..=40usize {
+        let (nx, ny) = (rng.gen_range(1..=n + 3), rng.gen_range(1..=n + 3));
+        let p = Program::new(&P);
+        let (x, y) = (p.input_twos(nx), p.input_twos(ny));
+        p.output(&x.wrapping_add(&y, n));
+        let prog = p.build().unwrap();
+        let range = |k: usize| -(1i128 << (k - 1))..(1i128 << (k - 1));
+        for _ in 0..20 {
+            let (a, b) = (rng.gen_range(range(nx)), rng.gen_range(range(ny)));
+            let ins = [
+                clear_digits_twos(&P, a, nx).unwrap(),
+                clear_digits_twos(&P, b, ny).unwrap(),
+            ];
+            let out = prog.run(&ClearBackend, &ins).unwrap();
+            assert_eq!(
+                clear_value(&P, &out[0]),
+                wrap(a + b, n).into(),
+                "{a} + {b} at {n} bits"
+            );
+        }
+    }
+}

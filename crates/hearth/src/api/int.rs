@@ -244,10 +244,14 @@ impl<'p> Int<'p> {
 
     /// `self + rhs` wrapped to `n` bits (`i{n}::wrapping_add` on values
     /// that fit `n` bits): the addition of the low `n` digits, then
-    /// [`Int::wrap`].
+    /// [`Int::wrap`]; for operands that already are bits (two's-complement
+    /// inputs, wrapped values) one conversion of `x_i + y_i - 1` does both.
     pub fn wrapping_add(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
         self.binary(rhs, |b, x, y| {
             digits_within("a wrapped value", n as u64)?;
+            if let Some(s) = digits::convert::wrapping_add_bits(b, x, y, n)? {
+                return Ok(s);
+            }
             let (xl, _) = x.split(n);
             let (yl, _) = y.split(n);
             let s = digits::add(b, &xl, &yl)?;

@@ -39,14 +39,23 @@ use crate::error::Error;
 /// The two's-complement bits of `x` (digits in {0, 1}, least significant
 /// first), `len(x) + 1` of them: the last is the sign bit.
 pub fn to_bits(b: &mut CircuitBuilder, x: &Digits) -> Result<Vec<Wire>, Error> {
-    bits_of(b, x, true)
+    bits_of(b, x, true, false)
 }
 
-/// The low `len(x)` two's-complement bits of `x`, and the sign bit too when
-/// `sign` (it costs one more bootstrap when `len(x)` is even).
-fn bits_of(b: &mut CircuitBuilder, x: &Digits, sign: bool) -> Result<Vec<Wire>, Error> {
-    if let Some(bits) = already_bits(b, x, sign)? {
-        return Ok(bits);
+/// The low `len(x)` two's-complement bits of `x` (of `x - 1` when
+/// `minus_one`), and the sign bit too when `sign` (it costs one more
+/// bootstrap when `len(x)` is even). The `- 1` is free: it is a borrow
+/// into the lowest block, so every prefix borrow becomes `[L <= 0]`.
+fn bits_of(
+    b: &mut CircuitBuilder,
+    x: &Digits,
+    sign: bool,
+    minus_one: bool,
+) -> Result<Vec<Wire>, Error> {
+    if !minus_one {
+        if let Some(bits) = already_bits(b, x, sign)? {
+            return Ok(bits);
+        }
     }
     let n = x.len();
     let pi = b.params().pi;
@@ -59,7 +68,7 @@ fn bits_of(b: &mut CircuitBuilder, x: &Digits, sign: bool) -> Result<Vec<Wire>, 
         sel: &mut sel,
     };
     let plan = Plan::new(n, net.g);
-    let mut borrows: Vec<Wire> = vec![b.constant(1)];
+    let mut borrows: Vec<Wire> = vec![b.constant(if minus_one { -1 } else { 1 })];
     for step in &plan.steps {
         let v = net.borrow(b, step, &borrows)?;
         borrows.push(v);
@@ -96,7 +105,7 @@ fn bits_of(b: &mut CircuitBuilder, x: &Digits, sign: bool) -> Result<Vec<Wire>, 
         }
     }
     if n == 0 && sign {
-        bits.push(b.constant(0));
+        bits.push(b.constant(minus_one as i64));
     }
     // An odd n padded a zero digit: its block's high bit is the sign bit.
     bits.truncate(if sign { n + 1 } else { n });
@@ -426,7 +435,17 @@ impl Network<'_> {
         }
         let bound: i64 = terms.iter().map(|&(_, c)| c).sum();
         let x = self.sel.linear(b, &terms, 0)?;
-        let lut = Lut::from_fn(b.params().pi, -bound, bound, |x| if x < 0 { -1 } else { 1 })?;
+        // A prefix from digit 0 whose pieces are all zero keeps the borrow
+        // into the lowest block (`borrows[0]`, 1 or -1).
+        let base = if b.constant_value(borrows[0])? == Some(1) {
+            1
+        } else {
+            -1
+        };
+        let lut = Lut::from_fn(b.params().pi, -bound, bound, |x| match x.signum() {
+            0 => base,
+            s => s,
+        })?;
         Ok(b.bootstrap(x, &lut)?)
     }
 }
@@ -448,12 +467,54 @@ pub(crate) fn low_bits(b: &mut CircuitBuilder, x: &Digits, n: usize) -> Result<V
     }
     let (low, _) = x.split(n);
     // `low` has at most n digits; when shorter, its sign bit extends it.
-    let mut bits = bits_of(b, &low, low.len() < n)?;
+    let mut bits = bits_of(b, &low, low.len() < n, false)?;
     let sign = *bits
         .last()
         .expect("n > 0 and low has a digit or a sign bit");
     bits.resize(n, sign);
     Ok(bits)
+}
+
+/// [`low_bits`] when they cost nothing (the digits already are bits, as
+/// two's-complement inputs and outputs of `wrap` are), else `None`.
+fn free_low_bits(b: &mut CircuitBuilder, x: &Digits, n: usize) -> Result<Option<Vec<Wire>>, Error> {
+    let (low, _) = x.split(n);
+    if low.is_empty() {
+        return Ok(Some(vec![b.constant(0); n]));
+    }
+    let Some(mut bits) = already_bits(b, &low, low.len() < n)? else {
+        return Ok(None);
+    };
+    let sign = *bits.last().expect("low has a digit");
+    bits.resize(n, sign);
+    Ok(Some(bits))
+}
+
+/// `x + y` wrapped to `n` bits when both operands' low `n` bits are free
+/// ([`free_low_bits`]), else `None`: with `X`, `Y` those bits read as
+/// unsigned, `X + Y = X - ~Y - 1 + 2^n`, and `X - ~Y` has the digits
+/// `x_i + y_i - 1`, each in [-1, 1] with no bootstrap; the conversion
+/// takes the `- 1` as its first borrow. One conversion in all, where an
+/// addition and a conversion would be needed otherwise.
+pub(crate) fn wrapping_add_bits(
+    b: &mut CircuitBuilder,
+    x: &Digits,
+    y: &Digits,
+    n: usize,
+) -> Result<Option<Digits>, Error> {
+    if n == 0 {
+        return Ok(None);
+    }
+    let (Some(u), Some(v)) = (free_low_bits(b, x, n)?, free_low_bits(b, y, n)?) else {
+        return Ok(None);
+    };
+    let d = u
+        .iter()
+        .zip(&v)
+        .map(|(&ui, &vi)| b.linear(&[(ui, 1), (vi, 1)], -1))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bits = bits_of(b, &Digits::from_vec(d), false, true)?;
+    Ok(Some(from_bits(b, &bits)?))
 }
 
 /// The digits of a two's-complement bit string (free).
