@@ -144,9 +144,10 @@ pub const DIGITS_128: ParameterSet = ParameterSet {
 /// 2^3 x 5 as in [`DIGITS_128`]. tfhe-rs's formulas give the same variances
 /// (`V_ks = 2^-22.69` with a 32-bit output, `V_ms = 2^-19.74` from `2^32`)
 /// and so the same budgets, 112 at p_fail <= 2^-128. Measured on the
-/// development machine: one key switch 1.9 ms instead of 3.9 ms, a KS-PBS
-/// about 9% faster than on [`DIGITS_128`] and 4% faster than tfhe-rs's
-/// default 64-bit pattern (2^4 x 4). The GPU backend does not run it.
+/// development machine: one key switch alone 1.9 ms instead of 3.9 ms; in
+/// a whole KS-PBS 3-5% less than [`DIGITS_128`], about tfhe-rs's default
+/// 64-bit pattern (2^4 x 4); digits operations 7-11% faster than on
+/// [`DIGITS_128`] in one back-to-back run. The GPU backend does not run it.
 pub const DIGITS_KS32_128: ParameterSet = ParameterSet {
     id: ParamsId::Digits128Ks32,
     name: "DIGITS_KS32_128",

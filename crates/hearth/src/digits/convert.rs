@@ -119,26 +119,15 @@ fn already_bits(
     x: &Digits,
     sign: bool,
 ) -> Result<Option<Vec<Wire>>, Error> {
-    let Some((&top, low)) = x.wires().split_last() else {
+    let Some((mut bits, s)) = twos_form(b, x)? else {
         return Ok(None);
     };
-    for &d in low {
-        if !in_range(b, d, 0, 1)? {
-            return Ok(None);
-        }
+    // A sign digit stands for bit n-1 too: mod 2^n it weighs +2^(n-1).
+    if bits.len() < x.len() {
+        bits.push(s);
     }
-    let (top_bit, sign_bit) = if in_range(b, top, 0, 1)? {
-        (top, b.constant(0))
-    } else if in_range(b, top, -1, 0)? {
-        let t = b.neg(top)?;
-        (t, t)
-    } else {
-        return Ok(None);
-    };
-    let mut bits = low.to_vec();
-    bits.push(top_bit);
     if sign {
-        bits.push(sign_bit);
+        bits.push(s);
     }
     Ok(Some(bits))
 }
