@@ -120,11 +120,13 @@ pub fn mul(
 /// `x * y` wrapped to `n` bits ([`super::convert::wrap`]), as
 /// `n`-bit two's complement does it: modulo `2^n` only the low `n` bits of
 /// each operand matter, read as *unsigned* bits (the top bit's weight
-/// `-2^(n-1)` is `2^(n-1)` modulo `2^n` for every column it reaches), so
-/// every partial product `x_i y_j` (`i + j < n`) is a bit. One blind
-/// rotation on `x_i + 2 y_j + 4 y_(j+1)` returns two of them (about
-/// `n^2 / 4` bootstraps); [`compress_bits`] sums them modulo `2^n`.
-/// Operands that already are bits (outputs of `wrap`) convert for free.
+/// `-2^(n-1)` is `2^(n-1)` modulo `2^n` for every column it reaches). The
+/// bits are cut into 2-bit blocks; each block product `A B` (in [0, 9])
+/// below column `n` costs two blind rotations on `A + 4 B`, its low part
+/// `A B mod 4` and high part `A B div 4` (about `n^2 / 4` bootstraps, as
+/// many as bit products two per rotation, but already half summed);
+/// [`compress_bits`] sums them modulo `2^n`. Operands that already are
+/// bits (outputs of `wrap`) convert for free.
 pub fn mul_wrapping(
     b: &mut CircuitBuilder,
     x: &Digits,
@@ -135,10 +137,65 @@ pub fn mul_wrapping(
     let yb = super::convert::low_bits(b, y, n)?;
     let mut sel = Selectors::new();
     let mut cols: Vec<Vec<Wire>> = vec![Vec::new(); n];
-    for (i, &xi) in xb.iter().enumerate() {
-        and_row(b, &mut sel, &mut cols, xi, &yb[..n - i], i, false)?;
+    for (i, xs) in xb.chunks(2).enumerate() {
+        for (j, ys) in yb[..n - 2 * i].chunks(2).enumerate() {
+            block_product(b, &mut sel, &mut cols, xs, ys, 2 * (i + j))?;
+        }
     }
     sum_bits(b, cols, &mut sel)
+}
+
+/// Pushes the product of the blocks `A = sum_k 2^k xs_k` and
+/// `B = sum_k 2^k ys_k` (one or two bits each) into column `c` and up:
+/// `A B mod 4` at `c` and `A B div 4` at `c + 2` (two rotations on
+/// `A + 4 B`); a product of at most 3 goes whole to `c` in one. A clear
+/// block costs none. Columns from `cols.len()` on are dropped.
+fn block_product(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    cols: &mut [Vec<Wire>],
+    xs: &[Wire],
+    ys: &[Wire],
+    c: usize,
+) -> Result<(), Error> {
+    let value = |b: &CircuitBuilder, bits: &[Wire]| -> Result<Option<i64>, Error> {
+        let mut v = 0;
+        for (k, &w) in bits.iter().enumerate() {
+            match b.constant_value(w)? {
+                Some(x) => v += x << k,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(v))
+    };
+    // A clear block times the other: the other's bits, scaled.
+    for (clear, other) in [(xs, ys), (ys, xs)] {
+        if let Some(a) = value(b, clear)? {
+            for (k, &w) in other.iter().enumerate() {
+                if c + k < cols.len() {
+                    let p = b.linear(&[(w, a)], 0)?;
+                    cols[c + k].push(p);
+                }
+            }
+            return Ok(());
+        }
+    }
+    let pi = b.params().pi;
+    let terms: Vec<(Wire, i64)> = xs
+        .iter()
+        .zip([1, 2])
+        .chain(ys.iter().zip([4, 8]))
+        .map(|(&w, k)| (w, k))
+        .collect();
+    let s = sel.linear(b, &terms, 0)?;
+    let product = |k: i64| (k & 3) * (k >> 2);
+    let low = Lut::from_fn(pi, 0, 15, move |k| product(k) & 3)?;
+    cols[c].push(b.bootstrap(s, &low)?);
+    if xs.len() == 2 && ys.len() == 2 && c + 2 < cols.len() {
+        let high = Lut::from_fn(pi, 0, 15, move |k| product(k) >> 2)?;
+        cols[c + 2].push(b.bootstrap(s, &high)?);
+    }
+    Ok(())
 }
 
 /// `x * y` exactly for operands in two's-complement form
@@ -255,22 +312,78 @@ fn sum_bits(
 }
 
 /// Two rows of bits whose sum is `sum_j 2^j (sum of column j)` modulo
-/// `2^len(columns)`, for columns of non-negative wires. Each level
-/// packs a column's wires into groups whose ranges add up to at most 15 and
-/// replaces each group by its parity (kept) and its half (carried one
-/// column up): two tables of one blind rotation when the group's sum is at
-/// most 7 (8 values), else two rotations. Levels repeat until every column
-/// holds at most two bits. The top column keeps only parities.
+/// `2^len(columns)`, for columns of wires in [0, 7]. Each level packs a
+/// column's wires into groups whose ranges add up to at most 15. A group
+/// of sum at most 7 (8 values) becomes its parity (kept) and its half
+/// (carried one column up): two tables of one blind rotation. A larger one
+/// costs two rotations: the same, or `S mod 4` (kept) and `S div 4` (two
+/// columns up), both at most 3 where a half would reach 7
+/// ([`best_split`] picks from which sum on). Levels repeat
+/// until every column holds at most two bits. The top column keeps only
+/// parities.
 pub(crate) fn compress_bits(
+    b: &mut CircuitBuilder,
+    cols: Vec<Vec<Wire>>,
+    sel: &mut Selectors,
+) -> Result<[Vec<Wire>; 2], Error> {
+    let split_from = best_split(b, &cols)?;
+    compress_split(b, cols, sel, split_from)
+}
+
+/// The smallest group sum [`compress_bits`] splits as `S mod 4` and
+/// `S div 4` (16: never) that costs least for these columns: each
+/// candidate is built on a scratch builder from inputs of the same ranges
+/// and ranked by levels on the planned threads, then bootstraps, then
+/// depth. Which one wins depends on the columns' shape (8 for wrapping
+/// products, 10 for most exact ones).
+fn best_split(b: &CircuitBuilder, cols: &[Vec<Wire>]) -> Result<i64, Error> {
+    let mut best = None;
+    for split_from in [8, 10, 16] {
+        let mut t = CircuitBuilder::new(b.params());
+        t.set_threads(b.threads());
+        let mut copy = Vec::with_capacity(cols.len());
+        for col in cols {
+            let mut c = Vec::with_capacity(col.len());
+            for &w in col {
+                c.push(match b.constant_value(w)? {
+                    Some(v) => t.constant(v),
+                    None => {
+                        let r = b.range(w)?;
+                        t.input_with_step(r.lo, r.hi, r.step)?
+                    }
+                });
+            }
+            copy.push(c);
+        }
+        for row in compress_split(&mut t, copy, &mut Selectors::new(), split_from)? {
+            for w in row {
+                t.output(w)?;
+            }
+        }
+        let st = t.build().stats();
+        let cost = (st.levels_on(b.threads()), st.pbs, st.depth);
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, split_from));
+        }
+    }
+    Ok(best.map_or(16, |(_, s)| s))
+}
+
+/// [`compress_bits`] splitting groups of sum `split_from` and more as
+/// `S mod 4` / `S div 4`.
+fn compress_split(
     b: &mut CircuitBuilder,
     mut cols: Vec<Vec<Wire>>,
     sel: &mut Selectors,
+    split_from: i64,
 ) -> Result<[Vec<Wire>; 2], Error> {
     let n = cols.len();
     let pi = b.params().pi;
     let m = b.params().message_modulus();
     let parity = Lut::from_fn(pi, 0, 15, |s| s & 1)?;
     let half = Lut::from_fn(pi, 0, 15, |s| s >> 1)?;
+    let low = Lut::from_fn(pi, 0, 15, |s| s & 3)?;
+    let quarter = Lut::from_fn(pi, 0, 15, |s| s >> 2)?;
     // Every wire here is a bit or a half made below: in [0, 7].
     let hi = |b: &CircuitBuilder, w: Wire| -> Result<i64, Error> {
         let r = b.range(w)?;
@@ -301,20 +414,18 @@ pub(crate) fn compress_bits(
         if done {
             break;
         }
-        let mut next: Vec<Vec<Wire>> = vec![Vec::new(); n];
-        // Whether the column below sends a carry up this level.
-        let mut carry_in = false;
+        let mut next: Vec<Vec<Wire>> = vec![Vec::new(); n + 2];
+        // Whether a column below sends a carry into column j this level.
+        let mut carry_in = vec![false; n + 2];
         for j in 0..n {
             let top = j + 1 == n;
             // A settled column of two bits that receives a carry is added
             // too (a half adder), so a carry never ripples one column per
             // level.
-            if settled(b, &cols[j])? && !(carry_in && cols[j].len() == 2) {
+            if settled(b, &cols[j])? && !(carry_in[j] && cols[j].len() == 2) {
                 next[j].extend_from_slice(&cols[j]);
-                carry_in = false;
                 continue;
             }
-            carry_in = false;
             let mut items: Vec<(i64, Wire)> = cols[j]
                 .iter()
                 .map(|&w| Ok((hi(b, w)?, w)))
@@ -340,7 +451,7 @@ pub(crate) fn compress_bits(
                 let s = sel.linear(b, &terms, 0)?;
                 if top {
                     next[j].push(b.bootstrap(s, &parity)?);
-                } else {
+                } else if h < split_from {
                     let (lo, up) = if h <= 7 {
                         let outs = b.bootstrap_many(s, &[&parity, &half])?;
                         (outs[0], outs[1])
@@ -349,10 +460,17 @@ pub(crate) fn compress_bits(
                     };
                     next[j].push(lo);
                     next[j + 1].push(up);
-                    carry_in = true;
+                    carry_in[j + 1] = true;
+                } else {
+                    next[j].push(b.bootstrap(s, &low)?);
+                    if j + 2 < n {
+                        next[j + 2].push(b.bootstrap(s, &quarter)?);
+                        carry_in[j + 2] = true;
+                    }
                 }
             }
         }
+        next.truncate(n);
         cols = next;
     }
     Ok(two_rows(b, &cols))
@@ -672,6 +790,70 @@ mod tests {
                     .collect();
                 assert!(ds.iter().all(|d| d.abs() <= 1));
                 assert_eq!(super::super::value_of(&ds), (a * a).into(), "{n}: {a}^2");
+            }
+        }
+    }
+
+    /// Every split of the compressor on random columns of wires in [0, 1],
+    /// [0, 2] and [0, 3] (as block products leave them, with tall columns
+    /// so groups above 7 occur), widths 1 to 12: the two rows are bits and
+    /// sum to the columns' total modulo `2^n`.
+    #[test]
+    fn compressed_rows_keep_the_sum() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for n in 1..=12usize {
+            for split_from in [8, 10, 16] {
+                let mut b = CircuitBuilder::new(&P);
+                let mut his = Vec::new();
+                let cols: Vec<Vec<Wire>> = (0..n)
+                    .map(|_| {
+                        let h = rng.gen_range(0..=24);
+                        (0..h)
+                            .map(|_| {
+                                let hi = rng.gen_range(1..=3);
+                                his.push(hi);
+                                b.input(0, hi).unwrap()
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let shape: Vec<usize> = cols.iter().map(Vec::len).collect();
+                let rows = compress_split(&mut b, cols, &mut Selectors::new(), split_from).unwrap();
+                for row in &rows {
+                    assert_eq!(row.len(), n);
+                    for &w in row {
+                        b.output(w).unwrap();
+                    }
+                }
+                let c = b.build();
+                for _ in 0..200 {
+                    let ins: Vec<u64> =
+                        his.iter().map(|&hi| rng.gen_range(0..=hi) as u64).collect();
+                    let mut want = 0u64;
+                    let mut at = 0;
+                    for (j, &h) in shape.iter().enumerate() {
+                        want += ins[at..at + h].iter().sum::<u64>() << j;
+                        at += h;
+                    }
+                    let out = ClearBackend.evaluate(&c, &ins).unwrap();
+                    assert!(
+                        out.iter().all(|&v| v <= 1),
+                        "bits, n {n}, split {split_from}"
+                    );
+                    let got: u64 = out[..n]
+                        .iter()
+                        .chain(&out[n..])
+                        .enumerate()
+                        .map(|(i, &v)| v << (i % n))
+                        .sum();
+                    let mask = (1u64 << n) - 1;
+                    assert_eq!(
+                        got & mask,
+                        want & mask,
+                        "n {n}, split {split_from}, {shape:?}"
+                    );
+                }
             }
         }
     }
