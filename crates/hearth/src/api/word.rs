@@ -33,6 +33,7 @@
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Shl, Shr, Sub};
 
 use num_bigint::BigInt;
+use num_traits::{One, Zero};
 
 use super::int::same_len;
 use super::program::{within, Program, Shape, Value, MAX_DIGITS, MAX_PRODUCTS};
@@ -541,6 +542,53 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         (s, self.flags(out))
     }
 
+    /// `self + rhs + carry` with its NZCV flags (ARM's ADCS; `SBCS` is
+    /// `self + !rhs + C`).
+    pub fn add_with_carry(&self, rhs: &Self, carry: &Bool<'p>) -> (Self, Flags<'p>) {
+        let mut out = None;
+        let s = self.binary(rhs, |b, x, y| {
+            same_program(self.program, carry.program, "a carry")?;
+            let (s, f) = flags::add_flags(b, x, y, carry.bit())?;
+            out = Some(f);
+            Ok(s)
+        });
+        (s, self.flags(out))
+    }
+
+    /// Bit `i` (least significant first) as a [`Bool`]: free. An `i` at
+    /// or beyond `BITS` is an error for [`Program::build`].
+    pub fn bit(&self, i: usize) -> Bool<'p> {
+        Bool::wrap(self.program, |_| {
+            self.bits
+                .wires()
+                .get(i)
+                .copied()
+                .ok_or_else(|| Error::Config(format!("bit {i} of a {BITS}-bit word")))
+        })
+    }
+
+    /// The value when every bit is a clear constant (what anyone knows
+    /// without a key: built from constants only, or folded), else `None`.
+    pub fn clear_value(&self) -> Option<BigInt> {
+        let bits = self.program.run(|b| {
+            self.bits
+                .wires()
+                .iter()
+                .map(|&w| b.constant_value(w).map_err(Error::from))
+                .collect::<Result<Option<Vec<i64>>, Error>>()
+        })??;
+        let mut v = BigInt::zero();
+        for (i, &bit) in bits.iter().enumerate() {
+            if bit != 0 {
+                v += BigInt::one() << i;
+            }
+        }
+        if SIGNED && bits.last().is_some_and(|&t| t != 0) {
+            v -= BigInt::one() << BITS;
+        }
+        Some(v)
+    }
+
     /// `self - rhs` with its NZCV flags (ARM's SUBS / CMP: C is "no
     /// borrow").
     pub fn sub_with_flags(&self, rhs: &Self) -> (Self, Flags<'p>) {
@@ -646,6 +694,14 @@ impl<'p> Bool<'p> {
             program,
             bits: program.bits_of(1, |b| Bits::input(b, 1)),
         }
+    }
+
+    /// The value when it is a clear constant, else `None` (see
+    /// [`Word::clear_value`]).
+    pub fn clear_value(&self) -> Option<bool> {
+        self.program
+            .run(|b| Ok(b.constant_value(self.bit())?))?
+            .map(|v| v != 0)
     }
 
     /// A clear constant: free.

@@ -1,0 +1,662 @@
+//! One instruction as one circuit: its reads become circuit inputs (or
+//! constants when clear), its effects are computed with hearth's words,
+//! and writes under an encrypted condition become selects between the new
+//! and the old values. Clear results stay clear: the builder folds
+//! constants, so an instruction on clear operands costs no bootstrap.
+
+use std::collections::HashMap;
+
+use hearth::api::{Bool, Program, I32, I64, U32, U64, U8};
+
+use crate::image::Image;
+use crate::isa::{Cond, DpOp, Instr, Offset, Op, Operand2, Reg, Shift, ShiftKind, Size};
+use crate::machine::EmuError;
+use crate::state::{Byte, Flag, State, Val};
+
+/// Where a circuit output goes.
+pub(crate) enum Slot {
+    Reg(Reg),
+    Flag(usize),
+    Byte(usize),
+}
+
+/// The reads of one instruction: each register, flag or byte becomes one
+/// input (or a constant) the first time it is read.
+pub(crate) struct Frame<'p, 's, D> {
+    pub p: &'p Program,
+    pub state: &'s State<D>,
+    pub image: &'s Image,
+    pub pc: u32,
+    pub instr: Instr,
+    pub inputs: Vec<Vec<D>>,
+    regs: HashMap<Reg, U32<'p>>,
+    flags: HashMap<usize, Bool<'p>>,
+    bytes: HashMap<usize, U8<'p>>,
+}
+
+/// What an instruction does, before its condition applies.
+#[derive(Default)]
+pub(crate) struct Effects<'p> {
+    pub regs: Vec<(Reg, U32<'p>)>,
+    pub flags: [Option<Bool<'p>>; 4],
+    /// Data-memory index -> new byte.
+    pub stores: Vec<(usize, U8<'p>)>,
+    /// A new, clear program counter.
+    pub jump: Option<u32>,
+    pub halt: bool,
+}
+
+const N: usize = 0;
+const Z: usize = 1;
+const C: usize = 2;
+const V: usize = 3;
+
+impl<'p, 's, D: Clone> Frame<'p, 's, D> {
+    pub fn new(
+        p: &'p Program,
+        state: &'s State<D>,
+        image: &'s Image,
+        pc: u32,
+        instr: Instr,
+    ) -> Self {
+        Frame {
+            p,
+            state,
+            image,
+            pc,
+            instr,
+            inputs: Vec::new(),
+            regs: HashMap::new(),
+            flags: HashMap::new(),
+            bytes: HashMap::new(),
+        }
+    }
+
+    fn err(&self, what: &'static str) -> EmuError {
+        EmuError::Encrypted {
+            pc: self.pc,
+            instr: self.instr.to_string(),
+            what,
+        }
+    }
+
+    fn konst(&self, v: u32) -> U32<'p> {
+        U32::constant(self.p, v)
+    }
+
+    /// Register `r` (pc reads as the instruction's address + 8).
+    pub fn reg(&mut self, r: Reg) -> U32<'p> {
+        if r == 15 {
+            return self.konst(self.pc.wrapping_add(8));
+        }
+        if let Some(w) = self.regs.get(&r) {
+            return w.clone();
+        }
+        let w = match &self.state.regs[r as usize] {
+            Val::Clear(v) => self.konst(*v),
+            Val::Enc(d) => {
+                self.inputs.push(d.clone());
+                U32::input(self.p)
+            }
+        };
+        self.regs.insert(r, w.clone());
+        w
+    }
+
+    /// Register `r` when it is clear, else the error for `what`.
+    fn clear_reg(&mut self, r: Reg, what: &'static str) -> Result<u32, EmuError> {
+        let w = self.reg(r);
+        clear_u32(&w).ok_or_else(|| self.err(what))
+    }
+
+    pub fn flag(&mut self, i: usize) -> Bool<'p> {
+        if let Some(b) = self.flags.get(&i) {
+            return b.clone();
+        }
+        let b = match &self.state.flags[i] {
+            Flag::Clear(v) => Bool::constant(self.p, *v),
+            Flag::Enc(d) => {
+                self.inputs.push(vec![d.clone()]);
+                Bool::input(self.p)
+            }
+        };
+        self.flags.insert(i, b.clone());
+        b
+    }
+
+    /// The byte at `addr`: data memory (clear or encrypted) or clear
+    /// read-only memory.
+    fn byte(&mut self, addr: u32, len: u32) -> Result<U8<'p>, EmuError> {
+        if let Some(i) = self.state.index(addr) {
+            if let Some(b) = self.bytes.get(&i) {
+                return Ok(b.clone());
+            }
+            let b = match &self.state.memory[i] {
+                Byte::Clear(v) => U8::constant(self.p, *v),
+                Byte::Enc(d) => {
+                    self.inputs.push(d.clone());
+                    U8::input(self.p)
+                }
+            };
+            self.bytes.insert(i, b.clone());
+            return Ok(b);
+        }
+        match self.image.rom_byte(addr) {
+            Some(v) => Ok(U8::constant(self.p, v)),
+            None => Err(self.out_of_memory(addr, len, "load")),
+        }
+    }
+
+    fn out_of_memory(&self, addr: u32, len: u32, kind: &'static str) -> EmuError {
+        EmuError::Memory {
+            pc: self.pc,
+            instr: self.instr.to_string(),
+            kind,
+            addr,
+            len,
+        }
+    }
+
+    /// A little-endian load of `size`, extended to 32 bits.
+    fn load(&mut self, addr: u32, size: Size, signed: bool) -> Result<U32<'p>, EmuError> {
+        let n = size.bytes();
+        let mut v = self.konst(0);
+        for k in 0..n {
+            let b = self.byte(addr.wrapping_add(k), n)?;
+            let w: U32<'p> = b.cast::<32, false>();
+            v = &v | &(&w << (8 * k));
+        }
+        Ok(match (signed, size) {
+            (true, Size::Byte) => v.cast::<8, true>().cast::<32, true>().cast(),
+            (true, Size::Half) => v.cast::<16, true>().cast::<32, true>().cast(),
+            _ => v,
+        })
+    }
+
+    /// The data-memory indices of a store of `size` at `addr`.
+    fn store(
+        &self,
+        e: &mut Effects<'p>,
+        addr: u32,
+        size: Size,
+        v: &U32<'p>,
+    ) -> Result<(), EmuError> {
+        let n = size.bytes();
+        for k in 0..n {
+            let a = addr.wrapping_add(k);
+            let i = self
+                .state
+                .index(a)
+                .ok_or_else(|| self.out_of_memory(addr, n, "store"))?;
+            e.stores.push((i, (v >> (8 * k)).cast::<8, false>()));
+        }
+        Ok(())
+    }
+
+    /// The condition as a [`Bool`] (clear when its flags are).
+    pub fn cond(&mut self, c: Cond) -> Bool<'p> {
+        use Cond::*;
+        let f = |s: &mut Self, i| s.flag(i);
+        match c {
+            Al => Bool::constant(self.p, true),
+            Eq => f(self, Z),
+            Ne => !&f(self, Z),
+            Cs => f(self, C),
+            Cc => !&f(self, C),
+            Mi => f(self, N),
+            Pl => !&f(self, N),
+            Vs => f(self, V),
+            Vc => !&f(self, V),
+            Hi => &f(self, C) & &!&f(self, Z),
+            Ls => &!&f(self, C) | &f(self, Z),
+            Ge => !&(&f(self, N) ^ &f(self, V)),
+            Lt => &f(self, N) ^ &f(self, V),
+            Gt => &!&f(self, Z) & &!&(&f(self, N) ^ &f(self, V)),
+            Le => &f(self, Z) | &(&f(self, N) ^ &f(self, V)),
+        }
+    }
+
+    /// The second operand and the shifter's carry out.
+    fn operand2(&mut self, op2: Operand2) -> (U32<'p>, Bool<'p>) {
+        let c = self.flag(C);
+        match op2 {
+            Operand2::Imm { value, rotated } => {
+                let carry = if rotated {
+                    Bool::constant(self.p, value >> 31 == 1)
+                } else {
+                    c
+                };
+                (self.konst(value), carry)
+            }
+            Operand2::Reg { rm, shift } => {
+                let x = self.reg(rm);
+                self.shift(&x, shift, c)
+            }
+        }
+    }
+
+    /// A32's barrel shifter: `(x shifted, carry out)`.
+    fn shift(&mut self, x: &U32<'p>, shift: Shift, c: Bool<'p>) -> (U32<'p>, Bool<'p>) {
+        match shift {
+            Shift::None => (x.clone(), c),
+            Shift::Imm(kind, a) => shift_by(self.p, x, kind, a as u32, c),
+            Shift::Rrx => {
+                let top = &c.to_word::<32>() << 31;
+                (&top | &(x >> 1), x.bit(0))
+            }
+            Shift::Reg(kind, rs) => {
+                let amount = &self.reg(rs) & 0xff;
+                match clear_u32(&amount) {
+                    Some(a) => shift_by(self.p, x, kind, a, c),
+                    None => shift_encrypted(self.p, x, kind, &amount, c),
+                }
+            }
+        }
+    }
+}
+
+/// The value of a word when it is clear.
+pub(crate) fn clear_u32(w: &U32<'_>) -> Option<u32> {
+    let v = w.clear_value()?;
+    u32::try_from(v).ok()
+}
+
+/// Shift by a clear amount (0 keeps `x` and the carry).
+fn shift_by<'p>(
+    p: &'p Program,
+    x: &U32<'p>,
+    kind: ShiftKind,
+    a: u32,
+    c: Bool<'p>,
+) -> (U32<'p>, Bool<'p>) {
+    let zero = U32::constant(p, 0);
+    let f = Bool::constant(p, false);
+    if a == 0 {
+        return (x.clone(), c);
+    }
+    match kind {
+        ShiftKind::Lsl if a < 32 => (x << a, x.bit(32 - a as usize)),
+        ShiftKind::Lsl if a == 32 => (zero, x.bit(0)),
+        ShiftKind::Lsl => (zero, f),
+        ShiftKind::Lsr if a < 32 => (x >> a, x.bit(a as usize - 1)),
+        ShiftKind::Lsr if a == 32 => (zero, x.bit(31)),
+        ShiftKind::Lsr => (zero, f),
+        ShiftKind::Asr => {
+            let s: I32<'p> = x.cast();
+            let k = a.min(32);
+            let r = if k == 32 { &s >> 31 } else { &s >> k };
+            (r.cast(), x.bit(k as usize - 1))
+        }
+        ShiftKind::Ror => {
+            let k = a % 32;
+            if k == 0 {
+                (x.clone(), x.bit(31))
+            } else {
+                (x.rotate_right(k), x.bit(k as usize - 1))
+            }
+        }
+    }
+}
+
+/// Shift by an encrypted amount in [0, 255], through 64-bit words so that
+/// the carry is the bit shifted out last.
+fn shift_encrypted<'p>(
+    p: &'p Program,
+    x: &U32<'p>,
+    kind: ShiftKind,
+    amount: &U32<'p>,
+    c: Bool<'p>,
+) -> (U32<'p>, Bool<'p>) {
+    let a8: U8<'p> = amount.cast();
+    let is_zero = amount.eq(&U32::constant(p, 0));
+    let zero64 = U64::constant(p, 0);
+    let wide: U64<'p> = x.cast();
+    let (r, carry) = match kind {
+        ShiftKind::Lsl => {
+            let z = amount
+                .ge(&U32::constant(p, 64))
+                .select(&zero64, &wide.shl_by(&a8));
+            (z.cast::<32, false>(), z.bit(32))
+        }
+        ShiftKind::Lsr => {
+            let z = amount
+                .ge(&U32::constant(p, 64))
+                .select(&zero64, &(&wide << 32).shr_by(&a8));
+            ((&z >> 32).cast::<32, false>(), z.bit(31))
+        }
+        ShiftKind::Asr => {
+            let k = amount
+                .ge(&U32::constant(p, 63))
+                .select(&U32::constant(p, 63), amount);
+            let s: I64<'p> = (&wide << 32).cast();
+            let z = s.shr_by(&k.cast::<8, false>());
+            ((&z >> 32).cast::<32, false>(), z.bit(31))
+        }
+        ShiftKind::Ror => {
+            let r = x.rotate_right_by(&a8);
+            let top = r.bit(31);
+            (r, top)
+        }
+    };
+    let carry = is_zero
+        .select(&c.to_word::<1>(), &carry.to_word::<1>())
+        .bit(0);
+    (r, carry)
+}
+
+/// The effects of `instr` at `f.pc`.
+pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<'p>, EmuError> {
+    let mut e = Effects::default();
+    let pc = f.pc;
+    match f.instr.op {
+        Op::Dp { op, s, rd, rn, op2 } => {
+            let (y, shc) = f.operand2(op2);
+            let x = if op.is_move() { f.konst(0) } else { f.reg(rn) };
+            let (r, flags) = if op.is_arithmetic() {
+                let c = f.flag(C);
+                let one = Bool::constant(f.p, true);
+                let zero = Bool::constant(f.p, false);
+                let (a, b, cin) = match op {
+                    DpOp::Add | DpOp::Cmn => (x, y, zero),
+                    DpOp::Adc => (x, y, c),
+                    DpOp::Sub | DpOp::Cmp => (x, !&y, one),
+                    DpOp::Sbc => (x, !&y, c),
+                    DpOp::Rsb => (y, !&x, one),
+                    _ => (y, !&x, c),
+                };
+                let (r, fl) = a.add_with_carry(&b, &cin);
+                (r, [Some(fl.n), Some(fl.z), Some(fl.c), Some(fl.v)])
+            } else {
+                let r = match op {
+                    DpOp::And | DpOp::Tst => &x & &y,
+                    DpOp::Eor | DpOp::Teq => &x ^ &y,
+                    DpOp::Orr => &x | &y,
+                    DpOp::Bic => &x & &!&y,
+                    DpOp::Mov => y,
+                    _ => !&y,
+                };
+                let (n, z) = r.nz();
+                (r, [Some(n), Some(z), Some(shc), None])
+            };
+            if s || op.is_test() {
+                if rd == 15 && !op.is_test() {
+                    return Err(EmuError::Unsupported {
+                        pc,
+                        instr: f.instr.to_string(),
+                        why: "flag-setting write to pc (exception return)",
+                    });
+                }
+                e.flags = flags;
+            }
+            if !op.is_test() {
+                write(f, &mut e, rd, r)?;
+            }
+        }
+        Op::MovHalf { top, rd, imm16 } => {
+            let r = if top {
+                let old = f.reg(rd);
+                &(&old & 0xffff) | &f.konst((imm16 as u32) << 16)
+            } else {
+                f.konst(imm16 as u32)
+            };
+            write(f, &mut e, rd, r)?;
+        }
+        Op::Mul { s, rd, rn, rm, acc } => {
+            let prod = &f.reg(rn) * &f.reg(rm);
+            let r = match acc {
+                None => prod,
+                Some((ra, false)) => &prod + &f.reg(ra),
+                Some((ra, true)) => &f.reg(ra) - &prod,
+            };
+            if s {
+                let (n, z) = r.nz();
+                e.flags[N] = Some(n);
+                e.flags[Z] = Some(z);
+            }
+            write(f, &mut e, rd, r)?;
+        }
+        Op::MulLong {
+            signed,
+            accumulate,
+            s,
+            rdlo,
+            rdhi,
+            rn,
+            rm,
+        } => {
+            let widen = |w: U32<'p>| -> U64<'p> {
+                if signed {
+                    w.cast::<32, true>().cast::<64, true>().cast()
+                } else {
+                    w.cast()
+                }
+            };
+            let (a, b) = (widen(f.reg(rn)), widen(f.reg(rm)));
+            let mut prod = &a * &b;
+            if accumulate {
+                let lo: U64<'p> = f.reg(rdlo).cast();
+                let hi: U64<'p> = f.reg(rdhi).cast();
+                prod = &prod + &(&lo | &(&hi << 32));
+            }
+            if s {
+                e.flags[N] = Some(prod.bit(63));
+                e.flags[Z] = Some(prod.eq(&U64::constant(f.p, 0)));
+            }
+            write(f, &mut e, rdlo, prod.cast())?;
+            write(f, &mut e, rdhi, (&prod >> 32).cast())?;
+        }
+        Op::Div { signed, rd, rn, rm } => {
+            let (a, b) = (f.reg(rn), f.reg(rm));
+            let q: U32<'p> = if signed {
+                let (a, b): (I32<'p>, I32<'p>) = (a.cast(), b.cast());
+                (&a / &b).cast()
+            } else {
+                &a / &b
+            };
+            let by_zero = b.eq(&f.konst(0));
+            write(f, &mut e, rd, by_zero.select(&f.konst(0), &q))?;
+        }
+        Op::Clz { rd, rm } => {
+            let r = f.reg(rm).leading_zeros();
+            write(f, &mut e, rd, r)?;
+        }
+        Op::Rbit { rd, rm } => {
+            let r = f.reg(rm).reverse_bits();
+            write(f, &mut e, rd, r)?;
+        }
+        Op::Rev { rd, rm } => {
+            let r = f.reg(rm).swap_bytes();
+            write(f, &mut e, rd, r)?;
+        }
+        Op::Rev16 { rd, rm } => {
+            let x = f.reg(rm);
+            let r = &(&(&x >> 8) & 0x00ff_00ff) | &(&(&x << 8) & 0xff00_ff00u32 as i64);
+            write(f, &mut e, rd, r)?;
+        }
+        Op::Bfi { rd, rn, lsb, width } => {
+            let old = f.reg(rd);
+            let r = match rn {
+                None => old.field_clear(lsb as usize, width as usize),
+                Some(rn) => old.field_insert(&f.reg(rn), lsb as usize, width as usize),
+            };
+            write(f, &mut e, rd, r)?;
+        }
+        Op::Bfx {
+            signed,
+            rd,
+            rn,
+            lsb,
+            width,
+        } => {
+            let x = f.reg(rn);
+            let r = if signed {
+                x.cast::<32, true>()
+                    .field_extract(lsb as usize, width as usize)
+                    .cast()
+            } else {
+                x.field_extract(lsb as usize, width as usize)
+            };
+            write(f, &mut e, rd, r)?;
+        }
+        Op::Extend {
+            signed,
+            size,
+            rd,
+            rm,
+            rot,
+        } => {
+            let x = f.reg(rm).rotate_right(rot as u32);
+            let r: U32<'p> = match (signed, size) {
+                (false, Size::Byte) => x.cast::<8, false>().cast(),
+                (false, _) => x.cast::<16, false>().cast(),
+                (true, Size::Byte) => x.cast::<8, true>().cast::<32, true>().cast(),
+                (true, _) => x.cast::<16, true>().cast::<32, true>().cast(),
+            };
+            write(f, &mut e, rd, r)?;
+        }
+        Op::Mem {
+            load,
+            size,
+            signed,
+            rt,
+            rn,
+            offset,
+            add,
+            pre,
+            writeback,
+        } => {
+            let base = f.clear_reg(rn, "a base address")?;
+            let off = match offset {
+                Offset::Imm(i) => i,
+                Offset::Reg { rm, shift } => {
+                    let x = f.reg(rm);
+                    let c = f.flag(C);
+                    let (v, _) = f.shift(&x, shift, c);
+                    clear_u32(&v).ok_or_else(|| f.err("an address offset"))?
+                }
+            };
+            let moved = if add {
+                base.wrapping_add(off)
+            } else {
+                base.wrapping_sub(off)
+            };
+            let addr = if pre { moved } else { base };
+            if writeback {
+                e.regs.push((rn, f.konst(moved)));
+            }
+            if load {
+                let v = f.load(addr, size, signed)?;
+                write(f, &mut e, rt, v)?;
+            } else {
+                let v = f.reg(rt);
+                f.store(&mut e, addr, size, &v)?;
+            }
+        }
+        Op::Block {
+            load,
+            rn,
+            regs,
+            up,
+            before,
+            writeback,
+        } => {
+            let base = f.clear_reg(rn, "a base address")?;
+            let n = regs.count_ones();
+            let start = match (up, before) {
+                (true, false) => base,
+                (true, true) => base.wrapping_add(4),
+                (false, false) => base.wrapping_sub(4 * n).wrapping_add(4),
+                (false, true) => base.wrapping_sub(4 * n),
+            };
+            let end = if up {
+                base.wrapping_add(4 * n)
+            } else {
+                base.wrapping_sub(4 * n)
+            };
+            if writeback {
+                e.regs.push((rn, f.konst(end)));
+            }
+            let mut addr = start;
+            for r in (0..16u8).filter(|r| regs & (1 << r) != 0) {
+                if load {
+                    let v = f.load(addr, Size::Word, false)?;
+                    write(f, &mut e, r, v)?;
+                } else {
+                    let v = f.reg(r);
+                    f.store(&mut e, addr, Size::Word, &v)?;
+                }
+                addr = addr.wrapping_add(4);
+            }
+        }
+        Op::Branch { link, target } => {
+            if link {
+                e.regs.push((14, f.konst(pc.wrapping_add(4))));
+            }
+            e.jump = Some(target);
+        }
+        Op::BranchReg { link, rm } => {
+            let target = f.clear_reg(rm, "a branch target")?;
+            if target & 1 == 1 {
+                return Err(EmuError::Unsupported {
+                    pc,
+                    instr: f.instr.to_string(),
+                    why: "switch to Thumb state",
+                });
+            }
+            if link {
+                e.regs.push((14, f.konst(pc.wrapping_add(4))));
+            }
+            e.jump = Some(target);
+        }
+        Op::Svc { .. } => e.halt = true,
+    }
+    Ok(e)
+}
+
+/// Writes `v` to `rd`; a write to pc is a jump to a clear, word-aligned
+/// address.
+fn write<'p, D: Clone>(
+    f: &Frame<'p, '_, D>,
+    e: &mut Effects<'p>,
+    rd: Reg,
+    v: U32<'p>,
+) -> Result<(), EmuError> {
+    if rd != 15 {
+        // A later write to the same register wins (LDM with the base).
+        e.regs.retain(|(r, _)| *r != rd);
+        e.regs.push((rd, v));
+        return Ok(());
+    }
+    let target = clear_u32(&v).ok_or_else(|| f.err("a write to pc"))?;
+    if target & 3 != 0 {
+        return Err(EmuError::Unsupported {
+            pc: f.pc,
+            instr: f.instr.to_string(),
+            why: "jump to a Thumb or unaligned address",
+        });
+    }
+    e.jump = Some(target);
+    Ok(())
+}
+
+/// Whether `instr` may change the program counter (its condition must
+/// then be decided before it runs).
+pub(crate) fn may_jump(instr: &Instr) -> bool {
+    match instr.op {
+        Op::Dp { op, rd, .. } => rd == 15 && !op.is_test(),
+        Op::MovHalf { rd, .. }
+        | Op::Clz { rd, .. }
+        | Op::Rbit { rd, .. }
+        | Op::Rev { rd, .. }
+        | Op::Rev16 { rd, .. }
+        | Op::Bfi { rd, .. }
+        | Op::Bfx { rd, .. }
+        | Op::Extend { rd, .. }
+        | Op::Div { rd, .. }
+        | Op::Mul { rd, .. } => rd == 15,
+        Op::MulLong { rdlo, rdhi, .. } => rdlo == 15 || rdhi == 15,
+        Op::Mem { load, rt, .. } => load && rt == 15,
+        Op::Block { load, regs, .. } => load && regs & 0x8000 != 0,
+        Op::Branch { .. } | Op::BranchReg { .. } | Op::Svc { .. } => true,
+    }
+}

@@ -1,0 +1,188 @@
+//! Differential test against a real ARM CPU model: each C program of the
+//! corpus, compiled with `arm-none-eabi-gcc -O1 -marm`, runs under
+//! `qemu-arm` (one instruction per block, CPU state logged) and under the
+//! emulator on the clear backend, from qemu's own initial registers; the
+//! registers and flags at the exit `svc` and the whole data memory (which
+//! the program writes to stdout under qemu) must be equal.
+//!
+//! Needs `gcc-arm-none-eabi` and `qemu-user` (`.ci/run` installs them).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hearth::api::{clear_word, clear_word_value};
+use hearth::backend::ClearBackend;
+use hearth::GATES_128;
+use hearth_emu::{Byte, ClearOracle, Flag, Image, Machine, Policy, State, Stop, Val};
+
+const PROGRAMS: [&str; 6] = ["gcd", "isqrt", "popcount", "bubble", "poly", "crc8"];
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+/// Compiles `name.c` with the corpus' start code and linker script.
+fn compile(name: &str) -> PathBuf {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.elf"));
+    let dir = corpus();
+    let st = Command::new("arm-none-eabi-gcc")
+        .args([
+            "-O1",
+            "-marm",
+            "-march=armv7ve",
+            "-nostdlib",
+            "-nostartfiles",
+            "-ffreestanding",
+            "-T",
+        ])
+        .arg(dir.join("link.ld"))
+        .arg(dir.join("start.s"))
+        .arg(dir.join(format!("{name}.c")))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("arm-none-eabi-gcc (Debian package gcc-arm-none-eabi) must be installed");
+    assert!(st.success(), "compiling {name}.c");
+    out
+}
+
+/// One logged CPU state: r0..r15 and the PSR.
+#[derive(Clone, Debug)]
+struct Cpu {
+    regs: [u32; 16],
+    psr: u32,
+}
+
+/// Runs `elf` under qemu-arm: the logged states and what it wrote.
+fn qemu(elf: &Path) -> (Vec<Cpu>, Vec<u8>) {
+    let log = elf.with_extension("log");
+    let out = Command::new("qemu-arm")
+        .args(["-singlestep", "-d", "cpu,nochain", "-D"])
+        .arg(&log)
+        .arg(elf)
+        .output()
+        .expect("qemu-arm (Debian package qemu-user) must be installed");
+    assert!(out.status.success(), "qemu-arm {}", elf.display());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut states = Vec::new();
+    let mut regs = [0u32; 16];
+    for line in text.lines() {
+        for field in line.split_whitespace() {
+            if let Some((k, v)) = field.split_once('=') {
+                let Ok(v) = u32::from_str_radix(v, 16) else {
+                    continue;
+                };
+                if let Some(i) = k.strip_prefix('R').and_then(|i| i.parse::<usize>().ok()) {
+                    regs[i] = v;
+                } else if k == "PSR" {
+                    states.push(Cpu { regs, psr: v });
+                }
+            }
+        }
+    }
+    (states, out.stdout)
+}
+
+fn flags_of(psr: u32) -> [bool; 4] {
+    [31, 30, 29, 28].map(|b| (psr >> b) & 1 == 1)
+}
+
+/// Runs the emulator from qemu's first state, data memory encrypted
+/// (clear digits) when `encrypted`; returns the final state.
+fn emulate(image: Image, start: &Cpu, encrypted: bool) -> (State<u64>, u32, u64) {
+    let memory = image
+        .data
+        .iter()
+        .map(|&b| {
+            if encrypted {
+                Byte::Enc(clear_word(b, 8, false).unwrap())
+            } else {
+                Byte::Clear(b)
+            }
+        })
+        .collect();
+    let mut state = State::new(start.regs[15], image.data_base, memory);
+    for r in 0..15 {
+        state.regs[r] = Val::Clear(start.regs[r]);
+    }
+    state.flags = flags_of(start.psr).map(Flag::Clear);
+    let mut m = Machine::new(image, state, &ClearBackend, &GATES_128);
+    let mut oracle = ClearOracle(Policy::new(100_000));
+    let stop = m
+        .run(&mut oracle, 200_000, |_| {})
+        .expect("the emulator runs to the exit");
+    let Stop::Halted { pc } = stop;
+    (m.state, pc, oracle.0.log.len() as u64)
+}
+
+fn reg_value(v: &Val<u64>) -> u32 {
+    match v {
+        Val::Clear(x) => *x,
+        Val::Enc(d) => u32::try_from(clear_word_value(d, false).unwrap()).unwrap(),
+    }
+}
+
+fn check(name: &str, encrypted: bool) {
+    let elf = compile(name);
+    let (states, dump) = qemu(&elf);
+    let image = Image::from_elf(&std::fs::read(&elf).unwrap()).unwrap();
+    let svc = *image
+        .code
+        .iter()
+        .find(|(_, i)| matches!(i.op, hearth_emu::Op::Svc { .. }))
+        .unwrap()
+        .0;
+    let end = states
+        .iter()
+        .find(|s| s.regs[15] == svc)
+        .expect("qemu reaches the exit svc")
+        .clone();
+    let (state, pc, decisions) = emulate(image, &states[0], encrypted);
+    assert_eq!(pc, svc, "{name}: stopped elsewhere");
+    for r in 0..15 {
+        assert_eq!(
+            reg_value(&state.regs[r]),
+            end.regs[r],
+            "{name} (encrypted memory: {encrypted}): r{r}"
+        );
+    }
+    let flags: Vec<bool> = state
+        .flags
+        .iter()
+        .map(|f| match f {
+            Flag::Clear(b) => *b,
+            Flag::Enc(d) => *d == 2,
+        })
+        .collect();
+    assert_eq!(flags, flags_of(end.psr).to_vec(), "{name}: NZCV");
+    let memory: Vec<u8> = state
+        .memory
+        .iter()
+        .map(|b| match b {
+            Byte::Clear(x) => *x,
+            Byte::Enc(d) => u8::try_from(clear_word_value(d, false).unwrap()).unwrap(),
+        })
+        .collect();
+    assert_eq!(memory.len(), dump.len(), "{name}: data size");
+    assert_eq!(
+        memory, dump,
+        "{name} (encrypted memory: {encrypted}): data memory"
+    );
+    if encrypted {
+        eprintln!("{name}: {decisions} branch decisions");
+    }
+}
+
+#[test]
+fn corpus_matches_qemu_with_clear_memory() {
+    for name in PROGRAMS {
+        check(name, false);
+    }
+}
+
+#[test]
+fn corpus_matches_qemu_with_encrypted_memory() {
+    for name in PROGRAMS {
+        check(name, true);
+    }
+}
