@@ -144,6 +144,10 @@ fn shift_kind(b: u32) -> ShiftKind {
 
 fn dp(w: u32, op2: Operand2) -> Option<Op> {
     let op = DpOp::from_bits(bits(w, 24, 21));
+    // Should-be-zero fields: Rn of MOV / MVN, Rd of the compares.
+    if (op.is_move() && bits(w, 19, 16) != 0) || (op.is_test() && bits(w, 15, 12) != 0) {
+        return None;
+    }
     Some(Op::Dp {
         op,
         s: bit(w, 20),
@@ -157,7 +161,7 @@ fn multiply(w: u32) -> Option<Op> {
     let s = bit(w, 20);
     let (rd, ra, rm, rn) = (reg(w, 16), reg(w, 12), reg(w, 8), reg(w, 0));
     match bits(w, 27, 21) {
-        0b000_0000 => Some(Op::Mul {
+        0b000_0000 if ra == 0 => Some(Op::Mul {
             s,
             rd,
             rn,

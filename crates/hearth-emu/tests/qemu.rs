@@ -7,85 +7,15 @@
 //!
 //! Needs `gcc-arm-none-eabi` and `qemu-user` (`.ci/run` installs them).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use common::{compile, flag_value, flags_of, qemu, reg_value, Cpu};
 use hearth::api::{clear_word, clear_word_value};
 use hearth::backend::ClearBackend;
 use hearth::GATES_128;
 use hearth_emu::{Byte, ClearOracle, Flag, Image, Machine, Policy, State, Stop, Val};
 
 const PROGRAMS: [&str; 6] = ["gcd", "isqrt", "popcount", "bubble", "poly", "crc8"];
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
-}
-
-/// Compiles `name.c` with the corpus' start code and linker script.
-fn compile(name: &str) -> PathBuf {
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.elf"));
-    let dir = corpus();
-    let st = Command::new("arm-none-eabi-gcc")
-        .args([
-            "-O1",
-            "-marm",
-            "-march=armv7ve",
-            "-nostdlib",
-            "-nostartfiles",
-            "-ffreestanding",
-            "-T",
-        ])
-        .arg(dir.join("link.ld"))
-        .arg(dir.join("start.s"))
-        .arg(dir.join(format!("{name}.c")))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("arm-none-eabi-gcc (Debian package gcc-arm-none-eabi) must be installed");
-    assert!(st.success(), "compiling {name}.c");
-    out
-}
-
-/// One logged CPU state: r0..r15 and the PSR.
-#[derive(Clone, Debug)]
-struct Cpu {
-    regs: [u32; 16],
-    psr: u32,
-}
-
-/// Runs `elf` under qemu-arm: the logged states and what it wrote.
-fn qemu(elf: &Path) -> (Vec<Cpu>, Vec<u8>) {
-    let log = elf.with_extension("log");
-    let out = Command::new("qemu-arm")
-        .args(["-singlestep", "-d", "cpu,nochain", "-D"])
-        .arg(&log)
-        .arg(elf)
-        .output()
-        .expect("qemu-arm (Debian package qemu-user) must be installed");
-    assert!(out.status.success(), "qemu-arm {}", elf.display());
-    let text = std::fs::read_to_string(&log).unwrap();
-    let mut states = Vec::new();
-    let mut regs = [0u32; 16];
-    for line in text.lines() {
-        for field in line.split_whitespace() {
-            if let Some((k, v)) = field.split_once('=') {
-                let Ok(v) = u32::from_str_radix(v, 16) else {
-                    continue;
-                };
-                if let Some(i) = k.strip_prefix('R').and_then(|i| i.parse::<usize>().ok()) {
-                    regs[i] = v;
-                } else if k == "PSR" {
-                    states.push(Cpu { regs, psr: v });
-                }
-            }
-        }
-    }
-    (states, out.stdout)
-}
-
-fn flags_of(psr: u32) -> [bool; 4] {
-    [31, 30, 29, 28].map(|b| (psr >> b) & 1 == 1)
-}
 
 /// Runs the emulator from qemu's first state, data memory encrypted
 /// (clear digits) when `encrypted`; returns the final state.
@@ -115,13 +45,6 @@ fn emulate(image: Image, start: &Cpu, encrypted: bool) -> (State<u64>, u32, u64)
     (m.state, pc, oracle.0.log.len() as u64)
 }
 
-fn reg_value(v: &Val<u64>) -> u32 {
-    match v {
-        Val::Clear(x) => *x,
-        Val::Enc(d) => u32::try_from(clear_word_value(d, false).unwrap()).unwrap(),
-    }
-}
-
 fn check(name: &str, encrypted: bool) {
     let elf = compile(name);
     let (states, dump) = qemu(&elf);
@@ -146,14 +69,7 @@ fn check(name: &str, encrypted: bool) {
             "{name} (encrypted memory: {encrypted}): r{r}"
         );
     }
-    let flags: Vec<bool> = state
-        .flags
-        .iter()
-        .map(|f| match f {
-            Flag::Clear(b) => *b,
-            Flag::Enc(d) => *d == 2,
-        })
-        .collect();
+    let flags: Vec<bool> = state.flags.iter().map(flag_value).collect();
     assert_eq!(flags, flags_of(end.psr).to_vec(), "{name}: NZCV");
     let memory: Vec<u8> = state
         .memory
