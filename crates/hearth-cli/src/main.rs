@@ -4,6 +4,7 @@ mod apps;
 mod bench;
 mod bits_ops;
 mod demo;
+mod emu;
 mod engine;
 mod fuzz;
 mod kernels_bench;
@@ -62,6 +63,11 @@ enum Command {
         #[command(subcommand)]
         which: bench::Which,
     },
+    /// The A32 emulator on encrypted registers and memory.
+    Emu {
+        #[command(subcommand)]
+        which: emu::Emu,
+    },
     /// Maintenance tools.
     Tool {
         #[command(subcommand)]
@@ -118,6 +124,7 @@ fn main() -> ExitCode {
         Command::Demo { threads, backend } => demo::demo(threads, backend),
         Command::Bench { which } => bench::run(which),
         Command::App { which } => apps::run(which),
+        Command::Emu { which } => emu::run(which),
         Command::Tool {
             which: Tool::AscTable { out, check },
         } => asc_table(out, check),

@@ -1,0 +1,303 @@
+//! `hearth emu`: the A32 emulator on encrypted registers and memory.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use hearth::api::{clear_word, clear_word_value, Encrypted, Shape};
+use hearth::backend::{Backend, ClearBackend, CpuBackend};
+use hearth::{ClientKey, Error, ServerKey, GATES_128};
+use hearth_emu::{
+    BranchOracle, Byte, ClearOracle, Flag, Image, KeyOracle, Machine, Policy, State, StepReport,
+    Val,
+};
+
+#[derive(clap::Subcommand)]
+pub enum Emu {
+    /// Run an A32 ELF executable (`arm-none-eabi-gcc -marm`) from its entry
+    /// to its first `svc`: registers given with --reg and the data memory
+    /// are encrypted; the pc, the code and every address stay clear.
+    Run(RunArgs),
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Real encryption (GATES_128), the cpu backend.
+    Encrypted,
+    /// The same circuits on the clear backend: a debugging emulator.
+    Clear,
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The ELF executable.
+    program: PathBuf,
+    /// An encrypted initial register, e.g. `--reg r0=42` or `--reg r1=0xff`.
+    #[arg(long = "reg", value_parser = parse_reg)]
+    regs: Vec<(u8, u32)>,
+    /// Raw bytes for the start of the data memory (the rest keeps the
+    /// ELF's initial data).
+    #[arg(long)]
+    mem: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "encrypted")]
+    mode: Mode,
+    /// A directory with client.key and server.key (GATES_128, from `hearth
+    /// keygen --params GATES_128`); without it, fresh keys are generated.
+    #[arg(long)]
+    keys: Option<PathBuf>,
+    /// Stop after this many instructions.
+    #[arg(long, default_value_t = 1_000_000)]
+    max_steps: u64,
+    /// The most branch decisions the key owner answers.
+    #[arg(long, default_value_t = 10_000)]
+    decisions: u64,
+    /// One line per instruction: address, instruction, PBS, depth, time.
+    #[arg(long)]
+    trace: bool,
+    /// Write the final data memory (decrypted) to this file.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+    /// Worker threads (default: HEARTH_THREADS or all cores).
+    #[arg(long, env = "HEARTH_THREADS")]
+    threads: Option<usize>,
+}
+
+fn parse_reg(s: &str) -> Result<(u8, u32), String> {
+    let (r, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected rN=VALUE"))?;
+    let r = match r.trim().to_ascii_lowercase().as_str() {
+        "sp" => 13,
+        "lr" => 14,
+        r => r
+            .strip_prefix('r')
+            .and_then(|n| n.parse::<u8>().ok())
+            .filter(|&n| n <= 14)
+            .ok_or_else(|| format!("`{r}`: registers are r0..r14 (sp, lr)"))?,
+    };
+    let v = v.trim();
+    let value = if let Some(h) = v.strip_prefix("0x") {
+        u32::from_str_radix(h, 16).map_err(|e| format!("`{v}`: {e}"))?
+    } else if let Some(n) = v.strip_prefix('-') {
+        let n: u32 = n.parse().map_err(|e| format!("`{v}`: {e}"))?;
+        if n > 1 << 31 {
+            return Err(format!("`{v}` does not fit 32 bits"));
+        }
+        n.wrapping_neg()
+    } else {
+        v.parse().map_err(|e| format!("`{v}`: {e}"))?
+    };
+    Ok((r, value))
+}
+
+pub fn run(which: Emu) -> Result<(), Error> {
+    match which {
+        Emu::Run(args) => run_program(args),
+    }
+}
+
+fn emu_err(e: impl std::fmt::Display) -> Error {
+    Error::Config(e.to_string())
+}
+
+fn run_program(args: RunArgs) -> Result<(), Error> {
+    let file = std::fs::read(&args.program)
+        .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+    let image = Image::from_elf(&file).map_err(|e| match e {
+        hearth_emu::LoadError::Instructions(list) => {
+            let lines: Vec<String> = list.iter().map(|u| format!("  {u}")).collect();
+            Error::Config(format!(
+                "{}: {} unsupported instruction(s):\n{}",
+                args.program.display(),
+                list.len(),
+                lines.join("\n")
+            ))
+        }
+        e => Error::Config(format!("{}: {e}", args.program.display())),
+    })?;
+    let mut data = image.data.clone();
+    if let Some(path) = &args.mem {
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        if bytes.len() > data.len() {
+            return Err(Error::Config(format!(
+                "{}: {} bytes do not fit the {}-byte data memory at {:#x}",
+                path.display(),
+                bytes.len(),
+                data.len(),
+                image.data_base
+            )));
+        }
+        data[..bytes.len()].copy_from_slice(&bytes);
+    }
+    eprintln!(
+        "{}: {} instructions, data memory {} bytes at {:#x}, entry {:#x}",
+        args.program.display(),
+        image.code.len(),
+        data.len(),
+        image.data_base,
+        image.entry
+    );
+    match args.mode {
+        Mode::Clear => {
+            let enc = |v: u64, n: usize| clear_word(v, n, false);
+            let dec = |d: &[u64]| -> Result<u64, Error> {
+                u64::try_from(clear_word_value(d, false)?).map_err(emu_err)
+            };
+            let mut oracle = ClearOracle(Policy::new(args.decisions));
+            execute(&args, image, &data, &ClearBackend, enc, dec, &mut oracle)?;
+            report_policy(&oracle.0);
+        }
+        Mode::Encrypted => {
+            let (client, server) = match &args.keys {
+                Some(dir) => (
+                    ClientKey::load(&dir.join("client.key"))?,
+                    ServerKey::load(&dir.join("server.key"))?,
+                ),
+                None => {
+                    eprintln!("generating GATES_128 keys...");
+                    let c = ClientKey::generate(&GATES_128);
+                    let s = c.server_key();
+                    (c, s)
+                }
+            };
+            if client.params().id != GATES_128.id {
+                return Err(Error::Config(format!(
+                    "the emulator runs on GATES_128 keys; these are {}",
+                    client.params().name
+                )));
+            }
+            let cpu = CpuBackend::new(&server, args.threads)?;
+            let enc = |v: u64, n: usize| -> Result<Vec<hearth::Ciphertext>, Error> {
+                Ok(client.encrypt_word_of(v, n, false)?.ciphertexts().to_vec())
+            };
+            let dec = |d: &[hearth::Ciphertext]| -> Result<u64, Error> {
+                let e = Encrypted::new(
+                    Shape::Word {
+                        bits: d.len(),
+                        signed: false,
+                    },
+                    d.to_vec(),
+                )?;
+                u64::try_from(client.decrypt_word_value(&e)?).map_err(emu_err)
+            };
+            let mut oracle = KeyOracle {
+                key: &client,
+                policy: Policy::new(args.decisions),
+            };
+            execute(&args, image, &data, &cpu, enc, dec, &mut oracle)?;
+            report_policy(&oracle.policy);
+        }
+    }
+    Ok(())
+}
+
+fn report_policy(p: &Policy) {
+    eprintln!(
+        "key owner: {} branch decision(s) answered (budget {})",
+        p.log.len(),
+        p.budget
+    );
+}
+
+/// Runs `image` on `backend`, encrypting the given registers and the data
+/// memory with `enc`; prints the final state decrypted with `dec`.
+fn execute<B: Backend>(
+    args: &RunArgs,
+    image: Image,
+    data: &[u8],
+    backend: &B,
+    enc: impl Fn(u64, usize) -> Result<Vec<B::Digit>, Error>,
+    dec: impl Fn(&[B::Digit]) -> Result<u64, Error>,
+    oracle: &mut dyn BranchOracle<B::Digit>,
+) -> Result<(), Error>
+where
+    B::Digit: Clone,
+{
+    let memory = data
+        .iter()
+        .map(|&b| Ok(Byte::Enc(enc(b as u64, 8)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut state = State::new(image.entry, image.data_base, memory);
+    for &(r, v) in &args.regs {
+        state.regs[r as usize] = Val::Enc(enc(v as u64, 32)?);
+    }
+    let mut m = Machine::new(image, state, backend, &GATES_128);
+    if let Some(t) = args.threads {
+        m.set_threads(t);
+    }
+    let start = Instant::now();
+    let trace = args.trace;
+    let progress = |r: &StepReport| {
+        let cond = match r.executed {
+            Some(true) => "",
+            Some(false) => " (skipped)",
+            None => " (oblivious)",
+        };
+        if trace {
+            println!(
+                "{:#010x}  {:<32} PBS {:>6}  depth {:>4}  {:>9.3} ms{cond}",
+                r.pc,
+                r.instr.to_string(),
+                r.pbs,
+                r.depth,
+                r.time.as_secs_f64() * 1e3
+            );
+        }
+    };
+    let mut steps = 0u64;
+    let mut pbs = 0u64;
+    let result = m.run(oracle, args.max_steps, |r| {
+        steps += 1;
+        pbs += r.pbs as u64;
+        progress(r);
+        if !trace {
+            eprint!(
+                "\r{steps} instructions, {pbs} PBS, {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
+        }
+    });
+    if !trace {
+        eprintln!();
+    }
+    match &result {
+        Ok(stop) => eprintln!(
+            "stopped at {stop:?} after {} instructions, {} PBS, {:.2} s",
+            m.steps,
+            m.pbs,
+            start.elapsed().as_secs_f64()
+        ),
+        Err(e) => eprintln!("error: {e}; state kept at pc {:#010x}", m.state.pc),
+    }
+    for r in 0..15 {
+        let (v, how) = match &m.state.regs[r] {
+            Val::Clear(v) => (*v as u64, "clear"),
+            Val::Enc(d) => (dec(d)?, "encrypted"),
+        };
+        println!("r{r:<2} = {v:#010x} ({v}, {how})");
+    }
+    let mut flags = String::new();
+    for (name, f) in "NZCV".chars().zip(&m.state.flags) {
+        let (v, how) = match f {
+            Flag::Clear(b) => (*b, ""),
+            Flag::Enc(d) => (dec(std::slice::from_ref(d))? == 1, "*"),
+        };
+        flags.push_str(&format!("{name}={}{how} ", v as u8));
+    }
+    println!("pc  = {:#010x}   {flags}(* encrypted)", m.state.pc);
+    if let Some(path) = &args.dump {
+        let bytes = m
+            .state
+            .memory
+            .iter()
+            .map(|b| match b {
+                Byte::Clear(x) => Ok(*x),
+                Byte::Enc(d) => Ok(dec(d)? as u8),
+            })
+            .collect::<Result<Vec<u8>, Error>>()?;
+        std::fs::write(path, &bytes)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        eprintln!("data memory written to {}", path.display());
+    }
+    result.map(|_| ()).map_err(emu_err)
+}
