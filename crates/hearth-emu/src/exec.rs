@@ -216,8 +216,9 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
         }
     }
 
-    /// The second operand and the shifter's carry out.
-    fn operand2(&mut self, op2: Operand2) -> (U32<'p>, Bool<'p>) {
+    /// The second operand and, when `need_carry`, the shifter's carry out
+    /// (else the old C, unused): circuits hold no dead bootstraps.
+    fn operand2(&mut self, op2: Operand2, need_carry: bool) -> (U32<'p>, Bool<'p>) {
         let c = self.flag(C);
         match op2 {
             Operand2::Imm { value, rotated } => {
@@ -230,13 +231,20 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
             }
             Operand2::Reg { rm, shift } => {
                 let x = self.reg(rm);
-                self.shift(&x, shift, c)
+                self.shift(&x, shift, c, need_carry)
             }
         }
     }
 
-    /// A32's barrel shifter: `(x shifted, carry out)`.
-    fn shift(&mut self, x: &U32<'p>, shift: Shift, c: Bool<'p>) -> (U32<'p>, Bool<'p>) {
+    /// A32's barrel shifter: `(x shifted, carry out)`; the carry is only
+    /// built when `need_carry`.
+    fn shift(
+        &mut self,
+        x: &U32<'p>,
+        shift: Shift,
+        c: Bool<'p>,
+        need_carry: bool,
+    ) -> (U32<'p>, Bool<'p>) {
         match shift {
             Shift::None => (x.clone(), c),
             Shift::Imm(kind, a) => shift_by(self.p, x, kind, a as u32, c),
@@ -248,7 +256,8 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
                 let amount = &self.reg(rs) & 0xff;
                 match clear_u32(&amount) {
                     Some(a) => shift_by(self.p, x, kind, a, c),
-                    None => shift_encrypted(self.p, x, kind, &amount, c),
+                    None if need_carry => shift_encrypted(self.p, x, kind, &amount, c),
+                    None => (shift_encrypted_value(self.p, x, kind, &amount), c),
                 }
             }
         }
@@ -344,15 +353,48 @@ fn shift_encrypted<'p>(
     (r, carry)
 }
 
+/// Shift by an encrypted amount in [0, 255], value only: one 32-bit
+/// shifter on the amount's low five bits, then the cases from 32 on.
+fn shift_encrypted_value<'p>(
+    p: &'p Program,
+    x: &U32<'p>,
+    kind: ShiftKind,
+    amount: &U32<'p>,
+) -> U32<'p> {
+    let a5: U8<'p> = (amount & 31).cast();
+    let big = amount.ge(&U32::constant(p, 32));
+    let zero = U32::constant(p, 0);
+    match kind {
+        ShiftKind::Lsl => big.select(&zero, &x.shl_by(&a5)),
+        ShiftKind::Lsr => big.select(&zero, &x.shr_by(&a5)),
+        ShiftKind::Asr => {
+            let s: I32<'p> = x.cast();
+            let fill = &s >> 31;
+            big.select(&fill, &s.shr_by(&a5)).cast()
+        }
+        ShiftKind::Ror => x.rotate_right_by(&a5),
+    }
+}
+
 /// The effects of `instr` at `f.pc`.
 pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<'p>, EmuError> {
     let mut e = Effects::default();
     let pc = f.pc;
     match f.instr.op {
         Op::Dp { op, s, rd, rn, op2 } => {
-            let (y, shc) = f.operand2(op2);
+            let sets_flags = s || op.is_test();
+            let (y, shc) = f.operand2(op2, sets_flags && !op.is_arithmetic());
             let x = if op.is_move() { f.konst(0) } else { f.reg(rn) };
-            let (r, flags) = if op.is_arithmetic() {
+            let plain = match op {
+                _ if sets_flags => None,
+                DpOp::Add => Some(&x + &y),
+                DpOp::Sub => Some(&x - &y),
+                DpOp::Rsb => Some(&y - &x),
+                _ => None,
+            };
+            let (r, flags) = if let Some(r) = plain {
+                (r, [None, None, None, None])
+            } else if op.is_arithmetic() {
                 let c = f.flag(C);
                 let one = Bool::constant(f.p, true);
                 let zero = Bool::constant(f.p, false);
@@ -375,10 +417,14 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
                     DpOp::Mov => y,
                     _ => !&y,
                 };
-                let (n, z) = r.nz();
-                (r, [Some(n), Some(z), Some(shc), None])
+                if sets_flags {
+                    let (n, z) = r.nz();
+                    (r, [Some(n), Some(z), Some(shc), None])
+                } else {
+                    (r, [None, None, None, None])
+                }
             };
-            if s || op.is_test() {
+            if sets_flags {
                 if rd == 15 && !op.is_test() {
                     return Err(EmuError::Unsupported {
                         pc,
@@ -531,7 +577,7 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
                 Offset::Reg { rm, shift } => {
                     let x = f.reg(rm);
                     let c = f.flag(C);
-                    let (v, _) = f.shift(&x, shift, c);
+                    let (v, _) = f.shift(&x, shift, c, false);
                     clear_u32(&v).ok_or_else(|| f.err("an address offset"))?
                 }
             };

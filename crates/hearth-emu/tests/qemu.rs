@@ -46,7 +46,7 @@ fn emulate(image: Image, start: &Cpu, encrypted: bool) -> (State<u64>, u32, u64)
 }
 
 fn check(name: &str, encrypted: bool) {
-    let elf = compile(name);
+    let elf = compile(name, if encrypted { "enc" } else { "clear" });
     let (states, dump) = qemu(&elf);
     let image = Image::from_elf(&std::fs::read(&elf).unwrap()).unwrap();
     let svc = *image

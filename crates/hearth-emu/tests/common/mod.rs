@@ -13,10 +13,15 @@ pub fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
 
-/// Compiles `name.c` with the corpus' start code and linker script.
-pub fn compile(name: &str) -> PathBuf {
+/// Compiles `name.c` with the corpus' start code and linker script into
+/// `name-tag.elf` (tests running at once use
+/// different tags).
+pub fn compile(name: &str, tag: &str) -> PathBuf {
     let dir = corpus();
-    link(name, &[dir.join("start.s"), dir.join(format!("{name}.c"))])
+    link(
+        &format!("{name}-{tag}"),
+        &[dir.join("start.s"), dir.join(format!("{name}.c"))],
+    )
 }
 
 /// Links `sources` with the corpus' linker script into `name.elf`.
