@@ -135,6 +135,15 @@ pub enum Which {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// CryptoEmu's functional units (16 and 32 bits) on the bits family:
+    /// #PBS, depth, time and time in units of one bootstrap, beside the
+    /// paper's latencies in units of its own.
+    Emu {
+        #[arg(long, env = "HEARTH_THREADS")]
+        threads: Option<usize>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Bootstraps at the full noise budget: wrong decryptions and measured noise.
     Noise {
         #[arg(long, default_value = "DIGITS_128")]
@@ -192,6 +201,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             json,
         } => noise(&params, threads, count, weight, margin, seed, json),
         Which::Params { samples, json } => crate::params_bench::params(samples, json),
+        Which::Emu { threads, json } => crate::emu_bench::emu(threads, json),
         Which::Kernels {
             backend,
             threads,

@@ -5,6 +5,7 @@ mod bench;
 mod bits_ops;
 mod demo;
 mod emu;
+mod emu_bench;
 mod engine;
 mod fuzz;
 mod kernels_bench;

@@ -24,6 +24,7 @@ pub mod image;
 pub mod isa;
 pub mod machine;
 pub mod oracle;
+pub mod remote;
 pub mod state;
 
 pub use decode::{decode, Unsupported};

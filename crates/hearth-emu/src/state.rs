@@ -2,8 +2,10 @@
 //! (known to the server: constants, addresses, anything computed from
 //! clear values only) or encrypted (one digit per bit).
 
+use serde::{Deserialize, Serialize};
+
 /// A 32-bit register value.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Val<D> {
     Clear(u32),
     /// 32 digits, least significant bit first.
@@ -11,14 +13,14 @@ pub enum Val<D> {
 }
 
 /// One flag.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Flag<D> {
     Clear(bool),
     Enc(D),
 }
 
 /// One byte of data memory.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Byte<D> {
     Clear(u8),
     /// 8 digits, least significant bit first.
@@ -27,7 +29,7 @@ pub enum Byte<D> {
 
 /// Registers (r15 is the clear program counter, kept apart), NZCV and the
 /// data memory `[base, base + bytes.len())`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State<D> {
     pub regs: Vec<Val<D>>,
     pub pc: u32,

@@ -56,6 +56,19 @@ impl Ciphertext {
                 found: self.key_id,
             });
         }
+        // A ciphertext read from elsewhere (a file, the network) may carry
+        // the right ids and the wrong shape: refuse it before any backend
+        // reads it.
+        let p = params.params();
+        if self.lwe.lwe_size() != p.big_lwe_dimension().to_lwe_size()
+            || !self.lwe.ciphertext_modulus().is_native_modulus()
+        {
+            return Err(Error::Config(format!(
+                "a ciphertext of LWE size {} does not fit {}",
+                self.lwe.lwe_size().0,
+                p.name
+            )));
+        }
         Ok(())
     }
 

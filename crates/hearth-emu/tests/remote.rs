@@ -1,0 +1,165 @@
+//! Client and server over loopback: a program whose loop exit depends on
+//! encrypted data runs end to end (the server holds only the server key);
+//! the client refuses once its decision budget is spent and gets the
+//! stopped state back; malformed and oversized messages are refused and
+//! the server keeps serving.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+use common::link;
+use hearth::api::{Encrypted, Shape};
+use hearth::{Ciphertext, ClientKey, GATES_128};
+use hearth_emu::remote::{receive, run_remote, send, Message, Server, MAX_MESSAGE};
+use hearth_emu::{Policy, Val};
+
+const PROGRAM: &str = "
+    ldr r1, =buf
+    ldr r0, [r1]
+    add r0, r0, r4
+    str r0, [r1, #4]
+loop:
+    subs r4, r4, #1
+    bne loop
+    svc #0
+";
+
+fn elf() -> Vec<u8> {
+    let src = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("remote.s");
+    std::fs::write(
+        &src,
+        format!(".syntax unified\n.arm\n.global _start\n.text\n_start:\n{PROGRAM}\n.data\nbuf: .word 1000, 0\n"),
+    )
+    .unwrap();
+    std::fs::read(link("remote", &[src])).unwrap()
+}
+
+fn decrypt(key: &ClientKey, d: &[Ciphertext]) -> u64 {
+    let e = Encrypted::new(
+        Shape::Word {
+            bits: d.len(),
+            signed: false,
+        },
+        d.to_vec(),
+    )
+    .unwrap();
+    u64::try_from(key.decrypt_word_value(&e).unwrap()).unwrap()
+}
+
+fn request(key: &ClientKey, count: u32) -> Message {
+    let cts = |v: u64, n| {
+        key.encrypt_word_of(v, n, false)
+            .unwrap()
+            .ciphertexts()
+            .to_vec()
+    };
+    // The first word of the data memory (1000) is sent encrypted.
+    let memory = [0xe8u64, 0x03, 0, 0]
+        .iter()
+        .flat_map(|&b| cts(b, 8))
+        .collect();
+    Message::Run {
+        elf: elf(),
+        regs: vec![(4, cts(count as u64, 32))],
+        memory,
+        max_steps: 10_000,
+    }
+}
+
+#[test]
+fn client_and_server_over_loopback() {
+    let key = ClientKey::generate(&GATES_128);
+    let server = Server {
+        key: key.server_key(),
+        threads: None,
+        limit: MAX_MESSAGE,
+        timeout: Duration::from_secs(120),
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || server.serve(&listener, |line| eprintln!("server: {line}")));
+
+    // A whole run: the loop exit is decided by the key owner, 3 times.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut policy = Policy::new(10);
+    let run = run_remote(&mut s, &key, request(&key, 3), &mut policy, MAX_MESSAGE).unwrap();
+    assert_eq!(run.error, None);
+    assert_eq!(policy.log.len(), 3);
+    assert_eq!(policy.log.iter().filter(|d| d.1).count(), 2);
+    let Val::Enc(r0) = &run.state.regs[0] else {
+        panic!("r0 is encrypted")
+    };
+    assert_eq!(decrypt(&key, r0), 1003);
+    let stored: Vec<Ciphertext> = run.state.memory[4..8]
+        .iter()
+        .flat_map(|b| match b {
+            hearth_emu::Byte::Enc(d) => d.clone(),
+            hearth_emu::Byte::Clear(_) => panic!("stored bytes are encrypted"),
+        })
+        .collect();
+    let word: u64 = stored
+        .chunks(8)
+        .enumerate()
+        .map(|(i, c)| decrypt(&key, c) << (8 * i))
+        .sum();
+    assert_eq!(word, 1003);
+
+    // A garbage message: refused with an error, the connection closed.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    match receive(&mut s, MAX_MESSAGE).unwrap() {
+        Message::Error { message } => assert!(message.contains("not a hearth-emu"), "{message}"),
+        m => panic!("{m:?}"),
+    }
+    // An oversized one: refused before it is read.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut head = b"HEMU".to_vec();
+    head.extend_from_slice(&1u16.to_le_bytes());
+    head.extend_from_slice(&(1u64 << 40).to_le_bytes());
+    s.write_all(&head).unwrap();
+    match receive(&mut s, MAX_MESSAGE).unwrap() {
+        Message::Error { message } => assert!(message.contains("exceeds"), "{message}"),
+        m => panic!("{m:?}"),
+    }
+    // A well-framed message of the wrong kind.
+    let mut s = TcpStream::connect(addr).unwrap();
+    send(&mut s, &Message::Decision { taken: true }).unwrap();
+    match receive(&mut s, MAX_MESSAGE).unwrap() {
+        Message::Error { message } => assert!(message.contains("expected a run"), "{message}"),
+        m => panic!("{m:?}"),
+    }
+    // A truncated payload.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut head = b"HEMU".to_vec();
+    head.extend_from_slice(&1u16.to_le_bytes());
+    head.extend_from_slice(&100u64.to_le_bytes());
+    head.extend_from_slice(&[7u8; 10]);
+    s.write_all(&head).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(rest.starts_with(b"HEMU"), "an error message comes back");
+
+    // The budget runs out: the client refuses, the state comes back.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut policy = Policy::new(2);
+    let run = run_remote(&mut s, &key, request(&key, 5), &mut policy, MAX_MESSAGE).unwrap();
+    let err = run.error.expect("stopped early");
+    assert!(err.contains("budget"), "{err}");
+    assert_eq!(policy.log.len(), 2);
+    let Val::Enc(r4) = &run.state.regs[4] else {
+        panic!("r4 is encrypted")
+    };
+    assert_eq!(decrypt(&key, r4), 2, "stopped at the third decision");
+    assert_eq!(run.state.pc, 0x10010 + 4, "the state is at the branch");
+
+    // And the server still serves.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut policy = Policy::new(10);
+    let run = run_remote(&mut s, &key, request(&key, 1), &mut policy, MAX_MESSAGE).unwrap();
+    assert_eq!(run.error, None);
+    assert_eq!(policy.log, vec![(0x10014, false)]);
+}
