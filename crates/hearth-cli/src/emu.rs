@@ -269,25 +269,80 @@ where
         ),
         Err(e) => eprintln!("error: {e}; state kept at pc {:#010x}", m.state.pc),
     }
+    print_state(&m.state, &dec, args.dump.as_deref())?;
+    result.map(|_| ()).map_err(emu_err)
+}
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    listen: String,
+    /// A directory with server.key (GATES_128). The server never sees the
+    /// secret key.
+    #[arg(long)]
+    keys: PathBuf,
+    /// The largest message accepted, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    max_message_mib: u64,
+    /// Seconds a client may take to answer a branch query.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    #[arg(long, env = "HEARTH_THREADS")]
+    threads: Option<usize>,
+}
+
+#[derive(clap::Args)]
+pub struct ClientArgs {
+    /// The server's address.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    connect: String,
+    /// A directory with client.key (GATES_128).
+    #[arg(long)]
+    keys: PathBuf,
+    /// The ELF executable to run.
+    program: PathBuf,
+    /// An encrypted initial register, e.g. `--reg r0=42`.
+    #[arg(long = "reg", value_parser = parse_reg)]
+    regs: Vec<(u8, u32)>,
+    /// Raw bytes for the start of the data memory, sent encrypted.
+    #[arg(long)]
+    mem: Option<PathBuf>,
+    /// The most branch decisions answered; the run stops at the next one.
+    #[arg(long, default_value_t = 1000)]
+    decisions: u64,
+    #[arg(long, default_value_t = 1_000_000)]
+    max_steps: u64,
+    /// Write the final data memory (decrypted) to this file.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+}
+
+/// Prints registers and flags (decrypted with `dec`), and writes the data
+/// memory to `dump`.
+fn print_state<D>(
+    state: &State<D>,
+    dec: &impl Fn(&[D]) -> Result<u64, Error>,
+    dump: Option<&std::path::Path>,
+) -> Result<(), Error> {
     for r in 0..15 {
-        let (v, how) = match &m.state.regs[r] {
+        let (v, how) = match &state.regs[r] {
             Val::Clear(v) => (*v as u64, "clear"),
             Val::Enc(d) => (dec(d)?, "encrypted"),
         };
         println!("r{r:<2} = {v:#010x} ({v}, {how})");
     }
     let mut flags = String::new();
-    for (name, f) in "NZCV".chars().zip(&m.state.flags) {
+    for (name, f) in "NZCV".chars().zip(&state.flags) {
         let (v, how) = match f {
             Flag::Clear(b) => (*b, ""),
             Flag::Enc(d) => (dec(std::slice::from_ref(d))? == 1, "*"),
         };
         flags.push_str(&format!("{name}={}{how} ", v as u8));
     }
-    println!("pc  = {:#010x}   {flags}(* encrypted)", m.state.pc);
-    if let Some(path) = &args.dump {
-        let bytes = m
-            .state
+    println!("pc  = {:#010x}   {flags}(* encrypted)", state.pc);
+    if let Some(path) = dump {
+        let bytes = state
             .memory
             .iter()
             .map(|b| match b {
@@ -299,5 +354,91 @@ where
             .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
         eprintln!("data memory written to {}", path.display());
     }
-    result.map(|_| ()).map_err(emu_err)
+    Ok(())
+}
+
+/// `hearth serve`: runs clients' programs with the server key only.
+pub fn serve(args: ServeArgs) -> Result<(), Error> {
+    let key = ServerKey::load(&args.keys.join("server.key"))?;
+    let listener = std::net::TcpListener::bind(&args.listen)
+        .map_err(|e| Error::Config(format!("{}: {e}", args.listen)))?;
+    eprintln!(
+        "serving on {} (key {}, protocol version {})",
+        listener.local_addr().map_err(emu_err)?,
+        key.key_id(),
+        hearth_emu::remote::VERSION
+    );
+    let server = hearth_emu::remote::Server {
+        key,
+        threads: args.threads,
+        limit: args.max_message_mib << 20,
+        timeout: std::time::Duration::from_secs(args.timeout),
+    };
+    server.serve(&listener, |line| eprintln!("{line}"))
+}
+
+/// `hearth client`: sends a program and its encrypted inputs, answers
+/// branch queries, prints the decrypted result.
+pub fn client(args: ClientArgs) -> Result<(), Error> {
+    let key = ClientKey::load(&args.keys.join("client.key"))?;
+    let elf = std::fs::read(&args.program)
+        .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+    // Refuse locally what the server would refuse.
+    Image::from_elf(&elf).map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+    let cts = |v: u64, n: usize| -> Result<Vec<hearth::Ciphertext>, Error> {
+        Ok(key.encrypt_word_of(v, n, false)?.ciphertexts().to_vec())
+    };
+    let mut memory = Vec::new();
+    if let Some(path) = &args.mem {
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        for b in bytes {
+            memory.extend(cts(b as u64, 8)?);
+        }
+    }
+    let regs = args
+        .regs
+        .iter()
+        .map(|&(r, v)| Ok((r, cts(v as u64, 32)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let request = hearth_emu::remote::Message::Run {
+        elf,
+        regs,
+        memory,
+        max_steps: args.max_steps,
+    };
+    let mut stream = std::net::TcpStream::connect(&args.connect)
+        .map_err(|e| Error::Config(format!("{}: {e}", args.connect)))?;
+    let mut policy = Policy::new(args.decisions);
+    let run = hearth_emu::remote::run_remote(
+        &mut stream,
+        &key,
+        request,
+        &mut policy,
+        hearth_emu::remote::MAX_MESSAGE,
+    )
+    .map_err(emu_err)?;
+    for (pc, taken) in &policy.log {
+        eprintln!(
+            "decision at {pc:#010x}: {}",
+            if *taken { "taken" } else { "not taken" }
+        );
+    }
+    report_policy(&policy);
+    let dec = |d: &[hearth::Ciphertext]| -> Result<u64, Error> {
+        let e = Encrypted::new(
+            Shape::Word {
+                bits: d.len(),
+                signed: false,
+            },
+            d.to_vec(),
+        )?;
+        u64::try_from(key.decrypt_word_value(&e)?).map_err(emu_err)
+    };
+    eprintln!("{} instructions, {} PBS on the server", run.steps, run.pbs);
+    print_state(&run.state, &dec, args.dump.as_deref())?;
+    match run.error {
+        Some(e) => Err(Error::Config(format!("the run stopped early: {e}"))),
+        None => Ok(()),
+    }
 }

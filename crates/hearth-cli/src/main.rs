@@ -69,6 +69,11 @@ enum Command {
         #[command(subcommand)]
         which: emu::Emu,
     },
+    /// Serve A32 programs for remote key owners (holds only the server key).
+    Serve(emu::ServeArgs),
+    /// Run an A32 program on a `hearth serve` server, answering its branch
+    /// queries with the secret key.
+    Client(emu::ClientArgs),
     /// Maintenance tools.
     Tool {
         #[command(subcommand)]
@@ -126,6 +131,8 @@ fn main() -> ExitCode {
         Command::Bench { which } => bench::run(which),
         Command::App { which } => apps::run(which),
         Command::Emu { which } => emu::run(which),
+        Command::Serve(args) => emu::serve(args),
+        Command::Client(args) => emu::client(args),
         Command::Tool {
             which: Tool::AscTable { out, check },
         } => asc_table(out, check),
