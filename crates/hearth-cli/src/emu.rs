@@ -13,8 +13,8 @@ use hearth_emu::{
 
 #[derive(clap::Subcommand)]
 pub enum Emu {
-    /// Run an A32 ELF executable (`arm-none-eabi-gcc -marm`) from its entry
-    /// to its first `svc`: registers given with --reg and the data memory
+    /// Run an A32 program (an ELF executable from `arm-none-eabi-gcc -marm`,
+    /// or assembly text) from its entry to its first `svc`: registers given with --reg and the data memory
     /// are encrypted; the pc, the code and every address stay clear.
     Run(RunArgs),
 }
@@ -29,7 +29,7 @@ pub enum Mode {
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// The ELF executable.
+    /// The ELF executable or assembly file.
     program: PathBuf,
     /// An encrypted initial register, e.g. `--reg r0=42` or `--reg r1=0xff`.
     #[arg(long = "reg", value_parser = parse_reg)]
@@ -102,7 +102,7 @@ fn emu_err(e: impl std::fmt::Display) -> Error {
 fn run_program(args: RunArgs) -> Result<(), Error> {
     let file = std::fs::read(&args.program)
         .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
-    let image = Image::from_elf(&file).map_err(|e| match e {
+    let image = Image::load(&file).map_err(|e| match e {
         hearth_emu::LoadError::Instructions(list) => {
             let lines: Vec<String> = list.iter().map(|u| format!("  {u}")).collect();
             Error::Config(format!(
@@ -300,7 +300,7 @@ pub struct ClientArgs {
     /// A directory with client.key (GATES_128).
     #[arg(long)]
     keys: PathBuf,
-    /// The ELF executable to run.
+    /// The ELF executable or assembly file to run.
     program: PathBuf,
     /// An encrypted initial register, e.g. `--reg r0=42`.
     #[arg(long = "reg", value_parser = parse_reg)]
@@ -384,7 +384,7 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
     let elf = std::fs::read(&args.program)
         .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
     // Refuse locally what the server would refuse.
-    Image::from_elf(&elf).map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+    Image::load(&elf).map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
     let cts = |v: u64, n: usize| -> Result<Vec<hearth::Ciphertext>, Error> {
         Ok(key.encrypt_word_of(v, n, false)?.ciphertexts().to_vec())
     };

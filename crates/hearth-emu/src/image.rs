@@ -18,6 +18,10 @@ pub enum LoadError {
     Unsupported(String),
     #[error("{} unsupported instruction(s), first: {}", .0.len(), .0[0])]
     Instructions(Vec<Unsupported>),
+    #[error("assembly: {0}")]
+    Asm(#[from] crate::asm::AsmError),
+    #[error("neither an ELF file nor UTF-8 assembly text")]
+    NotText,
 }
 
 /// A loaded program.
@@ -40,6 +44,16 @@ impl Image {
     pub fn rom_byte(&self, addr: u32) -> Option<u8> {
         let (&start, bytes) = self.rom.range(..=addr).next_back()?;
         bytes.get((addr - start) as usize).copied()
+    }
+
+    /// An ELF executable (by its magic number) or assembly text
+    /// ([`crate::asm::assemble`]).
+    pub fn load(file: &[u8]) -> Result<Image, LoadError> {
+        if file.starts_with(b"\x7fELF") {
+            return Image::from_elf(file);
+        }
+        let text = std::str::from_utf8(file).map_err(|_| LoadError::NotText)?;
+        Ok(crate::asm::assemble(text)?)
     }
 
     /// Loads an ELF executable: every `PT_LOAD` segment, code found by the

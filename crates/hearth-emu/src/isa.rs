@@ -533,7 +533,7 @@ impl fmt::Display for Instr {
                 };
                 let sign = if add { "" } else { "-" };
                 let off = match offset {
-                    Offset::Imm(0) => String::new(),
+                    Offset::Imm(0) if add => String::new(),
                     Offset::Imm(i) => format!(", #{sign}{i}"),
                     Offset::Reg { rm, shift } => {
                         format!(", {sign}{}{}", r(rm), shift_text(shift))
@@ -543,6 +543,7 @@ impl fmt::Display for Instr {
                     let wb = if writeback { "!" } else { "" };
                     write!(f, "{name}{sz}{c} {}, [{}{off}]{wb}", r(rt), r(rn))
                 } else {
+                    let off = if off.is_empty() { ", #0".into() } else { off };
                     write!(f, "{name}{sz}{c} {}, [{}]{off}", r(rt), r(rn))
                 }
             }

@@ -18,7 +18,9 @@
 //!
 //! `svc` ends a run (the program's exit).
 
+pub mod asm;
 pub mod decode;
+pub mod encode;
 pub mod exec;
 pub mod image;
 pub mod isa;

@@ -34,7 +34,8 @@ pub const MAX_MESSAGE: u64 = 1 << 30;
 /// Protocol messages.
 #[derive(Serialize, Deserialize, Debug)]
 pub enum Message {
-    /// Run `elf` from its entry: registers given here and the data memory
+    /// Run `elf` (an ELF executable or assembly text) from its entry:
+    /// registers given here and the data memory
     /// (8 ciphertexts per byte from its start; the rest keeps the ELF's
     /// data, encrypted by nobody: clear) are encrypted.
     Run {
@@ -223,7 +224,7 @@ impl Server {
         else {
             return Err(format!("expected a run request, got {}", kind(&request)));
         };
-        let image = Image::from_elf(&elf).map_err(|e| e.to_string())?;
+        let image = Image::load(&elf).map_err(|e| e.to_string())?;
         let check = |cts: &[Ciphertext]| -> Result<(), String> {
             cts.iter()
                 .try_for_each(|ct| self.key.check(ct))
