@@ -133,3 +133,54 @@ fn fuzz_programs_checks_random_programs() {
     let (ok, _, err) = hearth(&["tool", "fuzz-programs", "--count", "3", "--threads", "0"]);
     assert!(!ok && err.contains("thread count"), "{err}");
 }
+
+#[test]
+fn emu_runs_assembly_and_reports_bad_programs() {
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/emu/countdown.s"
+    );
+    let (ok, out, err) = hearth(&[
+        "emu", "run", example, "--mode", "clear", "--reg", "r4=3", "--trace",
+    ]);
+    assert!(ok, "{err}");
+    // 40 + 70 clamped to 100, r4 counted down, three decisions.
+    assert!(out.contains("r0  = 0x00000064 (100, encrypted)"), "{out}");
+    assert!(out.contains("r4  = 0x00000000 (0, encrypted)"), "{out}");
+    assert!(
+        out.contains("movgt r0, #100") && out.contains("(oblivious)"),
+        "{out}"
+    );
+    assert!(err.contains("3 branch decision(s)"), "{err}");
+    // A decision budget too small: the run stops at the branch, state printed.
+    let (ok, out, err) = hearth(&[
+        "emu",
+        "run",
+        example,
+        "--mode",
+        "clear",
+        "--reg",
+        "r4=3",
+        "--decisions",
+        "1",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("budget of 1 exhausted"), "{err}");
+    assert!(out.contains("pc  = 0x0001001c"), "{out}");
+    let dir = std::env::temp_dir().join(format!("hearth-emu-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.s");
+    std::fs::write(&bad, "mov r0, #1\nfrobnicate r1\n").unwrap();
+    let (ok, _, err) = hearth(&["emu", "run", bad.to_str().unwrap(), "--mode", "clear"]);
+    assert!(
+        !ok && err.contains("line 2") && err.contains("frobnicate"),
+        "{err}"
+    );
+    let elf = dir.join("bad.elf");
+    std::fs::write(&elf, b"\x7fELF\x01\x01\x01").unwrap();
+    let (ok, _, err) = hearth(&["emu", "run", elf.to_str().unwrap(), "--mode", "clear"]);
+    assert!(!ok && err.contains("ELF"), "{err}");
+    let (ok, _, err) = hearth(&["emu", "run", example, "--reg", "r15=1"]);
+    assert!(!ok && err.contains("r0..r14"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -2,7 +2,8 @@
 //! conditional move, arithmetic, byte stores and a loop whose exit depends
 //! on encrypted data (decided by the key owner's oracle), on GATES_128
 //! keys and the cpu backend, against the same program on the clear
-//! backend.
+//! backend; and a compiled C program of the corpus on encrypted memory
+//! against qemu-arm.
 
 mod common;
 
@@ -118,4 +119,56 @@ fn encrypted_run_equals_clear_run() {
     }
     // max(1234567, -16 as i32) + 1 = 1234568.
     assert_eq!(reg_value(&clear.state.regs[0]), 1_234_568);
+}
+
+/// A compiled C program of the corpus (bubble sort of 8 words, conditional
+/// stores decided obliviously) on encrypted memory: the data memory
+/// decrypts to qemu-arm's.
+#[test]
+fn encrypted_bubble_sort_equals_qemu() {
+    let elf = common::compile("bubble", "encrypted");
+    let (_, dump) = common::qemu(&elf);
+    let img = Image::from_elf(&std::fs::read(&elf).unwrap()).unwrap();
+    let key = ClientKey::generate(&GATES_128);
+    let server = key.server_key();
+    let cpu = CpuBackend::new(&server, None).unwrap();
+    let mem = img
+        .data
+        .iter()
+        .map(|&b| {
+            Byte::Enc(
+                key.encrypt_word_of(b, 8, false)
+                    .unwrap()
+                    .ciphertexts()
+                    .to_vec(),
+            )
+        })
+        .collect();
+    let s = State::new(img.entry, img.data_base, mem);
+    let mut m = Machine::new(img, s, &cpu, &GATES_128);
+    let mut ko = KeyOracle {
+        key: &key,
+        policy: Policy::new(0),
+    };
+    m.run(&mut ko, 10_000, |_| {}).unwrap();
+    let memory: Vec<u8> = m
+        .state
+        .memory
+        .iter()
+        .map(|b| match b {
+            Byte::Clear(v) => *v,
+            Byte::Enc(d) => {
+                let e = Encrypted::new(
+                    Shape::Word {
+                        bits: 8,
+                        signed: false,
+                    },
+                    d.clone(),
+                )
+                .unwrap();
+                u8::try_from(key.decrypt_word_value(&e).unwrap()).unwrap()
+            }
+        })
+        .collect();
+    assert_eq!(memory, dump);
 }
