@@ -1134,4 +1134,35 @@ mod tests {
         assert!(assemble("").is_err());
         assert!(assemble(".data\n.word 1\n").is_err());
     }
+
+    /// Mangled programs never panic: random edits of a valid program
+    /// (characters dropped, duplicated or replaced) assemble or fail with
+    /// an error.
+    #[test]
+    fn mangled_text_never_panics() {
+        let good = "_start:\n ldr r1, =buf\n ldr r0, [r1, #4]!\n push {r4-r6, lr}\n movgt r2, r3, lsl #3\n b _start\n .data\nbuf: .word 1, buf+4\n .asciz \"a\\n\"\n .align 2\n";
+        assert!(assemble(good).is_ok());
+        let chars: Vec<char> = "#[]{},!=-+:.@rR0123456789xabslpc \n\"\\".chars().collect();
+        let mut x = 7u64;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let mut t: Vec<char> = good.chars().collect();
+            for _ in 0..1 + next(4) {
+                let i = next(t.len());
+                match next(3) {
+                    0 => {
+                        t.remove(i);
+                    }
+                    1 => t.insert(i, t[i]),
+                    _ => t[i] = chars[next(chars.len())],
+                }
+            }
+            let _ = assemble(&t.iter().collect::<String>());
+        }
+    }
 }

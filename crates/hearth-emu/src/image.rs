@@ -24,6 +24,10 @@ pub enum LoadError {
     NotText,
 }
 
+/// The largest data memory a program may declare (each byte is an
+/// encrypted value: 8 ciphertexts).
+pub const MAX_DATA: u32 = 1 << 22;
+
 /// A loaded program.
 #[derive(Clone, Debug, Default)]
 pub struct Image {
@@ -93,6 +97,7 @@ impl Image {
         };
         let mut exec: Vec<(u32, u32)> = Vec::new();
         let mut data: Vec<(u32, Vec<u8>)> = Vec::new();
+        let mut total = 0u64;
         for i in 0..phnum {
             let h = phoff
                 .checked_add(i.checked_mul(phentsize).ok_or_else(too_big)?)
@@ -102,8 +107,11 @@ impl Image {
             }
             let (off, vaddr) = (elf.u32(h + 4)? as usize, elf.u32(h + 8)?);
             let (filesz, memsz, flags) = (elf.u32(h + 16)?, elf.u32(h + 20)?, elf.u32(h + 24)?);
-            if filesz > memsz || memsz > 1 << 26 || vaddr.checked_add(memsz).is_none() {
-                return Err(LoadError::Malformed(format!("segment {i} sizes")));
+            total += memsz as u64;
+            if filesz > memsz || total > 1 << 26 || vaddr.checked_add(memsz).is_none() {
+                return Err(LoadError::Malformed(format!(
+                    "segment {i} sizes (at most 64 MiB in all)"
+                )));
             }
             let mut bytes = elf.bytes(off, filesz as usize)?.to_vec();
             bytes.resize(memsz as usize, 0);
@@ -124,8 +132,11 @@ impl Image {
             data.iter().map(|d| d.0).min(),
             data.iter().map(|d| d.0 + d.1.len() as u32).max(),
         ) {
-            if hi - lo > 1 << 26 {
-                return Err(LoadError::Unsupported("data segments too far apart".into()));
+            if hi - lo > MAX_DATA {
+                return Err(LoadError::Unsupported(format!(
+                    "a data memory of {} bytes (at most {MAX_DATA})",
+                    hi - lo
+                )));
             }
             image.data_base = lo;
             image.data = vec![0; (hi - lo) as usize];
@@ -148,14 +159,16 @@ impl Image {
         let mut bad = Vec::new();
         for &(lo, hi) in exec {
             let mut addr = lo;
-            while addr + 4 <= hi {
+            while addr.checked_add(4).is_some_and(|end| end <= hi) {
                 let is_code = if mapping.is_empty() {
                     true
                 } else {
                     mapping.range(..=addr).next_back().map(|(_, &k)| k) == Some('a')
                 };
                 if is_code {
-                    let word = self.rom_word(addr).expect("inside a segment");
+                    let word = self.rom_word(addr).ok_or_else(|| {
+                        LoadError::Malformed(format!("overlapping segments at {addr:#x}"))
+                    })?;
                     match decode(addr, word) {
                         Ok(i) => {
                             self.code.insert(addr, i);
