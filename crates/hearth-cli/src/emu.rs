@@ -160,12 +160,7 @@ fn run_program(args: RunArgs) -> Result<(), Error> {
                     (c, s)
                 }
             };
-            if client.params().id != GATES_128.id {
-                return Err(Error::Config(format!(
-                    "the emulator runs on GATES_128 keys; these are {}",
-                    client.params().name
-                )));
-            }
+            gates_only(client.params())?;
             let cpu = CpuBackend::new(&server, args.threads)?;
             let enc = |v: u64, n: usize| -> Result<Vec<hearth::Ciphertext>, Error> {
                 Ok(client.encrypt_word_of(v, n, false)?.ciphertexts().to_vec())
@@ -187,6 +182,18 @@ fn run_program(args: RunArgs) -> Result<(), Error> {
             execute(&args, image, &data, &cpu, enc, dec, &mut oracle)?;
             report_policy(&oracle.policy);
         }
+    }
+    Ok(())
+}
+
+/// The emulator's circuits are built for GATES_128: other keys (insecure
+/// test sets included) are refused before anything runs.
+fn gates_only(params: &hearth::ParameterSet) -> Result<(), Error> {
+    if params.id != GATES_128.id {
+        return Err(Error::Config(format!(
+            "the emulator runs on GATES_128 keys; these are {}",
+            params.name
+        )));
     }
     Ok(())
 }
@@ -360,6 +367,7 @@ fn print_state<D>(
 /// `hearth serve`: runs clients' programs with the server key only.
 pub fn serve(args: ServeArgs) -> Result<(), Error> {
     let key = ServerKey::load(&args.keys.join("server.key"))?;
+    gates_only(key.params())?;
     let listener = std::net::TcpListener::bind(&args.listen)
         .map_err(|e| Error::Config(format!("{}: {e}", args.listen)))?;
     eprintln!(
@@ -381,6 +389,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Error> {
 /// branch queries, prints the decrypted result.
 pub fn client(args: ClientArgs) -> Result<(), Error> {
     let key = ClientKey::load(&args.keys.join("client.key"))?;
+    gates_only(key.params())?;
     let elf = std::fs::read(&args.program)
         .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
     // Refuse locally what the server would refuse.
