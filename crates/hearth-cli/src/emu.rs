@@ -411,7 +411,7 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
         .map(|&(r, v)| Ok((r, cts(v as u64, 32)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     let request = hearth_emu::remote::Message::Run {
-        elf,
+        program: elf,
         regs,
         memory,
         max_steps: args.max_steps,

@@ -34,12 +34,12 @@ pub const MAX_MESSAGE: u64 = 1 << 30;
 /// Protocol messages.
 #[derive(Serialize, Deserialize, Debug)]
 pub enum Message {
-    /// Run `elf` (an ELF executable or assembly text) from its entry:
+    /// Run `program` (an ELF executable or assembly text) from its entry:
     /// registers given here and the data memory
     /// (8 ciphertexts per byte from its start; the rest keeps the ELF's
     /// data, encrypted by nobody: clear) are encrypted.
     Run {
-        elf: Vec<u8>,
+        program: Vec<u8>,
         regs: Vec<(u8, Vec<Ciphertext>)>,
         memory: Vec<Ciphertext>,
         max_steps: u64,
@@ -216,7 +216,7 @@ impl Server {
 
     fn run(&self, stream: &mut TcpStream, request: Message) -> Result<Message, String> {
         let Message::Run {
-            elf,
+            program,
             regs,
             memory,
             max_steps,
@@ -224,7 +224,7 @@ impl Server {
         else {
             return Err(format!("expected a run request, got {}", kind(&request)));
         };
-        let image = Image::load(&elf).map_err(|e| e.to_string())?;
+        let image = Image::load(&program).map_err(|e| e.to_string())?;
         let check = |cts: &[Ciphertext]| -> Result<(), String> {
             cts.iter()
                 .try_for_each(|ct| self.key.check(ct))

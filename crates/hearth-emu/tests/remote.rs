@@ -4,13 +4,10 @@
 //! stopped state back; malformed and oversized messages are refused and
 //! the server keeps serving.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-use common::link;
 use hearth::api::{Encrypted, Shape};
 use hearth::{Ciphertext, ClientKey, GATES_128};
 use hearth_emu::remote::{receive, run_remote, send, Message, Server, MAX_MESSAGE};
@@ -27,14 +24,8 @@ loop:
     svc #0
 ";
 
-fn elf() -> Vec<u8> {
-    let src = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("remote.s");
-    std::fs::write(
-        &src,
-        format!(".syntax unified\n.arm\n.global _start\n.text\n_start:\n{PROGRAM}\n.data\nbuf: .word 1000, 0\n"),
-    )
-    .unwrap();
-    std::fs::read(link("remote", &[src])).unwrap()
+fn program() -> Vec<u8> {
+    format!("_start:\n{PROGRAM}\n.data\nbuf: .word 1000, 0\n").into_bytes()
 }
 
 fn decrypt(key: &ClientKey, d: &[Ciphertext]) -> u64 {
@@ -62,7 +53,7 @@ fn request(key: &ClientKey, count: u32) -> Message {
         .flat_map(|&b| cts(b, 8))
         .collect();
     Message::Run {
-        elf: elf(),
+        program: program(),
         regs: vec![(4, cts(count as u64, 32))],
         memory,
         max_steps: 10_000,

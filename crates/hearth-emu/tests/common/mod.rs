@@ -9,6 +9,27 @@ use std::process::Command;
 use hearth::api::clear_word_value;
 use hearth_emu::{Flag, Val};
 
+/// Whether `arm-none-eabi-gcc` and `qemu-arm` run here. Without them the
+/// tests that need them say so and pass, unless `HEARTH_REQUIRE_ARM_TOOLS`
+/// is set (`.ci/run` sets it after installing them), where they fail.
+pub fn arm_tools() -> bool {
+    let runs = |cmd: &str| {
+        Command::new(cmd)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let ok = runs("arm-none-eabi-gcc") && runs("qemu-arm");
+    if !ok {
+        assert!(
+            std::env::var_os("HEARTH_REQUIRE_ARM_TOOLS").is_none(),
+            "arm-none-eabi-gcc and qemu-arm are required (Debian: gcc-arm-none-eabi, qemu-user)"
+        );
+        eprintln!("skipped: arm-none-eabi-gcc or qemu-arm is missing (Debian: gcc-arm-none-eabi, qemu-user)");
+    }
+    ok
+}
+
 pub fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
