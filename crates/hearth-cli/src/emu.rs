@@ -8,7 +8,7 @@ use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::{ClientKey, Error, ServerKey, GATES_128};
 use hearth_emu::{
     BranchOracle, Byte, ClearOracle, Flag, Image, KeyOracle, Machine, Policy, State, StepReport,
-    Val,
+    Val, Width,
 };
 
 #[derive(clap::Subcommand)]
@@ -59,6 +59,26 @@ pub struct RunArgs {
     /// Worker threads (default: HEARTH_THREADS or all cores).
     #[arg(long, env = "HEARTH_THREADS")]
     threads: Option<usize>,
+    /// Register width: 32 (A32), or 16 (the 16-bit mode: 16-bit registers
+    /// and memory words, assembly placed below 64 KiB).
+    #[arg(long, default_value_t = 32, value_parser = parse_width)]
+    width: u32,
+}
+
+fn parse_width(s: &str) -> Result<u32, String> {
+    match s {
+        "16" => Ok(16),
+        "32" => Ok(32),
+        _ => Err(format!("`{s}`: the width is 16 or 32")),
+    }
+}
+
+fn width_of(bits: u32) -> Width {
+    if bits == 16 {
+        Width::W16
+    } else {
+        Width::W32
+    }
 }
 
 fn parse_reg(s: &str) -> Result<(u8, u32), String> {
@@ -102,7 +122,7 @@ fn emu_err(e: impl std::fmt::Display) -> Error {
 fn run_program(args: RunArgs) -> Result<(), Error> {
     let file = std::fs::read(&args.program)
         .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
-    let image = Image::load(&file).map_err(|e| match e {
+    let image = Image::load_for(&file, width_of(args.width)).map_err(|e| match e {
         hearth_emu::LoadError::Instructions(list) => {
             let lines: Vec<String> = list.iter().map(|u| format!("  {u}")).collect();
             Error::Config(format!(
@@ -225,10 +245,17 @@ where
         .map(|&b| Ok(Byte::Enc(enc(b as u64, 8)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     let mut state = State::new(image.entry, image.data_base, memory);
+    let bits = args.width as usize;
     for &(r, v) in &args.regs {
-        state.regs[r as usize] = Val::Enc(enc(v as u64, 32)?);
+        if bits < 32 && v >> bits != 0 {
+            return Err(Error::Config(format!(
+                "r{r} = {v:#x} does not fit {bits} bits"
+            )));
+        }
+        state.regs[r as usize] = Val::Enc(enc(v as u64, bits)?);
     }
     let mut m = Machine::new(image, state, backend, &GATES_128);
+    m.set_width(width_of(args.width));
     if let Some(t) = args.threads {
         m.set_threads(t);
     }
@@ -323,6 +350,9 @@ pub struct ClientArgs {
     /// Write the final data memory (decrypted) to this file.
     #[arg(long)]
     dump: Option<PathBuf>,
+    /// Register width: 32, or 16 for the 16-bit mode.
+    #[arg(long, default_value_t = 32, value_parser = parse_width)]
+    width: u32,
 }
 
 /// Prints registers and flags (decrypted with `dec`), and writes the data
@@ -393,7 +423,8 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
     let elf = std::fs::read(&args.program)
         .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
     // Refuse locally what the server would refuse.
-    Image::load(&elf).map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+    Image::load_for(&elf, width_of(args.width))
+        .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
     let cts = |v: u64, n: usize| -> Result<Vec<hearth::Ciphertext>, Error> {
         Ok(key.encrypt_word_of(v, n, false)?.ciphertexts().to_vec())
     };
@@ -408,13 +439,14 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
     let regs = args
         .regs
         .iter()
-        .map(|&(r, v)| Ok((r, cts(v as u64, 32)?)))
+        .map(|&(r, v)| Ok((r, cts(v as u64, args.width as usize)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     let request = hearth_emu::remote::Message::Run {
         program: elf,
         regs,
         memory,
         max_steps: args.max_steps,
+        width: args.width,
     };
     let mut stream = std::net::TcpStream::connect(&args.connect)
         .map_err(|e| Error::Config(format!("{}: {e}", args.connect)))?;

@@ -17,6 +17,26 @@ use crate::isa::{Cond, DpOp, Instr, Offset, Op, Operand2, Reg, Shift, ShiftKind,
 pub const TEXT_BASE: u32 = 0x10000;
 pub const DATA_BASE: u32 = 0x20000;
 
+/// Where the code and the data go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bases {
+    pub text: u32,
+    pub data: u32,
+}
+
+/// The default layout (as `tests/corpus/link.ld` places ELF programs).
+pub const BASES: Bases = Bases {
+    text: TEXT_BASE,
+    data: DATA_BASE,
+};
+
+/// A layout below 64 KiB, for the 16-bit mode: code from 0x1000, data from
+/// 0x8000.
+pub const BASES_16: Bases = Bases {
+    text: 0x1000,
+    data: 0x8000,
+};
+
 /// An assembly error, with its line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}: `{text}`")]
@@ -116,13 +136,26 @@ fn strip_comment(line: &str) -> &str {
     &line[..end]
 }
 
-/// Assembles `text` into an image.
+/// Assembles `text` into an image at the default [`BASES`].
 pub fn assemble(text: &str) -> Result<Image, AsmError> {
+    assemble_at(text, BASES)
+}
+
+/// Assembles `text` into an image with its code and data at `bases`.
+pub fn assemble_at(text: &str, bases: Bases) -> Result<Image, AsmError> {
+    let (text_base, data_base) = (bases.text, bases.data);
+    if data_base < text_base.saturating_add(0x1000) {
+        return Err(AsmError {
+            line: 0,
+            text: String::new(),
+            message: "the data must start at least 4 KiB after the code".into(),
+        });
+    }
     // Pass 1: items with addresses, labels.
     let mut items: Vec<(usize, String, Section, u32, Item)> = Vec::new();
     let mut symbols: HashMap<String, i64> = HashMap::new();
     let mut labels: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut at = [TEXT_BASE, DATA_BASE];
+    let mut at = [text_base, data_base];
     let mut section = Section::Text;
     for (n, raw) in text.lines().enumerate() {
         let line_no = n + 1;
@@ -248,20 +281,21 @@ pub fn assemble(text: &str) -> Result<Image, AsmError> {
         *cur = cur
             .checked_add(size)
             .filter(|&e| {
-                e - if section == Section::Text {
-                    TEXT_BASE
+                let base = if section == Section::Text {
+                    text_base
                 } else {
-                    DATA_BASE
-                } < 1 << 24
+                    data_base
+                };
+                e - base < 1 << 24
             })
             .ok_or_else(|| err("section larger than 16 MiB"))?;
     }
     let text_end = at[0];
-    if text_end > DATA_BASE - 0x1000 {
+    if text_end > data_base {
         return Err(AsmError {
             line: 0,
             text: String::new(),
-            message: "the code runs into the data at 0x20000".into(),
+            message: format!("the code runs into the data at {data_base:#x}"),
         });
     }
     // Pass 2: encode, collecting the literal pool after the code.
@@ -293,7 +327,7 @@ pub fn assemble(text: &str) -> Result<Image, AsmError> {
                 }
             }
             Section::Data => {
-                let off = (addr - DATA_BASE) as usize;
+                let off = (addr - data_base) as usize;
                 if data.len() < off + bytes.len() {
                     data.resize(off + bytes.len(), 0);
                 }
@@ -348,10 +382,10 @@ pub fn assemble(text: &str) -> Result<Image, AsmError> {
             message: "no instructions".into(),
         });
     }
-    let end = rom.keys().next_back().map_or(TEXT_BASE, |&a| a + 1);
-    let mut bytes = vec![0u8; (end - TEXT_BASE) as usize];
+    let end = rom.keys().next_back().map_or(text_base, |&a| a + 1);
+    let mut bytes = vec![0u8; (end - text_base) as usize];
     for (a, b) in rom {
-        bytes[(a - TEXT_BASE) as usize] = b;
+        bytes[(a - text_base) as usize] = b;
     }
     let entry = symbols
         .get("_start")
@@ -360,11 +394,11 @@ pub fn assemble(text: &str) -> Result<Image, AsmError> {
     let mut image = Image {
         entry,
         code,
-        data_base: DATA_BASE,
+        data_base,
         data,
         ..Image::default()
     };
-    image.rom.insert(TEXT_BASE, bytes);
+    image.rom.insert(text_base, bytes);
     image.symbols = symbols.into_iter().map(|(k, v)| (k, v as u32)).collect();
     Ok(image)
 }
@@ -438,7 +472,7 @@ fn cond_of(s: &str) -> Option<Cond> {
     })
 }
 
-const BASES: &[(&str, bool)] = &[
+const MNEMONICS: &[(&str, bool)] = &[
     // (mnemonic, takes an `s` suffix)
     ("and", true),
     ("eor", true),
@@ -517,7 +551,7 @@ const BASES: &[(&str, bool)] = &[
 
 /// Splits a mnemonic into base, `s` and condition.
 fn split_mnemonic(m: &str) -> Option<(&'static str, bool, Cond)> {
-    let mut bases: Vec<&(&str, bool)> = BASES.iter().collect();
+    let mut bases: Vec<&(&str, bool)> = MNEMONICS.iter().collect();
     bases.sort_by_key(|(b, _)| std::cmp::Reverse(b.len()));
     for &&(base, takes_s) in &bases {
         let Some(rest) = m.strip_prefix(base) else {

@@ -6,12 +6,16 @@
 
 use std::collections::HashMap;
 
-use hearth::api::{Bool, Program, I32, I64, U32, U64, U8};
+use hearth::api::{Bool, Program, Word, I64, U64, U8};
 
 use crate::image::Image;
 use crate::isa::{Cond, DpOp, Instr, Offset, Op, Operand2, Reg, Shift, ShiftKind, Size};
 use crate::machine::EmuError;
 use crate::state::{Byte, Flag, State, Val};
+
+/// An `N`-bit register value (N is 32, or 16 in the 16-bit mode).
+pub(crate) type R<'p, const N: usize> = Word<'p, N, false>;
+type S<'p, const N: usize> = Word<'p, N, true>;
 
 /// Where a circuit output goes.
 pub(crate) enum Slot {
@@ -22,22 +26,22 @@ pub(crate) enum Slot {
 
 /// The reads of one instruction: each register, flag or byte becomes one
 /// input (or a constant) the first time it is read.
-pub(crate) struct Frame<'p, 's, D> {
+pub(crate) struct Frame<'p, 's, D, const N: usize> {
     pub p: &'p Program,
     pub state: &'s State<D>,
     pub image: &'s Image,
     pub pc: u32,
     pub instr: Instr,
     pub inputs: Vec<Vec<D>>,
-    regs: HashMap<Reg, U32<'p>>,
+    regs: HashMap<Reg, R<'p, N>>,
     flags: HashMap<usize, Bool<'p>>,
     bytes: HashMap<usize, U8<'p>>,
 }
 
 /// What an instruction does, before its condition applies.
 #[derive(Default)]
-pub(crate) struct Effects<'p> {
-    pub regs: Vec<(Reg, U32<'p>)>,
+pub(crate) struct Effects<'p, const N: usize> {
+    pub regs: Vec<(Reg, R<'p, N>)>,
     pub flags: [Option<Bool<'p>>; 4],
     /// Data-memory index -> new byte.
     pub stores: Vec<(usize, U8<'p>)>,
@@ -46,12 +50,12 @@ pub(crate) struct Effects<'p> {
     pub halt: bool,
 }
 
-const N: usize = 0;
+const FN: usize = 0;
 const Z: usize = 1;
 const C: usize = 2;
 const V: usize = 3;
 
-impl<'p, 's, D: Clone> Frame<'p, 's, D> {
+impl<'p, 's, D: Clone, const N: usize> Frame<'p, 's, D, N> {
     pub fn new(
         p: &'p Program,
         state: &'s State<D>,
@@ -80,12 +84,12 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
         }
     }
 
-    fn konst(&self, v: u32) -> U32<'p> {
-        U32::constant(self.p, v)
+    fn konst(&self, v: u32) -> R<'p, N> {
+        R::constant(self.p, v)
     }
 
     /// Register `r` (pc reads as the instruction's address + 8).
-    pub fn reg(&mut self, r: Reg) -> U32<'p> {
+    pub fn reg(&mut self, r: Reg) -> R<'p, N> {
         if r == 15 {
             return self.konst(self.pc.wrapping_add(8));
         }
@@ -96,7 +100,7 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
             Val::Clear(v) => self.konst(*v),
             Val::Enc(d) => {
                 self.inputs.push(d.clone());
-                U32::input(self.p)
+                R::input(self.p)
             }
         };
         self.regs.insert(r, w.clone());
@@ -157,18 +161,19 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
         }
     }
 
-    /// A little-endian load of `size`, extended to 32 bits.
-    fn load(&mut self, addr: u32, size: Size, signed: bool) -> Result<U32<'p>, EmuError> {
-        let n = size.bytes();
+    /// A little-endian load of `size` (a word is `N` bits), extended to
+    /// `N` bits.
+    fn load(&mut self, addr: u32, size: Size, signed: bool) -> Result<R<'p, N>, EmuError> {
+        let n = bytes::<N>(size);
         let mut v = self.konst(0);
         for k in 0..n {
             let b = self.byte(addr.wrapping_add(k), n)?;
-            let w: U32<'p> = b.cast::<32, false>();
+            let w: R<'p, N> = b.cast::<N, false>();
             v = &v | &(&w << (8 * k));
         }
         Ok(match (signed, size) {
-            (true, Size::Byte) => v.cast::<8, true>().cast::<32, true>().cast(),
-            (true, Size::Half) => v.cast::<16, true>().cast::<32, true>().cast(),
+            (true, Size::Byte) => v.cast::<8, true>().cast::<N, true>().cast(),
+            (true, Size::Half) => v.cast::<16, true>().cast::<N, true>().cast(),
             _ => v,
         })
     }
@@ -176,12 +181,12 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
     /// The data-memory indices of a store of `size` at `addr`.
     fn store(
         &self,
-        e: &mut Effects<'p>,
+        e: &mut Effects<'p, N>,
         addr: u32,
         size: Size,
-        v: &U32<'p>,
+        v: &R<'p, N>,
     ) -> Result<(), EmuError> {
-        let n = size.bytes();
+        let n = bytes::<N>(size);
         for k in 0..n {
             let a = addr.wrapping_add(k);
             let i = self
@@ -203,27 +208,27 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
             Ne => !&f(self, Z),
             Cs => f(self, C),
             Cc => !&f(self, C),
-            Mi => f(self, N),
-            Pl => !&f(self, N),
+            Mi => f(self, FN),
+            Pl => !&f(self, FN),
             Vs => f(self, V),
             Vc => !&f(self, V),
             Hi => &f(self, C) & &!&f(self, Z),
             Ls => &!&f(self, C) | &f(self, Z),
-            Ge => !&(&f(self, N) ^ &f(self, V)),
-            Lt => &f(self, N) ^ &f(self, V),
-            Gt => &!&f(self, Z) & &!&(&f(self, N) ^ &f(self, V)),
-            Le => &f(self, Z) | &(&f(self, N) ^ &f(self, V)),
+            Ge => !&(&f(self, FN) ^ &f(self, V)),
+            Lt => &f(self, FN) ^ &f(self, V),
+            Gt => &!&f(self, Z) & &!&(&f(self, FN) ^ &f(self, V)),
+            Le => &f(self, Z) | &(&f(self, FN) ^ &f(self, V)),
         }
     }
 
     /// The second operand and, when `need_carry`, the shifter's carry out
     /// (else the old C, unused): circuits hold no dead bootstraps.
-    fn operand2(&mut self, op2: Operand2, need_carry: bool) -> (U32<'p>, Bool<'p>) {
+    fn operand2(&mut self, op2: Operand2, need_carry: bool) -> (R<'p, N>, Bool<'p>) {
         let c = self.flag(C);
         match op2 {
             Operand2::Imm { value, rotated } => {
                 let carry = if rotated {
-                    Bool::constant(self.p, value >> 31 == 1)
+                    Bool::constant(self.p, (value >> (N - 1)) & 1 == 1)
                 } else {
                     c
                 };
@@ -240,16 +245,16 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
     /// built when `need_carry`.
     fn shift(
         &mut self,
-        x: &U32<'p>,
+        x: &R<'p, N>,
         shift: Shift,
         c: Bool<'p>,
         need_carry: bool,
-    ) -> (U32<'p>, Bool<'p>) {
+    ) -> (R<'p, N>, Bool<'p>) {
         match shift {
             Shift::None => (x.clone(), c),
             Shift::Imm(kind, a) => shift_by(self.p, x, kind, a as u32, c),
             Shift::Rrx => {
-                let top = &c.to_word::<32>() << 31;
+                let top = &c.to_word::<N>() << (N as u32 - 1);
                 (&top | &(x >> 1), x.bit(0))
             }
             Shift::Reg(kind, rs) => {
@@ -265,41 +270,60 @@ impl<'p, 's, D: Clone> Frame<'p, 's, D> {
 }
 
 /// The value of a word when it is clear.
-pub(crate) fn clear_u32(w: &U32<'_>) -> Option<u32> {
+pub(crate) fn clear_u32<const N: usize>(w: &R<'_, N>) -> Option<u32> {
     let v = w.clear_value()?;
     u32::try_from(v).ok()
 }
 
-/// Shift by a clear amount (0 keeps `x` and the carry).
-fn shift_by<'p>(
+/// The values an `N`-bit register holds.
+pub(crate) fn mask<const N: usize>() -> u32 {
+    if N >= 32 {
+        u32::MAX
+    } else {
+        (1 << N) - 1
+    }
+}
+
+/// The bytes of an access of `size` when a word is `N` bits.
+pub(crate) fn bytes<const N: usize>(size: Size) -> u32 {
+    match size {
+        Size::Word => N as u32 / 8,
+        s => s.bytes(),
+    }
+}
+
+/// Shift by a clear amount (0 keeps `x` and the carry), A32's rules with
+/// the word size `N` in place of 32.
+fn shift_by<'p, const N: usize>(
     p: &'p Program,
-    x: &U32<'p>,
+    x: &R<'p, N>,
     kind: ShiftKind,
     a: u32,
     c: Bool<'p>,
-) -> (U32<'p>, Bool<'p>) {
-    let zero = U32::constant(p, 0);
+) -> (R<'p, N>, Bool<'p>) {
+    let n = N as u32;
+    let zero = R::constant(p, 0);
     let f = Bool::constant(p, false);
     if a == 0 {
         return (x.clone(), c);
     }
     match kind {
-        ShiftKind::Lsl if a < 32 => (x << a, x.bit(32 - a as usize)),
-        ShiftKind::Lsl if a == 32 => (zero, x.bit(0)),
+        ShiftKind::Lsl if a < n => (x << a, x.bit((n - a) as usize)),
+        ShiftKind::Lsl if a == n => (zero, x.bit(0)),
         ShiftKind::Lsl => (zero, f),
-        ShiftKind::Lsr if a < 32 => (x >> a, x.bit(a as usize - 1)),
-        ShiftKind::Lsr if a == 32 => (zero, x.bit(31)),
+        ShiftKind::Lsr if a < n => (x >> a, x.bit(a as usize - 1)),
+        ShiftKind::Lsr if a == n => (zero, x.bit(N - 1)),
         ShiftKind::Lsr => (zero, f),
         ShiftKind::Asr => {
-            let s: I32<'p> = x.cast();
-            let k = a.min(32);
-            let r = if k == 32 { &s >> 31 } else { &s >> k };
+            let s: S<'p, N> = x.cast();
+            let k = a.min(n);
+            let r = if k == n { &s >> (n - 1) } else { &s >> k };
             (r.cast(), x.bit(k as usize - 1))
         }
         ShiftKind::Ror => {
-            let k = a % 32;
+            let k = a % n;
             if k == 0 {
-                (x.clone(), x.bit(31))
+                (x.clone(), x.bit(N - 1))
             } else {
                 (x.rotate_right(k), x.bit(k as usize - 1))
             }
@@ -309,41 +333,42 @@ fn shift_by<'p>(
 
 /// Shift by an encrypted amount in [0, 255], through 64-bit words so that
 /// the carry is the bit shifted out last.
-fn shift_encrypted<'p>(
+fn shift_encrypted<'p, const N: usize>(
     p: &'p Program,
-    x: &U32<'p>,
+    x: &R<'p, N>,
     kind: ShiftKind,
-    amount: &U32<'p>,
+    amount: &R<'p, N>,
     c: Bool<'p>,
-) -> (U32<'p>, Bool<'p>) {
+) -> (R<'p, N>, Bool<'p>) {
+    let n = N as u32;
     let a8: U8<'p> = amount.cast();
-    let is_zero = amount.eq(&U32::constant(p, 0));
+    let is_zero = amount.eq(&R::constant(p, 0));
     let zero64 = U64::constant(p, 0);
     let wide: U64<'p> = x.cast();
     let (r, carry) = match kind {
         ShiftKind::Lsl => {
             let z = amount
-                .ge(&U32::constant(p, 64))
+                .ge(&R::constant(p, 64))
                 .select(&zero64, &wide.shl_by(&a8));
-            (z.cast::<32, false>(), z.bit(32))
+            (z.cast::<N, false>(), z.bit(N))
         }
         ShiftKind::Lsr => {
             let z = amount
-                .ge(&U32::constant(p, 64))
-                .select(&zero64, &(&wide << 32).shr_by(&a8));
-            ((&z >> 32).cast::<32, false>(), z.bit(31))
+                .ge(&R::constant(p, 64))
+                .select(&zero64, &(&wide << n).shr_by(&a8));
+            ((&z >> n).cast::<N, false>(), z.bit(N - 1))
         }
         ShiftKind::Asr => {
             let k = amount
-                .ge(&U32::constant(p, 63))
-                .select(&U32::constant(p, 63), amount);
-            let s: I64<'p> = (&wide << 32).cast();
-            let z = s.shr_by(&k.cast::<8, false>());
-            ((&z >> 32).cast::<32, false>(), z.bit(31))
+                .ge(&R::constant(p, 63))
+                .select(&R::constant(p, 63), amount);
+            let s: I64<'p> = x.cast::<N, true>().cast::<64, true>();
+            let z = (&s << n).shr_by(&k.cast::<8, false>());
+            ((&z >> n).cast::<N, false>(), z.bit(N - 1))
         }
         ShiftKind::Ror => {
             let r = x.rotate_right_by(&a8);
-            let top = r.bit(31);
+            let top = r.bit(N - 1);
             (r, top)
         }
     };
@@ -353,31 +378,33 @@ fn shift_encrypted<'p>(
     (r, carry)
 }
 
-/// Shift by an encrypted amount in [0, 255], value only: one 32-bit
-/// shifter on the amount's low five bits, then the cases from 32 on.
-fn shift_encrypted_value<'p>(
+/// Shift by an encrypted amount in [0, 255], value only: one `N`-bit
+/// shifter on the amount's low bits, then the cases from `N` on.
+fn shift_encrypted_value<'p, const N: usize>(
     p: &'p Program,
-    x: &U32<'p>,
+    x: &R<'p, N>,
     kind: ShiftKind,
-    amount: &U32<'p>,
-) -> U32<'p> {
-    let a5: U8<'p> = (amount & 31).cast();
-    let big = amount.ge(&U32::constant(p, 32));
-    let zero = U32::constant(p, 0);
+    amount: &R<'p, N>,
+) -> R<'p, N> {
+    let low: U8<'p> = (amount & (N as i64 - 1)).cast();
+    let big = amount.ge(&R::constant(p, N as u64));
+    let zero = R::constant(p, 0);
     match kind {
-        ShiftKind::Lsl => big.select(&zero, &x.shl_by(&a5)),
-        ShiftKind::Lsr => big.select(&zero, &x.shr_by(&a5)),
+        ShiftKind::Lsl => big.select(&zero, &x.shl_by(&low)),
+        ShiftKind::Lsr => big.select(&zero, &x.shr_by(&low)),
         ShiftKind::Asr => {
-            let s: I32<'p> = x.cast();
-            let fill = &s >> 31;
-            big.select(&fill, &s.shr_by(&a5)).cast()
+            let s: S<'p, N> = x.cast();
+            let fill = &s >> (N as u32 - 1);
+            big.select(&fill, &s.shr_by(&low)).cast()
         }
-        ShiftKind::Ror => x.rotate_right_by(&a5),
+        ShiftKind::Ror => x.rotate_right_by(&low),
     }
 }
 
 /// The effects of `instr` at `f.pc`.
-pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<'p>, EmuError> {
+pub(crate) fn execute<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+) -> Result<Effects<'p, N>, EmuError> {
     let mut e = Effects::default();
     let pc = f.pc;
     match f.instr.op {
@@ -440,6 +467,9 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
         }
         Op::MovHalf { top, rd, imm16 } => {
             let r = if top {
+                if N < 32 {
+                    return Err(unsupported(f, "movt in the 16-bit mode"));
+                }
                 let old = f.reg(rd);
                 &(&old & 0xffff) | &f.konst((imm16 as u32) << 16)
             } else {
@@ -456,7 +486,7 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
             };
             if s {
                 let (n, z) = r.nz();
-                e.flags[N] = Some(n);
+                e.flags[FN] = Some(n);
                 e.flags[Z] = Some(z);
             }
             write(f, &mut e, rd, r)?;
@@ -470,9 +500,9 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
             rn,
             rm,
         } => {
-            let widen = |w: U32<'p>| -> U64<'p> {
+            let widen = |w: R<'p, N>| -> U64<'p> {
                 if signed {
-                    w.cast::<32, true>().cast::<64, true>().cast()
+                    w.cast::<N, true>().cast::<64, true>().cast()
                 } else {
                     w.cast()
                 }
@@ -482,19 +512,20 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
             if accumulate {
                 let lo: U64<'p> = f.reg(rdlo).cast();
                 let hi: U64<'p> = f.reg(rdhi).cast();
-                prod = &prod + &(&lo | &(&hi << 32));
+                prod = &prod + &(&lo | &(&hi << N as u32));
             }
+            let (lo, hi): (R<'p, N>, R<'p, N>) = (prod.cast(), (&prod >> N as u32).cast());
             if s {
-                e.flags[N] = Some(prod.bit(63));
-                e.flags[Z] = Some(prod.eq(&U64::constant(f.p, 0)));
+                e.flags[FN] = Some(hi.bit(N - 1));
+                e.flags[Z] = Some(&lo.eq(&f.konst(0)) & &hi.eq(&f.konst(0)));
             }
-            write(f, &mut e, rdlo, prod.cast())?;
-            write(f, &mut e, rdhi, (&prod >> 32).cast())?;
+            write(f, &mut e, rdlo, lo)?;
+            write(f, &mut e, rdhi, hi)?;
         }
         Op::Div { signed, rd, rn, rm } => {
             let (a, b) = (f.reg(rn), f.reg(rm));
-            let q: U32<'p> = if signed {
-                let (a, b): (I32<'p>, I32<'p>) = (a.cast(), b.cast());
+            let q: R<'p, N> = if signed {
+                let (a, b): (S<'p, N>, S<'p, N>) = (a.cast(), b.cast());
                 (&a / &b).cast()
             } else {
                 &a / &b
@@ -503,7 +534,7 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
             write(f, &mut e, rd, by_zero.select(&f.konst(0), &q))?;
         }
         Op::Clz { rd, rm } => {
-            let r = f.reg(rm).leading_zeros();
+            let r = f.reg(rm).leading_zeros().cast();
             write(f, &mut e, rd, r)?;
         }
         Op::Rbit { rd, rm } => {
@@ -520,6 +551,9 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
             write(f, &mut e, rd, r)?;
         }
         Op::Bfi { rd, rn, lsb, width } => {
+            if (lsb + width) as usize > N {
+                return Err(unsupported(f, "a bit field beyond the 16-bit word"));
+            }
             let old = f.reg(rd);
             let r = match rn {
                 None => old.field_clear(lsb as usize, width as usize),
@@ -534,9 +568,12 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
             lsb,
             width,
         } => {
+            if (lsb + width) as usize > N {
+                return Err(unsupported(f, "a bit field beyond the 16-bit word"));
+            }
             let x = f.reg(rn);
             let r = if signed {
-                x.cast::<32, true>()
+                x.cast::<N, true>()
                     .field_extract(lsb as usize, width as usize)
                     .cast()
             } else {
@@ -551,12 +588,12 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
             rm,
             rot,
         } => {
-            let x = f.reg(rm).rotate_right(rot as u32);
-            let r: U32<'p> = match (signed, size) {
+            let x = f.reg(rm).rotate_right(rot as u32 % N as u32);
+            let r: R<'p, N> = match (signed, size) {
                 (false, Size::Byte) => x.cast::<8, false>().cast(),
                 (false, _) => x.cast::<16, false>().cast(),
-                (true, Size::Byte) => x.cast::<8, true>().cast::<32, true>().cast(),
-                (true, _) => x.cast::<16, true>().cast::<32, true>().cast(),
+                (true, Size::Byte) => x.cast::<8, true>().cast::<N, true>().cast(),
+                (true, _) => x.cast::<16, true>().cast::<N, true>().cast(),
             };
             write(f, &mut e, rd, r)?;
         }
@@ -585,7 +622,7 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
                 base.wrapping_add(off)
             } else {
                 base.wrapping_sub(off)
-            };
+            } & mask::<N>();
             let addr = if pre { moved } else { base };
             if writeback {
                 e.regs.push((rn, f.konst(moved)));
@@ -608,17 +645,18 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
         } => {
             let base = f.clear_reg(rn, "a base address")?;
             let n = regs.count_ones();
+            let step = bytes::<N>(Size::Word);
             let start = match (up, before) {
                 (true, false) => base,
-                (true, true) => base.wrapping_add(4),
-                (false, false) => base.wrapping_sub(4 * n).wrapping_add(4),
-                (false, true) => base.wrapping_sub(4 * n),
-            };
+                (true, true) => base.wrapping_add(step),
+                (false, false) => base.wrapping_sub(step * n).wrapping_add(step),
+                (false, true) => base.wrapping_sub(step * n),
+            } & mask::<N>();
             let end = if up {
-                base.wrapping_add(4 * n)
+                base.wrapping_add(step * n)
             } else {
-                base.wrapping_sub(4 * n)
-            };
+                base.wrapping_sub(step * n)
+            } & mask::<N>();
             if writeback {
                 e.regs.push((rn, f.konst(end)));
             }
@@ -631,7 +669,7 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
                     let v = f.reg(r);
                     f.store(&mut e, addr, Size::Word, &v)?;
                 }
-                addr = addr.wrapping_add(4);
+                addr = addr.wrapping_add(step) & mask::<N>();
             }
         }
         Op::Branch { link, target } => {
@@ -659,13 +697,21 @@ pub(crate) fn execute<'p, D: Clone>(f: &mut Frame<'p, '_, D>) -> Result<Effects<
     Ok(e)
 }
 
+fn unsupported<D: Clone, const N: usize>(f: &Frame<'_, '_, D, N>, why: &'static str) -> EmuError {
+    EmuError::Unsupported {
+        pc: f.pc,
+        instr: f.instr.to_string(),
+        why,
+    }
+}
+
 /// Writes `v` to `rd`; a write to pc is a jump to a clear, word-aligned
 /// address.
-fn write<'p, D: Clone>(
-    f: &Frame<'p, '_, D>,
-    e: &mut Effects<'p>,
+fn write<'p, D: Clone, const N: usize>(
+    f: &Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
     rd: Reg,
-    v: U32<'p>,
+    v: R<'p, N>,
 ) -> Result<(), EmuError> {
     if rd != 15 {
         // A later write to the same register wins (LDM with the base).

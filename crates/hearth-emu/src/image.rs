@@ -53,11 +53,21 @@ impl Image {
     /// An ELF executable (by its magic number) or assembly text
     /// ([`crate::asm::assemble`]).
     pub fn load(file: &[u8]) -> Result<Image, LoadError> {
+        Image::load_for(file, crate::machine::Width::W32)
+    }
+
+    /// [`Image::load`] for a machine of `width`: assembly text goes below
+    /// 64 KiB ([`crate::asm::BASES_16`]) in the 16-bit mode.
+    pub fn load_for(file: &[u8], width: crate::machine::Width) -> Result<Image, LoadError> {
         if file.starts_with(b"\x7fELF") {
             return Image::from_elf(file);
         }
         let text = std::str::from_utf8(file).map_err(|_| LoadError::NotText)?;
-        Ok(crate::asm::assemble(text)?)
+        let bases = match width {
+            crate::machine::Width::W32 => crate::asm::BASES,
+            crate::machine::Width::W16 => crate::asm::BASES_16,
+        };
+        Ok(crate::asm::assemble_at(text, bases)?)
     }
 
     /// Loads an ELF executable: every `PT_LOAD` segment, code found by the

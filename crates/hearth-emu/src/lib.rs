@@ -32,6 +32,6 @@ pub mod state;
 pub use decode::{decode, Unsupported};
 pub use image::{Image, LoadError};
 pub use isa::{Cond, Instr, Op};
-pub use machine::{EmuError, Machine, StepReport, Stop};
+pub use machine::{EmuError, Machine, StepReport, Stop, Width};
 pub use oracle::{BranchOracle, ClearOracle, KeyOracle, NoOracle, Policy};
 pub use state::{Byte, Flag, State, Val};

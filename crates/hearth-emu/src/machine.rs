@@ -70,6 +70,28 @@ pub enum Stop {
     Halted { pc: u32 },
 }
 
+/// The register width: A32's 32 bits, or a 16-bit mode (CryptoEmu's
+/// 16-bit registers) where every register, result, flag and memory word is
+/// 16 bits, A32's rules hold with 16 in place of 32 (shift amounts, carries,
+/// rotations), word accesses move 2 bytes, and code and data must lie below
+/// 64 KiB (`asm::assemble_at` with [`crate::asm::BASES_16`]); MOVT and
+/// bit fields beyond bit 15 are refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Width {
+    #[default]
+    W32,
+    W16,
+}
+
+impl Width {
+    pub fn bits(self) -> usize {
+        match self {
+            Width::W32 => 32,
+            Width::W16 => 16,
+        }
+    }
+}
+
 /// An emulator over `backend`'s digits (clear digits on
 /// [`hearth::backend::ClearBackend`], ciphertexts on the cpu backend).
 pub struct Machine<'a, B: Backend> {
@@ -78,6 +100,7 @@ pub struct Machine<'a, B: Backend> {
     backend: &'a B,
     params: &'static ParameterSet,
     threads: Option<usize>,
+    width: Width,
     /// Instructions executed and bootstraps spent so far.
     pub steps: u64,
     pub pbs: u64,
@@ -101,9 +124,20 @@ where
             backend,
             params,
             threads: None,
+            width: Width::W32,
             steps: 0,
             pbs: 0,
         }
+    }
+
+    /// Runs with registers of this width (registers given as encrypted
+    /// values must have as many digits).
+    pub fn set_width(&mut self, width: Width) {
+        self.width = width;
+    }
+
+    pub fn width(&self) -> Width {
+        self.width
     }
 
     /// Plans circuits for this many threads.
@@ -134,8 +168,25 @@ where
         &mut self,
         oracle: &mut dyn BranchOracle<B::Digit>,
     ) -> Result<Result<StepReport, Stop>, EmuError> {
+        match self.width {
+            Width::W32 => self.step_n::<32>(oracle),
+            Width::W16 => self.step_n::<16>(oracle),
+        }
+    }
+
+    fn step_n<const N: usize>(
+        &mut self,
+        oracle: &mut dyn BranchOracle<B::Digit>,
+    ) -> Result<Result<StepReport, Stop>, EmuError> {
         let start = Instant::now();
         let pc = self.state.pc;
+        if N < 32 && pc > 0xfff0 {
+            return Err(EmuError::Unsupported {
+                pc,
+                instr: String::new(),
+                why: "code beyond 64 KiB in the 16-bit mode",
+            });
+        }
         let instr = *self
             .image
             .code
@@ -146,12 +197,12 @@ where
         if let Some(t) = self.threads {
             p.set_threads(t);
         }
-        let mut f = Frame::new(&p, &self.state, &self.image, pc, instr);
+        let mut f = Frame::<_, N>::new(&p, &self.state, &self.image, pc, instr);
         let cond = f.cond(instr.cond);
         let mut executed = cond.clear_value();
         if executed.is_none() && may_jump(&instr) {
             // A branch under an encrypted condition: the key owner decides.
-            let digit = self.reveal_condition(pc, instr).map_err(hearth)?;
+            let digit = self.reveal_condition::<N>(pc, instr).map_err(hearth)?;
             let taken = oracle
                 .decide(pc, &digit)
                 .map_err(|why| EmuError::Decision { pc, why })?;
@@ -276,9 +327,13 @@ where
 
     /// The encrypted condition of `instr` as one digit (a circuit of its
     /// own), for the key owner to decide.
-    fn reveal_condition(&self, pc: u32, instr: Instr) -> Result<B::Digit, hearth::Error> {
+    fn reveal_condition<const N: usize>(
+        &self,
+        pc: u32,
+        instr: Instr,
+    ) -> Result<B::Digit, hearth::Error> {
         let p = Program::new(self.params);
-        let mut f = Frame::new(&p, &self.state, &self.image, pc, instr);
+        let mut f = Frame::<_, N>::new(&p, &self.state, &self.image, pc, instr);
         let c = f.cond(instr.cond);
         p.output(&c);
         let inputs = std::mem::take(&mut f.inputs);

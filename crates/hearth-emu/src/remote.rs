@@ -22,7 +22,7 @@ use hearth::{Ciphertext, ClientKey, ServerKey, GATES_128};
 use serde::{Deserialize, Serialize};
 
 use crate::image::Image;
-use crate::machine::{EmuError, Machine, Stop};
+use crate::machine::{EmuError, Machine, Stop, Width};
 use crate::oracle::{BranchOracle, Policy};
 use crate::state::{Byte, State, Val};
 
@@ -43,6 +43,8 @@ pub enum Message {
         regs: Vec<(u8, Vec<Ciphertext>)>,
         memory: Vec<Ciphertext>,
         max_steps: u64,
+        /// The register width: 32, or 16 for the 16-bit mode.
+        width: u32,
     },
     /// The encrypted condition of the branch at `pc`.
     Query {
@@ -220,11 +222,17 @@ impl Server {
             regs,
             memory,
             max_steps,
+            width,
         } = request
         else {
             return Err(format!("expected a run request, got {}", kind(&request)));
         };
-        let image = Image::load(&program).map_err(|e| e.to_string())?;
+        let width = match width {
+            32 => Width::W32,
+            16 => Width::W16,
+            w => return Err(format!("a register width of {w} (16 or 32)")),
+        };
+        let image = Image::load_for(&program, width).map_err(|e| e.to_string())?;
         let check = |cts: &[Ciphertext]| -> Result<(), String> {
             cts.iter()
                 .try_for_each(|ct| self.key.check(ct))
@@ -243,7 +251,7 @@ impl Server {
         bytes.extend(image.data[bytes.len()..].iter().map(|&b| Byte::Clear(b)));
         let mut state = State::new(image.entry, image.data_base, bytes);
         for (r, cts) in regs {
-            if r > 14 || cts.len() != 32 {
+            if r > 14 || cts.len() != width.bits() {
                 return Err(format!("register r{r} with {} ciphertexts", cts.len()));
             }
             check(&cts)?;
@@ -251,6 +259,7 @@ impl Server {
         }
         let cpu = CpuBackend::new(&self.key, self.threads).map_err(|e| e.to_string())?;
         let mut m = Machine::new(image, state, &cpu, &GATES_128);
+        m.set_width(width);
         let limit = self.limit;
         let mut oracle = RemoteOracle { stream, limit };
         let result = m.run(&mut oracle, max_steps, |_| {});

@@ -10,7 +10,7 @@
 mod common;
 
 use common::{compile, flag_value, flags_of, qemu, reg_value, Cpu};
-use hearth::api::{clear_word, clear_word_value};
+use hearth::api::clear_word_value;
 use hearth::backend::ClearBackend;
 use hearth::GATES_128;
 use hearth_emu::{Byte, ClearOracle, Flag, Image, Machine, Policy, State, Stop, Val};
@@ -20,17 +20,7 @@ const PROGRAMS: [&str; 6] = ["gcd", "isqrt", "popcount", "bubble", "poly", "crc8
 /// Runs the emulator from qemu's first state, data memory encrypted
 /// (clear digits) when `encrypted`; returns the final state.
 fn emulate(image: Image, start: &Cpu, encrypted: bool) -> (State<u64>, u32, u64) {
-    let memory = image
-        .data
-        .iter()
-        .map(|&b| {
-            if encrypted {
-                Byte::Enc(clear_word(b, 8, false).unwrap())
-            } else {
-                Byte::Clear(b)
-            }
-        })
-        .collect();
+    let memory = common::memory(&image.data, encrypted);
     let mut state = State::new(start.regs[15], image.data_base, memory);
     for r in 0..15 {
         state.regs[r] = Val::Clear(start.regs[r]);

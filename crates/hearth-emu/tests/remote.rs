@@ -57,6 +57,7 @@ fn request(key: &ClientKey, count: u32) -> Message {
         regs: vec![(4, cts(count as u64, 32))],
         memory,
         max_steps: 10_000,
+        width: 32,
     }
 }
 

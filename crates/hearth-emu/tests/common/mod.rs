@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hearth::api::clear_word_value;
-use hearth_emu::{Flag, Val};
+use hearth::api::{clear_word, clear_word_value};
+use hearth_emu::{Byte, Flag, Val};
 
 /// Whether `arm-none-eabi-gcc` and `qemu-arm` run here. Without them the
 /// tests that need them say so and pass, unless `HEARTH_REQUIRE_ARM_TOOLS`
@@ -110,6 +110,19 @@ pub fn flags_of(psr: u32) -> [bool; 4] {
     [31, 30, 29, 28].map(|b| (psr >> b) & 1 == 1)
 }
 
+/// Data memory from initial bytes: encrypted (clear digits) or clear.
+pub fn memory(data: &[u8], encrypted: bool) -> Vec<Byte<u64>> {
+    data.iter()
+        .map(|&b| {
+            if encrypted {
+                Byte::Enc(clear_word(b, 8, false).unwrap())
+            } else {
+                Byte::Clear(b)
+            }
+        })
+        .collect()
+}
+
 /// A register's value (clear digits decoded).
 pub fn reg_value(v: &Val<u64>) -> u32 {
     match v {
@@ -125,3 +138,5 @@ pub fn flag_value(f: &Flag<u64>) -> bool {
         Flag::Enc(d) => *d == 2,
     }
 }
+
+pub mod reference;
