@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use hearth::api::{clear_word, clear_word_value, Encrypted, Shape};
+use hearth::api::{clear_word, clear_word_value};
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::{ClientKey, Error, ServerKey, GATES_128};
+use hearth_emu::values;
 use hearth_emu::{
     BranchOracle, Byte, ClearOracle, Flag, Image, KeyOracle, Machine, Policy, State, StepReport,
     Val, Width,
@@ -182,19 +183,8 @@ fn run_program(args: RunArgs) -> Result<(), Error> {
             };
             gates_only(client.params())?;
             let cpu = CpuBackend::new(&server, args.threads)?;
-            let enc = |v: u64, n: usize| -> Result<Vec<hearth::Ciphertext>, Error> {
-                Ok(client.encrypt_word_of(v, n, false)?.ciphertexts().to_vec())
-            };
-            let dec = |d: &[hearth::Ciphertext]| -> Result<u64, Error> {
-                let e = Encrypted::new(
-                    Shape::Word {
-                        bits: d.len(),
-                        signed: false,
-                    },
-                    d.to_vec(),
-                )?;
-                u64::try_from(client.decrypt_word_value(&e)?).map_err(emu_err)
-            };
+            let enc = |v: u64, n: usize| values::encrypt(&client, v, n);
+            let dec = |d: &[hearth::Ciphertext]| values::decrypt(&client, d);
             let mut oracle = KeyOracle {
                 key: &client,
                 policy: Policy::new(args.decisions),
@@ -425,9 +415,7 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
     // Refuse locally what the server would refuse.
     Image::load_for(&elf, width_of(args.width))
         .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
-    let cts = |v: u64, n: usize| -> Result<Vec<hearth::Ciphertext>, Error> {
-        Ok(key.encrypt_word_of(v, n, false)?.ciphertexts().to_vec())
-    };
+    let cts = |v: u64, n: usize| values::encrypt(&key, v, n);
     let mut memory = Vec::new();
     if let Some(path) = &args.mem {
         let bytes =
@@ -466,16 +454,7 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
         );
     }
     report_policy(&policy);
-    let dec = |d: &[hearth::Ciphertext]| -> Result<u64, Error> {
-        let e = Encrypted::new(
-            Shape::Word {
-                bits: d.len(),
-                signed: false,
-            },
-            d.to_vec(),
-        )?;
-        u64::try_from(key.decrypt_word_value(&e)?).map_err(emu_err)
-    };
+    let dec = |d: &[hearth::Ciphertext]| values::decrypt(&key, d);
     eprintln!("{} instructions, {} PBS on the server", run.steps, run.pbs);
     print_state(&run.state, &dec, args.dump.as_deref())?;
     match run.error {

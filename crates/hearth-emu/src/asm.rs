@@ -1128,15 +1128,9 @@ mod tests {
     /// same instruction.
     #[test]
     fn disassembly_assembles_back() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut seen = 0;
-        for _ in 0..300_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let Ok(i) = decode(TEXT_BASE, x as u32) else {
-                continue;
-            };
+        for (_, i) in crate::decode::random_instructions(0x9e37_79b9_7f4a_7c15, 300_000, TEXT_BASE)
+        {
             if matches!(i.op, Op::Branch { .. }) {
                 continue;
             }

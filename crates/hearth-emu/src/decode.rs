@@ -81,10 +81,16 @@ pub fn decode(addr: u32, word: u32) -> Result<Instr, Unsupported> {
 
 /// LDR / STR / LDRB / STRB.
 fn single(w: u32, offset: Offset) -> Op {
+    let size = if bit(w, 22) { Size::Byte } else { Size::Word };
+    mem(w, size, false, offset)
+}
+
+/// A single load or store with the P, U, W, L, Rn and Rt fields of `w`.
+fn mem(w: u32, size: Size, signed: bool, offset: Offset) -> Op {
     Op::Mem {
         load: bit(w, 20),
-        size: if bit(w, 22) { Size::Byte } else { Size::Word },
-        signed: false,
+        size,
+        signed,
         rt: reg(w, 12),
         rn: reg(w, 16),
         offset,
@@ -215,17 +221,7 @@ fn extra_mem(w: u32) -> Option<Op> {
             shift: Shift::None,
         }
     };
-    Some(Op::Mem {
-        load,
-        size,
-        signed,
-        rt: reg(w, 12),
-        rn: reg(w, 16),
-        offset,
-        add: bit(w, 23),
-        pre: bit(w, 24),
-        writeback: bit(w, 21) || !bit(w, 24),
-    })
+    Some(mem(w, size, signed, offset))
 }
 
 /// BX, BLX (register), CLZ.
@@ -317,4 +313,22 @@ fn decode_media(w: u32) -> Option<Op> {
         }
         _ => None,
     }
+}
+
+/// The decodable words among `n` pseudo-random ones (xorshift from
+/// `seed`), decoded at `addr`: for the round-trip tests.
+#[cfg(test)]
+pub(crate) fn random_instructions(
+    seed: u64,
+    n: usize,
+    addr: u32,
+) -> impl Iterator<Item = (u32, Instr)> {
+    let mut x = seed;
+    (0..n).filter_map(move |_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let w = x as u32;
+        decode(addr, w).ok().map(|i| (w, i))
+    })
 }

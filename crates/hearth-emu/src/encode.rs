@@ -234,14 +234,8 @@ mod tests {
     /// same (random words, a million of them).
     #[test]
     fn decode_encode_round_trip() {
-        let mut x = 0x1234_5678_9abc_def0u64;
         let mut seen = 0;
-        for _ in 0..1_000_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let w = x as u32;
-            let Ok(i) = decode(0x8000, w) else { continue };
+        for (w, i) in crate::decode::random_instructions(0x1234_5678_9abc_def0, 1_000_000, 0x8000) {
             seen += 1;
             let e = encode(0x8000, &i).unwrap_or_else(|e| panic!("{w:#010x} ({i}): {e}"));
             assert_eq!(decode(0x8000, e), Ok(i), "{w:#010x} ({i}) -> {e:#010x}");

@@ -28,6 +28,7 @@ pub mod machine;
 pub mod oracle;
 pub mod remote;
 pub mod state;
+pub mod values;
 
 pub use decode::{decode, Unsupported};
 pub use image::{Image, LoadError};

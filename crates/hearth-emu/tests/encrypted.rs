@@ -8,9 +8,10 @@
 mod common;
 
 use common::reg_value;
-use hearth::api::{clear_word, clear_word_value, Encrypted, Shape};
+use hearth::api::{clear_word, clear_word_value};
 use hearth::backend::{ClearBackend, CpuBackend};
 use hearth::{ClientKey, GATES_128};
+use hearth_emu::values;
 use hearth_emu::{Byte, ClearOracle, Flag, Image, KeyOracle, Machine, Policy, State, Val};
 
 const PROGRAM: &str = "
@@ -54,23 +55,8 @@ fn encrypted_run_equals_clear_run() {
     let key = ClientKey::generate(&GATES_128);
     let server = key.server_key();
     let cpu = CpuBackend::new(&server, None).unwrap();
-    let enc = |v: u64, n: usize| {
-        key.encrypt_word_of(v, n, false)
-            .unwrap()
-            .ciphertexts()
-            .to_vec()
-    };
-    let dec = |d: &[hearth::Ciphertext]| -> u64 {
-        let e = Encrypted::new(
-            Shape::Word {
-                bits: d.len(),
-                signed: false,
-            },
-            d.to_vec(),
-        )
-        .unwrap();
-        u64::try_from(key.decrypt_word_value(&e).unwrap()).unwrap()
-    };
+    let enc = |v: u64, n: usize| values::encrypt(&key, v, n).unwrap();
+    let dec = |d: &[hearth::Ciphertext]| values::decrypt(&key, d).unwrap();
     let img = image();
     let mem = img
         .data
@@ -135,14 +121,7 @@ fn encrypted_bubble_sort_equals_qemu() {
     let mem = img
         .data
         .iter()
-        .map(|&b| {
-            Byte::Enc(
-                key.encrypt_word_of(b, 8, false)
-                    .unwrap()
-                    .ciphertexts()
-                    .to_vec(),
-            )
-        })
+        .map(|&b| Byte::Enc(values::encrypt(&key, b as u64, 8).unwrap()))
         .collect();
     let s = State::new(img.entry, img.data_base, mem);
     let mut m = Machine::new(img, s, &cpu, &GATES_128);
@@ -157,17 +136,7 @@ fn encrypted_bubble_sort_equals_qemu() {
         .iter()
         .map(|b| match b {
             Byte::Clear(v) => *v,
-            Byte::Enc(d) => {
-                let e = Encrypted::new(
-                    Shape::Word {
-                        bits: 8,
-                        signed: false,
-                    },
-                    d.clone(),
-                )
-                .unwrap();
-                u8::try_from(key.decrypt_word_value(&e).unwrap()).unwrap()
-            }
+            Byte::Enc(d) => values::decrypt(&key, d).unwrap() as u8,
         })
         .collect();
     assert_eq!(memory, dump);

@@ -8,10 +8,9 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-use hearth::api::{Encrypted, Shape};
 use hearth::{Ciphertext, ClientKey, GATES_128};
 use hearth_emu::remote::{receive, run_remote, send, Message, Server, MAX_MESSAGE};
-use hearth_emu::{Policy, Val};
+use hearth_emu::{values, Policy, Val};
 
 const PROGRAM: &str = "
     ldr r1, =buf
@@ -29,24 +28,11 @@ fn program() -> Vec<u8> {
 }
 
 fn decrypt(key: &ClientKey, d: &[Ciphertext]) -> u64 {
-    let e = Encrypted::new(
-        Shape::Word {
-            bits: d.len(),
-            signed: false,
-        },
-        d.to_vec(),
-    )
-    .unwrap();
-    u64::try_from(key.decrypt_word_value(&e).unwrap()).unwrap()
+    values::decrypt(key, d).unwrap()
 }
 
 fn request(key: &ClientKey, count: u32) -> Message {
-    let cts = |v: u64, n| {
-        key.encrypt_word_of(v, n, false)
-            .unwrap()
-            .ciphertexts()
-            .to_vec()
-    };
+    let cts = |v: u64, n| values::encrypt(key, v, n).unwrap();
     // The first word of the data memory (1000) is sent encrypted.
     let memory = [0xe8u64, 0x03, 0, 0]
         .iter()
