@@ -7,6 +7,7 @@ use clap::Subcommand;
 use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
 use hearth::crypto::bootstrap::{accumulator, dense_slots, PbsScratch};
 use hearth::crypto::noise::{measure, NoiseModel};
+use hearth::crypto::params::Margin;
 use hearth::testing::circuits::random_circuit;
 use hearth::{
     Ciphertext, CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ParamsId, ServerKey,
@@ -373,7 +374,7 @@ impl<'a> RawPbs<'a> {
 /// Values are this many units apart: 2 on a set that only decodes spread
 /// selectors (GATES_128: bits stored as 0 or 2), else 1.
 fn spacing(params: &ParameterSet) -> i64 {
-    if params.budgets[0] == 0 {
+    if params.budgets.half == 0 {
         2
     } else {
         1
@@ -701,20 +702,22 @@ fn noise(
     let params = ParameterSet::for_front_end(name)?;
     let threads = resolve_threads(threads)?;
     let level = match margin {
-        Some(l) if l < params.budgets.len() => l,
-        Some(l) => {
-            return Err(Error::Config(format!(
+        Some(l) => *Margin::ALL.get(l).ok_or_else(|| {
+            Error::Config(format!(
                 "margin level {l} is not one of 0..{}",
-                params.budgets.len()
-            )))
-        }
-        None => params.budgets.iter().position(|&b| b > 0).unwrap_or(0),
+                Margin::ALL.len()
+            ))
+        })?,
+        None => Margin::ALL
+            .into_iter()
+            .find(|&m| params.budgets.at(m) > 0)
+            .unwrap_or(Margin::Half),
     };
-    let budget = params.budgets[level];
+    let budget = params.budgets.at(level);
     let qw = weight.unwrap_or(budget);
     if qw == 0 {
         return Err(Error::Config(format!(
-            "{} has no budget at margin level {level}",
+            "{} has no budget at margin {level}",
             params.name
         )));
     }
@@ -735,7 +738,7 @@ fn noise(
     let model = NoiseModel::of(params);
     let mut t = Table::new(
         format!(
-            "{}: {} bootstraps at quadratic weight {qw}, margin level {level} (budget {budget}), {threads} threads",
+            "{}: {} bootstraps at quadratic weight {qw}, margin {level} (budget {budget}), {threads} threads",
             params.name, r.bootstraps
         ),
         &["quantity", "measured", "predicted (tfhe-rs formulas)"],
@@ -772,11 +775,11 @@ fn noise(
                 keyswitch: r.input_std_measured.powi(2),
                 modulus_switch: 0.0,
             };
-            m.log2_p_fail(params.pi - level as u32, 0.0)
+            m.log2_p_fail(params.pi - level.log2_spacing(), 0.0)
         }),
         format!(
             "{:.1}",
-            model.log2_p_fail(params.pi - level as u32, qw as f64)
+            model.log2_p_fail(params.pi - level.log2_spacing(), qw as f64)
         ),
     ]);
     t.row(vec![

@@ -25,7 +25,7 @@ pub fn demo(threads: Option<usize>, engine: Engine) -> Result<(), Error> {
     let params = &DIGITS_128;
     println!(
         "hearth demo: {} ({}), budget {} per bootstrap input",
-        params.name, params.source, params.budgets[0]
+        params.name, params.source, params.budgets.half
     );
     let t = Instant::now();
     let (client, server) = crate::keygen::generate(params);

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use hearth::crypto::noise::NoiseModel;
+use hearth::crypto::params::Budgets;
 use hearth::{Error, ParameterSet, ParamsId};
 use serde_json::json;
 use tfhe::core_crypto::commons::noise_formulas::centered_mean_shifted_modulus_switch::centered_binary_shifted_modulus_switch_additive_variance;
@@ -123,8 +124,8 @@ fn set(c: &Candidate, pi: u32) -> ParameterSet {
         source: c.name,
         security_bits: 128,
         pi,
-        budgets: [0; 3],
-        output_budgets: [0; 3],
+        budgets: Budgets::from_fn(|_| 0),
+        output_budgets: Budgets::from_fn(|_| 0),
         log2_p_fail: None,
         lwe_dimension: LweDimension(c.n),
         glwe_dimension: GlweDimension(c.k),

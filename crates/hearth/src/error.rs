@@ -7,12 +7,17 @@ use thiserror::Error;
 use crate::crypto::keys::KeyId;
 use crate::crypto::params::ParamsId;
 
-/// Everything that can go wrong in hearth.
+/// `Result` with hearth's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in hearth. New kinds may be added, so a
+/// `match` needs a wildcard arm.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum Error {
-    #[error("unknown parameter set `{0}` (known: DIGITS_128, BITS_128)")]
+    #[error("unknown parameter set `{0}` (known: {known})", known = crate::crypto::params::names(false))]
     UnknownParams(String),
-    #[error("parameter set {0} is INSECURE and only for tests; use DIGITS_128 or BITS_128")]
+    #[error("parameter set {0} is INSECURE and only for tests; use one of {known}", known = crate::crypto::params::names(true))]
     InsecureParams(&'static str),
     #[error("parameter mismatch: expected {expected}, found {found}")]
     ParamsMismatch { expected: ParamsId, found: ParamsId },
@@ -69,6 +74,7 @@ pub enum Error {
 
 /// A circuit the builder refuses; each names the offending node.
 #[derive(Debug, Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BuildError {
     #[error(
         "{node}: quadratic weight {weight} exceeds the budget {budget} of {params} \
@@ -128,6 +134,7 @@ pub enum BuildError {
 
 /// A lookup table that cannot be built.
 #[derive(Debug, Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LutError {
     #[error("pi = {0} is not supported (1..=8)")]
     BadPi(u32),
@@ -144,6 +151,7 @@ pub enum LutError {
 
 /// A key or ciphertext file that cannot be read.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum FileError {
     #[error("{path}: {source}")]
     Io {

@@ -33,6 +33,7 @@ pub mod crypto;
 pub mod digits;
 pub mod error;
 pub mod kernels;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use api::{Bool, CompiledProgram, Encrypted, Int, Program, Word};
@@ -41,7 +42,7 @@ pub use comparison::Comparison;
 pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
 pub use crypto::lut::Lut;
 pub use crypto::params::{
-    ParameterSet, ParamsId, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS,
-    INSECURE_TEST_DIGITS,
+    Budgets, Margin, ParameterSet, ParamsId, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128,
+    INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
-pub use error::{BuildError, Error, FileError, LutError};
+pub use error::{BuildError, Error, FileError, LutError, Result};

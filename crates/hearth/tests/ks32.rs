@@ -6,6 +6,7 @@
 use hearth::api::Program;
 use hearth::backend::CpuBackend;
 use hearth::crypto::noise::{measure, NoiseModel};
+use hearth::crypto::params::Margin;
 use hearth::{ClientKey, Error, FileError, ServerKey, DIGITS_128, DIGITS_KS32_128};
 
 #[test]
@@ -55,8 +56,8 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
 fn ks32_noise_matches_the_model() {
     let client = ClientKey::generate(&DIGITS_KS32_128);
     let server = client.server_key();
-    let budget = DIGITS_KS32_128.budgets[0];
-    let r = measure(&client, &server, budget, 0, 3000, 5, &|_| {}).unwrap();
+    let budget = DIGITS_KS32_128.budgets.half;
+    let r = measure(&client, &server, budget, Margin::Half, 3000, 5, &|_| {}).unwrap();
     assert_eq!(r.wrong, 0);
     let ratio = r.input_std_measured / r.input_std_predicted;
     assert!((0.9..1.1).contains(&ratio), "input std ratio {ratio}");

@@ -29,8 +29,9 @@ use std::ops::{Add, Mul, Neg, Shl, Sub};
 
 use num_bigint::BigInt;
 
-use super::program::{digits_within, within, Program, Shape, Value, MAX_PRODUCTS};
+use super::program::{digits_within, within, Program, Value};
 use crate::circuit::{CircuitBuilder, Wire};
+use crate::crypto::encoding::{Shape, MAX_PRODUCTS};
 use crate::digits::{self, Comparison, Digits, MulAlgorithm};
 use crate::error::Error;
 

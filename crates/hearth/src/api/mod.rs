@@ -8,9 +8,10 @@ pub mod int;
 pub mod program;
 pub mod word;
 
-pub use int::Int;
-pub use program::{
-    clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value, CompiledProgram,
-    Encrypted, Plain, Program, Shape, Value, MAX_DIGITS, MAX_PRODUCTS,
+pub use crate::crypto::encoding::{
+    clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value, Encrypted, Plain,
+    Shape, MAX_DIGITS, MAX_PRODUCTS,
 };
+pub use int::Int;
+pub use program::{CompiledProgram, Program, Value};
 pub use word::{Bool, Flags, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

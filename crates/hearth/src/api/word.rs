@@ -36,7 +36,7 @@ use num_bigint::BigInt;
 use num_traits::{One, Zero};
 
 use super::int::same_len;
-use super::program::{within, Program, Shape, Value, MAX_DIGITS, MAX_PRODUCTS};
+use super::program::{within, Program, Value};
 use super::Int;
 use crate::bits::adders::{self, AdderKind};
 use crate::bits::compare;
@@ -46,6 +46,7 @@ use crate::bits::shift::{self, ShiftKind};
 use crate::bits::{self as fam, bitwise, convert, div, flags, Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::comparison::Comparison;
+use crate::crypto::encoding::{Shape, MAX_DIGITS, MAX_PRODUCTS};
 use crate::error::Error;
 
 /// An encrypted `BITS`-bit integer, unsigned or two's complement.

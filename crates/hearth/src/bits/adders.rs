@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use super::gates::{gate, maj, sum_bit, Gate};
 use super::{Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
-use crate::crypto::params::ParamsId;
+use crate::crypto::params::{Margin, ParamsId};
 use crate::error::Error;
 
 /// How to propagate carries.
@@ -281,7 +281,7 @@ pub fn choose(b: &CircuitBuilder, n: usize) -> AdderKind {
         let cin = s.constant(0);
         let (sum, carry) = add(s, &x, &y, cin, kind)?;
         sum.output(s)?;
-        s.output_decoded(carry, 1)?;
+        s.output_decoded(carry, Margin::One)?;
         Ok(())
     })
     .unwrap_or(AdderKind::Ripple);

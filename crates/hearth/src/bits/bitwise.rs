@@ -132,7 +132,7 @@ pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits,
         .map(|&p| not(b, p))
         .collect::<Result<_, _>>()?;
     let len = z.len();
-    let budget = b.params().budgets[1];
+    let budget = b.params().budgets.one;
     let zero = b.constant(0);
     let mut out = vec![zero; n];
     for (j, bit) in out.iter_mut().enumerate() {

@@ -52,7 +52,7 @@ pub fn counter(
     for (j, &w) in bits.iter().enumerate().skip(1) {
         terms.push((w, -(1 << j)));
     }
-    bits[0] = if b.weight_of(&terms)? <= b.params().budgets[1] {
+    bits[0] = if b.weight_of(&terms)? <= b.params().budgets.one {
         let s = b.linear(&terms, 0)?;
         b.assume_range(s, 0, ONE, ONE)?
     } else {

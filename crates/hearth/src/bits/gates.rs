@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use super::ONE;
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::crypto::lut::Lut;
+use crate::crypto::params::{Budgets, Margin};
 use crate::error::Error;
 
 /// The two-input gates of the papers (`NY`: first input negated, `YN`:
@@ -74,15 +75,15 @@ impl Gate {
 }
 
 /// A one-bootstrap form of a function: selector coefficients and the
-/// margin level it decodes at.
+/// margin it decodes with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Form {
     coefs: Vec<i64>,
-    level: usize,
+    level: Margin,
 }
 
 /// Search key: modulus, budgets, arity and truth table.
-type FormKey = (u64, [u64; 3], usize, u64);
+type FormKey = (u64, Budgets, usize, u64);
 
 thread_local! {
     static FORMS: RefCell<HashMap<FormKey, Option<Form>>> = RefCell::new(HashMap::new());
@@ -91,8 +92,8 @@ thread_local! {
 /// The positions `sum_i c_i x_i` (mod `m`) and outputs of every input
 /// combination, if they form a consistent negacyclic table whose values
 /// are exactly an arithmetic progression (no phantom values the builder's
-/// range would add); with its margin level.
-fn layout(m: u64, coefs: &[i64], truth: u64) -> Option<(Vec<(u64, bool)>, usize)> {
+/// range would add); with its margin.
+fn layout(m: u64, coefs: &[i64], truth: u64) -> Option<(Vec<(u64, bool)>, Margin)> {
     let k = coefs.len();
     let mi = m as i64;
     let mut at: HashMap<u64, bool> = HashMap::new();
@@ -133,7 +134,7 @@ fn layout(m: u64, coefs: &[i64], truth: u64) -> Option<(Vec<(u64, bool)>, usize)
             }
         }
     }
-    let level = (0..3).rev().find(|&l| min_dist >= 1 << l).unwrap_or(0);
+    let level = Margin::within(min_dist as u64);
     Some((points, level))
 }
 
@@ -169,7 +170,7 @@ fn form(b: &CircuitBuilder, arity: usize, truth: u64) -> Option<Form> {
         let Some((_, level)) = layout(m, &coefs, truth) else {
             continue;
         };
-        let budget = p.budgets[level];
+        let budget = p.budgets.at(level);
         let weight: u64 = coefs.iter().map(|&c| (c * c) as u64).sum();
         if budget < weight {
             continue;
@@ -272,7 +273,7 @@ pub fn threshold(
     };
     let (points, _) = layout(b.params().message_modulus(), &form.coefs, r.truth)
         .expect("a found form has a layout");
-    let budget = b.params().budgets[form.level];
+    let budget = b.params().budgets.at(form.level);
     let m = b.params().message_modulus();
     let mut terms: Vec<(Wire, i64)> = r.inputs.iter().copied().zip(form.coefs).collect();
     let mut s = sel.linear_within(b, &terms, 0, budget)?;
@@ -418,7 +419,7 @@ pub(crate) fn sum_bit(
     c: Wire,
 ) -> Result<Wire, Error> {
     let terms = [(x, 1), (y, 1), (z, 1), (c, -2)];
-    if b.weight_of(&terms)? <= b.params().budgets[1] {
+    if b.weight_of(&terms)? <= b.params().budgets.one {
         let s = b.linear(&terms, 0)?;
         return Ok(b.assume_range(s, 0, ONE, ONE)?);
     }
@@ -476,15 +477,15 @@ mod tests {
         let and = form(&b, 2, 0b1000).unwrap();
         assert_eq!(
             (and.coefs.iter().map(|c| c * c).sum::<i64>(), and.level),
-            (2, 1)
+            (2, Margin::One)
         );
         let xor = form(&b, 2, 0b0110).unwrap();
         assert_eq!(
             (xor.coefs.iter().map(|c| c * c).sum::<i64>(), xor.level),
-            (8, 2)
+            (8, Margin::Two)
         );
         let maj = form(&b, 3, 0b1110_1000).unwrap();
-        assert_eq!(maj.level, 1);
+        assert_eq!(maj.level, Margin::One);
         // MUX(s, x, y) is no threshold on pi = 3.
         let mux_truth = (0..8u64)
             .filter(|&c| if c & 1 == 1 { c & 2 != 0 } else { c & 4 != 0 })

@@ -28,10 +28,10 @@ pub mod mul;
 pub mod shift;
 
 use num_bigint::BigInt;
-use num_traits::{One, Zero};
+use num_traits::One;
 
 use crate::circuit::{CircuitBuilder, Wire};
-use crate::crypto::params::ParameterSet;
+use crate::crypto::params::{Margin, ParameterSet};
 use crate::error::{BuildError, Error};
 
 /// The stored value of a set bit.
@@ -48,7 +48,7 @@ pub struct Bits {
 /// (weight 3 at margin 1) and an XOR with a doubled selector (weight 8 at
 /// margin 2).
 pub fn check_params(params: &ParameterSet) -> Result<(), Error> {
-    if params.pi < 3 || params.budgets[1] < 3 || params.budgets[2] < 8 {
+    if params.pi < 3 || params.budgets.one < 3 || params.budgets.two < 8 {
         return Err(Error::UnsupportedParams {
             params: params.id,
             family: "two's-complement bits",
@@ -68,7 +68,7 @@ pub(crate) fn is_bit(b: &CircuitBuilder, w: Wire) -> Result<bool, Error> {
     let m = b.params().message_modulus();
     let r = b.range(w)?;
     Ok(r.residues(m).iter().all(|&x| x == 0 || x == ONE as u64)
-        && b.quadratic_weight(w)? <= b.params().budgets[1])
+        && b.quadratic_weight(w)? <= b.params().budgets.one)
 }
 
 impl Bits {
@@ -131,7 +131,7 @@ impl Bits {
         Ok(self
             .bits
             .iter()
-            .map(|&w| b.output_decoded(w, 1))
+            .map(|&w| b.output_decoded(w, Margin::One))
             .collect::<Result<_, _>>()?)
     }
 
@@ -169,12 +169,5 @@ impl Bits {
 /// The value of clear bits (0 or 1 each), least significant first:
 /// unsigned, or two's complement when `signed`.
 pub fn value_of(bits: &[bool], signed: bool) -> BigInt {
-    let mut v = bits
-        .iter()
-        .rev()
-        .fold(BigInt::zero(), |acc, &bit| (acc << 1u32) + u32::from(bit));
-    if signed && bits.last() == Some(&true) {
-        v -= BigInt::one() << bits.len();
-    }
-    v
+    crate::crypto::encoding::word_value(bits, signed)
 }

@@ -5,9 +5,10 @@
 use std::collections::HashMap;
 
 use super::range::{gcd, Range};
-use super::table::{Points, MARGIN_LEVELS};
+use super::table::Points;
 use super::{next_circuit_id, Bootstrap, Circuit, CircuitId, FreshId, LinearExpr};
 use crate::crypto::lut::Lut;
+use crate::crypto::params::Margin;
 use crate::crypto::params::ParameterSet;
 use crate::error::BuildError;
 
@@ -48,7 +49,7 @@ pub struct CircuitBuilder {
     wires: Vec<WireData>,
     fresh_range: Vec<Range>,
     /// Decoded tables: the points a bootstrap reads -> (slot table, margin level).
-    decoded: HashMap<Points, (usize, Option<usize>)>,
+    decoded: HashMap<Points, (usize, Option<Margin>)>,
     table_index: HashMap<Vec<u64>, usize>,
     threads: usize,
 }
@@ -263,7 +264,7 @@ impl CircuitBuilder {
     /// The largest quadratic weight a bootstrap input may have when its
     /// selector is dense (values one unit apart).
     pub fn budget(&self) -> u64 {
-        self.params.budgets[0]
+        self.params.budgets.half
     }
 
     pub fn add(&mut self, a: Wire, b: Wire) -> Result<Wire, BuildError> {
@@ -420,8 +421,8 @@ impl CircuitBuilder {
                 }
             }
         }
-        let (table_id, level) = self.decode(points);
-        let budget = self.params.budgets[level.unwrap_or(MARGIN_LEVELS - 1)];
+        let (table_id, margin) = self.decode(points);
+        let budget = self.params.budgets.at(margin.unwrap_or(Margin::Two));
         self.check_budget(&d.expr, node, budget)?;
         let depth = 1 + d
             .expr
@@ -453,13 +454,13 @@ impl CircuitBuilder {
         Ok(wires)
     }
 
-    /// The slot table and margin level of `points`, each table stored once.
-    fn decode(&mut self, points: Points) -> (usize, Option<usize>) {
+    /// The slot table and margin of `points`, each table stored once.
+    fn decode(&mut self, points: Points) -> (usize, Option<Margin>) {
         if let Some(&hit) = self.decoded.get(&points) {
             return hit;
         }
         let slots = points.slots();
-        let level = points.margin_level();
+        let margin = points.margin();
         let id = match self.table_index.get(&slots) {
             Some(&t) => t,
             None => {
@@ -469,8 +470,8 @@ impl CircuitBuilder {
                 self.circuit.tables.len() - 1
             }
         };
-        self.decoded.insert(points, (id, level));
-        (id, level)
+        self.decoded.insert(points, (id, margin));
+        (id, margin)
     }
 
     /// A constant wire holding residue `v`.
@@ -491,27 +492,25 @@ impl CircuitBuilder {
     pub fn output(&mut self, a: Wire) -> Result<usize, BuildError> {
         let node = format!("output {}", self.circuit.outputs.len());
         let r = self.data(a, &node)?.range;
-        let level = if r.count(self.params.message_modulus()) > 1 {
-            (r.step.trailing_zeros() as usize).min(MARGIN_LEVELS - 1)
+        let margin = if r.count(self.params.message_modulus()) > 1 {
+            Margin::within(1 << r.step.trailing_zeros().min(2))
         } else {
-            0
+            Margin::Half
         };
-        self.output_decoded(a, level)
+        self.output_decoded(a, margin)
     }
 
     /// Marks `a` as an output that the client decodes to the nearest
-    /// multiple of `2^level` units (plus its offset): a margin of
-    /// `2^level / 2`, e.g. level 1 for bits read with
-    /// [`crate::ClientKey::decrypt_bit`]. Its values must all lie on that
-    /// lattice.
-    pub fn output_decoded(&mut self, a: Wire, level: usize) -> Result<usize, BuildError> {
+    /// multiple of `margin.spacing()` units (plus its offset), e.g.
+    /// [`Margin::One`] for bits read with [`crate::ClientKey::decrypt_bit`].
+    /// Its values must all lie on that lattice.
+    pub fn output_decoded(&mut self, a: Wire, margin: Margin) -> Result<usize, BuildError> {
         let node = format!("output {}", self.circuit.outputs.len());
         let d = self.data(a, &node)?;
         let (expr, r) = (d.expr.clone(), d.range);
-        let level = level.min(MARGIN_LEVELS - 1);
         let m = self.params.message_modulus();
         let residues = r.residues(m);
-        let spacing = 1u64 << level;
+        let spacing = margin.spacing();
         if residues
             .iter()
             .any(|&x| !(x + m - residues[0]).is_multiple_of(spacing))
@@ -524,7 +523,7 @@ impl CircuitBuilder {
                 pi: self.params.pi,
             });
         }
-        self.check_budget(&expr, node, self.params.output_budgets[level])?;
+        self.check_budget(&expr, node, self.params.output_budgets.at(margin))?;
         self.circuit.outputs.push(expr);
         Ok(self.circuit.outputs.len() - 1)
     }

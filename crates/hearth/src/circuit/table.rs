@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 pub use crate::crypto::bootstrap::dense_slots;
-pub use crate::crypto::params::MARGIN_LEVELS;
+use crate::crypto::params::Margin;
 
 /// Output values at selector positions (negacyclic images included).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -46,10 +46,10 @@ impl Points {
         true
     }
 
-    /// The margin level: the largest `k < MARGIN_LEVELS` such that every
-    /// point is at least `2^k` units from any point with another output;
-    /// `None` when every point has the same output (nothing to decode).
-    pub(crate) fn margin_level(&self) -> Option<usize> {
+    /// The margin: the widest whose spacing every point keeps from any
+    /// point with another output; `None` when every point has the same
+    /// output (nothing to decode).
+    pub(crate) fn margin(&self) -> Option<Margin> {
         let m = self.m as i64;
         let mut min_dist: Option<i64> = None;
         for (&p, &v) in &self.values {
@@ -61,8 +61,7 @@ impl Points {
                 }
             }
         }
-        let d = min_dist?;
-        Some((0..MARGIN_LEVELS).rev().find(|&k| d >= 1 << k).unwrap_or(0))
+        Some(Margin::within(min_dist? as u64))
     }
 
     /// The `2m` half-unit slots: each takes the output of the point nearest
@@ -106,7 +105,7 @@ mod tests {
             })
             .collect();
         assert_eq!(p.slots(), dense_slots(&t));
-        assert_eq!(p.margin_level(), Some(0));
+        assert_eq!(p.margin(), Some(Margin::Half));
     }
 
     #[test]
@@ -115,14 +114,14 @@ mod tests {
         // outputs -1, -1, 1 (then + 1).
         let mut p = Points::new(8);
         assert!(p.insert(0, 7) && p.insert(2, 7) && p.insert(4, 1));
-        assert_eq!(p.margin_level(), Some(1));
+        assert_eq!(p.margin(), Some(Margin::One));
         // Boundaries halfway: 0 and 2 read -1 up to unit 3, then 4 reads 1.
         let s = p.slots();
         assert_eq!(&s[..8], &[7, 7, 7, 7, 7, 7, 1, 1]);
         // XOR with the selector doubled: 0 and 4 only, margin 2 units.
         let mut x = Points::new(8);
         assert!(x.insert(0, 7) && x.insert(4, 1));
-        assert_eq!(x.margin_level(), Some(2));
+        assert_eq!(x.margin(), Some(Margin::Two));
         // A contradiction is refused.
         assert!(!x.insert(4, 7));
     }
@@ -131,6 +130,6 @@ mod tests {
     fn constant_outputs_need_no_decoding() {
         let mut p = Points::new(8);
         assert!(p.insert(1, 0) && p.insert(2, 0));
-        assert_eq!(p.margin_level(), None);
+        assert_eq!(p.margin(), None);
     }
 }

@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::keys::{Ciphertext, ClientKey, ClientKeyData, KeyId, ServerKey, ServerKeyData};
+use crate::crypto::keys::{Ciphertext, KeyId, ServerKey, ServerKeyData};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::{Error, FileError};
 
@@ -97,7 +97,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
     }
 }
 
-fn write_file<T: Serialize>(
+pub(crate) fn write_file<T: Serialize>(
     path: &Path,
     kind: FileKind,
     params: ParamsId,
@@ -209,7 +209,10 @@ fn read_up_to(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(got)
 }
 
-fn read_file<T: DeserializeOwned>(path: &Path, expected: FileKind) -> Result<(FileInfo, T), Error> {
+pub(crate) fn read_file<T: DeserializeOwned>(
+    path: &Path,
+    expected: FileKind,
+) -> Result<(FileInfo, T), Error> {
     let info = read_info(path)?;
     if info.kind != expected {
         return Err(FileError::WrongKind {
@@ -268,7 +271,7 @@ fn read_file<T: DeserializeOwned>(path: &Path, expected: FileKind) -> Result<(Fi
     Ok((info, value))
 }
 
-fn inconsistent(path: &Path, reason: impl Into<String>) -> Error {
+pub(crate) fn inconsistent(path: &Path, reason: impl Into<String>) -> Error {
     FileError::Inconsistent {
         path: path.to_path_buf(),
         reason: reason.into(),
@@ -277,7 +280,12 @@ fn inconsistent(path: &Path, reason: impl Into<String>) -> Error {
 }
 
 /// Checks the ids inside a payload against its header.
-fn check_ids(path: &Path, info: &FileInfo, params: ParamsId, key_id: KeyId) -> Result<(), Error> {
+pub(crate) fn check_ids(
+    path: &Path,
+    info: &FileInfo,
+    params: ParamsId,
+    key_id: KeyId,
+) -> Result<(), Error> {
     if params != info.params || key_id != info.key_id {
         return Err(inconsistent(path, "payload ids differ from the header"));
     }
@@ -294,42 +302,6 @@ fn check_lwe(path: &Path, lwe: &LweCiphertextOwned<u64>, p: &ParameterSet) -> Re
         ));
     }
     Ok(())
-}
-
-impl ClientKey {
-    /// Writes the secret keys (file mode 0600).
-    pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_file(
-            path,
-            FileKind::ClientKey,
-            self.params().id,
-            self.key_id(),
-            &self.to_data(),
-            true,
-        )
-    }
-
-    pub fn load(path: &Path) -> Result<ClientKey, Error> {
-        let (info, data): (_, ClientKeyData) = read_file(path, FileKind::ClientKey)?;
-        check_ids(path, &info, data.params, data.key_id)?;
-        let p = info.params.params();
-        if data.lwe_secret_key.lwe_dimension() != p.lwe_dimension
-            || data.glwe_secret_key.glwe_dimension() != p.glwe_dimension
-            || data.glwe_secret_key.polynomial_size() != p.polynomial_size
-            || data
-                .lwe_secret_key
-                .as_ref()
-                .iter()
-                .chain(data.glwe_secret_key.as_ref())
-                .any(|&b| b > 1)
-        {
-            return Err(inconsistent(
-                path,
-                format!("secret keys do not fit {}", p.name),
-            ));
-        }
-        Ok(ClientKey::from_data(data))
-    }
 }
 
 impl ServerKey {

@@ -3,6 +3,8 @@
 //! on tfhe-rs's `core_crypto`; everything above it sees digits and tables.
 
 pub mod bootstrap;
+pub mod client_key;
+pub mod encoding;
 pub mod files;
 pub mod keys;
 pub mod lut;

@@ -23,7 +23,7 @@ use crate::crypto::bootstrap::{accumulator, PbsScratch};
 use crate::crypto::keys::{ClientKey, ServerKey};
 use crate::crypto::lut::Lut;
 use crate::crypto::params::ParameterSet;
-use crate::crypto::params::MARGIN_LEVELS;
+use crate::crypto::params::{Budgets, Margin};
 use crate::error::Error;
 
 /// Variances (torus units, i.e. fractions of the modulus squared) of the
@@ -114,9 +114,9 @@ impl NoiseModel {
     /// Bootstrap budgets for margins of 1/2, 1 and 2 units (selectors whose
     /// values with different outputs are 1, 2 or 4 units apart): the
     /// budgets of `pi`, `pi - 1` and `pi - 2` bits.
-    pub fn bootstrap_budgets(&self, pi: u32, log2_target: f64) -> [u64; MARGIN_LEVELS] {
-        std::array::from_fn(|k| {
-            let bits = pi as i64 - k as i64;
+    pub fn bootstrap_budgets(&self, pi: u32, log2_target: f64) -> Budgets {
+        Budgets::from_fn(|margin| {
+            let bits = pi as i64 - margin.log2_spacing() as i64;
             if bits < 1 {
                 self.budget(1, log2_target)
             } else {
@@ -127,9 +127,9 @@ impl NoiseModel {
 
     /// Decryption budgets for outputs whose values are 1, 2 or 4 units
     /// apart (decoded to the nearest possible value).
-    pub fn output_budgets(&self, pi: u32, log2_target: f64) -> [u64; MARGIN_LEVELS] {
-        std::array::from_fn(|k| {
-            let margin_log2 = k as i32 - pi as i32 - 1;
+    pub fn output_budgets(&self, pi: u32, log2_target: f64) -> Budgets {
+        Budgets::from_fn(|margin| {
+            let margin_log2 = margin.log2_spacing() as i32 - pi as i32 - 1;
             largest_weight(|qw| self.log2_p_decrypt_fail(margin_log2, qw) <= log2_target)
         })
     }
@@ -158,8 +158,8 @@ pub struct NoiseReport {
     pub params: &'static str,
     pub bootstraps: usize,
     pub quadratic_weight: u64,
-    /// Margin level: values `2^level` apart.
-    pub level: usize,
+    /// The margin the tables decode with, in units ("1/2", "1" or "2").
+    pub margin: String,
     /// Bootstraps whose output decrypted to the wrong digit.
     pub wrong: usize,
     /// Standard deviations, in torus units (fractions of the modulus).
@@ -176,8 +176,8 @@ pub struct NoiseReport {
 /// Runs `count` bootstraps whose inputs each combine `qw` distinct fresh
 /// ciphertexts (bootstrap outputs) with weights +-1, so each input has
 /// quadratic weight exactly `qw`. Every value is a multiple of
-/// `2^level`, and each table decodes to the nearest such value: the margin
-/// is `2^level / 2` units, the one the budget of that level assumes. For every bootstrap it decrypts the
+/// `margin.spacing()`, and each table decodes to the nearest such value:
+/// the margin the budget for `margin` assumes. For every bootstrap it decrypts the
 /// key-switched, modulus-switched input under the small key (the error the
 /// blind rotation sees) and the output under the big key, and checks the
 /// output digit. Work runs on the current rayon pool, in rounds of 256.
@@ -185,7 +185,7 @@ pub fn measure(
     client: &ClientKey,
     server: &ServerKey,
     qw: u64,
-    level: usize,
+    margin: Margin,
     count: usize,
     seed: u64,
     progress: &(dyn Fn(usize) + Sync),
@@ -202,7 +202,7 @@ pub fn measure(
     let two_n = 2 * p.polynomial_size.0 as u64;
     let step = two_n / m;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let s = 1u64 << level.min(p.pi as usize - 1);
+    let s = 1u64 << margin.log2_spacing().min(p.pi - 1);
     let table: Vec<i64> = (0..m / 2)
         .map(|_| s as i64 * rng.gen_range(0..(m / s) as i64))
         .collect();
@@ -318,7 +318,7 @@ pub fn measure(
         params: p.name,
         bootstraps: count,
         quadratic_weight: qw,
-        level,
+        margin: margin.to_string(),
         wrong,
         pbs_std_measured: (pbs_sq / n).sqrt(),
         pbs_std_predicted: model.pbs.sqrt(),
@@ -363,7 +363,7 @@ mod tests {
                 "{}: output budgets differ",
                 p.name
             );
-            let b = p.budgets[0];
+            let b = p.budgets.half;
             if b > 0 {
                 assert!(model.log2_p_fail(p.pi, b as f64) <= target);
             }

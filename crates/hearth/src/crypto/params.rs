@@ -59,8 +59,84 @@ impl std::fmt::Display for ParamsId {
     }
 }
 
-/// Noise margins the budgets are given for: 1/2, 1 and 2 units.
-pub const MARGIN_LEVELS: usize = 3;
+/// The noise margin a bootstrap (or a decryption) decodes with: half the
+/// distance between two selector values with different outputs. A wider
+/// margin tolerates more noise, so each has its own budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Margin {
+    /// Values one unit apart (a dense selector): margin 1/2 unit.
+    Half,
+    /// Values two units apart (bits stored as 0 or 2): margin 1 unit.
+    One,
+    /// Values four units apart: margin 2 units.
+    Two,
+}
+
+impl Margin {
+    /// Every margin, narrowest first.
+    pub const ALL: [Margin; 3] = [Margin::Half, Margin::One, Margin::Two];
+
+    /// Units between the values it separates: 1, 2 or 4.
+    pub fn spacing(self) -> u64 {
+        1 << self.log2_spacing()
+    }
+
+    /// log2 of [`Margin::spacing`]: 0, 1 or 2.
+    pub fn log2_spacing(self) -> u32 {
+        self as u32
+    }
+
+    /// The widest margin whose spacing is at most `units` (at least
+    /// [`Margin::Half`]).
+    pub fn within(units: u64) -> Margin {
+        Margin::ALL
+            .into_iter()
+            .rev()
+            .find(|m| m.spacing() <= units)
+            .unwrap_or(Margin::Half)
+    }
+}
+
+impl std::fmt::Display for Margin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Margin::Half => "1/2",
+            Margin::One => "1",
+            Margin::Two => "2",
+        })
+    }
+}
+
+/// One quadratic-weight budget per [`Margin`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Budgets {
+    /// For values one unit apart.
+    pub half: u64,
+    /// For values two units apart.
+    pub one: u64,
+    /// For values four units apart.
+    pub two: u64,
+}
+
+impl Budgets {
+    /// The budget for `margin`.
+    pub fn at(&self, margin: Margin) -> u64 {
+        match margin {
+            Margin::Half => self.half,
+            Margin::One => self.one,
+            Margin::Two => self.two,
+        }
+    }
+
+    /// Budgets from a function of the margin.
+    pub fn from_fn(f: impl Fn(Margin) -> u64) -> Budgets {
+        Budgets {
+            half: f(Margin::Half),
+            one: f(Margin::One),
+            two: f(Margin::Two),
+        }
+    }
+}
 
 /// A complete TFHE parameter set for hearth's `pi`-bit, padding-free encoding.
 #[derive(Clone, Copy, Debug)]
@@ -73,12 +149,12 @@ pub struct ParameterSet {
     pub security_bits: u32,
     /// Message bits (no padding bit): digits live in `Z_{2^pi}`.
     pub pi: u32,
-    /// Largest quadratic weight allowed into a bootstrap whose selector has
-    /// a margin of 1/2, 1 or 2 units (level 0, 1, 2).
-    pub budgets: [u64; MARGIN_LEVELS],
+    /// Largest quadratic weight allowed into a bootstrap, by the margin its
+    /// selector decodes with.
+    pub budgets: Budgets,
     /// Largest quadratic weight of an output decrypted with those margins
     /// (fresh errors only: decryption has no key or modulus switch).
-    pub output_budgets: [u64; MARGIN_LEVELS],
+    pub output_budgets: Budgets,
     /// log2 of the failure probability of one PBS (or decryption) at its
     /// budget; `None` where it was not analysed (insecure sets).
     pub log2_p_fail: Option<f64>,
@@ -119,8 +195,16 @@ pub const DIGITS_128: ParameterSet = ParameterSet {
     source: "V1_8_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (KS 2^3 x 5)",
     security_bits: 128,
     pi: 5,
-    budgets: [112, 3713, 18119],
-    output_budgets: [1200, 4801, 19207],
+    budgets: Budgets {
+        half: 112,
+        one: 3713,
+        two: 18119,
+    },
+    output_budgets: Budgets {
+        half: 1200,
+        one: 4801,
+        two: 19207,
+    },
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(918),
     glwe_dimension: GlweDimension(1),
@@ -170,8 +254,16 @@ pub const BITS_128: ParameterSet = ParameterSet {
     source: "V1_8_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M128",
     security_bits: 128,
     pi: 3,
-    budgets: [2898, 77766, 377238],
-    output_budgets: [24955, 99823, 399294],
+    budgets: Budgets {
+        half: 2898,
+        one: 77766,
+        two: 377238,
+    },
+    output_budgets: Budgets {
+        half: 24955,
+        one: 99823,
+        two: 399294,
+    },
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(879),
     glwe_dimension: GlweDimension(4),
@@ -204,8 +296,16 @@ pub const GATES_128: ParameterSet = ParameterSet {
     source: "V1_0_PARAM_MESSAGE_1_CARRY_1_KS_PBS_TUNIFORM_2M40 (KS 2^4 x 3)",
     security_bits: 128,
     pi: 3,
-    budgets: [0, 15, 81],
-    output_budgets: [5, 21, 87],
+    budgets: Budgets {
+        half: 0,
+        one: 15,
+        two: 81,
+    },
+    output_budgets: Budgets {
+        half: 5,
+        one: 21,
+        two: 87,
+    },
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(799),
     glwe_dimension: GlweDimension(3),
@@ -276,6 +376,15 @@ pub const ALL: [&ParameterSet; 6] = [
     &INSECURE_TEST_DIGITS,
     &INSECURE_TEST_BITS,
 ];
+
+/// The names of the named sets, comma-separated: the secure ones, or all.
+pub fn names(secure_only: bool) -> String {
+    ALL.iter()
+        .filter(|p| !(secure_only && p.is_insecure()))
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 impl ParameterSet {
     /// Looks a set up by name (any set, insecure ones included: for tests).

@@ -31,7 +31,7 @@ pub use scalar::{scalar_mul, scalar_mul_with, ScalarAlgorithm};
 pub use sign::{abs, compare, max, min, non_negative, relu, round, signum, Comparison};
 
 use num_bigint::BigInt;
-use num_traits::{Signed, Zero};
+use num_traits::Signed;
 
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::crypto::params::ParameterSet;
@@ -218,13 +218,13 @@ impl Digits {
 /// (the transfer table reads [-8, 8]) and its maximum selector, with
 /// independent digits, weighs 41.
 pub fn check_params(params: &ParameterSet) -> Result<(), Error> {
-    if params.pi < 5 || params.budgets[0] < 41 {
+    if params.pi < 5 || params.budgets.half < 41 {
         return Err(Error::UnsupportedParams {
             params: params.id,
             family: "signed-binary digits",
             reason: format!(
                 "it needs pi >= 5 and a budget >= 41; it has pi = {} and budget {}",
-                params.pi, params.budgets[0]
+                params.pi, params.budgets.half
             ),
         });
     }
@@ -239,8 +239,5 @@ pub(crate) fn is_digit(b: &CircuitBuilder, w: Wire) -> Result<bool, Error> {
 
 /// The value of clear signed digits, least significant first.
 pub fn value_of(digits: &[i64]) -> BigInt {
-    digits
-        .iter()
-        .rev()
-        .fold(BigInt::zero(), |acc, &d| (acc << 1u32) + BigInt::from(d))
+    crate::crypto::encoding::signed_binary_value(digits)
 }

@@ -23,7 +23,7 @@ use crate::error::Error;
 pub fn group_size(b: &CircuitBuilder) -> usize {
     let p = b.params();
     let mut g = 1;
-    while g < (p.pi - 1) as usize && ((1u64 << (2 * (g + 1))) - 1) / 3 <= p.budgets[0] {
+    while g < (p.pi - 1) as usize && ((1u64 << (2 * (g + 1))) - 1) / 3 <= p.budgets.half {
         g += 1;
     }
     g

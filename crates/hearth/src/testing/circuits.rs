@@ -34,10 +34,10 @@ pub fn random_circuit(
     let m = params.message_modulus() as i64;
     let half = m / 2;
     // Spacing of all values, and the budget selectors get with it.
-    let (spread, budget) = if params.budgets[0] == 0 {
-        (2, params.budgets[1])
+    let (spread, budget) = if params.budgets.half == 0 {
+        (2, params.budgets.one)
     } else {
-        (1, params.budgets[0])
+        (1, params.budgets.half)
     };
     let mut b = CircuitBuilder::new(params);
     let streams = streams.max(1);
