@@ -7,7 +7,9 @@ use crate::isa::{Cond, DpOp, Instr, Offset, Op, Operand2, Shift, ShiftKind, Size
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unsupported instruction at {addr:#010x}: {word:#010x} ({mnemonic})")]
 pub struct Unsupported {
+    /// Where it is.
     pub addr: u32,
+    /// Its encoding.
     pub word: u32,
     /// The instruction class found (e.g. `swp`, `coprocessor`, `thumb
     /// interworking`), as far as the decoder can tell.

@@ -10,16 +10,22 @@ use crate::isa::Instr;
 /// Why a program could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// Not an ELF file.
     #[error("not an ELF file")]
     NotElf,
+    /// A truncated or malformed ELF file, or segments out of bounds.
     #[error("truncated or malformed ELF file: {0}")]
     Malformed(String),
+    /// An ELF file of another kind (class, machine, endianness, type).
     #[error("unsupported ELF file: {0}")]
     Unsupported(String),
+    /// Instructions the emulator does not run: all of them, before anything runs.
     #[error("{} unsupported instruction(s), first: {}", .0.len(), .0[0])]
     Instructions(Vec<Unsupported>),
+    /// Assembly text that does not assemble.
     #[error("assembly: {0}")]
     Asm(#[from] crate::asm::AsmError),
+    /// Neither ELF nor UTF-8 text.
     #[error("neither an ELF file nor UTF-8 assembly text")]
     NotText,
 }
@@ -31,6 +37,7 @@ pub const MAX_DATA: u32 = 1 << 22;
 /// A loaded program.
 #[derive(Clone, Debug, Default)]
 pub struct Image {
+    /// The address execution starts at.
     pub entry: u32,
     /// Clear read-only memory: start address -> bytes.
     pub rom: BTreeMap<u32, Vec<u8>>,
@@ -39,7 +46,9 @@ pub struct Image {
     /// Where the data memory starts, and its initial bytes (writable
     /// segments, zero-filled beyond their file contents).
     pub data_base: u32,
+    /// The data memory's initial bytes.
     pub data: Vec<u8>,
+    /// Addresses of the ELF's (or the assembly's) symbols, by name.
     pub symbols: HashMap<String, u32>,
 }
 

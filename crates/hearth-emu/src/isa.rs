@@ -9,20 +9,35 @@ pub type Reg = u8;
 /// The condition field of an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cond {
+    /// Equal (Z).
     Eq,
+    /// Not equal (!Z).
     Ne,
+    /// Carry set / unsigned higher or same (C).
     Cs,
+    /// Carry clear / unsigned lower (!C).
     Cc,
+    /// Minus (N).
     Mi,
+    /// Plus or zero (!N).
     Pl,
+    /// Overflow (V).
     Vs,
+    /// No overflow (!V).
     Vc,
+    /// Unsigned higher (C and !Z).
     Hi,
+    /// Unsigned lower or same (!C or Z).
     Ls,
+    /// Signed greater or equal (N == V).
     Ge,
+    /// Signed less (N != V).
     Lt,
+    /// Signed greater (!Z and N == V).
     Gt,
+    /// Signed less or equal (Z or N != V).
     Le,
+    /// Always.
     Al,
 }
 
@@ -82,9 +97,13 @@ impl Cond {
 /// A barrel-shifter operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ShiftKind {
+    /// Logical shift left.
     Lsl,
+    /// Logical shift right.
     Lsr,
+    /// Arithmetic shift right.
     Asr,
+    /// Rotate right.
     Ror,
 }
 
@@ -113,8 +132,11 @@ impl ShiftKind {
 /// 32), `None` is no shift, `Rrx` the rotate through carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Shift {
+    /// No shift.
     None,
+    /// By a clear amount.
     Imm(ShiftKind, u8),
+    /// Rotate right by one through the carry.
     Rrx,
     /// By the low byte of a register.
     Reg(ShiftKind, Reg),
@@ -139,11 +161,16 @@ pub enum Operand2 {
     /// `imm8` rotated right by `2 * rot`; a non-zero rotation sets the
     /// shifter carry to the value's top bit.
     Imm {
+        /// The value.
         value: u32,
+        /// Whether the encoding rotated it (the shifter carry is then its top bit).
         rotated: bool,
     },
+    /// A register, shifted.
     Reg {
+        /// Second operand register.
         rm: Reg,
+        /// How it is shifted.
         shift: Shift,
     },
 }
@@ -151,25 +178,42 @@ pub enum Operand2 {
 /// Data-processing operations, in encoding order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DpOp {
+    /// `rd = rn & op2`.
     And,
+    /// `rd = rn ^ op2`.
     Eor,
+    /// `rd = rn - op2`.
     Sub,
+    /// `rd = op2 - rn`.
     Rsb,
+    /// `rd = rn + op2`.
     Add,
+    /// `rd = rn + op2 + C`.
     Adc,
+    /// `rd = rn - op2 - !C`.
     Sbc,
+    /// `rd = op2 - rn - !C`.
     Rsc,
+    /// Flags of `rn & op2`.
     Tst,
+    /// Flags of `rn ^ op2`.
     Teq,
+    /// Flags of `rn - op2`.
     Cmp,
+    /// Flags of `rn + op2`.
     Cmn,
+    /// `rd = rn | op2`.
     Orr,
+    /// `rd = op2`.
     Mov,
+    /// `rd = rn & !op2`.
     Bic,
+    /// `rd = !op2`.
     Mvn,
 }
 
 impl DpOp {
+    /// The operation of encoding `bits` (the low four bits).
     pub fn from_bits(bits: u32) -> DpOp {
         use DpOp::*;
         [
@@ -220,12 +264,16 @@ impl DpOp {
 /// The size of a memory access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Size {
+    /// 8 bits.
     Byte,
+    /// 16 bits.
     Half,
+    /// 32 bits.
     Word,
 }
 
 impl Size {
+    /// Bytes it moves.
     pub fn bytes(self) -> u32 {
         match self {
             Size::Byte => 1,
@@ -238,10 +286,13 @@ impl Size {
 /// The offset of a single load or store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Offset {
+    /// A clear immediate.
     Imm(u32),
     /// `rm` shifted by a clear immediate (A32 allows no register shift here).
     Reg {
+        /// Second operand register.
         rm: Reg,
+        /// How it is shifted.
         shift: Shift,
     },
 }
@@ -249,116 +300,187 @@ pub enum Offset {
 /// One A32 instruction of the supported subset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
+    /// A data-processing instruction (AND ... MVN).
     Dp {
+        /// The operation.
         op: DpOp,
+        /// Whether it sets the flags (the S suffix).
         s: bool,
+        /// Destination register.
         rd: Reg,
+        /// First operand register.
         rn: Reg,
+        /// The second operand.
         op2: Operand2,
     },
     /// MOVW (`top` false: `rd = imm16`) or MOVT (`rd[31:16] = imm16`).
     MovHalf {
+        /// MOVT (else MOVW).
         top: bool,
+        /// Destination register.
         rd: Reg,
+        /// The 16-bit immediate.
         imm16: u16,
     },
     /// MUL (`acc` None), MLA (`rd = rn * rm + ra`) or MLS (`ra - rn * rm`).
     Mul {
+        /// Whether it sets the flags (the S suffix).
         s: bool,
+        /// Destination register.
         rd: Reg,
+        /// First operand register.
         rn: Reg,
+        /// Second operand register.
         rm: Reg,
+        /// The accumulator register, subtracted (MLS) when the flag is true.
         acc: Option<(Reg, bool)>,
     },
     /// UMULL / SMULL (and UMLAL / SMLAL when `accumulate`).
     MulLong {
+        /// Signed (else unsigned).
         signed: bool,
+        /// Adds the 64-bit `rdhi:rdlo` to the product.
         accumulate: bool,
+        /// Whether it sets the flags (the S suffix).
         s: bool,
+        /// Low word of the 64-bit result.
         rdlo: Reg,
+        /// High word of the 64-bit result.
         rdhi: Reg,
+        /// First operand register.
         rn: Reg,
+        /// Second operand register.
         rm: Reg,
     },
     /// UDIV / SDIV (`rd = rn / rm`, 0 when `rm` is 0).
     Div {
+        /// Signed (else unsigned).
         signed: bool,
+        /// Destination register.
         rd: Reg,
+        /// First operand register.
         rn: Reg,
+        /// Second operand register.
         rm: Reg,
     },
+    /// CLZ: count leading zeros.
     Clz {
+        /// Destination register.
         rd: Reg,
+        /// Second operand register.
         rm: Reg,
     },
+    /// RBIT: reverse the bits.
     Rbit {
+        /// Destination register.
         rd: Reg,
+        /// Second operand register.
         rm: Reg,
     },
+    /// REV: reverse the bytes.
     Rev {
+        /// Destination register.
         rd: Reg,
+        /// Second operand register.
         rm: Reg,
     },
+    /// REV16: reverse the bytes of each halfword.
     Rev16 {
+        /// Destination register.
         rd: Reg,
+        /// Second operand register.
         rm: Reg,
     },
     /// BFC (`rn` None) or BFI.
     Bfi {
+        /// Destination register.
         rd: Reg,
+        /// First operand register.
         rn: Option<Reg>,
+        /// Lowest bit of the field.
         lsb: u8,
+        /// Width of the field in bits.
         width: u8,
     },
     /// UBFX / SBFX.
     Bfx {
+        /// Signed (else unsigned).
         signed: bool,
+        /// Destination register.
         rd: Reg,
+        /// First operand register.
         rn: Reg,
+        /// Lowest bit of the field.
         lsb: u8,
+        /// Width of the field in bits.
         width: u8,
     },
     /// UXTB / UXTH / SXTB / SXTH with a rotation of 0, 8, 16 or 24.
     Extend {
+        /// Signed (else unsigned).
         signed: bool,
+        /// Access or extension size.
         size: Size,
+        /// Destination register.
         rd: Reg,
+        /// Second operand register.
         rm: Reg,
+        /// Rotation of `rm` before extending (0, 8, 16 or 24).
         rot: u8,
     },
     /// LDR / STR of any size; `signed` loads extend the sign.
     Mem {
+        /// A load (else a store).
         load: bool,
+        /// Access or extension size.
         size: Size,
+        /// Signed (else unsigned).
         signed: bool,
+        /// The register loaded or stored.
         rt: Reg,
+        /// Base address register.
         rn: Reg,
+        /// Offset from `rn`.
         offset: Offset,
+        /// Offset added (else subtracted).
         add: bool,
+        /// Offset applied before the access (else after).
         pre: bool,
+        /// Whether the address is written back to `rn`.
         writeback: bool,
     },
     /// LDM / STM (PUSH / POP): `before` and `up` give IA / IB / DA / DB.
     Block {
+        /// A load (else a store).
         load: bool,
+        /// Base address register.
         rn: Reg,
+        /// Register list, bit `i` for `ri`.
         regs: u16,
+        /// Addresses increase (else decrease).
         up: bool,
+        /// Address changes before each access (else after).
         before: bool,
+        /// Whether the address is written back to `rn`.
         writeback: bool,
     },
     /// B / BL to an absolute address.
     Branch {
+        /// Writes the return address to lr.
         link: bool,
+        /// Absolute address.
         target: u32,
     },
     /// BX / BLX to a register.
     BranchReg {
+        /// Writes the return address to lr.
         link: bool,
+        /// Second operand register.
         rm: Reg,
     },
     /// SVC: the emulator stops here (the program's end).
     Svc {
+        /// The 24-bit comment field.
         imm: u32,
     },
 }
@@ -366,7 +488,9 @@ pub enum Op {
 /// An instruction: its operation and condition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Instr {
+    /// When it executes.
     pub cond: Cond,
+    /// The operation.
     pub op: Op,
 }
 

@@ -25,12 +25,14 @@ impl<D> BranchOracle<D> for NoOracle {
 /// The key owner's policy: at most `budget` decisions, each logged.
 #[derive(Clone, Debug)]
 pub struct Policy {
+    /// The most decisions it answers (answered ones included).
     pub budget: u64,
     /// `(pc, decision)` of every answered query, in order.
     pub log: Vec<(u32, bool)>,
 }
 
 impl Policy {
+    /// A policy answering at most `budget` queries.
     pub fn new(budget: u64) -> Self {
         Policy {
             budget,
@@ -70,7 +72,9 @@ impl BranchOracle<u64> for ClearOracle {
 /// The key owner in this process, decrypting with its client key: only a
 /// single bit is ever decrypted.
 pub struct KeyOracle<'k> {
+    /// The key owner's secret key.
     pub key: &'k ClientKey,
+    /// How many decisions it answers, and its log.
     pub policy: Policy,
 }
 

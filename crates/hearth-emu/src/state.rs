@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// A 32-bit register value.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Val<D> {
+    /// Known to the server.
     Clear(u32),
     /// 32 digits, least significant bit first.
     Enc(Vec<D>),
@@ -15,13 +16,16 @@ pub enum Val<D> {
 /// One flag.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Flag<D> {
+    /// Known to the server.
     Clear(bool),
+    /// Encrypted: one digit, 0 or 2.
     Enc(D),
 }
 
 /// One byte of data memory.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Byte<D> {
+    /// Known to the server.
     Clear(u8),
     /// 8 digits, least significant bit first.
     Enc(Vec<D>),
@@ -31,11 +35,15 @@ pub enum Byte<D> {
 /// data memory `[base, base + bytes.len())`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State<D> {
+    /// r0..r14.
     pub regs: Vec<Val<D>>,
+    /// The program counter (always clear).
     pub pc: u32,
     /// N, Z, C, V.
     pub flags: [Flag<D>; 4],
+    /// The data memory's first address.
     pub base: u32,
+    /// The data memory, one value per byte.
     pub memory: Vec<Byte<D>>,
 }
 

@@ -2,7 +2,7 @@
 //! tfhe-rs's `FheInt`, on top of the signed-binary [`crate::digits`].
 //!
 //! Operations on [`Int`]s *build* a circuit in a [`Program`]; nothing is
-//! evaluated until the finished [`CompiledProgram`] runs on a backend, so
+//! evaluated until the finished [`super::CompiledProgram`] runs on a backend, so
 //! every independent bootstrap of the whole program can run at once.
 //! Operators cannot return errors: the first error is kept by the program
 //! and reported by [`Program::build`].
@@ -143,6 +143,7 @@ impl<'p> Int<'p> {
         self.digits.len()
     }
 
+    /// Whether it has no digits (the value 0).
     pub fn is_empty(&self) -> bool {
         self.digits.is_empty()
     }
@@ -152,22 +153,27 @@ impl<'p> Int<'p> {
         &self.digits
     }
 
+    /// The larger of the two (PARMESAN's maximum: a comparison, then one bootstrap per digit).
     pub fn max(&self, other: &Int<'_>) -> Int<'p> {
         self.binary(other, digits::max)
     }
 
+    /// The smaller of the two.
     pub fn min(&self, other: &Int<'_>) -> Int<'p> {
         self.binary(other, digits::min)
     }
 
+    /// The absolute value.
     pub fn abs(&self) -> Int<'p> {
         self.unary(digits::abs)
     }
 
+    /// `max(x, 0)`.
     pub fn relu(&self) -> Int<'p> {
         self.unary(digits::relu)
     }
 
+    /// `x * x`, cheaper than a product of two operands.
     pub fn square(&self) -> Int<'p> {
         self.unary(|b, x| {
             products_within(x.len(), x.len())?;
@@ -202,22 +208,27 @@ impl<'p> Int<'p> {
         self.comparison(other, Comparison::Lt)
     }
 
+    /// `x <= y` as a digit: 1 or 0.
     pub fn le(&self, other: &Int<'_>) -> Int<'p> {
         self.comparison(other, Comparison::Le)
     }
 
+    /// `x > y` as a digit: 1 or 0.
     pub fn gt(&self, other: &Int<'_>) -> Int<'p> {
         self.comparison(other, Comparison::Gt)
     }
 
+    /// `x >= y` as a digit: 1 or 0.
     pub fn ge(&self, other: &Int<'_>) -> Int<'p> {
         self.comparison(other, Comparison::Ge)
     }
 
+    /// `x == y` as a digit: 1 or 0.
     pub fn eq(&self, other: &Int<'_>) -> Int<'p> {
         self.comparison(other, Comparison::Eq)
     }
 
+    /// `x != y` as a digit: 1 or 0.
     pub fn ne(&self, other: &Int<'_>) -> Int<'p> {
         self.comparison(other, Comparison::Ne)
     }
@@ -288,7 +299,7 @@ impl<'p> Int<'p> {
     /// `sum products[i].0 * products[i].1 + sum scaled[j].1 * scaled[j].0 +
     /// bias`, exact: all digit products and every clear factor's shifted
     /// `+-x` rows (one per non-zero recoded digit) go into one column
-    /// compression ([`digits::dot`]), so it costs the products and one
+    /// compression ([`digits::dot()`]), so it costs the products and one
     /// compression, never an addition per term.
     pub fn fused_sum(
         program: &'p Program,

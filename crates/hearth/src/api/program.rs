@@ -61,6 +61,7 @@ impl Program {
         self.state.borrow_mut().builder.set_threads(threads);
     }
 
+    /// The parameter set the program is built for.
     pub fn params(&self) -> &'static ParameterSet {
         self.state.borrow().builder.params()
     }
@@ -143,6 +144,7 @@ pub struct CompiledProgram {
 }
 
 impl CompiledProgram {
+    /// The built circuit (for the count backend, files and statistics).
     pub fn circuit(&self) -> &Circuit {
         &self.circuit
     }

@@ -56,15 +56,25 @@ pub struct Word<'p, const BITS: usize, const SIGNED: bool> {
     bits: Bits,
 }
 
+/// An encrypted `u8`.
 pub type U8<'p> = Word<'p, 8, false>;
+/// An encrypted `u16`.
 pub type U16<'p> = Word<'p, 16, false>;
+/// An encrypted `u32`.
 pub type U32<'p> = Word<'p, 32, false>;
+/// An encrypted `u64`.
 pub type U64<'p> = Word<'p, 64, false>;
+/// An encrypted `u128`.
 pub type U128<'p> = Word<'p, 128, false>;
+/// An encrypted `i8`.
 pub type I8<'p> = Word<'p, 8, true>;
+/// An encrypted `i16`.
 pub type I16<'p> = Word<'p, 16, true>;
+/// An encrypted `i32`.
 pub type I32<'p> = Word<'p, 32, true>;
+/// An encrypted `i64`.
 pub type I64<'p> = Word<'p, 64, true>;
+/// An encrypted `i128`.
 pub type I128<'p> = Word<'p, 128, true>;
 
 /// An encrypted boolean.
@@ -77,9 +87,13 @@ pub struct Bool<'p> {
 /// NZCV condition flags of an addition or subtraction.
 #[derive(Clone)]
 pub struct Flags<'p> {
+    /// Negative: the result's top bit.
     pub n: Bool<'p>,
+    /// Zero: every bit of the result clear.
     pub z: Bool<'p>,
+    /// Carry out (for a subtraction: no borrow).
     pub c: Bool<'p>,
+    /// Signed overflow.
     pub v: Bool<'p>,
 }
 
@@ -325,34 +339,42 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         self.test(rhs, |b, x, y| compare::compare(b, x, y, op, SIGNED))
     }
 
+    /// `self == rhs`.
     pub fn eq(&self, rhs: &Self) -> Bool<'p> {
         self.cmp(rhs, Comparison::Eq)
     }
 
+    /// `self != rhs`.
     pub fn ne(&self, rhs: &Self) -> Bool<'p> {
         self.cmp(rhs, Comparison::Ne)
     }
 
+    /// `self < rhs` (signed or unsigned by the type).
     pub fn lt(&self, rhs: &Self) -> Bool<'p> {
         self.cmp(rhs, Comparison::Lt)
     }
 
+    /// `self <= rhs`.
     pub fn le(&self, rhs: &Self) -> Bool<'p> {
         self.cmp(rhs, Comparison::Le)
     }
 
+    /// `self > rhs`.
     pub fn gt(&self, rhs: &Self) -> Bool<'p> {
         self.cmp(rhs, Comparison::Gt)
     }
 
+    /// `self >= rhs`.
     pub fn ge(&self, rhs: &Self) -> Bool<'p> {
         self.cmp(rhs, Comparison::Ge)
     }
 
+    /// The larger of the two (a comparison, one multiplexer per bit).
     pub fn max(&self, rhs: &Self) -> Self {
         self.binary(rhs, |b, x, y| compare::max(b, x, y, SIGNED))
     }
 
+    /// The smaller of the two.
     pub fn min(&self, rhs: &Self) -> Self {
         self.binary(rhs, |b, x, y| compare::min(b, x, y, SIGNED))
     }
@@ -459,14 +481,17 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         self.shift_by(kind, amount)
     }
 
+    /// Rotates left by an encrypted amount, modulo the width (`rotate_left`).
     pub fn rotate_left_by<const A: usize>(&self, amount: &Word<'_, A, false>) -> Self {
         self.shift_by(ShiftKind::RotateLeft, amount)
     }
 
+    /// Rotates right by an encrypted amount, modulo the width (`rotate_right`).
     pub fn rotate_right_by<const A: usize>(&self, amount: &Word<'_, A, false>) -> Self {
         self.shift_by(ShiftKind::RotateRight, amount)
     }
 
+    /// Rotates left by a clear amount, modulo the width: free rewiring.
     pub fn rotate_left(&self, amount: u32) -> Self {
         self.unary(|b, x| {
             Ok(shift::shift_clear(
@@ -478,6 +503,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         })
     }
 
+    /// Rotates right by a clear amount, modulo the width: free rewiring.
     pub fn rotate_right(&self, amount: u32) -> Self {
         self.unary(|b, x| {
             Ok(shift::shift_clear(
@@ -499,6 +525,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         Word::wrap(self.program, |b| bitwise::leading_zeros(b, &self.bits, 32))
     }
 
+    /// The bits in reverse order (`reverse_bits`): free rewiring.
     pub fn reverse_bits(&self) -> Self {
         self.unary(|_, x| Ok(bitwise::reverse_bits(x)))
     }

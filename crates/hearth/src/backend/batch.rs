@@ -27,6 +27,7 @@ pub type Slot = u32;
 pub struct Rows {
     /// Row `r`'s terms are `start[r]..start[r + 1]` (`start[0] = 0`).
     pub start: Vec<u32>,
+    /// The stored value each term reads.
     pub slot: Vec<Slot>,
     /// Weights as wrapping `u64` (two's complement).
     pub weight: Vec<u64>,
@@ -52,10 +53,12 @@ impl Rows {
         self.constant.push(expr.constant);
     }
 
+    /// Rows (linear combinations) held.
     pub fn len(&self) -> usize {
         self.constant.len()
     }
 
+    /// Whether it holds no row.
     pub fn is_empty(&self) -> bool {
         self.constant.is_empty()
     }
@@ -95,6 +98,7 @@ impl Launch {
         self.table.len()
     }
 
+    /// Whether the launch has no bootstrap.
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()
     }
@@ -365,6 +369,7 @@ pub struct Batched<E> {
 }
 
 impl<E: BatchExecutor> Batched<E> {
+    /// A backend running plans on `executor`.
     pub fn new(executor: E) -> Self {
         Batched {
             executor: Mutex::new(executor),

@@ -15,6 +15,7 @@ pub struct Depth(pub u32);
 pub struct CountBackend;
 
 impl CountBackend {
+    /// The circuit's statistics (#PBS, depth, level widths, peak live values).
     pub fn stats(&self, circuit: &Circuit) -> Stats {
         circuit.stats()
     }

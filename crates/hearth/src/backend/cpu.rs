@@ -25,8 +25,11 @@ pub type Progress = dyn Fn(usize, usize) + Send + Sync;
 /// What one run measured.
 #[derive(Clone, Debug)]
 pub struct RunReport {
+    /// Wall-clock time of the run.
     pub wall: Duration,
+    /// Bootstraps run.
     pub pbs: usize,
+    /// Threads used.
     pub threads: usize,
     /// Most ciphertexts alive at once during the run.
     pub peak_live: usize,
@@ -97,10 +100,12 @@ impl<'k> CpuBackend<'k> {
         self
     }
 
+    /// Threads of its pool.
     pub fn threads(&self) -> usize {
         self.threads
     }
 
+    /// The server key it bootstraps with.
     pub fn key(&self) -> &'k ServerKey {
         self.key
     }

@@ -23,6 +23,7 @@ pub struct CpuBatch<'k> {
 }
 
 impl<'k> CpuBatch<'k> {
+    /// An executor on `cpu`'s thread pool, keys and buffers.
     pub fn new(cpu: CpuBackend<'k>) -> Self {
         CpuBatch {
             cpu,

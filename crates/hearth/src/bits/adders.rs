@@ -30,15 +30,20 @@ use crate::error::Error;
 /// How to propagate carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AdderKind {
+    /// One majority per bit: fewest bootstraps, depth n.
     Ripple,
+    /// Sklansky's prefix network: depth log2 n, fan-out grows.
     Sklansky,
+    /// Kogge-Stone's prefix network: depth log2 n, most bootstraps.
     KoggeStone,
+    /// Brent-Kung's prefix network: depth 2 log2 n, few bootstraps.
     BrentKung,
     /// The least estimated time for the builder's thread count.
     Auto,
 }
 
 impl AdderKind {
+    /// Every kind but `Auto`.
     pub const CONCRETE: [AdderKind; 4] = [
         AdderKind::Ripple,
         AdderKind::Sklansky,

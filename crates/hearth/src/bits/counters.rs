@@ -26,7 +26,9 @@ use crate::error::Error;
 /// How columns are reduced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CompressKind {
+    /// Wallace: reduce every column as far as possible at each stage.
     Wallace,
+    /// Dadda: reduce only as far as the next stage's height needs.
     Dadda,
 }
 

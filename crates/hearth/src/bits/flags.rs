@@ -13,9 +13,13 @@ use crate::error::Error;
 /// The four condition flags, each one bit.
 #[derive(Clone, Copy, Debug)]
 pub struct Nzcv {
+    /// Negative: the top bit.
     pub n: Wire,
+    /// Zero: every bit clear.
     pub z: Wire,
+    /// Carry out (for a subtraction: no borrow).
     pub c: Wire,
+    /// Signed overflow.
     pub v: Wire,
 }
 

@@ -32,19 +32,30 @@ use crate::error::Error;
 /// second input negated).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gate {
+    /// `a & b`.
     And,
+    /// `a | b`.
     Or,
+    /// `a ^ b`.
     Xor,
+    /// `!(a & b)`.
     Nand,
+    /// `!(a | b)`.
     Nor,
+    /// `!(a ^ b)`.
     Xnor,
+    /// `!a & b`.
     AndNY,
+    /// `a & !b`.
     AndYN,
+    /// `!a | b`.
     OrNY,
+    /// `a | !b`.
     OrYN,
 }
 
 impl Gate {
+    /// Every gate.
     pub const ALL: [Gate; 10] = [
         Gate::And,
         Gate::Or,
@@ -58,6 +69,7 @@ impl Gate {
         Gate::OrYN,
     ];
 
+    /// The gate on clear bits.
     pub fn eval(self, a: bool, b: bool) -> bool {
         match self {
             Gate::And => a & b,

@@ -116,6 +116,7 @@ impl Bits {
         self.bits.len()
     }
 
+    /// Whether it has no bits.
     pub fn is_empty(&self) -> bool {
         self.bits.is_empty()
     }

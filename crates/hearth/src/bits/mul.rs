@@ -41,18 +41,25 @@ use crate::error::Error;
 /// How partial products are summed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MulKind {
+    /// One adder per partial-product row, in sequence.
     ShiftAdd,
+    /// The carry-save array: full adders row by row, one final adder.
     Array,
     /// The carry-save array with two-input gates only (the CSA paper's
     /// baseline: sum = two XORs, carry = two ANDs and an OR).
     ArrayTwoInput,
+    /// Wallace tree of counters, one final adder.
     Wallace,
+    /// Dadda tree of counters, one final adder.
     Dadda,
+    /// Karatsuba's three half-size products.
     Karatsuba,
+    /// The cheapest of the others for the planned thread count.
     Auto,
 }
 
 impl MulKind {
+    /// Every kind but `Auto`.
     pub const CONCRETE: [MulKind; 6] = [
         MulKind::ShiftAdd,
         MulKind::Array,

@@ -21,6 +21,7 @@ pub enum ShiftKind {
     Right,
     /// Arithmetic shift right (ASR), copies of the sign bit in.
     ArithRight,
+    /// Rotate left.
     RotateLeft,
     /// Rotate right (ROR).
     RotateRight,

@@ -55,6 +55,7 @@ pub struct CircuitBuilder {
 }
 
 impl CircuitBuilder {
+    /// An empty circuit on `params`.
     pub fn new(params: &'static ParameterSet) -> Self {
         CircuitBuilder {
             params,
@@ -87,6 +88,7 @@ impl CircuitBuilder {
         self.threads = threads.max(1);
     }
 
+    /// The parameter set it builds for.
     pub fn params(&self) -> &'static ParameterSet {
         self.params
     }
@@ -267,14 +269,17 @@ impl CircuitBuilder {
         self.params.budgets.half
     }
 
+    /// `a + b` (linear: no bootstrap).
     pub fn add(&mut self, a: Wire, b: Wire) -> Result<Wire, BuildError> {
         self.linear(&[(a, 1), (b, 1)], 0)
     }
 
+    /// `a - b` (linear).
     pub fn sub(&mut self, a: Wire, b: Wire) -> Result<Wire, BuildError> {
         self.linear(&[(a, 1), (b, -1)], 0)
     }
 
+    /// `-a` (linear).
     pub fn neg(&mut self, a: Wire) -> Result<Wire, BuildError> {
         self.linear(&[(a, -1)], 0)
     }
@@ -284,6 +289,7 @@ impl CircuitBuilder {
         self.linear(&[(a, c)], 0)
     }
 
+    /// `a + c` for a clear `c` (linear).
     pub fn add_const(&mut self, a: Wire, c: i64) -> Result<Wire, BuildError> {
         self.linear(&[(a, 1)], c)
     }
@@ -528,6 +534,7 @@ impl CircuitBuilder {
         Ok(self.circuit.outputs.len() - 1)
     }
 
+    /// The finished circuit.
     pub fn build(self) -> Circuit {
         self.circuit
     }

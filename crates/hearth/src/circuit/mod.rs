@@ -46,6 +46,7 @@ pub type FreshId = u32;
 /// `sum_i w_i * fresh_i + constant`, terms sorted by fresh id, no zero weight.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinearExpr {
+    /// `(fresh value, weight)` pairs.
     pub terms: Vec<(FreshId, i64)>,
     /// Reduced mod `2^pi`.
     pub constant: u64,
@@ -64,10 +65,13 @@ impl LinearExpr {
 /// offsets (digit units) at which outputs are extracted.
 #[derive(Clone, Debug)]
 pub struct Bootstrap {
+    /// The selector: a linear combination of fresh values.
     pub input: LinearExpr,
     /// Proven range of the selector (checked by the clear backend).
     pub selector: Range,
+    /// Index of its slot table in the circuit.
     pub table: usize,
+    /// Where each output is read in the rotated accumulator (digit units).
     pub offsets: Vec<u64>,
     /// Fresh id of the first output; output `j` is `first_output + j`.
     pub first_output: FreshId,
@@ -101,7 +105,9 @@ pub struct Stats {
     /// Ciphertexts alive at once when levels run in order and every value
     /// is freed after its last use (inputs and outputs included).
     pub peak_live: usize,
+    /// Encrypted inputs.
     pub inputs: usize,
+    /// Outputs.
     pub outputs: usize,
 }
 
@@ -143,18 +149,23 @@ pub fn cheapest<K: Copy>(
 }
 
 impl Circuit {
+    /// The parameter set it was built for.
     pub fn params(&self) -> ParamsId {
         self.params
     }
 
+    /// How many inputs it takes.
     pub fn num_inputs(&self) -> usize {
         self.inputs.len()
     }
 
+    /// How many outputs it gives.
     pub fn num_outputs(&self) -> usize {
         self.outputs.len()
     }
 
+    /// Its bootstraps, in the order they were built (each after the
+    /// bootstraps its input reads).
     pub fn bootstraps(&self) -> &[Bootstrap] {
         &self.bootstraps
     }

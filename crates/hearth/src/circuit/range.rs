@@ -10,8 +10,11 @@
 /// Values `lo, lo + step, ..., hi`, read modulo `m`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Range {
+    /// Smallest value.
     pub lo: i64,
+    /// Largest value.
     pub hi: i64,
+    /// Distance between consecutive values (at least 1).
     pub step: i64,
 }
 

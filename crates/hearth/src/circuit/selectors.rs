@@ -27,6 +27,7 @@ pub struct Selectors {
 }
 
 impl Selectors {
+    /// An empty cache.
     pub fn new() -> Self {
         Self::default()
     }

@@ -27,6 +27,7 @@ impl PbsScratch {
         &self.input
     }
 
+    /// Buffers for one KS-PBS on `params`.
     pub fn new(params: &ParameterSet, fft: FftView<'_>) -> Self {
         let glwe_size = params.glwe_dimension.to_glwe_size();
         let mut buffers = ComputationBuffers::new();

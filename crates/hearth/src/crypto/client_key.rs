@@ -87,10 +87,12 @@ impl ClientKey {
         }
     }
 
+    /// The parameter set of the keys.
     pub fn params(&self) -> &'static ParameterSet {
         self.params.params()
     }
 
+    /// The identity every ciphertext made with this key carries.
     pub fn key_id(&self) -> KeyId {
         self.key_id
     }
@@ -234,6 +236,7 @@ impl ClientKey {
         )
     }
 
+    /// Reads secret keys written by [`ClientKey::save`], checking every field.
     pub fn load(path: &Path) -> Result<ClientKey, Error> {
         let (info, data): (_, ClientKeyData) = read_file(path, FileKind::ClientKey)?;
         check_ids(path, &info, data.params, data.key_id)?;
@@ -271,7 +274,7 @@ impl ClientKey {
     }
 
     /// Encrypts `value` in `n`-bit two's complement (`-2^(n-1) <= value <
-    /// 2^(n-1)`), for an input made by [`Program::input_twos`].
+    /// 2^(n-1)`), for an input made by [`crate::Program::input_twos`].
     pub fn encrypt_int_twos(&self, value: impl Into<BigInt>, n: usize) -> Result<Encrypted, Error> {
         self.encrypt_digits(Shape::TwosInt { bits: n }, twos_digits(&value.into(), n)?)
     }

@@ -17,16 +17,27 @@ use crate::error::Error;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Shape {
     /// A signed-binary integer of this many digits (digits family).
-    Int { digits: usize },
+    Int {
+        /// Digits, one ciphertext each.
+        digits: usize,
+    },
     /// A signed integer of the digits family entered in two's complement
     /// on this many bits: the low digits are bits in {0, 1}, the top one is
     /// in {-1, 0} (weight `-2^(bits-1)`), the values of `i{bits}` (what
     /// tfhe-rs's `FheInt` holds). Operations read these narrower ranges and
     /// skip the conversions signed-binary digits need.
-    TwosInt { bits: usize },
+    TwosInt {
+        /// Bits, one ciphertext each.
+        bits: usize,
+    },
     /// A fixed-width two's-complement (or unsigned) integer of this many
     /// bits (bits family); a boolean is one unsigned bit.
-    Word { bits: usize, signed: bool },
+    Word {
+        /// Bits, one ciphertext each.
+        bits: usize,
+        /// Whether two's complement (else unsigned).
+        signed: bool,
+    },
 }
 
 impl Shape {
@@ -38,6 +49,7 @@ impl Shape {
         }
     }
 
+    /// Whether it takes no ciphertext.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -236,7 +248,9 @@ pub fn clear_word_value(bits: &[u64], signed: bool) -> Result<BigInt, Error> {
 
 /// Rust integers that encrypt as words: their width and signedness.
 pub trait Plain: Copy + Into<BigInt> + TryFrom<BigInt> {
+    /// Width in bits.
     const BITS: usize;
+    /// Whether two's complement.
     const SIGNED: bool;
 }
 

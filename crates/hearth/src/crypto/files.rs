@@ -41,8 +41,11 @@ const HEADER_LEN: usize = 36;
 /// What a hearth file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
+    /// Secret keys.
     ClientKey = 1,
+    /// Evaluation keys.
     ServerKey = 2,
+    /// A list of ciphertexts.
     Ciphertexts = 3,
 }
 
@@ -53,6 +56,7 @@ impl FileKind {
             .find(|k| *k as u16 == v)
     }
 
+    /// How messages name it.
     pub fn name(self) -> &'static str {
         match self {
             Self::ClientKey => "client key",
@@ -65,10 +69,15 @@ impl FileKind {
 /// The decoded header of a hearth file.
 #[derive(Clone, Debug)]
 pub struct FileInfo {
+    /// What the file holds.
     pub kind: FileKind,
+    /// Its format version.
     pub version: u16,
+    /// The parameter set.
     pub params: ParamsId,
+    /// The key pair.
     pub key_id: KeyId,
+    /// Payload bytes after the header.
     pub payload_len: u64,
 }
 
@@ -317,6 +326,7 @@ impl ServerKey {
         )
     }
 
+    /// Reads evaluation keys written by [`ServerKey::save`], checking them against the parameter set.
     pub fn load(path: &Path) -> Result<ServerKey, Error> {
         let (info, data): (_, ServerKeyData) = read_file(path, FileKind::ServerKey)?;
         check_ids(path, &info, data.params, data.key_id)?;

@@ -34,10 +34,12 @@ pub struct Ciphertext {
 }
 
 impl Ciphertext {
+    /// The parameter set it was made for.
     pub fn params(&self) -> ParamsId {
         self.params
     }
 
+    /// The key pair it was made under.
     pub fn key_id(&self) -> KeyId {
         self.key_id
     }
@@ -169,10 +171,12 @@ impl ServerKey {
         ServerKey { data, fourier_bsk }
     }
 
+    /// The parameter set of the keys.
     pub fn params(&self) -> &'static ParameterSet {
         self.data.params.params()
     }
 
+    /// The key pair's identity.
     pub fn key_id(&self) -> KeyId {
         self.data.key_id
     }

@@ -174,6 +174,7 @@ impl Lut {
         Ok(lut)
     }
 
+    /// Message bits of the table's domain.
     pub fn pi(&self) -> u32 {
         self.pi
     }

@@ -155,8 +155,11 @@ fn largest_weight(ok: impl Fn(f64) -> bool) -> u64 {
 /// What [`measure`] observed, beside what [`NoiseModel`] predicts.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct NoiseReport {
+    /// The parameter set's name.
     pub params: &'static str,
+    /// Bootstraps run.
     pub bootstraps: usize,
+    /// Quadratic weight of every bootstrap input.
     pub quadratic_weight: u64,
     /// The margin the tables decode with, in units ("1/2", "1" or "2").
     pub margin: String,
@@ -164,12 +167,16 @@ pub struct NoiseReport {
     pub wrong: usize,
     /// Standard deviations, in torus units (fractions of the modulus).
     pub pbs_std_measured: f64,
+    /// Predicted by tfhe-rs's formulas.
     pub pbs_std_predicted: f64,
+    /// At the blind-rotation input, measured.
     pub input_std_measured: f64,
+    /// At the blind-rotation input, predicted.
     pub input_std_predicted: f64,
     /// Mean error at the blind-rotation input (the centered modulus switch
     /// shifts it by half a step of `1 / 2N`).
     pub input_mean_measured: f64,
+    /// Wall-clock time.
     pub seconds: f64,
 }
 

@@ -26,11 +26,17 @@ use crate::error::Error;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[repr(u16)]
 pub enum ParamsId {
+    /// [`DIGITS_128`].
     Digits128 = 1,
+    /// [`BITS_128`].
     Bits128 = 2,
+    /// [`GATES_128`].
     Gates128 = 3,
+    /// [`DIGITS_KS32_128`].
     Digits128Ks32 = 4,
+    /// [`INSECURE_TEST_DIGITS`].
     InsecureTestDigits = 101,
+    /// [`INSECURE_TEST_BITS`].
     InsecureTestBits = 102,
 }
 
@@ -141,7 +147,9 @@ impl Budgets {
 /// A complete TFHE parameter set for hearth's `pi`-bit, padding-free encoding.
 #[derive(Clone, Copy, Debug)]
 pub struct ParameterSet {
+    /// Stable identity, written into files.
     pub id: ParamsId,
+    /// The name front ends accept.
     pub name: &'static str,
     /// The tfhe-rs set whose security parameters this one keeps.
     pub source: &'static str,
@@ -158,14 +166,23 @@ pub struct ParameterSet {
     /// log2 of the failure probability of one PBS (or decryption) at its
     /// budget; `None` where it was not analysed (insecure sets).
     pub log2_p_fail: Option<f64>,
+    /// `n`: the small LWE key's dimension (after the key switch).
     pub lwe_dimension: LweDimension,
+    /// `k`: the GLWE dimension.
     pub glwe_dimension: GlweDimension,
+    /// `N`: the polynomial size.
     pub polynomial_size: PolynomialSize,
+    /// Noise of the small LWE key (key-switch key).
     pub lwe_noise: DynamicDistribution<u64>,
+    /// Noise of the GLWE key (bootstrap key, fresh encryptions).
     pub glwe_noise: DynamicDistribution<u64>,
+    /// Bootstrap key decomposition base (log2).
     pub pbs_base_log: DecompositionBaseLog,
+    /// Bootstrap key decomposition levels.
     pub pbs_level: DecompositionLevelCount,
+    /// Key-switch decomposition base (log2).
     pub ks_base_log: DecompositionBaseLog,
+    /// Key-switch decomposition levels.
     pub ks_level: DecompositionLevelCount,
     /// The key switch lands on a 32-bit small LWE (tfhe-rs's KS32 atomic
     /// pattern): its key holds `u32`s, half the bytes to stream per key
@@ -404,6 +421,7 @@ impl ParameterSet {
         Ok(p)
     }
 
+    /// Whether it is an `INSECURE_*` test set (no security claimed).
     pub fn is_insecure(&self) -> bool {
         self.security_bits == 0
     }

@@ -116,6 +116,7 @@ impl Step {
 /// (0-based) produces element `i + 1`, and the last element is the target.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Chain {
+    /// The steps, in order.
     pub steps: Vec<Step>,
 }
 

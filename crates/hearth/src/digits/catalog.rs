@@ -9,19 +9,29 @@ use crate::error::Error;
 /// One benchmarked operation on `n`-digit operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
+    /// `x + y`.
     Add,
+    /// `x - y`.
     Sub,
+    /// The exact product `x * y`.
     Mul,
     /// The product wrapped to the operands' `n` bits (`i{n}::wrapping_mul`).
     MulWrapping,
+    /// `x * x`.
     Square,
+    /// `x * k` for a clear `k`.
     ScalarMul(i64),
+    /// The sign of `x`.
     Signum,
+    /// `max(x, y)`.
     Max,
+    /// `x < y`.
     Lt,
+    /// `x == y`.
     Eq,
     /// Rounding at digit position `i`.
     Round(usize),
+    /// Conversion to two's-complement bits.
     ToBits,
 }
 
@@ -38,8 +48,11 @@ pub enum Inputs {
 /// PARMESAN's depth, #PBS and widest level for one operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Reference {
+    /// Depth in bootstraps.
     pub depth: u32,
+    /// Bootstraps.
     pub pbs: usize,
+    /// The widest level (bootstraps that can run at once), where given.
     pub threads: Option<usize>,
     /// `true` when taken from Table 5, `false` when from the paper's formulas.
     pub table: bool,
@@ -65,6 +78,7 @@ impl Op {
         Op::Round(5),
     ];
 
+    /// Its name in tables.
     pub fn name(self) -> String {
         match self {
             Op::Add => "add".into(),

@@ -98,6 +98,7 @@ impl Digits {
         self.digits.len()
     }
 
+    /// Whether it has no digits.
     pub fn is_empty(&self) -> bool {
         self.digits.is_empty()
     }

@@ -11,7 +11,7 @@
 //!   column are replaced by the digits of their sum, one bootstrap per
 //!   output digit, so no addition chain is ever built.
 //!
-//! [`MulAlgorithm::Auto`] builds each candidate on the count backend and
+//! [`MulAlgorithm::Auto`] builds each candidate on a scratch builder and
 //! keeps the one with the fewest bootstraps (then the lowest depth).
 //!
 //! Squaring uses `x^2 = sum_i x_i^2 4^i + sum_{i<j} x_i x_j 2^(i+j+1)`
@@ -36,10 +36,14 @@ use crate::error::Error;
 /// How to sum digit products.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MulAlgorithm {
+    /// Every digit product in one level, then the shifted rows summed by a
+    /// balanced tree of parallel additions.
     Schoolbook,
+    /// Karatsuba's three half-size products, recursively.
     Karatsuba,
+    /// Every digit product straight into column compression.
     Counters,
-    /// The candidate with the fewest bootstraps on the count backend.
+    /// The candidate with the fewest bootstraps, built on scratch builders.
     Auto,
 }
 
@@ -125,7 +129,7 @@ pub fn mul(
 /// below column `n` costs two blind rotations on `A + 4 B`, its low part
 /// `A B mod 4` and high part `A B div 4` (about `n^2 / 4` bootstraps, as
 /// many as bit products two per rotation, but already half summed);
-/// [`compress_bits`] sums them modulo `2^n`. Operands that already are
+/// the bit compressor sums them modulo `2^n`. Operands that already are
 /// bits (outputs of `wrap`) convert for free.
 pub fn mul_wrapping(
     b: &mut CircuitBuilder,

@@ -96,6 +96,7 @@ impl Wide {
         self.digits.len()
     }
 
+    /// Whether it has no digits.
     pub fn is_empty(&self) -> bool {
         self.digits.is_empty()
     }

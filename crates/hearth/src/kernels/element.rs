@@ -12,19 +12,23 @@ pub trait Element<'p>: Clone + Value + Sized {
     fn owner(&self) -> &'p Program;
     /// A clear constant of this kind.
     fn constant(program: &'p Program, value: &BigInt) -> Self;
+    /// The family's addition (exact, or wrapping for words).
     fn add(&self, rhs: &Self) -> Self;
+    /// The family's subtraction.
     fn sub(&self, rhs: &Self) -> Self;
+    /// The family's product.
     fn mul(&self, rhs: &Self) -> Self;
     /// `k * self` for a clear `k` (recoding; never a general product).
     fn scale(&self, k: &BigInt) -> Self;
-    /// `sum products[i].0 * products[i].1 + sum scaled[j].1 * scaled[j].0
-    /// + bias`, as one fused column compression.
+    /// `sum products[i].0 * products[i].1 + sum scaled[j].1 * scaled[j].0 +
+    /// bias`, as one fused column compression.
     fn fused_sum(
         program: &'p Program,
         products: &[(&Self, &Self)],
         scaled: &[(&Self, &BigInt)],
         bias: &BigInt,
     ) -> Self;
+    /// The larger of the two.
     fn max(&self, rhs: &Self) -> Self;
     /// `max(self, 0)`.
     fn relu(&self) -> Self;

@@ -191,7 +191,9 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 /// tensor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CsvTable {
+    /// Column names from the header line.
     pub header: Vec<String>,
+    /// The rows, `[rows, columns]`.
     pub rows: Tensor<i64>,
 }
 

@@ -51,6 +51,7 @@ impl<T> Tensor<T> {
         })
     }
 
+    /// The dimensions, outermost first.
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
@@ -60,14 +61,17 @@ impl<T> Tensor<T> {
         &self.data
     }
 
+    /// The elements, row-major.
     pub fn into_data(self) -> Vec<T> {
         self.data
     }
 
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.data.len()
     }
 
+    /// Whether it has no element.
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }

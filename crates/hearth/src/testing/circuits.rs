@@ -14,7 +14,9 @@ use crate::error::BuildError;
 
 /// A random circuit and inputs (digits in `Z_{2^pi}`) that satisfy its ranges.
 pub struct RandomCircuit {
+    /// The circuit.
     pub circuit: Circuit,
+    /// Clear inputs it accepts.
     pub inputs: Vec<u64>,
 }
 

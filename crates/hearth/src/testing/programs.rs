@@ -29,28 +29,49 @@ use crate::error::Error;
 /// One operation of a random program; `usize` fields name earlier values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
+    /// `a + b`.
     Add(usize, usize),
+    /// `a - b`.
     Sub(usize, usize),
+    /// `a * b`.
     Mul(usize, usize),
+    /// `-a`.
     Neg(usize),
+    /// `a << k`.
     Shl(usize, u8),
+    /// `a + c`.
     AddConst(usize, i64),
+    /// `a - c`.
     SubConst(usize, i64),
+    /// `a * k` (clear).
     ScalarMul(usize, i64),
+    /// `a * a`.
     Square(usize),
+    /// `signum(a)`.
     Signum(usize),
+    /// `a <op> b`.
     Compare(usize, usize, Comparison),
+    /// `max(a, b)`.
     Max(usize, usize),
+    /// `min(a, b)`.
     Min(usize, usize),
+    /// `|a|`.
     Abs(usize),
+    /// `max(a, 0)`.
     Relu(usize),
+    /// `a.round(i)`.
     Round(usize, u8),
+    /// `a` converted to two's-complement bits.
     ToBits(usize),
+    /// `Int::sum` of the values.
     Sum(Vec<usize>),
+    /// A clear constant.
     Constant(i64),
     /// `Int::wrap(n)`, `Int::wrapping_add`, `Int::wrapping_mul`.
     Wrap(usize, u8),
+    /// `a.wrapping_add(b, n)`.
     WrappingAdd(usize, usize, u8),
+    /// `a.wrapping_mul(b, n)`.
     WrappingMul(usize, usize, u8),
     /// `Int::fused_sum`: products, clear multiples, a constant.
     FusedSum(Vec<(usize, usize)>, Vec<(usize, i64)>, i64),
@@ -61,8 +82,11 @@ pub enum Op {
 /// Limits of random programs.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
+    /// Most inputs.
     pub max_inputs: usize,
+    /// Most digits per input.
     pub max_input_len: usize,
+    /// Most operations.
     pub max_ops: usize,
     /// Constants have up to this many bits (both signs).
     pub max_const_bits: u32,
@@ -108,7 +132,10 @@ pub struct ProgramSpec {
     /// ([`Program::input_twos`]; a missing entry is `false`): their digits
     /// are read as bits, nonzero meaning 1, the top one negated.
     pub twos: Vec<bool>,
+    /// The operations; value `i` is input `i`, then one value per operation.
     pub ops: Vec<Op>,
+    /// Operations whose result could exceed this many digits are replaced
+    /// (see the module docs).
     pub max_len: usize,
 }
 
@@ -131,15 +158,22 @@ pub enum Failure {
     Run(Error),
     /// A value decoded wrongly, or one of its digits is not in {-1, 0, 1}.
     Mismatch {
+        /// The value's index.
         value: usize,
+        /// What the clear backend gave.
         got: BigInt,
+        /// What BigInt arithmetic gives.
         expected: BigInt,
+        /// The value's digits.
         digits: Vec<i64>,
     },
     /// The encrypted run decrypted to other digits than the clear backend's.
     Encrypted {
+        /// The value's index.
         value: usize,
+        /// The clear backend's digits.
         clear: Vec<u64>,
+        /// The decrypted digits.
         decrypted: Vec<u64>,
     },
 }
@@ -173,7 +207,9 @@ impl fmt::Display for Failure {
 /// What a passing check saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Checked {
+    /// Values checked.
     pub values: usize,
+    /// Bootstraps in the program.
     pub pbs: usize,
 }
 

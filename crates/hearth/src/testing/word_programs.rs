@@ -23,39 +23,65 @@ use crate::error::Error;
 /// One operation; `usize` fields name earlier values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WordOp {
+    /// `a + b` (wrapping).
     Add(usize, usize),
+    /// `a - b` (wrapping).
     Sub(usize, usize),
+    /// `a * b` (wrapping).
     Mul(usize, usize),
+    /// `a / b`.
     Div(usize, usize),
+    /// `a % b`.
     Rem(usize, usize),
+    /// `a & b`.
     And(usize, usize),
+    /// `a | b`.
     Or(usize, usize),
+    /// `a ^ b`.
     Xor(usize, usize),
+    /// `-a` (wrapping).
     Neg(usize),
+    /// `!a`.
     Not(usize),
+    /// `a << k`.
     Shl(usize, u8),
+    /// `a >> k`.
     Shr(usize, u8),
+    /// `a.rotate_left(k)`.
     RotateLeft(usize, u8),
+    /// `a << b` by an encrypted amount.
     ShlBy(usize, usize),
+    /// `a >> b` by an encrypted amount.
     ShrBy(usize, usize),
+    /// `a.rotate_right(b)` by an encrypted amount.
     RotateRightBy(usize, usize),
+    /// `min(a, b)`.
     Min(usize, usize),
+    /// `max(a, b)`.
     Max(usize, usize),
     /// `if a < b { c } else { d }`.
     SelectLt(usize, usize, usize, usize),
+    /// `a + c`.
     AddConst(usize, i64),
+    /// `a * c`.
     MulConst(usize, i64),
     /// Division and remainder by a clear constant (its low bits).
     DivConst(usize, i64),
+    /// `a % c`.
     RemConst(usize, i64),
+    /// `a.count_ones()`.
     CountOnes(usize),
+    /// `a.leading_zeros()`.
     LeadingZeros(usize),
+    /// `a.reverse_bits()`.
     ReverseBits(usize),
     /// The overflow flag of `a + b`, as 0 / 1.
     AddOverflows(usize, usize),
     /// Rust's `checked_div(a, b).is_some()`, as 0 / 1.
     DivOk(usize, usize),
+    /// `a == b`, as a word.
     Eq(usize, usize),
+    /// `a < b`, as a word.
     Lt(usize, usize),
     /// `Word::fused_sum(&[(a, b)], &[(c, k)], bias)`: `a b + k c + bias`.
     MulAdd(usize, usize, usize, i64, i64),
@@ -109,10 +135,13 @@ impl WordOp {
 /// A random word program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WordSpec {
+    /// Word width.
     pub bits: usize,
+    /// Whether the words are signed.
     pub signed: bool,
     /// Input values, as bit patterns of the width.
     pub inputs: Vec<u64>,
+    /// The operations; value `i` is input `i`, then one value per operation.
     pub ops: Vec<WordOp>,
 }
 
