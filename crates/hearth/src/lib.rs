@@ -5,6 +5,14 @@
 //! [`backend`]s: `clear` (plaintext, exact semantics), `count` (#PBS, depth),
 //! `cpu` (tfhe-rs `core_crypto` key switch + PBS on a thread pool).
 //!
+//! Where to start reading: [`api`] (the typed values users hold), then the
+//! two integer families [`digits`] and [`bits`] that build their circuits,
+//! [`circuit`] (the builder and its static checks) and [`crypto`]. The
+//! repository's `ARCHITECTURE.md` describes the layers and what each may
+//! use, the path of a program from [`Program`] to a backend and back, the
+//! static checks, where each paper's algorithms live, and how to add an
+//! operation, a backend or a parameter set.
+//!
 //! ```no_run
 //! use hearth::{backend::{Backend, ClearBackend, CpuBackend}, CircuitBuilder, ClientKey, Lut, DIGITS_128};
 //!
