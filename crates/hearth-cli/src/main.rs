@@ -131,7 +131,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Keygen { params, out } => keygen::keygen(params.params, &out),
         Command::Info { file } => keygen::info(&file),
-        Command::Demo { threads, backend } => demo::demo(threads.get(), backend),
+        Command::Demo { threads, backend } => demo::demo(threads, backend),
         Command::Bench { which } => bench::run(which),
         Command::App { which } => apps::run(which),
         Command::Emu { which } => emu::run(which),

@@ -142,11 +142,14 @@ pub fn threads_word(n: usize) -> String {
     }
 }
 
-/// Tick values for a log axis over `lo..hi`: powers of `base`, or the
-/// 1-2-5 sequence when `base` is 10.
+/// Tick values for a log axis over `lo..hi`: powers of `base` (and 1.5
+/// times them where the range spans less than 8), or the 1-2-5 sequence
+/// when `base` is 10.
 fn log_ticks(lo: f64, hi: f64, base: f64) -> Vec<f64> {
     let steps: &[f64] = if base == 10.0 {
         &[1.0, 2.0, 5.0]
+    } else if hi / lo < 8.0 {
+        &[1.0, 1.5]
     } else {
         &[1.0]
     };
@@ -261,7 +264,7 @@ const RATIO_RANGE: (f64, f64) = (1.0 / 16.0, 16.0);
 
 /// A ratio as a tick label: 1/2, 1/4, ... below 1.
 fn ratio_tick(v: f64) -> String {
-    if v < 1.0 {
+    if v < 1.0 && (1.0 / v).fract() == 0.0 {
         format!("1/{:.0}", 1.0 / v)
     } else {
         tick_label(v)
@@ -507,9 +510,12 @@ pub fn throughput(title: &str, series: &[Series]) -> Result<String, Error> {
             .x_label_area_size(50)
             .y_label_area_size(70)
             .build_cartesian_2d(
-                (0.8..max_x * 1.25)
-                    .log_scale()
-                    .with_key_points(log_ticks(1.0, max_x, 2.0)),
+                (0.8..max_x * 1.25).log_scale().with_key_points(
+                    log_ticks(1.0, max_x, 2.0)
+                        .into_iter()
+                        .filter(|t| t.log2().fract() == 0.0)
+                        .collect(),
+                ),
                 0.0..max_y * 1.15,
             )
             .map_err(drawing)?;
@@ -671,7 +677,11 @@ mod tests {
     fn dates_and_ticks() {
         assert_eq!(date_of(0), "1970-01-01");
         assert_eq!(date_of(20_000), "2024-10-04");
-        assert_eq!(log_ticks(0.3, 5.0, 2.0), vec![0.5, 1.0, 2.0, 4.0]);
+        assert_eq!(
+            log_ticks(0.1, 5.0, 2.0),
+            vec![0.125, 0.25, 0.5, 1.0, 2.0, 4.0]
+        );
+        assert_eq!(log_ticks(0.4, 2.5, 2.0), vec![0.5, 0.75, 1.0, 1.5, 2.0]);
         assert_eq!(
             log_ticks(1.0, 600.0, 10.0),
             vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
@@ -679,6 +689,7 @@ mod tests {
         assert_eq!(tick_label(0.25), "0.25");
         assert_eq!(ratio_tick(0.0625), "1/16");
         assert_eq!(ratio_tick(2.0), "2");
+        assert_eq!(ratio_tick(0.75), "0.75");
         assert_eq!(value_label(0.0008), "8.0e-4");
         assert_eq!(value_label(0.456), "0.46");
         assert_eq!(tick_label(64.0), "64");
