@@ -23,9 +23,8 @@ pub struct Common {
     /// Integer family: exact Ints (DIGITS_128) or 32-bit words (GATES_128).
     #[arg(long, value_enum, default_value = "digits")]
     family: Family,
-    /// Worker threads (default: HEARTH_THREADS or all cores).
-    #[arg(long, env = "HEARTH_THREADS")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: crate::options::Threads,
     /// Where the circuit runs.
     #[arg(long, value_enum, default_value = "cpu")]
     backend: crate::engine::Engine,
@@ -290,7 +289,7 @@ fn execute(
     values: &[i64],
     common: &Common,
 ) -> Result<Vec<i64>, Error> {
-    let threads = hearth::backend::resolve_threads(common.threads)?;
+    let threads = common.threads.resolve()?;
     let st = prog.circuit().stats();
     let estimate = prog.memory_estimate(threads);
     eprintln!(
@@ -405,7 +404,7 @@ fn regression(rows: usize, input: &Path, model: &Path, common: &Common) -> Resul
     let names: Vec<String> = (0..k).map(|i| format!("f{i}")).collect();
     let x = read_rows(input, &names, rows)?;
     let target = csv_column(input, "target", rows);
-    let threads = hearth::backend::resolve_threads(common.threads)?;
+    let threads = common.threads.resolve()?;
     let plan = Plan::new(common.family, x.iter().flatten().copied())?;
     let wt = Tensor::from_i64(&[k, 1], &w)?;
     let bt = Tensor::from_i64(&[1], &[bias])?;
@@ -599,7 +598,7 @@ fn digits(images: usize, input: &Path, model: &Path, common: &Common) -> Result<
     }
     let labels = csv_column(input, "label", images);
     let python = csv_column(input, "prediction", images);
-    let threads = hearth::backend::resolve_threads(common.threads)?;
+    let threads = common.threads.resolve()?;
     let plan = Plan::new(common.family, x.iter().flatten().copied())?;
     fn kernel<'p, E: Element<'p>>(p: &'p Program, x: &Tensor<E>, cnn: &Cnn) -> Result<(), Error> {
         cnn.build(p, x)

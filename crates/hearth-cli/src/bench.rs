@@ -1,10 +1,9 @@
-//! `hearth bench pbs | engine | noise`.
+//! `hearth bench`: the subcommands, and `pbs`, `engine` and `noise`.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Subcommand;
-use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
+use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::crypto::bootstrap::{accumulator, dense_slots, PbsScratch};
 use hearth::crypto::noise::{measure, NoiseModel};
 use hearth::crypto::params::Margin;
@@ -17,67 +16,87 @@ use tfhe::core_crypto::prelude::Fft;
 use tfhe::shortint::parameters::ClassicPBSParameters;
 
 use crate::keygen::{generate, steps};
+use crate::options::{JsonOut, ParamsArg, PlotOut, Threads};
 use crate::report::{emit, ms, Table};
 
 #[derive(Subcommand)]
 pub enum Which {
     /// Single-PBS latency beside tfhe-rs shortint, and batch throughput.
+    ///
+    /// `--plot`: bootstraps per second against the batch size for each
+    /// backend measured, and the two points of the 1-thread / T-thread
+    /// scaling run.
     Pbs {
-        #[arg(long, default_value = "DIGITS_128")]
-        params: String,
+        #[command(flatten)]
+        params: ParamsArg,
         /// gpu: throughput of the gpu backend beside the cpu backend's.
         #[arg(long, value_enum, default_value = "cpu")]
         backend: crate::engine::Engine,
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
+        #[command(flatten)]
+        threads: Threads,
         /// Largest batch (powers of two from 1).
         #[arg(long, default_value_t = 1024)]
         max_batch: usize,
         /// Latency samples per side.
         #[arg(long, default_value_t = 30)]
         samples: usize,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonOut,
+        #[command(flatten)]
+        plot: PlotOut,
     },
     /// The gpu backend beside the cpu backend, same keys: decrypted values of
     /// random circuits and of 32-bit integer operations (each against the
     /// clear backend and plain Rust), and their times.
     Backends {
-        #[arg(long, default_value = "DIGITS_128")]
-        params: String,
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        threads: Threads,
         /// Bootstraps of random circuits, in all (circuits of 2 000).
         #[arg(long, default_value_t = 10_000)]
         bootstraps: usize,
+        /// Seed of the random circuits and inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonOut,
     },
     /// Scheduler efficiency on random circuits with uneven level widths.
     Engine {
-        #[arg(long, default_value = "DIGITS_128")]
-        params: String,
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        threads: Threads,
+        /// Bootstraps in the random circuit.
         #[arg(long, default_value_t = 2000)]
         bootstraps: usize,
         /// Independent computations interleaved in the circuit.
         #[arg(long, default_value_t = 8)]
         streams: usize,
+        /// Seed of the random circuit and its inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonOut,
     },
     /// Every digits operation: on the count backend beside PARMESAN, or
     /// encrypted beside tfhe-rs's FheInt.
+    ///
+    /// `--params` is the digits family's set for the timed comparison
+    /// (DIGITS_KS32_128: the 32-bit key switch, faster on CPUs); `--family
+    /// bits` runs the words on GATES_128 beside tfhe-rs's FheUint.
+    ///
+    /// `--plot`: on cpu, hearth / tfhe-rs time per operation and width
+    /// (bars from 1.0, log scale); on count, the bootstraps ready at each
+    /// level of a few operations at the largest width (seconds to draw).
     Ops {
+        /// count: #PBS, depth and level widths (no keys, seconds); cpu:
+        /// encrypted and timed beside tfhe-rs.
         #[arg(long, value_enum, default_value = "cpu")]
         backend: crate::ops::OpsBackend,
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
+        #[command(flatten)]
+        threads: Threads,
         /// Operand sizes (default: 4,8,16,32 for count, 8,16,32 for cpu;
         /// bits family: 8,16,32,64 and 16,32).
         #[arg(long, value_delimiter = ',')]
@@ -91,66 +110,72 @@ pub enum Which {
         /// digits (PARMESAN's). The count backend shows both.
         #[arg(long, value_enum, default_value = "twos")]
         inputs: crate::ops::InputsArg,
-        /// The digits family's parameter set for the timed comparison
-        /// (DIGITS_KS32_128: the 32-bit key switch, faster on CPUs).
-        #[arg(long, default_value = "DIGITS_128")]
-        params: String,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        json: JsonOut,
+        #[command(flatten)]
+        plot: PlotOut,
     },
     /// Candidate parameter sets side by side: budgets and KS-PBS latency.
     Params {
         /// Latency samples per set.
         #[arg(long, default_value_t = 30)]
         samples: usize,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonOut,
     },
     /// Issue 9's study: signed-binary against wide redundant digits
     /// (radix 4, 8) on the count backend.
     Radix {
+        /// Operand sizes in bits.
         #[arg(long, value_delimiter = ',', default_value = "8,16,32,64")]
         bits: Vec<usize>,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonOut,
     },
-    /// tfhe-rs's own #PBS per operation beside hearth's (needs a build with
-    /// `--features tfhe-pbs-stats`).
     /// The CSA paper's kernels: dot products and convolutions, beside
     /// tfhe-rs FheUint16.
     Kernels {
+        /// count: #PBS and depth of both families' forms (no keys); cpu:
+        /// encrypted and timed beside tfhe-rs.
         #[arg(long, value_enum, default_value = "cpu")]
         backend: crate::ops::OpsBackend,
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
+        #[command(flatten)]
+        threads: Threads,
+        /// Kernels to run, comma-separated (default: all).
         #[arg(long, value_enum, value_delimiter = ',')]
         cases: Vec<crate::kernels_bench::Case>,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonOut,
     },
+    /// tfhe-rs's own #PBS per operation beside hearth's (needs a build with
+    /// `--features tfhe-pbs-stats`).
     TfhePbs {
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
+        #[command(flatten)]
+        threads: Threads,
+        /// Operand sizes in bits (8, 16, 32).
         #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
         bits: Vec<usize>,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonOut,
     },
     /// CryptoEmu's functional units (16 and 32 bits) on the bits family:
     /// #PBS, depth, time and time in units of one bootstrap, beside the
     /// paper's latencies in units of its own.
     Emu {
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        threads: Threads,
+        #[command(flatten)]
+        json: JsonOut,
     },
     /// Bootstraps at the full noise budget: wrong decryptions and measured noise.
     Noise {
-        #[arg(long, default_value = "DIGITS_128")]
-        params: String,
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        threads: Threads,
+        /// Bootstraps to run.
         #[arg(long, default_value_t = 20_000)]
         count: usize,
         /// Quadratic weight of every bootstrap input (default: the budget).
@@ -160,10 +185,11 @@ pub enum Which {
         /// (default: the lowest level with a nonzero budget).
         #[arg(long)]
         margin: Option<usize>,
+        /// Seed of the inputs.
         #[arg(long, default_value_t = 7)]
         seed: u64,
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        json: JsonOut,
     },
 }
 
@@ -176,14 +202,29 @@ pub fn run(which: Which) -> Result<(), Error> {
             max_batch,
             samples,
             json,
-        } => pbs(&params, backend, threads, max_batch, samples.max(3), json),
+            plot,
+        } => pbs(
+            params.params,
+            backend,
+            threads,
+            max_batch,
+            samples.max(3),
+            json,
+            plot,
+        ),
         Which::Backends {
             params,
             threads,
             bootstraps,
             seed,
             json,
-        } => crate::engine::compare(&params, threads, bootstraps, seed, json),
+        } => crate::engine::compare(
+            params.params,
+            threads.resolve()?,
+            bootstraps,
+            seed,
+            json.json,
+        ),
         Which::Engine {
             params,
             threads,
@@ -191,7 +232,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             streams,
             seed,
             json,
-        } => engine(&params, threads, bootstraps, streams, seed, json),
+        } => engine(params.params, threads, bootstraps, streams, seed, json),
         Which::Noise {
             params,
             threads,
@@ -200,9 +241,9 @@ pub fn run(which: Which) -> Result<(), Error> {
             margin,
             seed,
             json,
-        } => noise(&params, threads, count, weight, margin, seed, json),
-        Which::Params { samples, json } => crate::params_bench::params(samples, json),
-        Which::Emu { threads, json } => crate::emu_bench::emu(threads, json),
+        } => noise(params.params, threads, count, weight, margin, seed, json),
+        Which::Params { samples, json } => crate::params_bench::params(samples, json.json),
+        Which::Emu { threads, json } => crate::emu_bench::emu(threads.resolve()?, json.json),
         Which::Kernels {
             backend,
             threads,
@@ -210,19 +251,19 @@ pub fn run(which: Which) -> Result<(), Error> {
             json,
         } => crate::kernels_bench::kernels(
             backend == crate::ops::OpsBackend::Count,
-            resolve_threads(threads)?,
+            threads.resolve()?,
             &cases,
-            json,
+            json.json,
         ),
-        Which::Radix { bits, json } => crate::radix_study::radix(&bits, json),
+        Which::Radix { bits, json } => crate::radix_study::radix(&bits, json.json),
         Which::TfhePbs {
             threads,
             bits,
             json,
         } => {
-            let threads = resolve_threads(threads)?;
+            let threads = threads.resolve()?;
             #[cfg(feature = "tfhe-pbs-stats")]
-            return crate::tfhe_pbs::tfhe_pbs(threads, &bits, json);
+            return crate::tfhe_pbs::tfhe_pbs(threads, &bits, json.json);
             #[cfg(not(feature = "tfhe-pbs-stats"))]
             {
                 let _ = (threads, bits, json);
@@ -241,6 +282,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             inputs,
             params,
             json,
+            plot,
         } => {
             use crate::fuzz::Family;
             use crate::ops::OpsBackend;
@@ -251,13 +293,12 @@ pub fn run(which: Which) -> Result<(), Error> {
                 (true, OpsBackend::Count, Family::Bits) => vec![8, 16, 32, 64],
                 (true, OpsBackend::Cpu, Family::Bits) => vec![16, 32],
             };
-            let threads = resolve_threads(threads)?;
+            let threads = threads.resolve()?;
             match family {
                 Family::Digits => {
-                    let params = ParameterSet::for_front_end(&params)?;
-                    crate::ops::ops(backend, threads, &bits, inputs, params, json)
+                    crate::ops::ops(backend, threads, &bits, inputs, params.params, json, plot)
                 }
-                Family::Bits => crate::bits_ops::ops(backend, threads, &bits, json),
+                Family::Bits => crate::bits_ops::ops(backend, threads, &bits, json, plot),
             }
         }
     }
@@ -429,15 +470,15 @@ fn cpu_throughput(
 }
 
 fn pbs(
-    name: &str,
+    params: &'static ParameterSet,
     engine: crate::engine::Engine,
-    threads: Option<usize>,
+    threads: Threads,
     max_batch: usize,
     samples: usize,
-    json: Option<PathBuf>,
+    json: JsonOut,
+    plot: PlotOut,
 ) -> Result<(), Error> {
-    let params = ParameterSet::for_front_end(name)?;
-    let threads = resolve_threads(threads)?;
+    let threads = threads.resolve()?;
     let (client, server) = generate(params);
 
     // Latency: hearth, tfhe-rs on the same parameters, tfhe-rs on the
@@ -586,19 +627,49 @@ fn pbs(
         })).collect::<Vec<_>>(),
         "scaling": {"batch": scale_batch, "one_thread_pbs_per_s": one, "threads_pbs_per_s": many, "speedup": many / one},
     });
-    emit(json.as_deref(), &value, &[lat, thr, scale])
+    emit(json.json.as_deref(), &value, &[lat, thr, scale])?;
+    if let Some(path) = &plot.plot {
+        let mut series = vec![crate::plot::Series {
+            name: format!("cpu, {}, by batch", crate::plot::threads_word(threads)),
+            points: rows.iter().map(|(n, _, p, _)| (*n as f64, *p)).collect(),
+        }];
+        if rows.iter().any(|r| r.3.is_some()) {
+            series.push(crate::plot::Series {
+                name: "gpu, by batch".into(),
+                points: rows
+                    .iter()
+                    .filter_map(|(n, _, _, g)| Some((*n as f64, g.as_ref()?.0)))
+                    .collect(),
+            });
+        }
+        for (t, v) in [(1, one), (threads, many)] {
+            series.push(crate::plot::Series {
+                name: format!(
+                    "cpu, {}, batch {scale_batch}, median of 3",
+                    crate::plot::threads_word(t)
+                ),
+                points: vec![(scale_batch as f64, v)],
+            });
+        }
+        let title = format!(
+            "bench pbs: {} throughput, {threads} threads, {}",
+            params.name,
+            crate::plot::today()
+        );
+        crate::plot::save(path, &crate::plot::throughput(&title, &series)?)?;
+    }
+    Ok(())
 }
 
 fn engine(
-    name: &str,
-    threads: Option<usize>,
+    params: &'static ParameterSet,
+    threads: Threads,
     bootstraps: usize,
     streams: usize,
     seed: u64,
-    json: Option<PathBuf>,
+    json: JsonOut,
 ) -> Result<(), Error> {
-    let params = ParameterSet::for_front_end(name)?;
-    let threads = resolve_threads(threads)?;
+    let threads = threads.resolve()?;
     let rc = random_circuit(params, seed, 16, bootstraps, streams)?;
     let stats = rc.circuit.stats();
     let (client, server) = generate(params);
@@ -681,7 +752,7 @@ fn engine(
         "peak_live_run": report.peak_live,
         "wrong_outputs": wrong,
     });
-    emit(json.as_deref(), &value, &[t])?;
+    emit(json.json.as_deref(), &value, &[t])?;
     if wrong > 0 {
         return Err(Error::Config(format!(
             "{wrong} outputs differ from the clear backend"
@@ -691,16 +762,15 @@ fn engine(
 }
 
 fn noise(
-    name: &str,
-    threads: Option<usize>,
+    params: &'static ParameterSet,
+    threads: Threads,
     count: usize,
     weight: Option<u64>,
     margin: Option<usize>,
     seed: u64,
-    json: Option<PathBuf>,
+    json: JsonOut,
 ) -> Result<(), Error> {
-    let params = ParameterSet::for_front_end(name)?;
-    let threads = resolve_threads(threads)?;
+    let threads = threads.resolve()?;
     let level = match margin {
         Some(l) => *Margin::ALL.get(l).ok_or_else(|| {
             Error::Config(format!(
@@ -788,7 +858,7 @@ fn noise(
         "-".into(),
     ]);
     let value = json!({"bench": "noise", "threads": threads, "report": r});
-    emit(json.as_deref(), &value, &[t])?;
+    emit(json.json.as_deref(), &value, &[t])?;
     if r.wrong > 0 {
         return Err(Error::Config(format!("{} wrong decryptions", r.wrong)));
     }

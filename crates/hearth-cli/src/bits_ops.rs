@@ -4,7 +4,6 @@
 //! threads, with the digits family (DIGITS_128) in the same table where it
 //! has the operation.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hearth::api::{CompiledProgram, Program, Word};
@@ -18,6 +17,8 @@ use tfhe::{FheUint16, FheUint32, FheUint64, FheUint8};
 
 use crate::keygen::{generate, steps};
 use crate::ops::OpsBackend;
+use crate::options::{JsonOut, PlotOut};
+use crate::plot::{GroupedBars, Series};
 use crate::report::{emit, ms, Table};
 
 /// One benchmarked word operation (unsigned operands).
@@ -347,15 +348,22 @@ pub fn ops(
     backend: OpsBackend,
     threads: usize,
     bits: &[usize],
-    json: Option<PathBuf>,
+    json: JsonOut,
+    plot: PlotOut,
 ) -> Result<(), Error> {
     match backend {
-        OpsBackend::Count => count(threads, bits, json),
-        OpsBackend::Cpu => encrypted(threads, bits, json),
+        OpsBackend::Count => count(threads, bits, json, plot),
+        OpsBackend::Cpu => encrypted(threads, bits, json, plot),
     }
 }
 
-fn count(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+/// The operations whose level profiles `bench ops --family bits --backend
+/// count --plot` draws: a chain (add), a selection (max), a product and a
+/// barrel shifter (division, a chain of about n^2 levels, would flatten
+/// the others).
+const PROFILED: [BitsOp; 4] = [BitsOp::Add, BitsOp::Max, BitsOp::Mul, BitsOp::ShlEnc];
+
+fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result<(), Error> {
     let mut t = Table::new(
         format!(
             "GATES_128 on the count backend, planned for {threads} threads (digits: DIGITS_128)"
@@ -400,13 +408,34 @@ fn count(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Er
          PBS costs about 0.5x of a DIGITS_128 one (`hearth bench params`).",
     );
     emit(
-        json.as_deref(),
+        json.json.as_deref(),
         &json!({"bench": "ops", "family": "bits", "backend": "count", "threads": threads, "rows": rows}),
         &[t],
-    )
+    )?;
+    if let (Some(path), Some(&n)) = (&plot.plot, bits.iter().max()) {
+        let profiles = PROFILED
+            .iter()
+            .map(|&op| {
+                let st = build(op, n, &GATES_128, threads)?.circuit().stats();
+                Ok(Series::profile(
+                    format!("{}: {} PBS, depth {}", op.name(), st.pbs, st.depth),
+                    &st.width_per_level,
+                ))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let title = format!(
+            "bench ops --family bits --backend count: u{n} words (GATES_128), planned for {threads} threads, {}",
+            crate::plot::today()
+        );
+        crate::plot::save(
+            path,
+            &crate::plot::level_profiles(&title, &profiles, threads)?,
+        )?;
+    }
+    Ok(())
 }
 
-fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+fn encrypted(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result<(), Error> {
     if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32, 64].contains(&n)) {
         return Err(Error::Config(format!(
             "--bits {n}: the comparison covers 8, 16, 32 and 64"
@@ -426,6 +455,7 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
         &["op", "bits", "#PBS", "hearth bits (ms)", "tfhe-rs (ms)", "bits / tfhe-rs", "hearth digits (ms)", "digits / tfhe-rs"],
     );
     let mut rows = Vec::new();
+    let mut ratios = Vec::new();
     let bar = steps((BitsOp::ALL.len() * bits.len()) as u64);
     for &n in bits {
         for op in BitsOp::ALL {
@@ -488,6 +518,7 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
             };
             let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
             let dratio = digits.map(|d| d.as_secs_f64() / theirs.as_secs_f64());
+            ratios.push((op.name().to_string(), format!("{n} bits"), ratio));
             t.row(vec![
                 op.name().into(),
                 n.to_string(),
@@ -512,8 +543,20 @@ fn encrypted(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result<()
          family's product is exact (2n digits), tfhe-rs's wraps. Division by zero is not timed.",
     );
     emit(
-        json.as_deref(),
+        json.json.as_deref(),
         &json!({"bench": "ops", "family": "bits", "backend": "cpu", "threads": threads, "rows": rows}),
         &[t],
-    )
+    )?;
+    if let Some(path) = &plot.plot {
+        let chart = GroupedBars::from_triples(
+            format!(
+                "bench ops --family bits: words on GATES_128, {threads} threads, {}",
+                crate::plot::today()
+            ),
+            "time hearth / tfhe-rs FheUint (below 1: hearth faster)".into(),
+            &ratios,
+        );
+        crate::plot::save(path, &crate::plot::ratio_bars(&chart)?)?;
+    }
+    Ok(())
 }

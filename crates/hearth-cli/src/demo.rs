@@ -4,9 +4,10 @@
 use std::time::Instant;
 
 use hearth::api::{Int, Program, U16};
-use hearth::backend::{resolve_threads, Backend, ClearBackend, CountBackend};
+use hearth::backend::{Backend, ClearBackend, CountBackend};
 
 use crate::engine::{evaluator, Engine};
+use crate::options::Threads;
 use hearth::crypto::keys::signed_digit;
 use hearth::{CircuitBuilder, ClientKey, Error, Lut, ServerKey, Wire, DIGITS_128, GATES_128};
 
@@ -21,7 +22,8 @@ fn product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, Error> {
     Ok(b.sub(qs, qd)?)
 }
 
-pub fn demo(threads: Option<usize>, engine: Engine) -> Result<(), Error> {
+/// `hearth demo`: runs everything on `threads`, checks every output.
+pub fn demo(threads: Threads, engine: Engine) -> Result<(), Error> {
     let params = &DIGITS_128;
     println!(
         "hearth demo: {} ({}), budget {} per bootstrap input",
@@ -67,7 +69,7 @@ pub fn demo(threads: Option<usize>, engine: Engine) -> Result<(), Error> {
         .iter()
         .map(|&v| client.encrypt(v))
         .collect::<Result<Vec<_>, _>>()?;
-    let ev = evaluator(engine, &server, threads)?;
+    let ev = evaluator(engine, &server, threads.get())?;
     let t = Instant::now();
     let out = ev.evaluate(&circuit, &cts)?;
     let wall = t.elapsed();
@@ -115,7 +117,7 @@ pub fn demo(threads: Option<usize>, engine: Engine) -> Result<(), Error> {
 fn integers(
     client: &ClientKey,
     server: &ServerKey,
-    threads: Option<usize>,
+    threads: Threads,
     engine: Engine,
 ) -> Result<bool, Error> {
     let values = [-87i64, 113, 42];
@@ -133,7 +135,7 @@ fn integers(
         .iter()
         .map(|&v| client.encrypt_int(v, 8))
         .collect::<Result<Vec<_>, _>>()?;
-    let ev = evaluator(engine, server, threads)?;
+    let ev = evaluator(engine, server, threads.get())?;
     let t = Instant::now();
     let out = prog.run_encrypted(&ev, &inputs)?;
     let wall = t.elapsed();
@@ -161,7 +163,7 @@ fn integers(
 
 /// Fixed-width words on GATES_128: Rust's wrapping semantics on 16-bit
 /// unsigned integers, one program.
-fn words(threads: Option<usize>, engine: Engine) -> Result<bool, Error> {
+fn words(threads: Threads, engine: Engine) -> Result<bool, Error> {
     let params = &GATES_128;
     let t = Instant::now();
     let (client, server) = crate::keygen::generate(params);
@@ -174,8 +176,8 @@ fn words(threads: Option<usize>, engine: Engine) -> Result<bool, Error> {
     );
     let (x, y) = (51_234u16, 4_321u16);
     let p = Program::new(params);
-    let ev = evaluator(engine, &server, threads)?;
-    p.set_threads(resolve_threads(threads)?);
+    let ev = evaluator(engine, &server, threads.get())?;
+    p.set_threads(threads.resolve()?);
     let a = U16::input(&p);
     let b = U16::input(&p);
     let sum = &a + &b;

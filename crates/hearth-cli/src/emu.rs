@@ -39,6 +39,7 @@ pub struct RunArgs {
     /// ELF's initial data).
     #[arg(long)]
     mem: Option<PathBuf>,
+    /// Encrypted, or the same circuits on clear values (debugging).
     #[arg(long, value_enum, default_value = "encrypted")]
     mode: Mode,
     /// A directory with client.key and server.key (GATES_128, from `hearth
@@ -57,9 +58,8 @@ pub struct RunArgs {
     /// Write the final data memory (decrypted) to this file.
     #[arg(long)]
     dump: Option<PathBuf>,
-    /// Worker threads (default: HEARTH_THREADS or all cores).
-    #[arg(long, env = "HEARTH_THREADS")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: crate::options::Threads,
     /// Register width: 32 (A32), or 16 (the 16-bit mode: 16-bit registers
     /// and memory words, assembly placed below 64 KiB).
     #[arg(long, default_value_t = 32, value_parser = parse_width)]
@@ -182,7 +182,7 @@ fn run_program(args: RunArgs) -> Result<(), Error> {
                 }
             };
             gates_only(client.params())?;
-            let cpu = CpuBackend::new(&server, args.threads)?;
+            let cpu = CpuBackend::new(&server, args.threads.get())?;
             let enc = |v: u64, n: usize| values::encrypt(&client, v, n);
             let dec = |d: &[hearth::Ciphertext]| values::decrypt(&client, d);
             let mut oracle = KeyOracle {
@@ -246,7 +246,7 @@ where
     }
     let mut m = Machine::new(image, state, backend, &GATES_128);
     m.set_width(width_of(args.width));
-    if let Some(t) = args.threads {
+    if let Some(t) = args.threads.get() {
         m.set_threads(t);
     }
     let start = Instant::now();
@@ -312,8 +312,8 @@ pub struct ServeArgs {
     /// Seconds a client may take to answer a branch query.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
-    #[arg(long, env = "HEARTH_THREADS")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: crate::options::Threads,
 }
 
 #[derive(clap::Args)]
@@ -335,6 +335,7 @@ pub struct ClientArgs {
     /// The most branch decisions answered; the run stops at the next one.
     #[arg(long, default_value_t = 1000)]
     decisions: u64,
+    /// Stop after this many instructions.
     #[arg(long, default_value_t = 1_000_000)]
     max_steps: u64,
     /// Write the final data memory (decrypted) to this file.
@@ -398,7 +399,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Error> {
     );
     let server = hearth_emu::remote::Server {
         key,
-        threads: args.threads,
+        threads: args.threads.get(),
         limit: args.max_message_mib << 20,
         timeout: std::time::Duration::from_secs(args.timeout),
     };

@@ -144,8 +144,7 @@ fn measure_g(key: &ClientKey, cpu1: &CpuBackend<'_>) -> Result<Duration, Error> 
     Ok(times[times.len() / 2])
 }
 
-pub fn emu(threads: Option<usize>, json_path: Option<PathBuf>) -> Result<(), Error> {
-    let threads = hearth::backend::resolve_threads(threads)?;
+pub fn emu(threads: usize, json_path: Option<PathBuf>) -> Result<(), Error> {
     let (key, server) = generate(&GATES_128);
     let cpu = CpuBackend::new(&server, Some(threads))?;
     let cpu1 = CpuBackend::new(&server, Some(1))?;

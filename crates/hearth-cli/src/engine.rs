@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use hearth::backend::{resolve_threads, Backend, ClearBackend, CpuBackend};
+use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::crypto::keys::signed_digit;
 use hearth::testing::circuits::random_circuit;
 use hearth::{Ciphertext, Circuit, ClientKey, Error, Int, ParameterSet, Program, ServerKey};
@@ -115,14 +115,12 @@ fn timed<B: Backend<Digit = Ciphertext>>(
 /// `hearth bench backends`: the gpu backend (or, without one, the cpu
 /// backend again) beside the cpu backend on the same keys and ciphertexts.
 pub fn compare(
-    name: &str,
-    threads: Option<usize>,
+    params: &'static ParameterSet,
+    threads: usize,
     bootstraps: usize,
     seed: u64,
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
-    let params = ParameterSet::for_front_end(name)?;
-    let threads = resolve_threads(threads)?;
     let (client, server) = generate(params);
     let cpu = CpuBackend::new(&server, Some(threads))?;
     let other = evaluator(Engine::Gpu, &server, Some(threads))?;

@@ -10,7 +10,7 @@
 use std::fmt::Display;
 use std::time::Instant;
 
-use hearth::backend::{resolve_threads, CpuBackend};
+use hearth::backend::CpuBackend;
 use hearth::testing::programs::{Checked, Failure, Limits, ProgramSpec};
 use hearth::testing::word_programs::WordSpec;
 use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, GATES_128};
@@ -37,14 +37,14 @@ pub struct FuzzArgs {
     /// Seed of the run (program i uses the seed and i).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Which programs: Ints (digits) or fixed-width words (bits).
     #[arg(long, value_enum, default_value = "digits")]
     family: Family,
     /// Run small programs encrypted (cpu backend).
     #[arg(long)]
     encrypted: bool,
-    /// Worker threads (default: HEARTH_THREADS or all cores).
-    #[arg(long, env = "HEARTH_THREADS")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: crate::options::Threads,
     /// Digits: longest input (default 16; 8 with --encrypted).
     #[arg(long)]
     max_input_len: Option<usize>,
@@ -139,7 +139,7 @@ fn run<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Result<(), Er
     if args.encrypted {
         return fuzz_encrypted::<S>(args, params);
     }
-    let threads = resolve_threads(args.threads)?;
+    let threads = args.threads.resolve()?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -200,7 +200,7 @@ fn fuzz_clear<S: Spec>(args: &FuzzArgs, params: &ParameterSet) -> Result<(), Err
 fn fuzz_encrypted<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Result<(), Error> {
     let (count, seed) = (args.count, args.seed);
     let (client, server) = generate(params);
-    let cpu = CpuBackend::new(&server, args.threads)?;
+    let cpu = CpuBackend::new(&server, args.threads.get())?;
     let t = Instant::now();
     let bar = steps(count);
     let (mut values, mut pbs) = (0usize, 0usize);

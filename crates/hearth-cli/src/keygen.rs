@@ -69,8 +69,8 @@ pub fn generate(params: &'static ParameterSet) -> (ClientKey, ServerKey) {
     (client, server)
 }
 
-pub fn keygen(name: &str, out: &Path) -> Result<(), Error> {
-    let params = ParameterSet::for_front_end(name)?;
+/// `hearth keygen`: keys for `params` written into `out`.
+pub fn keygen(params: &'static ParameterSet, out: &Path) -> Result<(), Error> {
     std::fs::create_dir_all(out).map_err(|source| hearth::FileError::Io {
         path: out.to_path_buf(),
         source,

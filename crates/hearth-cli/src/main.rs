@@ -11,7 +11,9 @@ mod fuzz;
 mod kernels_bench;
 mod keygen;
 mod ops;
+mod options;
 mod params_bench;
+mod plot;
 mod radix_study;
 mod report;
 #[cfg(feature = "tfhe-pbs-stats")]
@@ -37,20 +39,22 @@ struct Cli {
 enum Command {
     /// Generate a client key and a server key.
     Keygen {
-        /// Parameter set: DIGITS_128, DIGITS_KS32_128 (digits, faster on CPUs), GATES_128 or BITS_128.
-        #[arg(long, default_value = "DIGITS_128")]
-        params: String,
+        #[command(flatten)]
+        params: options::ParamsArg,
         /// Directory to write client.key (mode 0600) and server.key into.
         #[arg(long)]
         out: PathBuf,
     },
     /// Describe a hearth key or ciphertext file.
-    Info { file: PathBuf },
+    Info {
+        /// The file: client.key, server.key or a ciphertext file.
+        file: PathBuf,
+    },
     /// Generate keys, run a small encrypted computation, check it against the clear backend.
     Demo {
-        /// Worker threads (default: HEARTH_THREADS or all cores).
-        #[arg(long, env = "HEARTH_THREADS")]
-        threads: Option<usize>,
+        #[command(flatten)]
+        threads: options::Threads,
+        /// Where the encrypted circuits run.
         #[arg(long, value_enum, default_value = "cpu")]
         backend: engine::Engine,
     },
@@ -125,7 +129,7 @@ fn asc_table(out: Option<PathBuf>, check: bool) -> Result<(), hearth::Error> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Keygen { params, out } => keygen::keygen(&params, &out),
+        Command::Keygen { params, out } => keygen::keygen(params.params, &out),
         Command::Info { file } => keygen::info(&file),
         Command::Demo { threads, backend } => demo::demo(threads, backend),
         Command::Bench { which } => bench::run(which),
@@ -146,5 +150,124 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every command under `cmd` (itself included) without an about text,
+    /// and every argument without a help text (clap's own `--help` and
+    /// `--version` aside), as `hearth bench ops --plot`-like paths.
+    fn missing_help(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        if cmd.get_about().is_none() && cmd.get_long_about().is_none() {
+            out.push(format!("{path} (command)"));
+        }
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                let name = match arg.get_long() {
+                    Some(long) => format!("--{long}"),
+                    None => format!("<{id}>"),
+                };
+                out.push(format!("{path} {name}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            missing_help(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    /// The whole tree as compiled: commands behind features (`bench
+    /// tfhe-pbs` is in every build, `--backend gpu` too) are covered by
+    /// running this test in a build with those features.
+    #[test]
+    fn every_command_and_option_has_help() {
+        Cli::command().debug_assert();
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut missing = Vec::new();
+        missing_help(&cmd, "hearth", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "without help text:\n  {}",
+            missing.join("\n  ")
+        );
+    }
+
+    #[test]
+    fn the_walk_finds_missing_help() {
+        let cmd = clap::Command::new("x")
+            .arg(clap::Arg::new("bare").long("bare"))
+            .subcommand(
+                clap::Command::new("sub")
+                    .about("a command")
+                    .arg(clap::Arg::new("file")),
+            );
+        let mut missing = Vec::new();
+        missing_help(&cmd, "x", &mut missing);
+        assert_eq!(missing, ["x (command)", "x --bare", "x sub <file>"]);
+    }
+
+    #[test]
+    fn shared_options_parse_once_for_every_command() {
+        let cli = Cli::try_parse_from([
+            "hearth",
+            "bench",
+            "ops",
+            "--threads",
+            "3",
+            "--params",
+            "digits_ks32_128",
+            "--json",
+            "-",
+            "--plot",
+            "ops.svg",
+        ])
+        .unwrap();
+        let Command::Bench {
+            which:
+                bench::Which::Ops {
+                    threads,
+                    params,
+                    json,
+                    plot,
+                    ..
+                },
+        } = cli.command
+        else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(threads.get(), Some(3));
+        assert_eq!(params.params.name, "DIGITS_KS32_128");
+        assert_eq!(json.json, Some(PathBuf::from("-")));
+        assert_eq!(plot.plot, Some(PathBuf::from("ops.svg")));
+        for args in [
+            &[
+                "hearth",
+                "keygen",
+                "--params",
+                "INSECURE_TEST_DIGITS",
+                "--out",
+                "k",
+            ][..],
+            &["hearth", "bench", "noise", "--params", "insecure_test_bits"],
+        ] {
+            let e = Cli::try_parse_from(args)
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(e.contains("INSECURE") && e.contains("--params"), "{e}");
+        }
+        let e = Cli::try_parse_from(["hearth", "bench", "pbs", "--plot", "pbs.png"])
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("*.svg"), "{e}");
     }
 }

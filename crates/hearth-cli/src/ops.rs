@@ -1,7 +1,6 @@
 //! `hearth bench ops`: the digits operations on the count backend beside
 //! PARMESAN, or encrypted beside tfhe-rs's `FheInt` on the same threads.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hearth::backend::CpuBackend;
@@ -13,6 +12,8 @@ use tfhe::prelude::*;
 use tfhe::{FheInt16, FheInt32, FheInt8};
 
 use crate::keygen::{generate, steps};
+use crate::options::{JsonOut, PlotOut};
+use crate::plot::{GroupedBars, Series};
 use crate::report::{emit, ms, Table};
 
 /// Where `bench ops` evaluates.
@@ -48,15 +49,21 @@ pub fn ops(
     bits: &[usize],
     inputs: InputsArg,
     params: &'static ParameterSet,
-    json: Option<PathBuf>,
+    json: JsonOut,
+    plot: PlotOut,
 ) -> Result<(), Error> {
     match backend {
-        OpsBackend::Count => count(bits, json),
-        OpsBackend::Cpu => encrypted(threads, bits, inputs.into(), params, json),
+        OpsBackend::Count => count(threads, bits, json, plot),
+        OpsBackend::Cpu => encrypted(threads, bits, inputs.into(), params, json, plot),
     }
 }
 
-fn count(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
+/// The operations whose level profiles `bench ops --backend count --plot`
+/// draws: a chain (add), a selection (max), a wrapping and an exact
+/// product.
+const PROFILED: [Op; 4] = [Op::Add, Op::Max, Op::MulWrapping, Op::Mul];
+
+fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result<(), Error> {
     let mut t = Table::new(
         "DIGITS_128 on the count backend, beside PARMESAN (Table 5; `f` = from its cost formulas)",
         &[
@@ -116,10 +123,31 @@ fn count(bits: &[usize], json: Option<PathBuf>) -> Result<(), Error> {
         }
     }
     emit(
-        json.as_deref(),
+        json.json.as_deref(),
         &json!({"bench": "ops", "backend": "count", "rows": rows}),
         &[t],
-    )
+    )?;
+    if let (Some(path), Some(&n)) = (&plot.plot, bits.iter().max()) {
+        let profiles = PROFILED
+            .iter()
+            .map(|op| {
+                let st = op.program(&DIGITS_128, n)?.circuit().stats();
+                Ok(Series::profile(
+                    format!("{}: {} PBS, depth {}", op.name(), st.pbs, st.depth),
+                    &st.width_per_level,
+                ))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let title = format!(
+            "bench ops --backend count: digits (DIGITS_128), {n}-digit signed-binary inputs, {}",
+            crate::plot::today()
+        );
+        crate::plot::save(
+            path,
+            &crate::plot::level_profiles(&title, &profiles, threads)?,
+        )?;
+    }
+    Ok(())
 }
 
 /// The operations timed against tfhe-rs.
@@ -191,7 +219,8 @@ fn encrypted(
     bits: &[usize],
     inputs: Inputs,
     params: &'static ParameterSet,
-    json: Option<PathBuf>,
+    json: JsonOut,
+    plot: PlotOut,
 ) -> Result<(), Error> {
     if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32].contains(&n)) {
         return Err(Error::Config(format!(
@@ -214,6 +243,7 @@ fn encrypted(
         &["op", "bits", "#PBS", "hearth (ms)", "tfhe-rs (ms)", "ratio hearth / tfhe-rs"],
     );
     let mut rows = Vec::new();
+    let mut ratios = Vec::new();
     let bar = steps((TIMED.len() * bits.len()) as u64);
     for &n in bits {
         for op in TIMED {
@@ -257,6 +287,7 @@ fn encrypted(
                 )));
             }
             let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
+            ratios.push((op.name(), format!("{n} bits"), ratio));
             t.row(vec![
                 op.name(),
                 n.to_string(),
@@ -279,8 +310,25 @@ fn encrypted(
          One run each; operands below 2^(n/2-1) so that tfhe-rs does not wrap.",
     );
     emit(
-        json.as_deref(),
+        json.json.as_deref(),
         &json!({"bench": "ops", "backend": "cpu", "params": params.name, "threads": threads, "rows": rows}),
         &[t],
-    )
+    )?;
+    if let Some(path) = &plot.plot {
+        let kind = match inputs {
+            Inputs::Twos => "two's-complement",
+            Inputs::SignedBinary => "signed-binary",
+        };
+        let chart = GroupedBars::from_triples(
+            format!(
+                "bench ops --family digits: {}, {kind} inputs, {threads} threads, {}",
+                params.name,
+                crate::plot::today()
+            ),
+            "time hearth / tfhe-rs FheInt (below 1: hearth faster)".into(),
+            &ratios,
+        );
+        crate::plot::save(path, &crate::plot::ratio_bars(&chart)?)?;
+    }
+    Ok(())
 }

@@ -110,6 +110,46 @@ fn asc_table_regenerates_and_count_bench_runs() {
 }
 
 #[test]
+fn count_bench_draws_level_profiles() {
+    let dir = std::env::temp_dir().join(format!("hearth-cli-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for family in ["digits", "bits"] {
+        let path = dir.join(format!("{family}.svg"));
+        let (ok, _, err) = hearth(&[
+            "bench",
+            "ops",
+            "--backend",
+            "count",
+            "--family",
+            family,
+            "--bits",
+            "8,16",
+            "--plot",
+            path.to_str().unwrap(),
+        ]);
+        assert!(ok, "{err}");
+        assert!(err.contains("plot written to"), "{err}");
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.ends_with("</svg>\n"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("16-digit") || svg.contains("u16 words"),
+            "{svg}"
+        );
+        assert!(svg.contains("max: ") && svg.contains("2 threads"), "{svg}");
+    }
+    // Refused before anything runs: not SVG, or a folder that is missing.
+    for bad in ["plot.png", "/no/such/folder/plot.svg"] {
+        let (ok, _, err) = hearth(&["bench", "ops", "--backend", "count", "--plot", bad]);
+        assert!(!ok && err.contains("--plot"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn fuzz_programs_checks_random_programs() {
     let (ok, out, err) = hearth(&["tool", "fuzz-programs", "--count", "300", "--seed", "9"]);
     assert!(ok, "{out}{err}");
