@@ -880,7 +880,7 @@ fn rewritten_immediate(op: DpOp, s: bool, rd: Reg, rn: Reg, value: u32) -> Resul
     match alt {
         Some((op, v)) if encode_imm(v, v >= 256).is_some() => Ok(Op::Dp {
             op,
-            s,
+            s: s || op.is_test(),
             rd,
             rn,
             op2: Operand2::Imm {
@@ -1347,6 +1347,20 @@ mod tests {
             assert!(same, "{text}: {got}");
         }
         assert!(seen > 30_000, "{seen}");
+    }
+
+    /// A compare whose immediate is no A32 immediate becomes the
+    /// complementary compare, still a compare (S set): the words GNU as
+    /// writes for these lines.
+    #[test]
+    fn compares_with_negated_immediates() {
+        let img = assemble("cmp r1, #-1\ncmn r2, #-5\n").unwrap();
+        let words: Vec<u32> = img
+            .code
+            .iter()
+            .map(|(&a, i)| encode(a, i).unwrap())
+            .collect();
+        assert_eq!(words, [0xe371_0001, 0xe352_0005]);
     }
 
     #[test]
