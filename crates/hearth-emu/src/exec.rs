@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use hearth::api::{Bool, Program, Word, I64, U64, U8};
 
+use crate::alu::ArmWord;
 use crate::image::Image;
 use crate::isa::{Cond, DpOp, Instr, Offset, Op, Operand2, Reg, Shift, ShiftKind, Size};
 use crate::machine::EmuError;

@@ -18,6 +18,7 @@
 //!
 //! `svc` ends a run (the program's exit).
 
+pub mod alu;
 pub mod asm;
 pub mod decode;
 pub mod encode;
