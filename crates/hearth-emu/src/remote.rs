@@ -4,7 +4,9 @@
 //!
 //! Protocol (version [`VERSION`]): every message is `HEMU`, the version
 //! (u16, little-endian), the payload length (u64, little-endian, at most
-//! the receiver's limit) and a bincode [`Message`]. The client sends
+//! the receiver's limit) and a bincode [`Message`]. Version 2 added clear
+//! initial registers to [`Message::Run`]; a peer of another version is
+//! refused with both versions named. The client sends
 //! [`Message::Run`]; the server answers with any number of
 //! [`Message::Query`] (one encrypted condition bit each; the client
 //! answers [`Message::Decision`] or [`Message::Refuse`]) and ends with
@@ -24,10 +26,11 @@ use serde::{Deserialize, Serialize};
 use crate::image::Image;
 use crate::machine::{EmuError, Machine, Stop, Width};
 use crate::oracle::{BranchOracle, Policy};
-use crate::state::{Byte, State, Val};
+use crate::state::{Byte, State};
 
 pub const MAGIC: [u8; 4] = *b"HEMU";
-pub const VERSION: u16 = 1;
+/// The protocol version this side speaks (2: clear initial registers).
+pub const VERSION: u16 = 2;
 /// The default bound on one message (1 GiB).
 pub const MAX_MESSAGE: u64 = 1 << 30;
 
@@ -35,12 +38,17 @@ pub const MAX_MESSAGE: u64 = 1 << 30;
 #[derive(Serialize, Deserialize, Debug)]
 pub enum Message {
     /// Run `program` (an ELF executable or assembly text) from its entry:
-    /// registers given here and the data memory
+    /// registers given in `regs` and the data memory
     /// (8 ciphertexts per byte from its start; the rest keeps the ELF's
-    /// data, encrypted by nobody: clear) are encrypted.
+    /// data, encrypted by nobody: clear) are encrypted; registers in
+    /// `clear_regs` are public inputs (pointers, sizes), which the server
+    /// sees. A register may be given once (checked by
+    /// [`State::set_registers`]).
     Run {
         program: Vec<u8>,
         regs: Vec<(u8, Vec<Ciphertext>)>,
+        /// Clear initial registers (protocol version 2).
+        clear_regs: Vec<(u8, u32)>,
         memory: Vec<Ciphertext>,
         max_steps: u64,
         /// The register width: 32, or 16 for the 16-bit mode.
@@ -220,6 +228,7 @@ impl Server {
         let Message::Run {
             program,
             regs,
+            clear_regs,
             memory,
             max_steps,
             width,
@@ -250,13 +259,19 @@ impl Server {
             memory.chunks(8).map(|c| Byte::Enc(c.to_vec())).collect();
         bytes.extend(image.data[bytes.len()..].iter().map(|&b| Byte::Clear(b)));
         let mut state = State::new(image.entry, image.data_base, bytes);
-        for (r, cts) in regs {
-            if r > 14 || cts.len() != width.bits() {
-                return Err(format!("register r{r} with {} ciphertexts", cts.len()));
+        for (_, cts) in &regs {
+            if cts.len() != width.bits() {
+                return Err(format!(
+                    "a register of {} ciphertexts, expected {}",
+                    cts.len(),
+                    width.bits()
+                ));
             }
-            check(&cts)?;
-            state.regs[r as usize] = Val::Enc(cts);
+            check(cts)?;
         }
+        state
+            .set_registers(&clear_regs, regs, width.bits())
+            .map_err(|e| e.to_string())?;
         let cpu = CpuBackend::new(&self.key, self.threads).map_err(|e| e.to_string())?;
         let mut m = Machine::new(image, state, &cpu, &GATES_128);
         m.set_width(width);
