@@ -142,9 +142,9 @@ pub fn assemble(text: &str) -> Result<Image, AsmError> {
 }
 
 /// Assembles `text` into an image with its code and data at `bases`: pass
-/// 1 places every line ([`lay_out`]: labels, directives, instructions),
-/// pass 2 encodes them and fills the literal pool ([`emit`]), then the
-/// image is put together ([`image_of`]).
+/// 1 places every line (`lay_out`: labels, directives, instructions),
+/// pass 2 encodes them and fills the literal pool (`emit`), then the
+/// image is put together (`image_of`).
 pub fn assemble_at(text: &str, bases: Bases) -> Result<Image, AsmError> {
     if bases.data < bases.text.saturating_add(0x1000) {
         return Err(AsmError::whole(
