@@ -14,13 +14,18 @@ use crate::encode::{encode, encode_imm};
 use crate::image::Image;
 use crate::isa::{Cond, DpOp, Instr, Offset, Op, Operand2, Reg, Shift, ShiftKind, Size};
 
+/// Where the code goes by default (as `tests/corpus/link.ld` places ELF
+/// programs' `.text`).
 pub const TEXT_BASE: u32 = 0x10000;
+/// Where the data goes by default (`.data`, `.bss`).
 pub const DATA_BASE: u32 = 0x20000;
 
 /// Where the code and the data go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bases {
+    /// The first address of the code (and the literal pool after it).
     pub text: u32,
+    /// The first address of the data memory.
     pub data: u32,
 }
 
@@ -41,8 +46,11 @@ pub const BASES_16: Bases = Bases {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}: `{text}`")]
 pub struct AsmError {
+    /// The line, from 1 (0: the whole program, e.g. no instructions).
     pub line: usize,
+    /// The line's text, trimmed.
     pub text: String,
+    /// What is wrong.
     pub message: String,
 }
 

@@ -28,6 +28,7 @@ use crate::machine::{EmuError, Machine, Stop, Width};
 use crate::oracle::{BranchOracle, Policy};
 use crate::state::{Byte, State};
 
+/// The first bytes of every message.
 pub const MAGIC: [u8; 4] = *b"HEMU";
 /// The protocol version this side speaks (2: clear initial registers).
 pub const VERSION: u16 = 2;
@@ -45,35 +46,53 @@ pub enum Message {
     /// sees. A register may be given once (checked by
     /// [`State::set_registers`]).
     Run {
+        /// The ELF file or assembly text.
         program: Vec<u8>,
+        /// Encrypted initial registers: (register, one ciphertext per bit).
         regs: Vec<(u8, Vec<Ciphertext>)>,
         /// Clear initial registers (protocol version 2).
         clear_regs: Vec<(u8, u32)>,
+        /// The start of the data memory, 8 ciphertexts per byte.
         memory: Vec<Ciphertext>,
+        /// The most instructions to run.
         max_steps: u64,
         /// The register width: 32, or 16 for the 16-bit mode.
         width: u32,
     },
     /// The encrypted condition of the branch at `pc`.
     Query {
+        /// The branch's address.
         pc: u32,
+        /// The condition, one encrypted bit.
         cond: Ciphertext,
     },
+    /// The key owner's answer to a [`Message::Query`].
     Decision {
+        /// Whether the branch is taken.
         taken: bool,
     },
+    /// The key owner declines to answer (its budget is spent): the run
+    /// stops there.
     Refuse {
+        /// Why.
         reason: String,
     },
     /// The state at the end (`error` is why the run stopped early; the
     /// state is then the one before the failing instruction).
     Done {
+        /// Registers, flags and data memory.
         state: Box<State<Ciphertext>>,
+        /// Instructions executed.
         steps: u64,
+        /// Bootstraps spent.
         pbs: u64,
+        /// Why the run stopped early, if it did.
         error: Option<String>,
     },
+    /// The request was refused (malformed, oversized, unexpected, or a
+    /// program or input the server does not accept).
     Error {
+        /// Why.
         message: String,
     },
 }
@@ -81,10 +100,14 @@ pub enum Message {
 /// Why a remote run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
+    /// The connection failed.
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
+    /// A message that breaks the protocol (magic, version, size, format,
+    /// order).
     #[error("protocol: {0}")]
     Protocol(String),
+    /// The server answered with [`Message::Error`].
     #[error("the server refused: {0}")]
     Server(String),
 }
@@ -172,7 +195,9 @@ fn kind(m: &Message) -> &'static str {
 
 /// A server: the server key and its limits.
 pub struct Server {
+    /// The server key (GATES_128): every ciphertext is checked against it.
     pub key: ServerKey,
+    /// Worker threads (`None`: all cores).
     pub threads: Option<usize>,
     /// The largest message accepted.
     pub limit: u64,
@@ -294,8 +319,12 @@ impl Server {
 
 /// What a remote run returned.
 pub struct RemoteRun {
+    /// Registers, flags and data memory at the end (or before the failing
+    /// instruction).
     pub state: State<Ciphertext>,
+    /// Instructions executed.
     pub steps: u64,
+    /// Bootstraps spent on the server.
     pub pbs: u64,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,
