@@ -8,15 +8,17 @@ use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::{ClientKey, Error, ServerKey, GATES_128};
 use hearth_emu::values;
 use hearth_emu::{
-    BranchOracle, Byte, ClearOracle, Flag, Image, KeyOracle, Machine, Policy, State, StepReport,
-    Val, Width,
+    BranchOracle, Byte, ClearOracle, EmuError, Flag, Image, KeyOracle, Machine, Policy, State,
+    StepReport, Val, Width,
 };
 
 #[derive(clap::Subcommand)]
 pub enum Emu {
     /// Run an A32 program (an ELF executable from `arm-none-eabi-gcc -marm`,
-    /// or assembly text) from its entry to its first `svc`: registers given with --reg and the data memory
-    /// are encrypted; the pc, the code and every address stay clear.
+    /// or assembly text) from its entry to its first `svc`: registers given
+    /// with --reg and the data memory are encrypted; registers given with
+    /// --clear-reg (pointers, sizes), the pc, the code and every address
+    /// stay clear.
     Run(RunArgs),
 }
 
@@ -32,9 +34,20 @@ pub enum Mode {
 pub struct RunArgs {
     /// The ELF executable or assembly file.
     program: PathBuf,
-    /// An encrypted initial register, e.g. `--reg r0=42` or `--reg r1=0xff`.
-    #[arg(long = "reg", value_parser = parse_reg)]
-    regs: Vec<(u8, u32)>,
+    /// An encrypted initial register, e.g. `--reg r0=42`, `--reg
+    /// r1=0xff`, `--reg r2=-5` (repeatable). Pointers belong in
+    /// --clear-reg: loads and stores need clear addresses.
+    #[arg(long = "reg", value_name = "rN=VALUE", value_parser = parse_reg)]
+    regs: Vec<(u8, RegValue)>,
+    /// A clear initial register, for pointers and other public inputs,
+    /// e.g. `--clear-reg r1=0x20000`, or `--clear-reg r0=@a`: the address
+    /// of the program's symbol `a` (an ELF symbol such as a C global, or an
+    /// assembly label; `@a+8` adds an offset). Addresses computed from it
+    /// stay clear, so loads and stores through it work; whoever runs the
+    /// program sees it. Repeatable; a register is given by --reg or
+    /// --clear-reg, not both.
+    #[arg(long = "clear-reg", value_name = "rN=VALUE", value_parser = parse_reg)]
+    clear_regs: Vec<(u8, RegValue)>,
     /// Raw bytes for the start of the data memory (the rest keeps the
     /// ELF's initial data).
     #[arg(long)]
@@ -82,10 +95,21 @@ fn width_of(bits: u32) -> Width {
     }
 }
 
-fn parse_reg(s: &str) -> Result<(u8, u32), String> {
+/// An initial register's value as given: a number, or the address of a
+/// program symbol plus an offset (`@name`, `@name+8`), resolved once the
+/// program is loaded.
+#[derive(Clone, Debug)]
+enum RegValue {
+    /// A number.
+    Number(u32),
+    /// A symbol's address plus an offset.
+    Symbol(String, i64),
+}
+
+fn parse_reg(s: &str) -> Result<(u8, RegValue), String> {
     let (r, v) = s
         .split_once('=')
-        .ok_or_else(|| format!("`{s}`: expected rN=VALUE"))?;
+        .ok_or_else(|| format!("`{s}`: expected rN=VALUE or rN=@symbol"))?;
     let r = match r.trim().to_ascii_lowercase().as_str() {
         "sp" => 13,
         "lr" => 14,
@@ -96,18 +120,121 @@ fn parse_reg(s: &str) -> Result<(u8, u32), String> {
             .ok_or_else(|| format!("`{r}`: registers are r0..r14 (sp, lr)"))?,
     };
     let v = v.trim();
-    let value = if let Some(h) = v.strip_prefix("0x") {
-        u32::from_str_radix(h, 16).map_err(|e| format!("`{v}`: {e}"))?
-    } else if let Some(n) = v.strip_prefix('-') {
-        let n: u32 = n.parse().map_err(|e| format!("`{v}`: {e}"))?;
+    if let Some(sym) = v.strip_prefix('@') {
+        let (name, offset) = match sym.find(['+', '-']) {
+            Some(i) => {
+                let off = &sym[i + 1..];
+                let n = parse_number(off)?;
+                (&sym[..i], if &sym[i..=i] == "-" { -n } else { n })
+            }
+            None => (sym, 0),
+        };
+        if name.is_empty() {
+            return Err(format!("`{v}`: expected @symbol"));
+        }
+        return Ok((r, RegValue::Symbol(name.to_string(), offset)));
+    }
+    let value = if let Some(n) = v.strip_prefix('-') {
+        let n = parse_number(n)?;
         if n > 1 << 31 {
             return Err(format!("`{v}` does not fit 32 bits"));
         }
-        n.wrapping_neg()
+        (n as u32).wrapping_neg()
     } else {
-        v.parse().map_err(|e| format!("`{v}`: {e}"))?
+        u32::try_from(parse_number(v)?).map_err(|_| format!("`{v}` does not fit 32 bits"))?
     };
-    Ok((r, value))
+    Ok((r, RegValue::Number(value)))
+}
+
+/// A decimal or `0x` hexadecimal number.
+fn parse_number(v: &str) -> Result<i64, String> {
+    let r = match v.strip_prefix("0x") {
+        Some(h) => i64::from_str_radix(h, 16),
+        None => v.parse(),
+    };
+    r.map_err(|e| format!("`{v}`: {e}"))
+}
+
+/// Initial registers and their values, symbols resolved.
+struct Registers {
+    /// From --clear-reg.
+    clear: Vec<(u8, u32)>,
+    /// From --reg, to encrypt.
+    encrypted: Vec<(u8, u32)>,
+}
+
+/// The initial registers of a run on `image` with `bits`-bit registers,
+/// symbols resolved. A register given twice (by either flag), an unknown
+/// symbol or a value wider than the registers is an error.
+fn initial_registers(
+    image: &Image,
+    program: &std::path::Path,
+    encrypted: &[(u8, RegValue)],
+    clear: &[(u8, RegValue)],
+    bits: usize,
+) -> Result<Registers, Error> {
+    let mut given: [Option<&str>; 15] = [None; 15];
+    let mut resolve = |list: &[(u8, RegValue)], flag: &'static str| {
+        list.iter()
+            .map(|(r, v)| {
+                match given[*r as usize].replace(flag) {
+                    Some(f) if f == flag => {
+                        return Err(Error::Config(format!("r{r} is given twice by {flag}")))
+                    }
+                    Some(f) => {
+                        return Err(Error::Config(format!(
+                            "r{r} is given by both {f} and {flag}: a register is either \
+                             encrypted or clear"
+                        )))
+                    }
+                    None => {}
+                }
+                let value = match v {
+                    RegValue::Number(x) => *x,
+                    RegValue::Symbol(name, off) => {
+                        let addr = image
+                            .symbols
+                            .get(name)
+                            .ok_or_else(|| unknown_symbol(image, program, name))?;
+                        (*addr as i64).wrapping_add(*off) as u32
+                    }
+                };
+                if bits < 32 && value >> bits != 0 {
+                    return Err(Error::Config(format!(
+                        "r{r} = {value:#x} does not fit {bits} bits"
+                    )));
+                }
+                Ok((*r, value))
+            })
+            .collect::<Result<Vec<_>, Error>>()
+    };
+    let encrypted = resolve(encrypted, "--reg")?;
+    let clear = resolve(clear, "--clear-reg")?;
+    Ok(Registers { clear, encrypted })
+}
+
+/// The error for `@name` when the program has no such symbol: it lists
+/// the symbols it has.
+fn unknown_symbol(image: &Image, program: &std::path::Path, name: &str) -> Error {
+    let mut names: Vec<&str> = image
+        .symbols
+        .keys()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with(['$', '.']))
+        .collect();
+    names.sort_unstable();
+    let more = names.len().saturating_sub(40);
+    names.truncate(40);
+    Error::Config(format!(
+        "`@{name}`: {} has no symbol `{name}` (it has: {}{})",
+        program.display(),
+        names.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 pub fn run(which: Emu) -> Result<(), Error> {
@@ -196,6 +323,10 @@ fn run_program(args: RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
+/// What to do about an encrypted address.
+const POINTER_HINT: &str = "hint: pointers must be clear: give them with --clear-reg \
+                            (e.g. --clear-reg r0=@array), not --reg";
+
 /// The emulator's circuits are built for GATES_128: other keys (insecure
 /// test sets included) are refused before anything runs.
 fn gates_only(params: &hearth::ParameterSet) -> Result<(), Error> {
@@ -230,20 +361,21 @@ fn execute<B: Backend>(
 where
     B::Digit: Clone,
 {
+    let bits = args.width as usize;
+    let regs = initial_registers(&image, &args.program, &args.regs, &args.clear_regs, bits)?;
     let memory = data
         .iter()
         .map(|&b| Ok(Byte::Enc(enc(b as u64, 8)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     let mut state = State::new(image.entry, image.data_base, memory);
-    let bits = args.width as usize;
-    for &(r, v) in &args.regs {
-        if bits < 32 && v >> bits != 0 {
-            return Err(Error::Config(format!(
-                "r{r} = {v:#x} does not fit {bits} bits"
-            )));
-        }
-        state.regs[r as usize] = Val::Enc(enc(v as u64, bits)?);
-    }
+    let encrypted = regs
+        .encrypted
+        .iter()
+        .map(|&(r, v)| Ok((r, enc(v as u64, bits)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    state
+        .set_registers(&regs.clear, encrypted, bits)
+        .map_err(emu_err)?;
     let mut m = Machine::new(image, state, backend, &GATES_128);
     m.set_width(width_of(args.width));
     if let Some(t) = args.threads.get() {
@@ -291,7 +423,12 @@ where
             m.pbs,
             start.elapsed().as_secs_f64()
         ),
-        Err(e) => eprintln!("error: {e}; state kept at pc {:#010x}", m.state.pc),
+        Err(e) => {
+            eprintln!("error: {e}; state kept at pc {:#010x}", m.state.pc);
+            if matches!(e, EmuError::Encrypted { what, .. } if what.contains("address")) {
+                eprintln!("{POINTER_HINT}");
+            }
+        }
     }
     print_state(&m.state, &dec, args.dump.as_deref())?;
     result.map(|_| ()).map_err(emu_err)
@@ -326,9 +463,15 @@ pub struct ClientArgs {
     keys: PathBuf,
     /// The ELF executable or assembly file to run.
     program: PathBuf,
-    /// An encrypted initial register, e.g. `--reg r0=42`.
-    #[arg(long = "reg", value_parser = parse_reg)]
-    regs: Vec<(u8, u32)>,
+    /// An encrypted initial register, e.g. `--reg r0=42` (repeatable).
+    #[arg(long = "reg", value_name = "rN=VALUE", value_parser = parse_reg)]
+    regs: Vec<(u8, RegValue)>,
+    /// A clear initial register, for pointers and other public inputs:
+    /// `--clear-reg r1=0x20000`, or `--clear-reg r0=@a` for the address of
+    /// the program's symbol `a` (`@a+8` adds an offset). Sent in the clear:
+    /// the server sees it. Repeatable; not for a register given by --reg.
+    #[arg(long = "clear-reg", value_name = "rN=VALUE", value_parser = parse_reg)]
+    clear_regs: Vec<(u8, RegValue)>,
     /// Raw bytes for the start of the data memory, sent encrypted.
     #[arg(long)]
     mem: Option<PathBuf>,
@@ -414,8 +557,11 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
     let elf = std::fs::read(&args.program)
         .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
     // Refuse locally what the server would refuse.
-    Image::load_for(&elf, width_of(args.width))
+    let image = Image::load_for(&elf, width_of(args.width))
         .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+    let bits = args.width as usize;
+    let Registers { clear, encrypted } =
+        initial_registers(&image, &args.program, &args.regs, &args.clear_regs, bits)?;
     let cts = |v: u64, n: usize| values::encrypt(&key, v, n);
     let mut memory = Vec::new();
     if let Some(path) = &args.mem {
@@ -425,14 +571,14 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
             memory.extend(cts(b as u64, 8)?);
         }
     }
-    let regs = args
-        .regs
+    let regs = encrypted
         .iter()
-        .map(|&(r, v)| Ok((r, cts(v as u64, args.width as usize)?)))
+        .map(|&(r, v)| Ok((r, cts(v as u64, bits)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     let request = hearth_emu::remote::Message::Run {
         program: elf,
         regs,
+        clear_regs: clear,
         memory,
         max_steps: args.max_steps,
         width: args.width,
@@ -459,7 +605,12 @@ pub fn client(args: ClientArgs) -> Result<(), Error> {
     eprintln!("{} instructions, {} PBS on the server", run.steps, run.pbs);
     print_state(&run.state, &dec, args.dump.as_deref())?;
     match run.error {
-        Some(e) => Err(Error::Config(format!("the run stopped early: {e}"))),
+        Some(e) => {
+            if e.contains("address depends on encrypted data") {
+                eprintln!("{POINTER_HINT}");
+            }
+            Err(Error::Config(format!("the run stopped early: {e}")))
+        }
         None => Ok(()),
     }
 }

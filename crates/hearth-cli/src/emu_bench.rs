@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use hearth::api::{Program, Word};
 use hearth::backend::CpuBackend;
 use hearth::{ClientKey, Error, GATES_128};
+use hearth_emu::alu::ArmWord;
 use serde_json::json;
 
 use crate::keygen::generate;

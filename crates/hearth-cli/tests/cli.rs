@@ -224,3 +224,224 @@ fn emu_runs_assembly_and_reports_bad_programs() {
     assert!(!ok && err.contains("r0..r14"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The `r0` that `hearth emu run` / `hearth client` printed.
+fn printed_r0(out: &str) -> u32 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("r0  = "))
+        .unwrap_or_else(|| panic!("no r0 in {out}"));
+    let hex = line["r0  = 0x".len()..].split_whitespace().next().unwrap();
+    u32::from_str_radix(hex, 16).unwrap()
+}
+
+/// Four words of `data` (the data memory from `base`) at `addr`.
+fn words_at(data: &[u8], base: u32, addr: u32) -> [i32; 4] {
+    let at = (addr - base) as usize;
+    std::array::from_fn(|i| {
+        i32::from_le_bytes(data[at + 4 * i..at + 4 * i + 4].try_into().unwrap())
+    })
+}
+
+fn dot4(a: [i32; 4], b: [i32; 4]) -> u32 {
+    a.iter()
+        .zip(&b)
+        .fold(0i32, |s, (x, y)| s.wrapping_add(x.wrapping_mul(*y))) as u32
+}
+
+/// examples/emu/dot4.s reads two arrays through pointers given with
+/// --clear-reg (`@a` resolved from the program's labels, or a number): its
+/// r0 is the plain dot product of the arrays, for the file's own data and
+/// for random arrays (--mem), clear and once encrypted; the same pointers
+/// given encrypted (--reg), twice, or as unknown symbols are refused with
+/// a message that says so.
+#[test]
+fn emu_reads_arrays_through_clear_pointer_registers() {
+    use rand::{Rng, SeedableRng};
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/emu/dot4.s");
+    let image = hearth_emu::Image::load(&std::fs::read(example).unwrap()).unwrap();
+    let (a, b) = (image.symbols["a"], image.symbols["b"]);
+    let want = dot4(
+        words_at(&image.data, image.data_base, a),
+        words_at(&image.data, image.data_base, b),
+    );
+    let pointers = ["--clear-reg", "r0=@a", "--clear-reg", "r1=@b"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["emu", "run", example];
+        args.extend_from_slice(extra);
+        hearth(&args)
+    };
+    let (ok, out, err) = run(&[&pointers[..], &["--mode", "clear"]].concat());
+    assert!(ok, "{err}");
+    assert_eq!(printed_r0(&out), want, "{out}");
+    let r1 = format!("r1  = {0:#010x} ({0}, clear)", b + 16);
+    assert!(out.contains(&r1), "the pointer moved on, clear: {out}");
+    assert!(err.contains("0 branch decision(s)"), "{err}");
+
+    // Random arrays through --mem, the pointers as @symbol or numbers.
+    let dir = std::env::temp_dir().join(format!("hearth-emu-dot4-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mem = dir.join("arrays.bin");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(4);
+    for k in 0..3 {
+        let mut data = image.data.clone();
+        for w in (0..4u32).flat_map(|i| [a + 4 * i, b + 4 * i]) {
+            let at = (w - image.data_base) as usize;
+            data[at..at + 4].copy_from_slice(&rng.gen::<i32>().to_le_bytes());
+        }
+        std::fs::write(&mem, &data).unwrap();
+        let want = dot4(
+            words_at(&data, image.data_base, a),
+            words_at(&data, image.data_base, b),
+        );
+        let r0 = if k == 0 {
+            format!("r0={a:#x}")
+        } else {
+            "r0=@a".into()
+        };
+        let (ok, out, err) = run(&[
+            "--mode",
+            "clear",
+            "--mem",
+            mem.to_str().unwrap(),
+            "--clear-reg",
+            &r0,
+            "--clear-reg",
+            "r1=@b",
+        ]);
+        assert!(ok, "{err}");
+        assert_eq!(printed_r0(&out), want, "{out}");
+    }
+
+    // Encrypted pointers cannot address memory: the run stops, says why.
+    let (ok, _, err) = run(&["--mode", "clear", "--reg", "r0=@a", "--clear-reg", "r1=@b"]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("a base address depends on encrypted data") && err.contains("--clear-reg"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["--mode", "clear", "--reg", "r0=1", "--clear-reg", "r0=@a"]);
+    assert!(
+        !ok && err.contains("r0 is given by both --reg and --clear-reg"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&[
+        "--mode",
+        "clear",
+        "--clear-reg",
+        "r1=@a",
+        "--clear-reg",
+        "r1=@b",
+    ]);
+    assert!(
+        !ok && err.contains("r1 is given twice by --clear-reg"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["--mode", "clear", "--clear-reg", "r0=@nope"]);
+    assert!(
+        !ok && err.contains("no symbol `nope`") && err.contains("stack_top"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&[
+        "--mode",
+        "clear",
+        "--clear-reg",
+        "r0=0x10000",
+        "--width",
+        "16",
+    ]);
+    assert!(!ok && err.contains("does not fit 16 bits"), "{err}");
+    let (ok, _, err) = run(&["--clear-reg", "r15=@a"]);
+    assert!(!ok && err.contains("r0..r14"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Encrypted (GATES_128, fresh keys, 2 threads): about 4 800 bootstraps.
+    let (ok, out, err) = run(&pointers);
+    assert!(ok, "{err}");
+    assert_eq!(printed_r0(&out), want, "{out}");
+    assert!(out.contains("encrypted)"), "{out}");
+}
+
+/// `hearth serve` / `hearth client` with a clear pointer register: the
+/// server loads through it from encrypted memory.
+#[test]
+fn client_sends_clear_registers() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = std::env::temp_dir().join(format!("hearth-cli-remote-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys = dir.join("keys");
+    let (ok, _, err) = hearth(&[
+        "keygen",
+        "--params",
+        "GATES_128",
+        "--out",
+        keys.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let program = dir.join("sum.s");
+    std::fs::write(
+        &program,
+        "_start:\n ldr r3, [r0]\n ldr r4, [r1]\n add r0, r3, r4\n add r0, r0, r2\n svc #0\n\
+         .data\nx: .word 1000\ny: .word 234\n",
+    )
+    .unwrap();
+    let image = hearth_emu::Image::load(&std::fs::read(&program).unwrap()).unwrap();
+    let (x, y) = (0x1234_5678u32, 0xfedc_ba98u32);
+    let mut mem = x.to_le_bytes().to_vec();
+    mem.extend(y.to_le_bytes());
+    std::fs::write(dir.join("mem.bin"), &mem).unwrap();
+    assert_eq!(image.symbols["y"], image.data_base + 4);
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args([
+            "serve",
+            "--keys",
+            keys.to_str().unwrap(),
+            "--listen",
+            &listen,
+        ])
+        .env("HEARTH_THREADS", "2")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("serving on"), "{first}");
+    let (ok, out, err) = hearth(&[
+        "client",
+        "--keys",
+        keys.to_str().unwrap(),
+        "--connect",
+        &listen,
+        program.to_str().unwrap(),
+        "--mem",
+        dir.join("mem.bin").to_str().unwrap(),
+        "--clear-reg",
+        "r0=@x",
+        "--clear-reg",
+        "r1=@y",
+        "--reg",
+        "r2=77",
+    ]);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(ok, "{err}");
+    assert_eq!(
+        printed_r0(&out),
+        x.wrapping_add(y).wrapping_add(77),
+        "{out}"
+    );
+    let r1 = format!("r1  = {0:#010x} ({0}, clear)", image.symbols["y"]);
+    assert!(out.contains(&r1), "{out}");
+}

@@ -7,20 +7,25 @@
 //! `.syntax`, `.arm`, `.type`, `.size` are accepted and ignored.
 //! Comments start with `@` or `//`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::decode::decode;
 use crate::encode::{encode, encode_imm};
 use crate::image::Image;
 use crate::isa::{Cond, DpOp, Instr, Offset, Op, Operand2, Reg, Shift, ShiftKind, Size};
 
+/// Where the code goes by default (as `tests/corpus/link.ld` places ELF
+/// programs' `.text`).
 pub const TEXT_BASE: u32 = 0x10000;
+/// Where the data goes by default (`.data`, `.bss`).
 pub const DATA_BASE: u32 = 0x20000;
 
 /// Where the code and the data go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bases {
+    /// The first address of the code (and the literal pool after it).
     pub text: u32,
+    /// The first address of the data memory.
     pub data: u32,
 }
 
@@ -41,8 +46,11 @@ pub const BASES_16: Bases = Bases {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}: `{text}`")]
 pub struct AsmError {
+    /// The line, from 1 (0: the whole program, e.g. no instructions).
     pub line: usize,
+    /// The line's text, trimmed.
     pub text: String,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -141,264 +149,379 @@ pub fn assemble(text: &str) -> Result<Image, AsmError> {
     assemble_at(text, BASES)
 }
 
-/// Assembles `text` into an image with its code and data at `bases`.
+/// Assembles `text` into an image with its code and data at `bases`: pass
+/// 1 places every line (`lay_out`: labels, directives, instructions),
+/// pass 2 encodes them and fills the literal pool (`emit`), then the
+/// image is put together (`image_of`).
 pub fn assemble_at(text: &str, bases: Bases) -> Result<Image, AsmError> {
-    let (text_base, data_base) = (bases.text, bases.data);
-    if data_base < text_base.saturating_add(0x1000) {
-        return Err(AsmError {
+    if bases.data < bases.text.saturating_add(0x1000) {
+        return Err(AsmError::whole(
+            "the data must start at least 4 KiB after the code",
+        ));
+    }
+    let layout = lay_out(text, bases)?;
+    if layout.text_end > bases.data {
+        return Err(AsmError::whole(&format!(
+            "the code runs into the data at {:#x}",
+            bases.data
+        )));
+    }
+    let out = emit(&layout, bases)?;
+    image_of(out, layout.symbols, bases)
+}
+
+impl AsmError {
+    /// An error of line `line` (1-based), whose text is `raw`.
+    fn at(line: usize, raw: &str, message: String) -> AsmError {
+        AsmError {
+            line,
+            text: raw.trim().to_string(),
+            message,
+        }
+    }
+
+    /// An error of the whole program (line 0).
+    fn whole(message: &str) -> AsmError {
+        AsmError {
             line: 0,
             text: String::new(),
-            message: "the data must start at least 4 KiB after the code".into(),
-        });
+            message: message.to_string(),
+        }
     }
-    // Pass 1: items with addresses, labels.
-    let mut items: Vec<(usize, String, Section, u32, Item)> = Vec::new();
-    let mut symbols: HashMap<String, i64> = HashMap::new();
-    let mut labels: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut at = [text_base, data_base];
-    let mut section = Section::Text;
-    for (n, raw) in text.lines().enumerate() {
-        let line_no = n + 1;
-        let err = |m: &str| AsmError {
-            line: line_no,
-            text: raw.trim().to_string(),
-            message: m.to_string(),
-        };
-        let mut line = strip_comment(raw).trim();
-        while let Some(i) = line.find(':') {
-            let label = line[..i].trim();
-            if label.is_empty() || label.contains(char::is_whitespace) || line[..i].contains('"') {
-                break;
-            }
-            let addr = at[section as usize] as i64;
-            if symbols.insert(label.to_string(), addr).is_some() {
-                return Err(err(&format!("label `{label}` defined twice")));
-            }
-            labels.insert(label.to_string());
-            line = line[i + 1..].trim();
-        }
-        if line.is_empty() {
-            continue;
-        }
-        let (head, rest) = match line.find(char::is_whitespace) {
-            Some(i) => (&line[..i], line[i..].trim()),
-            None => (line, ""),
-        };
-        let head_l = head.to_ascii_lowercase();
-        let cur = &mut at[section as usize];
-        let item = match head_l.as_str() {
-            ".text" => {
-                section = Section::Text;
-                continue;
-            }
-            ".data" | ".bss" => {
-                section = Section::Data;
-                continue;
-            }
-            ".section" => {
-                section = if rest.starts_with(".text") {
-                    Section::Text
-                } else {
-                    Section::Data
-                };
-                continue;
-            }
-            ".global" | ".globl" | ".syntax" | ".arm" | ".code" | ".type" | ".size" | ".file"
-            | ".fpu" | ".cpu" | ".arch" | ".p2align_" => continue,
-            ".equ" | ".set" => {
-                let ops = split_operands(rest);
-                let [name, value] = ops.as_slice() else {
-                    return Err(err("expected `.equ name, value`"));
-                };
-                let v = parse_num(value).ok_or_else(|| err("expected a number"))?;
-                symbols.insert(name.clone(), v);
-                continue;
-            }
-            ".word" | ".long" | ".4byte" | ".hword" | ".short" | ".2byte" | ".byte" => {
-                let size = match head_l.as_str() {
-                    ".word" | ".long" | ".4byte" => 4,
-                    ".byte" => 1,
-                    _ => 2,
-                };
-                let exprs = split_operands(rest)
-                    .iter()
-                    .map(|e| parse_expr(e).ok_or_else(|| err(&format!("bad value `{e}`"))))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Item::Bytes(exprs, size)
-            }
-            ".ascii" | ".asciz" | ".string" => {
-                let s = rest.trim();
-                let inner = s
-                    .strip_prefix('"')
-                    .and_then(|s| s.strip_suffix('"'))
-                    .ok_or_else(|| err("expected a quoted string"))?;
-                let mut bytes: Vec<Expr> = unescape(inner)
-                    .map_err(|m| err(&m))?
-                    .into_iter()
-                    .map(|b| Expr::Num(b as i64))
-                    .collect();
-                if head_l != ".ascii" {
-                    bytes.push(Expr::Num(0));
-                }
-                Item::Bytes(bytes, 1)
-            }
-            ".space" | ".skip" | ".zero" => {
-                let n = parse_num(split_operands(rest).first().map_or("", |s| s))
-                    .filter(|&n| (0..1 << 24).contains(&n))
-                    .ok_or_else(|| err("expected a size below 16 MiB"))?;
-                Item::Space(n as u32)
-            }
-            ".align" | ".balign" | ".p2align" => {
-                let n = parse_num(rest).ok_or_else(|| err("expected a number"))?;
-                let bytes = if head_l == ".balign" {
-                    n
-                } else {
-                    1 << n.clamp(0, 12)
-                };
-                if bytes <= 0 || bytes & (bytes - 1) != 0 || bytes > 4096 {
-                    return Err(err("alignment must be a power of two up to 4096"));
-                }
-                Item::Align(bytes as u32)
-            }
-            h if h.starts_with('.') => return Err(err(&format!("unknown directive `{h}`"))),
-            _ => {
-                if section != Section::Text {
-                    return Err(err("instructions belong in .text"));
-                }
-                if !cur.is_multiple_of(4) {
-                    return Err(err("instruction not word-aligned"));
-                }
-                Item::Instr(head_l.clone(), rest.to_string())
-            }
-        };
-        let size = match &item {
+}
+
+/// An item placed by pass 1.
+struct Placed {
+    line: usize,
+    text: String,
+    section: Section,
+    addr: u32,
+    item: Item,
+}
+
+/// Pass 1's result: the items at their addresses, the symbols (labels and
+/// `.equ` constants), which symbols are labels (addresses), and where the
+/// code ends.
+struct Layout {
+    items: Vec<Placed>,
+    symbols: HashMap<String, i64>,
+    labels: HashSet<String>,
+    text_end: u32,
+}
+
+/// What a line (after its labels) is.
+enum Line {
+    /// A section switch.
+    Section(Section),
+    /// A directive that changes nothing here (`.global`, `.syntax`, ...).
+    Ignored,
+    /// `.equ name, value`.
+    Equ(String, i64),
+    /// Something that takes room: an instruction or data.
+    Item(Item),
+}
+
+impl Item {
+    /// The bytes the item takes at `addr`.
+    fn size(&self, addr: u32) -> u32 {
+        match self {
             Item::Instr(..) => 4,
             Item::Bytes(v, s) => (v.len() * s) as u32,
             Item::Space(n) => *n,
-            Item::Align(a) => (a - *cur % a) % a,
+            Item::Align(a) => (a - addr % a) % a,
+        }
+    }
+}
+
+/// Pass 1: labels get the address of their line; every item its address.
+fn lay_out(text: &str, bases: Bases) -> Result<Layout, AsmError> {
+    let mut layout = Layout {
+        items: Vec::new(),
+        symbols: HashMap::new(),
+        labels: HashSet::new(),
+        text_end: bases.text,
+    };
+    let starts = [bases.text, bases.data];
+    let mut at = starts;
+    let mut section = Section::Text;
+    for (n, raw) in text.lines().enumerate() {
+        let line_no = n + 1;
+        let err = |m: String| AsmError::at(line_no, raw, m);
+        let here = at[section as usize];
+        let line = take_labels(strip_comment(raw).trim(), here, &mut layout).map_err(err)?;
+        if line.is_empty() {
+            continue;
+        }
+        let item = match classify(line, section, here).map_err(err)? {
+            Line::Section(s) => {
+                section = s;
+                continue;
+            }
+            Line::Ignored => continue,
+            Line::Equ(name, value) => {
+                layout.symbols.insert(name, value);
+                continue;
+            }
+            Line::Item(item) => item,
         };
-        items.push((line_no, raw.trim().to_string(), section, *cur, item));
-        *cur = cur
-            .checked_add(size)
-            .filter(|&e| {
-                let base = if section == Section::Text {
-                    text_base
-                } else {
-                    data_base
-                };
-                e - base < 1 << 24
-            })
-            .ok_or_else(|| err("section larger than 16 MiB"))?;
-    }
-    let text_end = at[0];
-    if text_end > data_base {
-        return Err(AsmError {
-            line: 0,
-            text: String::new(),
-            message: format!("the code runs into the data at {data_base:#x}"),
+        let size = item.size(here);
+        layout.items.push(Placed {
+            line: line_no,
+            text: raw.trim().to_string(),
+            section,
+            addr: here,
+            item,
         });
+        let start = starts[section as usize];
+        at[section as usize] = here
+            .checked_add(size)
+            .filter(|&e| e - start < 1 << 24)
+            .ok_or_else(|| err("section larger than 16 MiB".into()))?;
     }
-    // Pass 2: encode, collecting the literal pool after the code.
-    let pool_base = (text_end + 3) & !3;
+    layout.text_end = at[Section::Text as usize];
+    Ok(layout)
+}
+
+/// Defines the labels (`name:`) at the start of `line` at `addr`; returns
+/// the rest of the line.
+fn take_labels<'l>(mut line: &'l str, addr: u32, layout: &mut Layout) -> Result<&'l str, String> {
+    while let Some(i) = line.find(':') {
+        let label = line[..i].trim();
+        if label.is_empty() || label.contains(char::is_whitespace) || line[..i].contains('"') {
+            break;
+        }
+        if layout
+            .symbols
+            .insert(label.to_string(), addr as i64)
+            .is_some()
+        {
+            return Err(format!("label `{label}` defined twice"));
+        }
+        layout.labels.insert(label.to_string());
+        line = line[i + 1..].trim();
+    }
+    Ok(line)
+}
+
+/// A directive, or an instruction of `.text` at `addr`.
+fn classify(line: &str, section: Section, addr: u32) -> Result<Line, String> {
+    let (head, rest) = match line.find(char::is_whitespace) {
+        Some(i) => (&line[..i], line[i..].trim()),
+        None => (line, ""),
+    };
+    let head = head.to_ascii_lowercase();
+    if head.starts_with('.') {
+        return directive(&head, rest);
+    }
+    if section != Section::Text {
+        return Err("instructions belong in .text".into());
+    }
+    if !addr.is_multiple_of(4) {
+        return Err("instruction not word-aligned".into());
+    }
+    Ok(Line::Item(Item::Instr(head, rest.to_string())))
+}
+
+/// A directive `head` (lower case) with its operands `rest`.
+fn directive(head: &str, rest: &str) -> Result<Line, String> {
+    Ok(match head {
+        ".text" => Line::Section(Section::Text),
+        ".data" | ".bss" => Line::Section(Section::Data),
+        ".section" if rest.starts_with(".text") => Line::Section(Section::Text),
+        ".section" => Line::Section(Section::Data),
+        ".global" | ".globl" | ".syntax" | ".arm" | ".code" | ".type" | ".size" | ".file"
+        | ".fpu" | ".cpu" | ".arch" | ".p2align_" => Line::Ignored,
+        ".equ" | ".set" => {
+            let ops = split_operands(rest);
+            let [name, value] = ops.as_slice() else {
+                return Err("expected `.equ name, value`".into());
+            };
+            let v = parse_num(value).ok_or("expected a number")?;
+            Line::Equ(name.clone(), v)
+        }
+        ".word" | ".long" | ".4byte" | ".hword" | ".short" | ".2byte" | ".byte" => {
+            let size = match head {
+                ".word" | ".long" | ".4byte" => 4,
+                ".byte" => 1,
+                _ => 2,
+            };
+            let exprs = split_operands(rest)
+                .iter()
+                .map(|e| parse_expr(e).ok_or_else(|| format!("bad value `{e}`")))
+                .collect::<Result<Vec<_>, _>>()?;
+            Line::Item(Item::Bytes(exprs, size))
+        }
+        ".ascii" | ".asciz" | ".string" => {
+            let inner = rest
+                .trim()
+                .strip_prefix('"')
+                .and_then(|s| s.strip_suffix('"'))
+                .ok_or("expected a quoted string")?;
+            let mut bytes: Vec<Expr> = unescape(inner)?
+                .into_iter()
+                .map(|b| Expr::Num(b as i64))
+                .collect();
+            if head != ".ascii" {
+                bytes.push(Expr::Num(0));
+            }
+            Line::Item(Item::Bytes(bytes, 1))
+        }
+        ".space" | ".skip" | ".zero" => {
+            let n = parse_num(split_operands(rest).first().map_or("", |s| s))
+                .filter(|&n| (0..1 << 24).contains(&n))
+                .ok_or("expected a size below 16 MiB")?;
+            Line::Item(Item::Space(n as u32))
+        }
+        ".align" | ".balign" | ".p2align" => {
+            let n = parse_num(rest).ok_or("expected a number")?;
+            let bytes = if head == ".balign" {
+                n
+            } else {
+                1 << n.clamp(0, 12)
+            };
+            if bytes <= 0 || bytes & (bytes - 1) != 0 || bytes > 4096 {
+                return Err("alignment must be a power of two up to 4096".into());
+            }
+            Line::Item(Item::Align(bytes as u32))
+        }
+        h => return Err(format!("unknown directive `{h}`")),
+    })
+}
+
+/// Pass 2's result: read-only bytes (code and literal pool) by address,
+/// the data memory, the decoded instructions.
+#[derive(Default)]
+struct Output {
+    rom: BTreeMap<u32, u8>,
+    data: Vec<u8>,
+    code: BTreeMap<u32, Instr>,
+}
+
+impl Output {
+    /// Writes `bytes` at `addr` of `section` (the data from `data_base`).
+    fn put(&mut self, section: Section, addr: u32, bytes: &[u8], data_base: u32) {
+        match section {
+            Section::Text => {
+                for (k, &b) in bytes.iter().enumerate() {
+                    self.rom.insert(addr + k as u32, b);
+                }
+            }
+            Section::Data => {
+                let off = (addr - data_base) as usize;
+                if self.data.len() < off + bytes.len() {
+                    self.data.resize(off + bytes.len(), 0);
+                }
+                self.data[off..off + bytes.len()].copy_from_slice(bytes);
+            }
+        }
+    }
+}
+
+/// Pass 2: encodes each instruction (checked by decoding it back) and
+/// data item, collecting `ldr rX, =value` literals into a pool after the
+/// code.
+fn emit(layout: &Layout, bases: Bases) -> Result<Output, AsmError> {
+    let pool_base = (layout.text_end + 3) & !3;
     let mut pool: Vec<u32> = Vec::new();
-    let mut rom: BTreeMap<u32, u8> = BTreeMap::new();
-    let mut data: Vec<u8> = Vec::new();
-    let mut code: BTreeMap<u32, Instr> = BTreeMap::new();
+    let mut out = Output::default();
     let resolve = |e: &Expr| -> Result<i64, String> {
         match e {
             Expr::Num(v) => Ok(*v),
-            Expr::Sym(s, off) => symbols
+            Expr::Sym(s, off) => layout
+                .symbols
                 .get(s)
                 .map(|v| v + off)
                 .ok_or_else(|| format!("undefined symbol `{s}`")),
         }
     };
-    let is_address = |e: &Expr| matches!(e, Expr::Sym(s, _) if labels.contains(s));
-    for (line, text, section, addr, item) in &items {
+    let is_address = |e: &Expr| matches!(e, Expr::Sym(s, _) if layout.labels.contains(s));
+    for p in &layout.items {
         let err = |m: String| AsmError {
-            line: *line,
-            text: text.clone(),
+            line: p.line,
+            text: p.text.clone(),
             message: m,
         };
-        let mut put = |addr: u32, bytes: &[u8], data: &mut Vec<u8>| match section {
-            Section::Text => {
-                for (k, &b) in bytes.iter().enumerate() {
-                    rom.insert(addr + k as u32, b);
-                }
-            }
-            Section::Data => {
-                let off = (addr - data_base) as usize;
-                if data.len() < off + bytes.len() {
-                    data.resize(off + bytes.len(), 0);
-                }
-                data[off..off + bytes.len()].copy_from_slice(bytes);
-            }
-        };
-        match item {
+        match &p.item {
             Item::Instr(m, ops) => {
                 let mut lit = |v: u32| -> u32 {
-                    let i = pool.iter().position(|&p| p == v).unwrap_or_else(|| {
+                    let i = pool.iter().position(|&w| w == v).unwrap_or_else(|| {
                         pool.push(v);
                         pool.len() - 1
                     });
                     pool_base + 4 * i as u32
                 };
                 let instr =
-                    parse_instr(m, ops, *addr, &resolve, &is_address, &mut lit).map_err(err)?;
-                let word = encode(*addr, &instr).map_err(err)?;
-                let back = decode(*addr, word).map_err(|e| err(e.to_string()))?;
-                code.insert(*addr, back);
-                put(*addr, &word.to_le_bytes(), &mut data);
+                    parse_instr(m, ops, p.addr, &resolve, &is_address, &mut lit).map_err(err)?;
+                let word = encode(p.addr, &instr).map_err(err)?;
+                let back = decode(p.addr, word).map_err(|e| err(e.to_string()))?;
+                out.code.insert(p.addr, back);
+                out.put(p.section, p.addr, &word.to_le_bytes(), bases.data);
             }
             Item::Bytes(exprs, size) => {
-                let mut bytes = Vec::new();
-                for e in exprs {
-                    let v = resolve(e).map_err(err)?;
-                    let fits = match size {
-                        1 => (-128..256).contains(&v),
-                        2 => (-32768..65536).contains(&v),
-                        _ => (-(1i64 << 31)..(1i64 << 32)).contains(&v),
-                    };
-                    if !fits {
-                        return Err(err(format!("{v} does not fit {size} byte(s)")));
-                    }
-                    bytes.extend_from_slice(&(v as u32).to_le_bytes()[..*size]);
-                }
-                put(*addr, &bytes, &mut data);
+                let bytes = data_bytes(exprs, *size, &resolve).map_err(err)?;
+                out.put(p.section, p.addr, &bytes, bases.data);
             }
-            Item::Space(n) => put(*addr, &vec![0; *n as usize], &mut data),
+            Item::Space(n) => out.put(p.section, p.addr, &vec![0; *n as usize], bases.data),
             Item::Align(_) => {}
         }
     }
     for (i, v) in pool.iter().enumerate() {
-        for (k, b) in v.to_le_bytes().iter().enumerate() {
-            rom.insert(pool_base + 4 * i as u32 + k as u32, *b);
+        out.put(
+            Section::Text,
+            pool_base + 4 * i as u32,
+            &v.to_le_bytes(),
+            bases.data,
+        );
+    }
+    Ok(out)
+}
+
+/// `.word` / `.hword` / `.byte` values, little-endian, each checked to
+/// fit `size` bytes.
+fn data_bytes(
+    exprs: &[Expr],
+    size: usize,
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    for e in exprs {
+        let v = resolve(e)?;
+        let fits = match size {
+            1 => (-128..256).contains(&v),
+            2 => (-32768..65536).contains(&v),
+            _ => (-(1i64 << 31)..(1i64 << 32)).contains(&v),
+        };
+        if !fits {
+            return Err(format!("{v} does not fit {size} byte(s)"));
         }
+        bytes.extend_from_slice(&(v as u32).to_le_bytes()[..size]);
     }
-    if code.is_empty() {
-        return Err(AsmError {
-            line: 0,
-            text: String::new(),
-            message: "no instructions".into(),
-        });
+    Ok(bytes)
+}
+
+/// The image: read-only memory from the text base, the data, the entry
+/// (`_start`, else the first instruction) and the symbols.
+fn image_of(out: Output, symbols: HashMap<String, i64>, bases: Bases) -> Result<Image, AsmError> {
+    if out.code.is_empty() {
+        return Err(AsmError::whole("no instructions"));
     }
-    let end = rom.keys().next_back().map_or(text_base, |&a| a + 1);
-    let mut bytes = vec![0u8; (end - text_base) as usize];
-    for (a, b) in rom {
-        bytes[(a - text_base) as usize] = b;
+    let end = out.rom.keys().next_back().map_or(bases.text, |&a| a + 1);
+    let mut bytes = vec![0u8; (end - bases.text) as usize];
+    for (a, b) in out.rom {
+        bytes[(a - bases.text) as usize] = b;
     }
     let entry = symbols
         .get("_start")
         .map(|&v| v as u32)
-        .unwrap_or_else(|| *code.keys().next().expect("code is not empty"));
+        .unwrap_or_else(|| *out.code.keys().next().expect("code is not empty"));
     let mut image = Image {
         entry,
-        code,
-        data_base,
-        data,
+        code: out.code,
+        data_base: bases.data,
+        data: out.data,
         ..Image::default()
     };
-    image.rom.insert(text_base, bytes);
+    image.rom.insert(bases.text, bytes);
     image.symbols = symbols.into_iter().map(|(k, v)| (k, v as u32)).collect();
     Ok(image)
 }
@@ -661,7 +784,14 @@ fn reg_list(s: &str) -> Result<u16, String> {
     Ok(mask)
 }
 
+/// The data-processing mnemonics, in encoding order.
+const DP_OPS: [&str; 16] = [
+    "and", "eor", "sub", "rsb", "add", "adc", "sbc", "rsc", "tst", "teq", "cmp", "cmn", "orr",
+    "mov", "bic", "mvn",
+];
+
 /// Parses one instruction at `addr`; `lit` places a literal-pool word.
+/// One function per instruction class parses the operands.
 fn parse_instr(
     m: &str,
     ops: &str,
@@ -672,315 +802,384 @@ fn parse_instr(
 ) -> Result<Instr, String> {
     let (base, s, cond) = split_mnemonic(m).ok_or_else(|| format!("unknown instruction `{m}`"))?;
     let o = split_operands(ops);
-    let n = |k: usize| -> Result<(), String> {
-        if o.len() == k {
-            Ok(())
-        } else {
-            Err(format!("`{base}` takes {k} operands, got {}", o.len()))
+    let op = match base {
+        _ if DP_OPS.contains(&base) => data_processing(base, s, &o, resolve)?,
+        "movw" | "movt" => move_half(base, &o, resolve)?,
+        "lsl" | "lsr" | "asr" | "ror" | "rrx" => shift_alias(base, s, &o, resolve)?,
+        "mul" | "mla" | "mls" | "umull" | "smull" | "umlal" | "smlal" => multiply(base, s, &o)?,
+        "udiv" | "sdiv" => divide(base, &o)?,
+        "clz" | "rbit" | "rev" | "rev16" => byte_op(base, &o)?,
+        "bfc" | "bfi" | "ubfx" | "sbfx" => bit_field(base, &o, resolve)?,
+        "uxtb" | "uxth" | "sxtb" | "sxth" => extend(base, &o, resolve)?,
+        "ldr" | "str" | "ldrb" | "strb" | "ldrh" | "strh" | "ldrsb" | "ldrsh" => {
+            memory(base, &o, addr, resolve, is_address, lit)?
         }
+        "push" | "pop" => push_pop(base, &o)?,
+        b if b.starts_with("ldm") || b.starts_with("stm") => block(base, &o)?,
+        "b" | "bl" | "bx" | "blx" => branch(base, &o, resolve)?,
+        "svc" | "swi" | "nop" => system(base, &o, resolve)?,
+        _ => return Err(format!("unknown instruction `{m}`")),
     };
-    let dp_ops = [
-        "and", "eor", "sub", "rsb", "add", "adc", "sbc", "rsc", "tst", "teq", "cmp", "cmn", "orr",
-        "mov", "bic", "mvn",
-    ];
-    let op = if let Some(code) = dp_ops.iter().position(|&d| d == base) {
-        let op = DpOp::from_bits(code as u32);
-        let (rd, rn, rest) = if op.is_test() {
-            (0, reg(o.first().ok_or("missing operand")?)?, &o[1..])
-        } else if op.is_move() {
-            (reg(o.first().ok_or("missing operand")?)?, 0, &o[1..])
-        } else if o.len() >= 3 {
-            (reg(&o[0])?, reg(&o[1])?, &o[2..])
-        } else {
-            let rd = reg(o.first().ok_or("missing operand")?)?;
-            (rd, rd, &o[1..])
-        };
-        let op2 = operand2(rest, resolve)?;
-        // Immediates that do not fit: the complementary operation, or
-        // MOVW for a 16-bit constant.
-        if let Operand2::Imm { value, .. } = op2 {
-            if encode_imm(value, value >= 256).is_none() {
-                let alt = match op {
-                    DpOp::Mov => Some((DpOp::Mvn, !value)),
-                    DpOp::Mvn => Some((DpOp::Mov, !value)),
-                    DpOp::Add => Some((DpOp::Sub, value.wrapping_neg())),
-                    DpOp::Sub => Some((DpOp::Add, value.wrapping_neg())),
-                    DpOp::Cmp => Some((DpOp::Cmn, value.wrapping_neg())),
-                    DpOp::Cmn => Some((DpOp::Cmp, value.wrapping_neg())),
-                    DpOp::And => Some((DpOp::Bic, !value)),
-                    DpOp::Bic => Some((DpOp::And, !value)),
-                    _ => None,
-                };
-                match alt {
-                    Some((op, v)) if encode_imm(v, v >= 256).is_some() => {
-                        return Ok(Instr {
-                            cond,
-                            op: Op::Dp {
-                                op,
-                                s,
-                                rd,
-                                rn,
-                                op2: Operand2::Imm {
-                                    value: v,
-                                    rotated: v >= 256,
-                                },
-                            },
-                        })
-                    }
-                    _ if op == DpOp::Mov && !s && value < 0x10000 => {
-                        return Ok(Instr {
-                            cond,
-                            op: Op::MovHalf {
-                                top: false,
-                                rd,
-                                imm16: value as u16,
-                            },
-                        })
-                    }
-                    _ => return Err(format!("#{value} is not an A32 immediate")),
-                }
-            }
+    Ok(Instr { cond, op })
+}
+
+/// Checks that `base` got `k` operands.
+fn operands(base: &str, o: &[String], k: usize) -> Result<(), String> {
+    if o.len() == k {
+        Ok(())
+    } else {
+        Err(format!("`{base}` takes {k} operands, got {}", o.len()))
+    }
+}
+
+/// AND .. MVN: `rd, rn, op2`, `rd, op2` (the two-operand form, or a move),
+/// `rn, op2` (compares). An immediate that does not fit becomes the
+/// complementary operation, or MOVW for a 16-bit MOV, as GNU as does.
+fn data_processing(
+    base: &str,
+    s: bool,
+    o: &[String],
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<Op, String> {
+    let code = DP_OPS
+        .iter()
+        .position(|&d| d == base)
+        .ok_or_else(|| format!("`{base}` is not a data-processing operation"))?;
+    let op = DpOp::from_bits(code as u32);
+    let (rd, rn, rest) = if op.is_test() {
+        (0, reg(o.first().ok_or("missing operand")?)?, &o[1..])
+    } else if op.is_move() {
+        (reg(o.first().ok_or("missing operand")?)?, 0, &o[1..])
+    } else if o.len() >= 3 {
+        (reg(&o[0])?, reg(&o[1])?, &o[2..])
+    } else {
+        let rd = reg(o.first().ok_or("missing operand")?)?;
+        (rd, rd, &o[1..])
+    };
+    let op2 = operand2(rest, resolve)?;
+    if let Operand2::Imm { value, .. } = op2 {
+        if encode_imm(value, value >= 256).is_none() {
+            return rewritten_immediate(op, s, rd, rn, value);
         }
-        Op::Dp {
+    }
+    Ok(Op::Dp {
+        op,
+        s: s || op.is_test(),
+        rd,
+        rn,
+        op2,
+    })
+}
+
+/// An immediate that is no A32 immediate: the complementary operation on
+/// the negated or inverted value, or MOVW for a 16-bit constant.
+fn rewritten_immediate(op: DpOp, s: bool, rd: Reg, rn: Reg, value: u32) -> Result<Op, String> {
+    let alt = match op {
+        DpOp::Mov => Some((DpOp::Mvn, !value)),
+        DpOp::Mvn => Some((DpOp::Mov, !value)),
+        DpOp::Add => Some((DpOp::Sub, value.wrapping_neg())),
+        DpOp::Sub => Some((DpOp::Add, value.wrapping_neg())),
+        DpOp::Cmp => Some((DpOp::Cmn, value.wrapping_neg())),
+        DpOp::Cmn => Some((DpOp::Cmp, value.wrapping_neg())),
+        DpOp::And => Some((DpOp::Bic, !value)),
+        DpOp::Bic => Some((DpOp::And, !value)),
+        _ => None,
+    };
+    match alt {
+        Some((op, v)) if encode_imm(v, v >= 256).is_some() => Ok(Op::Dp {
             op,
             s: s || op.is_test(),
             rd,
             rn,
-            op2,
-        }
-    } else {
-        match base {
-            "movw" | "movt" => {
-                n(2)?;
-                let v = imm(&o[1], resolve)?;
-                if !(0..0x10000).contains(&v) {
-                    return Err(format!("{v} does not fit 16 bits"));
-                }
-                Op::MovHalf {
-                    top: base == "movt",
-                    rd: reg(&o[0])?,
-                    imm16: v as u16,
-                }
-            }
-            "lsl" | "lsr" | "asr" | "ror" | "rrx" => {
-                let (rd, rm, sh) = match (base, o.as_slice()) {
-                    ("rrx", [rd, rm]) => (reg(rd)?, reg(rm)?, Shift::Rrx),
-                    (_, [rd, rm, a]) => (
-                        reg(rd)?,
-                        reg(rm)?,
-                        shift_of(&format!("{base} {a}"), resolve)?,
-                    ),
-                    (_, [rd, a]) => (
-                        reg(rd)?,
-                        reg(rd)?,
-                        shift_of(&format!("{base} {a}"), resolve)?,
-                    ),
-                    _ => return Err(format!("bad operands for `{base}`")),
-                };
-                Op::Dp {
-                    op: DpOp::Mov,
-                    s,
-                    rd,
-                    rn: 0,
-                    op2: Operand2::Reg { rm, shift: sh },
-                }
-            }
-            "mul" => {
-                let (rd, rn, rm) = match o.as_slice() {
-                    [rd, rn, rm] => (reg(rd)?, reg(rn)?, reg(rm)?),
-                    [rd, rm] => (reg(rd)?, reg(rd)?, reg(rm)?),
-                    _ => return Err("`mul` takes 2 or 3 operands".into()),
-                };
-                Op::Mul {
-                    s,
-                    rd,
-                    rn,
-                    rm,
-                    acc: None,
-                }
-            }
-            "mla" | "mls" => {
-                n(4)?;
-                Op::Mul {
-                    s,
-                    rd: reg(&o[0])?,
-                    rn: reg(&o[1])?,
-                    rm: reg(&o[2])?,
-                    acc: Some((reg(&o[3])?, base == "mls")),
-                }
-            }
-            "umull" | "smull" | "umlal" | "smlal" => {
-                n(4)?;
-                Op::MulLong {
-                    signed: base.starts_with('s'),
-                    accumulate: base.ends_with("lal"),
-                    s,
-                    rdlo: reg(&o[0])?,
-                    rdhi: reg(&o[1])?,
-                    rn: reg(&o[2])?,
-                    rm: reg(&o[3])?,
-                }
-            }
-            "udiv" | "sdiv" => {
-                n(3)?;
-                Op::Div {
-                    signed: base == "sdiv",
-                    rd: reg(&o[0])?,
-                    rn: reg(&o[1])?,
-                    rm: reg(&o[2])?,
-                }
-            }
-            "clz" | "rbit" | "rev" | "rev16" => {
-                n(2)?;
-                let (rd, rm) = (reg(&o[0])?, reg(&o[1])?);
-                match base {
-                    "clz" => Op::Clz { rd, rm },
-                    "rbit" => Op::Rbit { rd, rm },
-                    "rev" => Op::Rev { rd, rm },
-                    _ => Op::Rev16 { rd, rm },
-                }
-            }
-            "bfc" | "bfi" | "ubfx" | "sbfx" => {
-                let k = if base == "bfc" { 3 } else { 4 };
-                n(k)?;
-                let lsb = imm(&o[k - 2], resolve)?;
-                let width = imm(&o[k - 1], resolve)?;
-                if !(0..32).contains(&lsb) || width < 1 || lsb + width > 32 {
-                    return Err(format!("bit field #{lsb}, #{width} out of range"));
-                }
-                let (lsb, width) = (lsb as u8, width as u8);
-                let rd = reg(&o[0])?;
-                match base {
-                    "bfc" => Op::Bfi {
-                        rd,
-                        rn: None,
-                        lsb,
-                        width,
-                    },
-                    "bfi" => Op::Bfi {
-                        rd,
-                        rn: Some(reg(&o[1])?),
-                        lsb,
-                        width,
-                    },
-                    _ => Op::Bfx {
-                        signed: base == "sbfx",
-                        rd,
-                        rn: reg(&o[1])?,
-                        lsb,
-                        width,
-                    },
-                }
-            }
-            "uxtb" | "uxth" | "sxtb" | "sxth" => {
-                let rot = match o.as_slice() {
-                    [_, _] => 0,
-                    [_, _, r] => {
-                        let r = r.trim().to_ascii_lowercase();
-                        let a = r
-                            .strip_prefix("ror")
-                            .ok_or("expected `ror #n`")
-                            .and_then(|a| imm(a, resolve).map_err(|_| "bad rotation"))?;
-                        if ![0, 8, 16, 24].contains(&a) {
-                            return Err("rotation must be 0, 8, 16 or 24".into());
-                        }
-                        a as u8
-                    }
-                    _ => return Err(format!("bad operands for `{base}`")),
-                };
-                Op::Extend {
-                    signed: base.starts_with('s'),
-                    size: if base.ends_with('b') {
-                        Size::Byte
-                    } else {
-                        Size::Half
-                    },
-                    rd: reg(&o[0])?,
-                    rm: reg(&o[1])?,
-                    rot,
-                }
-            }
-            "ldr" | "str" | "ldrb" | "strb" | "ldrh" | "strh" | "ldrsb" | "ldrsh" => {
-                memory(base, &o, addr, resolve, is_address, lit)?
-            }
-            "push" | "pop" => {
-                n(1)?;
-                Op::Block {
-                    load: base == "pop",
-                    rn: 13,
-                    regs: reg_list(&o[0])?,
-                    up: base == "pop",
-                    before: base == "push",
-                    writeback: true,
-                }
-            }
-            b if b.starts_with("ldm") || b.starts_with("stm") => {
-                n(2)?;
-                let load = b.starts_with("ldm");
-                let (up, before) = match &b[3..] {
-                    "" | "ia" => (true, false),
-                    "ib" => (true, true),
-                    "da" => (false, false),
-                    "db" => (false, true),
-                    "fd" if load => (true, false),
-                    "fd" => (false, true),
-                    _ => return Err(format!("unknown mode `{b}`")),
-                };
-                let r0 = o[0].trim();
-                let (rn, writeback) = match r0.strip_suffix('!') {
-                    Some(r) => (reg(r)?, true),
-                    None => (reg(r0)?, false),
-                };
-                Op::Block {
-                    load,
-                    rn,
-                    regs: reg_list(&o[1])?,
-                    up,
-                    before,
-                    writeback,
-                }
-            }
-            "b" | "bl" => {
-                n(1)?;
-                let e = parse_expr(&o[0]).ok_or_else(|| format!("bad target `{}`", o[0]))?;
-                let t = resolve(&e)?;
-                Op::Branch {
-                    link: base == "bl",
-                    target: t as u32,
-                }
-            }
-            "bx" | "blx" => {
-                n(1)?;
-                Op::BranchReg {
-                    link: base == "blx",
-                    rm: reg(&o[0])?,
-                }
-            }
-            "svc" | "swi" => {
-                let v = match o.as_slice() {
-                    [] => 0,
-                    [v] => imm(v, resolve)
-                        .or_else(|_| parse_num(v).ok_or("bad svc number".to_string()))?,
-                    _ => return Err("`svc` takes one operand".into()),
-                };
-                Op::Svc {
-                    imm: (v as u32) & 0x00ff_ffff,
-                }
-            }
-            "nop" => Op::Dp {
-                op: DpOp::Mov,
-                s: false,
-                rd: 0,
-                rn: 0,
-                op2: Operand2::Reg {
-                    rm: 0,
-                    shift: Shift::None,
-                },
+            op2: Operand2::Imm {
+                value: v,
+                rotated: v >= 256,
             },
-            _ => return Err(format!("unknown instruction `{m}`")),
-        }
+        }),
+        _ if op == DpOp::Mov && !s && value < 0x10000 => Ok(Op::MovHalf {
+            top: false,
+            rd,
+            imm16: value as u16,
+        }),
+        _ => Err(format!("#{value} is not an A32 immediate")),
+    }
+}
+
+/// MOVW, MOVT: `rd, #imm16`.
+fn move_half(
+    base: &str,
+    o: &[String],
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<Op, String> {
+    operands(base, o, 2)?;
+    let v = imm(&o[1], resolve)?;
+    if !(0..0x10000).contains(&v) {
+        return Err(format!("{v} does not fit 16 bits"));
+    }
+    Ok(Op::MovHalf {
+        top: base == "movt",
+        rd: reg(&o[0])?,
+        imm16: v as u16,
+    })
+}
+
+/// LSL, LSR, ASR, ROR, RRX: a MOV with a shifted register.
+fn shift_alias(
+    base: &str,
+    s: bool,
+    o: &[String],
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<Op, String> {
+    let (rd, rm, sh) = match (base, o) {
+        ("rrx", [rd, rm]) => (reg(rd)?, reg(rm)?, Shift::Rrx),
+        (_, [rd, rm, a]) => (
+            reg(rd)?,
+            reg(rm)?,
+            shift_of(&format!("{base} {a}"), resolve)?,
+        ),
+        (_, [rd, a]) => (
+            reg(rd)?,
+            reg(rd)?,
+            shift_of(&format!("{base} {a}"), resolve)?,
+        ),
+        _ => return Err(format!("bad operands for `{base}`")),
     };
-    Ok(Instr { cond, op })
+    Ok(Op::Dp {
+        op: DpOp::Mov,
+        s,
+        rd,
+        rn: 0,
+        op2: Operand2::Reg { rm, shift: sh },
+    })
+}
+
+/// MUL, MLA, MLS and the long multiplies UMULL, SMULL, UMLAL, SMLAL.
+fn multiply(base: &str, s: bool, o: &[String]) -> Result<Op, String> {
+    Ok(match base {
+        "mul" => {
+            let (rd, rn, rm) = match o {
+                [rd, rn, rm] => (reg(rd)?, reg(rn)?, reg(rm)?),
+                [rd, rm] => (reg(rd)?, reg(rd)?, reg(rm)?),
+                _ => return Err("`mul` takes 2 or 3 operands".into()),
+            };
+            Op::Mul {
+                s,
+                rd,
+                rn,
+                rm,
+                acc: None,
+            }
+        }
+        "mla" | "mls" => {
+            operands(base, o, 4)?;
+            Op::Mul {
+                s,
+                rd: reg(&o[0])?,
+                rn: reg(&o[1])?,
+                rm: reg(&o[2])?,
+                acc: Some((reg(&o[3])?, base == "mls")),
+            }
+        }
+        _ => {
+            operands(base, o, 4)?;
+            Op::MulLong {
+                signed: base.starts_with('s'),
+                accumulate: base.ends_with("lal"),
+                s,
+                rdlo: reg(&o[0])?,
+                rdhi: reg(&o[1])?,
+                rn: reg(&o[2])?,
+                rm: reg(&o[3])?,
+            }
+        }
+    })
+}
+
+/// UDIV, SDIV: `rd, rn, rm`.
+fn divide(base: &str, o: &[String]) -> Result<Op, String> {
+    operands(base, o, 3)?;
+    Ok(Op::Div {
+        signed: base == "sdiv",
+        rd: reg(&o[0])?,
+        rn: reg(&o[1])?,
+        rm: reg(&o[2])?,
+    })
+}
+
+/// CLZ, RBIT, REV, REV16: `rd, rm`.
+fn byte_op(base: &str, o: &[String]) -> Result<Op, String> {
+    operands(base, o, 2)?;
+    let (rd, rm) = (reg(&o[0])?, reg(&o[1])?);
+    Ok(match base {
+        "clz" => Op::Clz { rd, rm },
+        "rbit" => Op::Rbit { rd, rm },
+        "rev" => Op::Rev { rd, rm },
+        _ => Op::Rev16 { rd, rm },
+    })
+}
+
+/// BFC `rd, #lsb, #width`; BFI, UBFX, SBFX `rd, rn, #lsb, #width`.
+fn bit_field(
+    base: &str,
+    o: &[String],
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<Op, String> {
+    let k = if base == "bfc" { 3 } else { 4 };
+    operands(base, o, k)?;
+    let lsb = imm(&o[k - 2], resolve)?;
+    let width = imm(&o[k - 1], resolve)?;
+    if !(0..32).contains(&lsb) || width < 1 || lsb + width > 32 {
+        return Err(format!("bit field #{lsb}, #{width} out of range"));
+    }
+    let (lsb, width) = (lsb as u8, width as u8);
+    let rd = reg(&o[0])?;
+    Ok(match base {
+        "bfc" => Op::Bfi {
+            rd,
+            rn: None,
+            lsb,
+            width,
+        },
+        "bfi" => Op::Bfi {
+            rd,
+            rn: Some(reg(&o[1])?),
+            lsb,
+            width,
+        },
+        _ => Op::Bfx {
+            signed: base == "sbfx",
+            rd,
+            rn: reg(&o[1])?,
+            lsb,
+            width,
+        },
+    })
+}
+
+/// UXTB, UXTH, SXTB, SXTH: `rd, rm{, ror #0|8|16|24}`.
+fn extend(
+    base: &str,
+    o: &[String],
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<Op, String> {
+    let rot = match o {
+        [_, _] => 0,
+        [_, _, r] => {
+            let r = r.trim().to_ascii_lowercase();
+            let a = r
+                .strip_prefix("ror")
+                .ok_or("expected `ror #n`")
+                .and_then(|a| imm(a, resolve).map_err(|_| "bad rotation"))?;
+            if ![0, 8, 16, 24].contains(&a) {
+                return Err("rotation must be 0, 8, 16 or 24".into());
+            }
+            a as u8
+        }
+        _ => return Err(format!("bad operands for `{base}`")),
+    };
+    Ok(Op::Extend {
+        signed: base.starts_with('s'),
+        size: if base.ends_with('b') {
+            Size::Byte
+        } else {
+            Size::Half
+        },
+        rd: reg(&o[0])?,
+        rm: reg(&o[1])?,
+        rot,
+    })
+}
+
+/// PUSH, POP: `{registers}` (STMDB / LDMIA on sp with write-back).
+fn push_pop(base: &str, o: &[String]) -> Result<Op, String> {
+    operands(base, o, 1)?;
+    Ok(Op::Block {
+        load: base == "pop",
+        rn: 13,
+        regs: reg_list(&o[0])?,
+        up: base == "pop",
+        before: base == "push",
+        writeback: true,
+    })
+}
+
+/// LDM / STM with a mode suffix (IA, IB, DA, DB, FD): `rn{!}, {registers}`.
+fn block(base: &str, o: &[String]) -> Result<Op, String> {
+    operands(base, o, 2)?;
+    let load = base.starts_with("ldm");
+    let (up, before) = match &base[3..] {
+        "" | "ia" => (true, false),
+        "ib" => (true, true),
+        "da" => (false, false),
+        "db" => (false, true),
+        "fd" if load => (true, false),
+        "fd" => (false, true),
+        _ => return Err(format!("unknown mode `{base}`")),
+    };
+    let r0 = o[0].trim();
+    let (rn, writeback) = match r0.strip_suffix('!') {
+        Some(r) => (reg(r)?, true),
+        None => (reg(r0)?, false),
+    };
+    Ok(Op::Block {
+        load,
+        rn,
+        regs: reg_list(&o[1])?,
+        up,
+        before,
+        writeback,
+    })
+}
+
+/// B, BL `label`; BX, BLX `rm`.
+fn branch(
+    base: &str,
+    o: &[String],
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<Op, String> {
+    operands(base, o, 1)?;
+    Ok(match base {
+        "b" | "bl" => {
+            let e = parse_expr(&o[0]).ok_or_else(|| format!("bad target `{}`", o[0]))?;
+            let t = resolve(&e)?;
+            Op::Branch {
+                link: base == "bl",
+                target: t as u32,
+            }
+        }
+        _ => Op::BranchReg {
+            link: base == "blx",
+            rm: reg(&o[0])?,
+        },
+    })
+}
+
+/// SVC (SWI) `{#imm}`, and NOP (`mov r0, r0`).
+fn system(
+    base: &str,
+    o: &[String],
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<Op, String> {
+    if base == "nop" {
+        return Ok(Op::Dp {
+            op: DpOp::Mov,
+            s: false,
+            rd: 0,
+            rn: 0,
+            op2: Operand2::Reg {
+                rm: 0,
+                shift: Shift::None,
+            },
+        });
+    }
+    let v = match o {
+        [] => 0,
+        [v] => imm(v, resolve).or_else(|_| parse_num(v).ok_or("bad svc number".to_string()))?,
+        _ => return Err("`svc` takes one operand".into()),
+    };
+    Ok(Op::Svc {
+        imm: (v as u32) & 0x00ff_ffff,
+    })
 }
 
 /// LDR / STR and friends: `[rn]`, `[rn, #imm]`, `[rn, #imm]!`,
@@ -1040,22 +1239,9 @@ fn memory(
         let v = resolve(&e)? as u32;
         // As GNU as does: a MOV or MVN when a constant (not an address) is
         // an immediate.
-        let constant = !is_address(&e);
-        for (op, x) in [(DpOp::Mov, v), (DpOp::Mvn, !v)]
-            .into_iter()
-            .filter(|_| constant)
-        {
-            if encode_imm(x, x >= 256).is_some() {
-                return Ok(Op::Dp {
-                    op,
-                    s: false,
-                    rd: rt,
-                    rn: 0,
-                    op2: Operand2::Imm {
-                        value: x,
-                        rotated: x >= 256,
-                    },
-                });
+        if !is_address(&e) {
+            if let Some(op) = move_immediate(rt, v) {
+                return Ok(op);
             }
         }
         return pc_relative(lit(v));
@@ -1071,44 +1257,12 @@ fn memory(
     let after = after.trim();
     let parts = split_operands(inside);
     let rn = reg(parts.first().ok_or("missing base register")?)?;
-    let offset_of = |parts: &[String]| -> Result<(Offset, bool), String> {
-        match parts {
-            [] => Ok((Offset::Imm(0), true)),
-            [x, rest @ ..] => {
-                let x = x.trim();
-                if x.starts_with('#') {
-                    if !rest.is_empty() {
-                        return Err("an immediate offset takes no shift".into());
-                    }
-                    let v = imm(x, resolve)?;
-                    Ok((
-                        Offset::Imm(v.unsigned_abs() as u32),
-                        v >= 0 && !x.starts_with("#-"),
-                    ))
-                } else {
-                    let (add, r) = match x.strip_prefix('-') {
-                        Some(r) => (false, r),
-                        None => (true, x.strip_prefix('+').unwrap_or(x)),
-                    };
-                    let shift = match rest {
-                        [] => Shift::None,
-                        [s] => shift_of(s, resolve)?,
-                        _ => return Err("too many operands".into()),
-                    };
-                    if matches!(shift, Shift::Reg(..)) {
-                        return Err("an offset register takes a shift by an immediate".into());
-                    }
-                    Ok((Offset::Reg { rm: reg(r)?, shift }, add))
-                }
-            }
-        }
-    };
     if o.len() > 2 {
         // Post-indexed: `[rn], offset`.
         if !after.is_empty() || parts.len() != 1 {
             return Err("bad post-indexed address".into());
         }
-        let (offset, add) = offset_of(&o[2..])?;
+        let (offset, add) = offset_of(&o[2..], resolve)?;
         return Ok(mem(rn, offset, add, false, true));
     }
     let writeback = match after {
@@ -1116,8 +1270,63 @@ fn memory(
         "!" => true,
         _ => return Err(format!("unexpected `{after}`")),
     };
-    let (offset, add) = offset_of(&parts[1..])?;
+    let (offset, add) = offset_of(&parts[1..], resolve)?;
     Ok(mem(rn, offset, add, true, writeback))
+}
+
+/// `ldr rt, =v` as a MOV or MVN of an immediate, when `v` or `!v` is one.
+fn move_immediate(rt: Reg, v: u32) -> Option<Op> {
+    [(DpOp::Mov, v), (DpOp::Mvn, !v)]
+        .into_iter()
+        .find(|&(_, x)| encode_imm(x, x >= 256).is_some())
+        .map(|(op, x)| Op::Dp {
+            op,
+            s: false,
+            rd: rt,
+            rn: 0,
+            op2: Operand2::Imm {
+                value: x,
+                rotated: x >= 256,
+            },
+        })
+}
+
+/// The offset of an address (`#imm`, `±rm`, `±rm, shift #n`, or nothing)
+/// and whether it is added.
+fn offset_of(
+    parts: &[String],
+    resolve: &dyn Fn(&Expr) -> Result<i64, String>,
+) -> Result<(Offset, bool), String> {
+    match parts {
+        [] => Ok((Offset::Imm(0), true)),
+        [x, rest @ ..] => {
+            let x = x.trim();
+            if x.starts_with('#') {
+                if !rest.is_empty() {
+                    return Err("an immediate offset takes no shift".into());
+                }
+                let v = imm(x, resolve)?;
+                Ok((
+                    Offset::Imm(v.unsigned_abs() as u32),
+                    v >= 0 && !x.starts_with("#-"),
+                ))
+            } else {
+                let (add, r) = match x.strip_prefix('-') {
+                    Some(r) => (false, r),
+                    None => (true, x.strip_prefix('+').unwrap_or(x)),
+                };
+                let shift = match rest {
+                    [] => Shift::None,
+                    [s] => shift_of(s, resolve)?,
+                    _ => return Err("too many operands".into()),
+                };
+                if matches!(shift, Shift::Reg(..)) {
+                    return Err("an offset register takes a shift by an immediate".into());
+                }
+                Ok((Offset::Reg { rm: reg(r)?, shift }, add))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1146,6 +1355,20 @@ mod tests {
             assert!(same, "{text}: {got}");
         }
         assert!(seen > 30_000, "{seen}");
+    }
+
+    /// A compare whose immediate is no A32 immediate becomes the
+    /// complementary compare, still a compare (S set): the words GNU as
+    /// writes for these lines.
+    #[test]
+    fn compares_with_negated_immediates() {
+        let img = assemble("cmp r1, #-1\ncmn r2, #-5\n").unwrap();
+        let words: Vec<u32> = img
+            .code
+            .iter()
+            .map(|(&a, i)| encode(a, i).unwrap())
+            .collect();
+        assert_eq!(words, [0xe371_0001, 0xe352_0005]);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! [`Instr`] to A32 machine code: the inverse of [`crate::decode`] on the
+//! [`Instr`] to A32 machine code: the inverse of [`crate::decode()`] on the
 //! supported subset (`decode(encode(i)) == i`).
 
 use crate::isa::{Instr, Offset, Op, Operand2, Shift, ShiftKind, Size};

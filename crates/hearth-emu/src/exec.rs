@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use hearth::api::{Bool, Program, Word, I64, U64, U8};
 
+use crate::alu::ArmWord;
 use crate::image::Image;
 use crate::isa::{Cond, DpOp, Instr, Offset, Op, Operand2, Reg, Shift, ShiftKind, Size};
 use crate::machine::EmuError;
@@ -401,96 +402,18 @@ fn shift_encrypted_value<'p, const N: usize>(
     }
 }
 
-/// The effects of `instr` at `f.pc`.
+/// The effects of `instr` at `f.pc`: one function per instruction class
+/// (data processing, multiplies, divides, byte and bit-field operations,
+/// loads and stores, load/store multiple, branches).
 pub(crate) fn execute<'p, D: Clone, const N: usize>(
     f: &mut Frame<'p, '_, D, N>,
 ) -> Result<Effects<'p, N>, EmuError> {
-    let mut e = Effects::default();
-    let pc = f.pc;
+    let mut effects = Effects::default();
+    let e = &mut effects;
     match f.instr.op {
-        Op::Dp { op, s, rd, rn, op2 } => {
-            let sets_flags = s || op.is_test();
-            let (y, shc) = f.operand2(op2, sets_flags && !op.is_arithmetic());
-            let x = if op.is_move() { f.konst(0) } else { f.reg(rn) };
-            let plain = match op {
-                _ if sets_flags => None,
-                DpOp::Add => Some(&x + &y),
-                DpOp::Sub => Some(&x - &y),
-                DpOp::Rsb => Some(&y - &x),
-                _ => None,
-            };
-            let (r, flags) = if let Some(r) = plain {
-                (r, [None, None, None, None])
-            } else if op.is_arithmetic() {
-                let c = f.flag(C);
-                let one = Bool::constant(f.p, true);
-                let zero = Bool::constant(f.p, false);
-                let (a, b, cin) = match op {
-                    DpOp::Add | DpOp::Cmn => (x, y, zero),
-                    DpOp::Adc => (x, y, c),
-                    DpOp::Sub | DpOp::Cmp => (x, !&y, one),
-                    DpOp::Sbc => (x, !&y, c),
-                    DpOp::Rsb => (y, !&x, one),
-                    _ => (y, !&x, c),
-                };
-                let (r, fl) = a.add_with_carry(&b, &cin);
-                (r, [Some(fl.n), Some(fl.z), Some(fl.c), Some(fl.v)])
-            } else {
-                let r = match op {
-                    DpOp::And | DpOp::Tst => &x & &y,
-                    DpOp::Eor | DpOp::Teq => &x ^ &y,
-                    DpOp::Orr => &x | &y,
-                    DpOp::Bic => &x & &!&y,
-                    DpOp::Mov => y,
-                    _ => !&y,
-                };
-                if sets_flags {
-                    let (n, z) = r.nz();
-                    (r, [Some(n), Some(z), Some(shc), None])
-                } else {
-                    (r, [None, None, None, None])
-                }
-            };
-            if sets_flags {
-                if rd == 15 && !op.is_test() {
-                    return Err(EmuError::Unsupported {
-                        pc,
-                        instr: f.instr.to_string(),
-                        why: "flag-setting write to pc (exception return)",
-                    });
-                }
-                e.flags = flags;
-            }
-            if !op.is_test() {
-                write(f, &mut e, rd, r)?;
-            }
-        }
-        Op::MovHalf { top, rd, imm16 } => {
-            let r = if top {
-                if N < 32 {
-                    return Err(unsupported(f, "movt in the 16-bit mode"));
-                }
-                let old = f.reg(rd);
-                &(&old & 0xffff) | &f.konst((imm16 as u32) << 16)
-            } else {
-                f.konst(imm16 as u32)
-            };
-            write(f, &mut e, rd, r)?;
-        }
-        Op::Mul { s, rd, rn, rm, acc } => {
-            let prod = &f.reg(rn) * &f.reg(rm);
-            let r = match acc {
-                None => prod,
-                Some((ra, false)) => &prod + &f.reg(ra),
-                Some((ra, true)) => &f.reg(ra) - &prod,
-            };
-            if s {
-                let (n, z) = r.nz();
-                e.flags[FN] = Some(n);
-                e.flags[Z] = Some(z);
-            }
-            write(f, &mut e, rd, r)?;
-        }
+        Op::Dp { op, s, rd, rn, op2 } => data_processing(f, e, op, s, rd, rn, op2)?,
+        Op::MovHalf { top, rd, imm16 } => move_half(f, e, top, rd, imm16)?,
+        Op::Mul { s, rd, rn, rm, acc } => multiply(f, e, s, rd, [rn, rm], acc)?,
         Op::MulLong {
             signed,
             accumulate,
@@ -499,104 +422,27 @@ pub(crate) fn execute<'p, D: Clone, const N: usize>(
             rdhi,
             rn,
             rm,
-        } => {
-            let widen = |w: R<'p, N>| -> U64<'p> {
-                if signed {
-                    w.cast::<N, true>().cast::<64, true>().cast()
-                } else {
-                    w.cast()
-                }
-            };
-            let (a, b) = (widen(f.reg(rn)), widen(f.reg(rm)));
-            let mut prod = &a * &b;
-            if accumulate {
-                let lo: U64<'p> = f.reg(rdlo).cast();
-                let hi: U64<'p> = f.reg(rdhi).cast();
-                prod = &prod + &(&lo | &(&hi << N as u32));
-            }
-            let (lo, hi): (R<'p, N>, R<'p, N>) = (prod.cast(), (&prod >> N as u32).cast());
-            if s {
-                e.flags[FN] = Some(hi.bit(N - 1));
-                e.flags[Z] = Some(&lo.eq(&f.konst(0)) & &hi.eq(&f.konst(0)));
-            }
-            write(f, &mut e, rdlo, lo)?;
-            write(f, &mut e, rdhi, hi)?;
-        }
-        Op::Div { signed, rd, rn, rm } => {
-            let (a, b) = (f.reg(rn), f.reg(rm));
-            let q: R<'p, N> = if signed {
-                let (a, b): (S<'p, N>, S<'p, N>) = (a.cast(), b.cast());
-                (&a / &b).cast()
-            } else {
-                &a / &b
-            };
-            let by_zero = b.eq(&f.konst(0));
-            write(f, &mut e, rd, by_zero.select(&f.konst(0), &q))?;
-        }
-        Op::Clz { rd, rm } => {
-            let r = f.reg(rm).leading_zeros().cast();
-            write(f, &mut e, rd, r)?;
-        }
-        Op::Rbit { rd, rm } => {
-            let r = f.reg(rm).reverse_bits();
-            write(f, &mut e, rd, r)?;
-        }
-        Op::Rev { rd, rm } => {
-            let r = f.reg(rm).swap_bytes();
-            write(f, &mut e, rd, r)?;
-        }
-        Op::Rev16 { rd, rm } => {
-            let x = f.reg(rm);
-            let r = &(&(&x >> 8) & 0x00ff_00ff) | &(&(&x << 8) & 0xff00_ff00u32 as i64);
-            write(f, &mut e, rd, r)?;
-        }
-        Op::Bfi { rd, rn, lsb, width } => {
-            if (lsb + width) as usize > N {
-                return Err(unsupported(f, "a bit field beyond the 16-bit word"));
-            }
-            let old = f.reg(rd);
-            let r = match rn {
-                None => old.field_clear(lsb as usize, width as usize),
-                Some(rn) => old.field_insert(&f.reg(rn), lsb as usize, width as usize),
-            };
-            write(f, &mut e, rd, r)?;
-        }
-        Op::Bfx {
-            signed,
-            rd,
-            rn,
-            lsb,
-            width,
-        } => {
-            if (lsb + width) as usize > N {
-                return Err(unsupported(f, "a bit field beyond the 16-bit word"));
-            }
-            let x = f.reg(rn);
-            let r = if signed {
-                x.cast::<N, true>()
-                    .field_extract(lsb as usize, width as usize)
-                    .cast()
-            } else {
-                x.field_extract(lsb as usize, width as usize)
-            };
-            write(f, &mut e, rd, r)?;
-        }
+        } => multiply_long(f, e, signed, accumulate, s, [rdlo, rdhi], [rn, rm])?,
+        Op::Div { signed, rd, rn, rm } => divide(f, e, signed, rd, rn, rm)?,
+        Op::Clz { rd, rm } => unary(f, e, rd, rm, |x| x.leading_zeros().cast())?,
+        Op::Rbit { rd, rm } => unary(f, e, rd, rm, |x| x.reverse_bits())?,
+        Op::Rev { rd, rm } => unary(f, e, rd, rm, |x| x.swap_bytes())?,
+        Op::Rev16 { rd, rm } => unary(f, e, rd, rm, rev16)?,
         Op::Extend {
             signed,
             size,
             rd,
             rm,
             rot,
-        } => {
-            let x = f.reg(rm).rotate_right(rot as u32 % N as u32);
-            let r: R<'p, N> = match (signed, size) {
-                (false, Size::Byte) => x.cast::<8, false>().cast(),
-                (false, _) => x.cast::<16, false>().cast(),
-                (true, Size::Byte) => x.cast::<8, true>().cast::<N, true>().cast(),
-                (true, _) => x.cast::<16, true>().cast::<N, true>().cast(),
-            };
-            write(f, &mut e, rd, r)?;
-        }
+        } => unary(f, e, rd, rm, |x| extend(x, signed, size, rot))?,
+        Op::Bfi { rd, rn, lsb, width } => bit_field_insert(f, e, rd, rn, lsb, width)?,
+        Op::Bfx {
+            signed,
+            rd,
+            rn,
+            lsb,
+            width,
+        } => bit_field_extract(f, e, signed, rd, rn, lsb, width)?,
         Op::Mem {
             load,
             size,
@@ -608,32 +454,8 @@ pub(crate) fn execute<'p, D: Clone, const N: usize>(
             pre,
             writeback,
         } => {
-            let base = f.clear_reg(rn, "a base address")?;
-            let off = match offset {
-                Offset::Imm(i) => i,
-                Offset::Reg { rm, shift } => {
-                    let x = f.reg(rm);
-                    let c = f.flag(C);
-                    let (v, _) = f.shift(&x, shift, c, false);
-                    clear_u32(&v).ok_or_else(|| f.err("an address offset"))?
-                }
-            };
-            let moved = if add {
-                base.wrapping_add(off)
-            } else {
-                base.wrapping_sub(off)
-            } & mask::<N>();
-            let addr = if pre { moved } else { base };
-            if writeback {
-                e.regs.push((rn, f.konst(moved)));
-            }
-            if load {
-                let v = f.load(addr, size, signed)?;
-                write(f, &mut e, rt, v)?;
-            } else {
-                let v = f.reg(rt);
-                f.store(&mut e, addr, size, &v)?;
-            }
+            let addr = address(f, e, rn, offset, add, pre, writeback)?;
+            load_store(f, e, load, size, signed, rt, addr)?;
         }
         Op::Block {
             load,
@@ -643,58 +465,419 @@ pub(crate) fn execute<'p, D: Clone, const N: usize>(
             before,
             writeback,
         } => {
-            let base = f.clear_reg(rn, "a base address")?;
-            let n = regs.count_ones();
-            let step = bytes::<N>(Size::Word);
-            let start = match (up, before) {
-                (true, false) => base,
-                (true, true) => base.wrapping_add(step),
-                (false, false) => base.wrapping_sub(step * n).wrapping_add(step),
-                (false, true) => base.wrapping_sub(step * n),
-            } & mask::<N>();
-            let end = if up {
-                base.wrapping_add(step * n)
-            } else {
-                base.wrapping_sub(step * n)
-            } & mask::<N>();
-            if writeback {
-                e.regs.push((rn, f.konst(end)));
-            }
-            let mut addr = start;
-            for r in (0..16u8).filter(|r| regs & (1 << r) != 0) {
-                if load {
-                    let v = f.load(addr, Size::Word, false)?;
-                    write(f, &mut e, r, v)?;
-                } else {
-                    let v = f.reg(r);
-                    f.store(&mut e, addr, Size::Word, &v)?;
-                }
-                addr = addr.wrapping_add(step) & mask::<N>();
-            }
+            let start = block_address(f, e, rn, regs, (up, before), writeback)?;
+            load_store_multiple(f, e, load, regs, start)?;
         }
-        Op::Branch { link, target } => {
-            if link {
-                e.regs.push((14, f.konst(pc.wrapping_add(4))));
-            }
-            e.jump = Some(target);
-        }
-        Op::BranchReg { link, rm } => {
-            let target = f.clear_reg(rm, "a branch target")?;
-            if target & 1 == 1 {
-                return Err(EmuError::Unsupported {
-                    pc,
-                    instr: f.instr.to_string(),
-                    why: "switch to Thumb state",
-                });
-            }
-            if link {
-                e.regs.push((14, f.konst(pc.wrapping_add(4))));
-            }
-            e.jump = Some(target);
-        }
+        Op::Branch { link, target } => branch(f, e, link, target),
+        Op::BranchReg { link, rm } => branch_exchange(f, e, link, rm)?,
         Op::Svc { .. } => e.halt = true,
     }
-    Ok(e)
+    Ok(effects)
+}
+
+// Data processing.
+
+/// AND .. MVN: the second operand through the barrel shifter, an adder
+/// with NZCV for the arithmetic operations when they set flags (plain
+/// adders otherwise), N and Z from the result and C from the shifter for
+/// the logical ones.
+fn data_processing<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    op: DpOp,
+    s: bool,
+    rd: Reg,
+    rn: Reg,
+    op2: Operand2,
+) -> Result<(), EmuError> {
+    let sets_flags = s || op.is_test();
+    let (y, shc) = f.operand2(op2, sets_flags && !op.is_arithmetic());
+    let x = if op.is_move() { f.konst(0) } else { f.reg(rn) };
+    let plain = match op {
+        _ if sets_flags => None,
+        DpOp::Add => Some(&x + &y),
+        DpOp::Sub => Some(&x - &y),
+        DpOp::Rsb => Some(&y - &x),
+        _ => None,
+    };
+    let (r, flags) = if let Some(r) = plain {
+        (r, [None, None, None, None])
+    } else if op.is_arithmetic() {
+        arithmetic(f, op, x, y)
+    } else {
+        let r = logical(op, &x, y);
+        if sets_flags {
+            let (n, z) = r.nz();
+            (r, [Some(n), Some(z), Some(shc), None])
+        } else {
+            (r, [None, None, None, None])
+        }
+    };
+    if sets_flags {
+        if rd == 15 && !op.is_test() {
+            return Err(unsupported(
+                f,
+                "flag-setting write to pc (exception return)",
+            ));
+        }
+        e.flags = flags;
+    }
+    if !op.is_test() {
+        write(f, e, rd, r)?;
+    }
+    Ok(())
+}
+
+/// The result and NZCV of an arithmetic operation: one adder on
+/// `a + b + carry in`, A32's subtractions as `x + !y + 1`.
+fn arithmetic<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    op: DpOp,
+    x: R<'p, N>,
+    y: R<'p, N>,
+) -> (R<'p, N>, [Option<Bool<'p>>; 4]) {
+    let c = f.flag(C);
+    let one = Bool::constant(f.p, true);
+    let zero = Bool::constant(f.p, false);
+    let (a, b, cin) = match op {
+        DpOp::Add | DpOp::Cmn => (x, y, zero),
+        DpOp::Adc => (x, y, c),
+        DpOp::Sub | DpOp::Cmp => (x, !&y, one),
+        DpOp::Sbc => (x, !&y, c),
+        DpOp::Rsb => (y, !&x, one),
+        _ => (y, !&x, c),
+    };
+    let (r, fl) = a.add_with_carry(&b, &cin);
+    (r, [Some(fl.n), Some(fl.z), Some(fl.c), Some(fl.v)])
+}
+
+/// The result of a logical operation (or a move).
+fn logical<'p, const N: usize>(op: DpOp, x: &R<'p, N>, y: R<'p, N>) -> R<'p, N> {
+    match op {
+        DpOp::And | DpOp::Tst => x & &y,
+        DpOp::Eor | DpOp::Teq => x ^ &y,
+        DpOp::Orr => x | &y,
+        DpOp::Bic => x & &!&y,
+        DpOp::Mov => y,
+        _ => !&y,
+    }
+}
+
+/// MOVW (a 16-bit constant) and MOVT (the top half, kept low half).
+fn move_half<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    top: bool,
+    rd: Reg,
+    imm16: u16,
+) -> Result<(), EmuError> {
+    let r = if top {
+        if N < 32 {
+            return Err(unsupported(f, "movt in the 16-bit mode"));
+        }
+        let old = f.reg(rd);
+        &(&old & 0xffff) | &f.konst((imm16 as u32) << 16)
+    } else {
+        f.konst(imm16 as u32)
+    };
+    write(f, e, rd, r)
+}
+
+// Multiplies and divides.
+
+/// MUL, MLA (`acc` = (ra, false)) and MLS (`acc` = (ra, true)): the low
+/// word of the product; with S, N and Z.
+fn multiply<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    s: bool,
+    rd: Reg,
+    [rn, rm]: [Reg; 2],
+    acc: Option<(Reg, bool)>,
+) -> Result<(), EmuError> {
+    let prod = &f.reg(rn) * &f.reg(rm);
+    let r = match acc {
+        None => prod,
+        Some((ra, false)) => &prod + &f.reg(ra),
+        Some((ra, true)) => &f.reg(ra) - &prod,
+    };
+    if s {
+        let (n, z) = r.nz();
+        e.flags[FN] = Some(n);
+        e.flags[Z] = Some(z);
+    }
+    write(f, e, rd, r)
+}
+
+/// UMULL, SMULL, UMLAL, SMLAL: the double-word product (plus `rdhi:rdlo`
+/// when accumulating); with S, N and Z of the double word.
+fn multiply_long<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    signed: bool,
+    accumulate: bool,
+    s: bool,
+    [rdlo, rdhi]: [Reg; 2],
+    [rn, rm]: [Reg; 2],
+) -> Result<(), EmuError> {
+    let widen = |w: R<'p, N>| -> U64<'p> {
+        if signed {
+            w.cast::<N, true>().cast::<64, true>().cast()
+        } else {
+            w.cast()
+        }
+    };
+    let (a, b) = (widen(f.reg(rn)), widen(f.reg(rm)));
+    let mut prod = &a * &b;
+    if accumulate {
+        let lo: U64<'p> = f.reg(rdlo).cast();
+        let hi: U64<'p> = f.reg(rdhi).cast();
+        prod = &prod + &(&lo | &(&hi << N as u32));
+    }
+    let (lo, hi): (R<'p, N>, R<'p, N>) = (prod.cast(), (&prod >> N as u32).cast());
+    if s {
+        e.flags[FN] = Some(hi.bit(N - 1));
+        e.flags[Z] = Some(&lo.eq(&f.konst(0)) & &hi.eq(&f.konst(0)));
+    }
+    write(f, e, rdlo, lo)?;
+    write(f, e, rdhi, hi)
+}
+
+/// UDIV and SDIV (0 on division by zero, as ARM defines it).
+fn divide<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    signed: bool,
+    rd: Reg,
+    rn: Reg,
+    rm: Reg,
+) -> Result<(), EmuError> {
+    let (a, b) = (f.reg(rn), f.reg(rm));
+    let q: R<'p, N> = if signed {
+        let (a, b): (S<'p, N>, S<'p, N>) = (a.cast(), b.cast());
+        (&a / &b).cast()
+    } else {
+        &a / &b
+    };
+    let by_zero = b.eq(&f.konst(0));
+    write(f, e, rd, by_zero.select(&f.konst(0), &q))
+}
+
+// Byte and bit-field operations.
+
+/// `rd = op(rm)`: CLZ, RBIT, REV, REV16 and the extends.
+fn unary<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    rd: Reg,
+    rm: Reg,
+    op: impl FnOnce(R<'p, N>) -> R<'p, N>,
+) -> Result<(), EmuError> {
+    let r = op(f.reg(rm));
+    write(f, e, rd, r)
+}
+
+/// REV16: the bytes of each halfword swapped.
+fn rev16<const N: usize>(x: R<'_, N>) -> R<'_, N> {
+    &(&(&x >> 8) & 0x00ff_00ff) | &(&(&x << 8) & 0xff00_ff00u32 as i64)
+}
+
+/// UXTB, UXTH, SXTB, SXTH: rotate right by `rot`, then extend the low
+/// byte or halfword.
+fn extend<const N: usize>(x: R<'_, N>, signed: bool, size: Size, rot: u8) -> R<'_, N> {
+    let x = x.rotate_right(rot as u32 % N as u32);
+    match (signed, size) {
+        (false, Size::Byte) => x.cast::<8, false>().cast(),
+        (false, _) => x.cast::<16, false>().cast(),
+        (true, Size::Byte) => x.cast::<8, true>().cast::<N, true>().cast(),
+        (true, _) => x.cast::<16, true>().cast::<N, true>().cast(),
+    }
+}
+
+/// BFC (`rn` = None) and BFI.
+fn bit_field_insert<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    rd: Reg,
+    rn: Option<Reg>,
+    lsb: u8,
+    width: u8,
+) -> Result<(), EmuError> {
+    if (lsb + width) as usize > N {
+        return Err(unsupported(f, "a bit field beyond the 16-bit word"));
+    }
+    let old = f.reg(rd);
+    let r = match rn {
+        None => old.field_clear(lsb as usize, width as usize),
+        Some(rn) => old.field_insert(&f.reg(rn), lsb as usize, width as usize),
+    };
+    write(f, e, rd, r)
+}
+
+/// UBFX and SBFX.
+fn bit_field_extract<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    signed: bool,
+    rd: Reg,
+    rn: Reg,
+    lsb: u8,
+    width: u8,
+) -> Result<(), EmuError> {
+    if (lsb + width) as usize > N {
+        return Err(unsupported(f, "a bit field beyond the 16-bit word"));
+    }
+    let x = f.reg(rn);
+    let r = if signed {
+        x.cast::<N, true>()
+            .field_extract(lsb as usize, width as usize)
+            .cast()
+    } else {
+        x.field_extract(lsb as usize, width as usize)
+    };
+    write(f, e, rd, r)
+}
+
+// Loads and stores.
+
+/// The address of a single load or store (a clear base plus a clear
+/// offset); the base's write-back goes to `e`.
+fn address<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    rn: Reg,
+    offset: Offset,
+    add: bool,
+    pre: bool,
+    writeback: bool,
+) -> Result<u32, EmuError> {
+    let base = f.clear_reg(rn, "a base address")?;
+    let off = match offset {
+        Offset::Imm(i) => i,
+        Offset::Reg { rm, shift } => {
+            let x = f.reg(rm);
+            let c = f.flag(C);
+            let (v, _) = f.shift(&x, shift, c, false);
+            clear_u32(&v).ok_or_else(|| f.err("an address offset"))?
+        }
+    };
+    let moved = if add {
+        base.wrapping_add(off)
+    } else {
+        base.wrapping_sub(off)
+    } & mask::<N>();
+    if writeback {
+        e.regs.push((rn, f.konst(moved)));
+    }
+    Ok(if pre { moved } else { base })
+}
+
+/// LDR / STR of every size at `addr`.
+fn load_store<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    load: bool,
+    size: Size,
+    signed: bool,
+    rt: Reg,
+    addr: u32,
+) -> Result<(), EmuError> {
+    if load {
+        let v = f.load(addr, size, signed)?;
+        write(f, e, rt, v)
+    } else {
+        let v = f.reg(rt);
+        f.store(e, addr, size, &v)
+    }
+}
+
+// Load and store multiple.
+
+/// The lowest address an LDM / STM reads or writes (`mode` is (up,
+/// before): IA, IB, DA, DB); the base's write-back goes to `e`.
+fn block_address<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    rn: Reg,
+    regs: u16,
+    (up, before): (bool, bool),
+    writeback: bool,
+) -> Result<u32, EmuError> {
+    let base = f.clear_reg(rn, "a base address")?;
+    let n = regs.count_ones();
+    let step = bytes::<N>(Size::Word);
+    let start = match (up, before) {
+        (true, false) => base,
+        (true, true) => base.wrapping_add(step),
+        (false, false) => base.wrapping_sub(step * n).wrapping_add(step),
+        (false, true) => base.wrapping_sub(step * n),
+    } & mask::<N>();
+    let end = if up {
+        base.wrapping_add(step * n)
+    } else {
+        base.wrapping_sub(step * n)
+    } & mask::<N>();
+    if writeback {
+        e.regs.push((rn, f.konst(end)));
+    }
+    Ok(start)
+}
+
+/// LDM / STM (PUSH / POP): the registers of `regs`, lowest first, from
+/// `start` up.
+fn load_store_multiple<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    load: bool,
+    regs: u16,
+    start: u32,
+) -> Result<(), EmuError> {
+    let step = bytes::<N>(Size::Word);
+    let mut addr = start;
+    for r in (0..16u8).filter(|r| regs & (1 << r) != 0) {
+        if load {
+            let v = f.load(addr, Size::Word, false)?;
+            write(f, e, r, v)?;
+        } else {
+            let v = f.reg(r);
+            f.store(e, addr, Size::Word, &v)?;
+        }
+        addr = addr.wrapping_add(step) & mask::<N>();
+    }
+    Ok(())
+}
+
+// Branches.
+
+/// B and BL.
+fn branch<'p, D: Clone, const N: usize>(
+    f: &Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    link: bool,
+    target: u32,
+) {
+    if link {
+        e.regs.push((14, f.konst(f.pc.wrapping_add(4))));
+    }
+    e.jump = Some(target);
+}
+
+/// BX and BLX to a clear, ARM-state address.
+fn branch_exchange<'p, D: Clone, const N: usize>(
+    f: &mut Frame<'p, '_, D, N>,
+    e: &mut Effects<'p, N>,
+    link: bool,
+    rm: Reg,
+) -> Result<(), EmuError> {
+    let target = f.clear_reg(rm, "a branch target")?;
+    if target & 1 == 1 {
+        return Err(unsupported(f, "switch to Thumb state"));
+    }
+    if link {
+        e.regs.push((14, f.konst(f.pc.wrapping_add(4))));
+    }
+    e.jump = Some(target);
+    Ok(())
 }
 
 fn unsupported<D: Clone, const N: usize>(f: &Frame<'_, '_, D, N>, why: &'static str) -> EmuError {

@@ -18,6 +18,7 @@
 //!
 //! `svc` ends a run (the program's exit).
 
+pub mod alu;
 pub mod asm;
 pub mod decode;
 pub mod encode;
@@ -35,4 +36,4 @@ pub use image::{Image, LoadError};
 pub use isa::{Cond, Instr, Op};
 pub use machine::{EmuError, Machine, StepReport, Stop, Width};
 pub use oracle::{BranchOracle, ClearOracle, KeyOracle, NoOracle, Policy};
-pub use state::{Byte, Flag, State, Val};
+pub use state::{Byte, Flag, RegisterError, State, Val};

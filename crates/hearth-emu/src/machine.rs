@@ -17,36 +17,68 @@ use crate::state::{Byte, Flag, State, Val};
 /// before the failing instruction, which can be retried or inspected.
 #[derive(Debug, thiserror::Error)]
 pub enum EmuError {
+    /// The program counter left the program's code.
     #[error("pc {pc:#010x} is not an instruction of the program")]
-    NoInstruction { pc: u32 },
+    NoInstruction {
+        /// The program counter.
+        pc: u32,
+    },
+    /// An address, branch target or write to pc computed from encrypted
+    /// data (the server must see it).
     #[error("at {pc:#010x} ({instr}): {what} depends on encrypted data (addresses and branch targets must be clear)")]
     Encrypted {
+        /// The instruction's address.
         pc: u32,
+        /// The instruction.
         instr: String,
+        /// What was encrypted (`a base address`, `a branch target`, ...).
         what: &'static str,
     },
+    /// A load or store outside the data memory (and, for a load, outside
+    /// the read-only memory).
     #[error("at {pc:#010x} ({instr}): {kind} of {len} byte(s) at {addr:#010x} is outside the data memory")]
     Memory {
+        /// The instruction's address.
         pc: u32,
+        /// The instruction.
         instr: String,
+        /// `load` or `store`.
         kind: &'static str,
+        /// The first byte accessed.
         addr: u32,
+        /// The bytes accessed.
         len: u32,
     },
+    /// An instruction the decoder accepts but the machine does not run in
+    /// this form (a flag-setting write to pc, Thumb, MOVT in the 16-bit
+    /// mode, ...).
     #[error("at {pc:#010x} ({instr}): unsupported: {why}")]
     Unsupported {
+        /// The instruction's address.
         pc: u32,
+        /// The instruction.
         instr: String,
+        /// What is not supported.
         why: &'static str,
     },
+    /// The key owner refused a branch decision (or its budget ran out).
     #[error("at {pc:#010x}: branch decision refused: {why}")]
-    Decision { pc: u32, why: String },
+    Decision {
+        /// The branch's address.
+        pc: u32,
+        /// The oracle's reason.
+        why: String,
+    },
+    /// Building or running the instruction's circuit failed.
     #[error("at {pc:#010x}: {source}")]
     Hearth {
+        /// The instruction's address.
         pc: u32,
+        /// The library's error.
         #[source]
         source: hearth::Error,
     },
+    /// [`Machine::run`]'s step limit was reached before an `svc`.
     #[error("stopped after {0} instructions (the step limit)")]
     StepLimit(u64),
 }
@@ -54,12 +86,17 @@ pub enum EmuError {
 /// What one executed instruction cost.
 #[derive(Clone, Debug)]
 pub struct StepReport {
+    /// The instruction's address.
     pub pc: u32,
+    /// The instruction.
     pub instr: Instr,
     /// Whether the condition held (`None`: encrypted, applied obliviously).
     pub executed: Option<bool>,
+    /// Bootstraps in its circuit.
     pub pbs: usize,
+    /// Its circuit's depth in bootstraps.
     pub depth: u32,
+    /// Building and running it.
     pub time: Duration,
 }
 
@@ -67,7 +104,10 @@ pub struct StepReport {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
     /// At an `svc` (the program's end), pc pointing at it.
-    Halted { pc: u32 },
+    Halted {
+        /// The `svc`'s address.
+        pc: u32,
+    },
 }
 
 /// The register width: A32's 32 bits, or a 16-bit mode (CryptoEmu's
@@ -78,12 +118,15 @@ pub enum Stop {
 /// bit fields beyond bit 15 are refused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Width {
+    /// A32's 32-bit registers.
     #[default]
     W32,
+    /// CryptoEmu's 16-bit registers.
     W16,
 }
 
 impl Width {
+    /// The register width in bits.
     pub fn bits(self) -> usize {
         match self {
             Width::W32 => 32,
@@ -95,14 +138,17 @@ impl Width {
 /// An emulator over `backend`'s digits (clear digits on
 /// [`hearth::backend::ClearBackend`], ciphertexts on the cpu backend).
 pub struct Machine<'a, B: Backend> {
+    /// The program.
     pub image: Image,
+    /// Registers, flags and data memory, as the last instruction left them.
     pub state: State<B::Digit>,
     backend: &'a B,
     params: &'static ParameterSet,
     threads: Option<usize>,
     width: Width,
-    /// Instructions executed and bootstraps spent so far.
+    /// Instructions executed so far.
     pub steps: u64,
+    /// Bootstraps spent so far.
     pub pbs: u64,
 }
 
@@ -136,6 +182,7 @@ where
         self.width = width;
     }
 
+    /// The register width it runs with.
     pub fn width(&self) -> Width {
         self.width
     }

@@ -4,7 +4,9 @@
 //!
 //! Protocol (version [`VERSION`]): every message is `HEMU`, the version
 //! (u16, little-endian), the payload length (u64, little-endian, at most
-//! the receiver's limit) and a bincode [`Message`]. The client sends
+//! the receiver's limit) and a bincode [`Message`]. Version 2 added clear
+//! initial registers to [`Message::Run`]; a peer of another version is
+//! refused with both versions named. The client sends
 //! [`Message::Run`]; the server answers with any number of
 //! [`Message::Query`] (one encrypted condition bit each; the client
 //! answers [`Message::Decision`] or [`Message::Refuse`]) and ends with
@@ -24,10 +26,12 @@ use serde::{Deserialize, Serialize};
 use crate::image::Image;
 use crate::machine::{EmuError, Machine, Stop, Width};
 use crate::oracle::{BranchOracle, Policy};
-use crate::state::{Byte, State, Val};
+use crate::state::{Byte, State};
 
+/// The first bytes of every message.
 pub const MAGIC: [u8; 4] = *b"HEMU";
-pub const VERSION: u16 = 1;
+/// The protocol version this side speaks (2: clear initial registers).
+pub const VERSION: u16 = 2;
 /// The default bound on one message (1 GiB).
 pub const MAX_MESSAGE: u64 = 1 << 30;
 
@@ -35,37 +39,60 @@ pub const MAX_MESSAGE: u64 = 1 << 30;
 #[derive(Serialize, Deserialize, Debug)]
 pub enum Message {
     /// Run `program` (an ELF executable or assembly text) from its entry:
-    /// registers given here and the data memory
+    /// registers given in `regs` and the data memory
     /// (8 ciphertexts per byte from its start; the rest keeps the ELF's
-    /// data, encrypted by nobody: clear) are encrypted.
+    /// data, encrypted by nobody: clear) are encrypted; registers in
+    /// `clear_regs` are public inputs (pointers, sizes), which the server
+    /// sees. A register may be given once (checked by
+    /// [`State::set_registers`]).
     Run {
+        /// The ELF file or assembly text.
         program: Vec<u8>,
+        /// Encrypted initial registers: (register, one ciphertext per bit).
         regs: Vec<(u8, Vec<Ciphertext>)>,
+        /// Clear initial registers (protocol version 2).
+        clear_regs: Vec<(u8, u32)>,
+        /// The start of the data memory, 8 ciphertexts per byte.
         memory: Vec<Ciphertext>,
+        /// The most instructions to run.
         max_steps: u64,
         /// The register width: 32, or 16 for the 16-bit mode.
         width: u32,
     },
     /// The encrypted condition of the branch at `pc`.
     Query {
+        /// The branch's address.
         pc: u32,
+        /// The condition, one encrypted bit.
         cond: Ciphertext,
     },
+    /// The key owner's answer to a [`Message::Query`].
     Decision {
+        /// Whether the branch is taken.
         taken: bool,
     },
+    /// The key owner declines to answer (its budget is spent): the run
+    /// stops there.
     Refuse {
+        /// Why.
         reason: String,
     },
     /// The state at the end (`error` is why the run stopped early; the
     /// state is then the one before the failing instruction).
     Done {
+        /// Registers, flags and data memory.
         state: Box<State<Ciphertext>>,
+        /// Instructions executed.
         steps: u64,
+        /// Bootstraps spent.
         pbs: u64,
+        /// Why the run stopped early, if it did.
         error: Option<String>,
     },
+    /// The request was refused (malformed, oversized, unexpected, or a
+    /// program or input the server does not accept).
     Error {
+        /// Why.
         message: String,
     },
 }
@@ -73,10 +100,14 @@ pub enum Message {
 /// Why a remote run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
+    /// The connection failed.
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
+    /// A message that breaks the protocol (magic, version, size, format,
+    /// order).
     #[error("protocol: {0}")]
     Protocol(String),
+    /// The server answered with [`Message::Error`].
     #[error("the server refused: {0}")]
     Server(String),
 }
@@ -164,7 +195,9 @@ fn kind(m: &Message) -> &'static str {
 
 /// A server: the server key and its limits.
 pub struct Server {
+    /// The server key (GATES_128): every ciphertext is checked against it.
     pub key: ServerKey,
+    /// Worker threads (`None`: all cores).
     pub threads: Option<usize>,
     /// The largest message accepted.
     pub limit: u64,
@@ -220,6 +253,7 @@ impl Server {
         let Message::Run {
             program,
             regs,
+            clear_regs,
             memory,
             max_steps,
             width,
@@ -250,13 +284,19 @@ impl Server {
             memory.chunks(8).map(|c| Byte::Enc(c.to_vec())).collect();
         bytes.extend(image.data[bytes.len()..].iter().map(|&b| Byte::Clear(b)));
         let mut state = State::new(image.entry, image.data_base, bytes);
-        for (r, cts) in regs {
-            if r > 14 || cts.len() != width.bits() {
-                return Err(format!("register r{r} with {} ciphertexts", cts.len()));
+        for (_, cts) in &regs {
+            if cts.len() != width.bits() {
+                return Err(format!(
+                    "a register of {} ciphertexts, expected {}",
+                    cts.len(),
+                    width.bits()
+                ));
             }
-            check(&cts)?;
-            state.regs[r as usize] = Val::Enc(cts);
+            check(cts)?;
         }
+        state
+            .set_registers(&clear_regs, regs, width.bits())
+            .map_err(|e| e.to_string())?;
         let cpu = CpuBackend::new(&self.key, self.threads).map_err(|e| e.to_string())?;
         let mut m = Machine::new(image, state, &cpu, &GATES_128);
         m.set_width(width);
@@ -279,8 +319,12 @@ impl Server {
 
 /// What a remote run returned.
 pub struct RemoteRun {
+    /// Registers, flags and data memory at the end (or before the failing
+    /// instruction).
     pub state: State<Ciphertext>,
+    /// Instructions executed.
     pub steps: u64,
+    /// Bootstraps spent on the server.
     pub pbs: u64,
     /// Why the run stopped early, if it did.
     pub error: Option<String>,

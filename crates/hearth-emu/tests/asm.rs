@@ -91,6 +91,9 @@ loop:
     cmp r0, #100
     movgt r11, #1
     movle r11, #2
+    cmp r5, #-1              @ becomes cmn r5, #1
+    cmn r0, #-100            @ becomes cmp r0, #100
+    addgt r11, r11, #4
     bfi r11, r9, #8, #8
     ubfx r12, r6, #4, #12
     str r0, [r1]

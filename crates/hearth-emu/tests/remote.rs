@@ -9,8 +9,8 @@ use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 use hearth::{Ciphertext, ClientKey, GATES_128};
-use hearth_emu::remote::{receive, run_remote, send, Message, Server, MAX_MESSAGE};
-use hearth_emu::{values, Policy, Val};
+use hearth_emu::remote::{receive, run_remote, send, Message, Server, MAX_MESSAGE, VERSION};
+use hearth_emu::{values, Image, Policy, Val};
 
 const PROGRAM: &str = "
     ldr r1, =buf
@@ -41,6 +41,7 @@ fn request(key: &ClientKey, count: u32) -> Message {
     Message::Run {
         program: program(),
         regs: vec![(4, cts(count as u64, 32))],
+        clear_regs: Vec::new(),
         memory,
         max_steps: 10_000,
         width: 32,
@@ -95,7 +96,7 @@ fn client_and_server_over_loopback() {
     // An oversized one: refused before it is read.
     let mut s = TcpStream::connect(addr).unwrap();
     let mut head = b"HEMU".to_vec();
-    head.extend_from_slice(&1u16.to_le_bytes());
+    head.extend_from_slice(&VERSION.to_le_bytes());
     head.extend_from_slice(&(1u64 << 40).to_le_bytes());
     s.write_all(&head).unwrap();
     match receive(&mut s, MAX_MESSAGE).unwrap() {
@@ -112,7 +113,7 @@ fn client_and_server_over_loopback() {
     // A truncated payload.
     let mut s = TcpStream::connect(addr).unwrap();
     let mut head = b"HEMU".to_vec();
-    head.extend_from_slice(&1u16.to_le_bytes());
+    head.extend_from_slice(&VERSION.to_le_bytes());
     head.extend_from_slice(&100u64.to_le_bytes());
     head.extend_from_slice(&[7u8; 10]);
     s.write_all(&head).unwrap();
@@ -140,4 +141,54 @@ fn client_and_server_over_loopback() {
     let run = run_remote(&mut s, &key, request(&key, 1), &mut policy, MAX_MESSAGE).unwrap();
     assert_eq!(run.error, None);
     assert_eq!(policy.log, vec![(0x10014, false)]);
+
+    // A clear pointer register: the loads and stores through it run.
+    let pointers = "_start:\n ldr r0, [r2]\n add r0, r0, r4\n str r0, [r2, #4]\n svc #0\n\
+                    .data\nbuf: .word 1000, 0\n";
+    let buf = Image::load(pointers.as_bytes()).unwrap().symbols["buf"];
+    let pointer_run = |regs: Vec<(u8, Vec<Ciphertext>)>, clear_regs: Vec<(u8, u32)>| {
+        let mut s = TcpStream::connect(addr).unwrap();
+        let request = Message::Run {
+            program: pointers.as_bytes().to_vec(),
+            regs,
+            clear_regs,
+            memory: Vec::new(),
+            max_steps: 100,
+            width: 32,
+        };
+        run_remote(&mut s, &key, request, &mut Policy::new(0), MAX_MESSAGE)
+    };
+    let four = || values::encrypt(&key, 4, 32).unwrap();
+    let run = pointer_run(vec![(4, four())], vec![(2, buf)]).unwrap();
+    assert_eq!(run.error, None);
+    assert_eq!(run.state.regs[2], Val::Clear(buf));
+    let Val::Enc(r0) = &run.state.regs[0] else {
+        panic!("r0 is encrypted")
+    };
+    assert_eq!(decrypt(&key, r0), 1004);
+    // The same register clear and encrypted, or not a register: refused.
+    for clear in [(4, buf), (15, buf)] {
+        match pointer_run(vec![(4, four())], vec![clear]) {
+            Err(e) => assert!(
+                e.to_string().contains("twice") || e.to_string().contains("r0..r14"),
+                "{e}"
+            ),
+            Ok(_) => panic!("r{} accepted", clear.0),
+        }
+    }
+    // A message of protocol version 1 (before clear registers): refused,
+    // both versions named.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut head = b"HEMU".to_vec();
+    head.extend_from_slice(&1u16.to_le_bytes());
+    head.extend_from_slice(&8u64.to_le_bytes());
+    head.extend_from_slice(&[0u8; 8]);
+    s.write_all(&head).unwrap();
+    match receive(&mut s, MAX_MESSAGE).unwrap() {
+        Message::Error { message } => assert!(
+            message.contains("version 1") && message.contains(&VERSION.to_string()),
+            "{message}"
+        ),
+        m => panic!("{m:?}"),
+    }
 }

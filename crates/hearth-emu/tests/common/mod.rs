@@ -47,6 +47,12 @@ pub fn compile(name: &str, tag: &str) -> PathBuf {
 
 /// Links `sources` with the corpus' linker script into `name.elf`.
 pub fn link(name: &str, sources: &[PathBuf]) -> PathBuf {
+    link_with(name, sources, &[])
+}
+
+/// [`link`] with more `arm-none-eabi-gcc` arguments (e.g. `-e` for
+/// another entry).
+pub fn link_with(name: &str, sources: &[PathBuf], extra: &[&str]) -> PathBuf {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.elf"));
     let dir = corpus();
     let st = Command::new("arm-none-eabi-gcc")
@@ -60,6 +66,7 @@ pub fn link(name: &str, sources: &[PathBuf]) -> PathBuf {
             "-T",
         ])
         .arg(dir.join("link.ld"))
+        .args(extra)
         .args(sources)
         .arg("-o")
         .arg(&out)

@@ -14,4 +14,4 @@ pub use crate::crypto::encoding::{
 };
 pub use int::Int;
 pub use program::{CompiledProgram, Program, Value};
-pub use word::{Bool, Flags, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};
+pub use word::{Bool, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

@@ -43,7 +43,7 @@ use crate::bits::compare;
 use crate::bits::gates::{self, Gate};
 use crate::bits::mul::{self, MulKind};
 use crate::bits::shift::{self, ShiftKind};
-use crate::bits::{self as fam, bitwise, convert, div, flags, Bits, ONE};
+use crate::bits::{self as fam, bitwise, convert, div, Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::encoding::{Shape, MAX_DIGITS, MAX_PRODUCTS};
@@ -82,19 +82,6 @@ pub type I128<'p> = Word<'p, 128, true>;
 pub struct Bool<'p> {
     program: &'p Program,
     bits: Bits,
-}
-
-/// NZCV condition flags of an addition or subtraction.
-#[derive(Clone)]
-pub struct Flags<'p> {
-    /// Negative: the result's top bit.
-    pub n: Bool<'p>,
-    /// Zero: every bit of the result clear.
-    pub z: Bool<'p>,
-    /// Carry out (for a subtraction: no borrow).
-    pub c: Bool<'p>,
-    /// Signed overflow.
-    pub v: Bool<'p>,
 }
 
 impl<const BITS: usize, const SIGNED: bool> Value for Word<'_, BITS, SIGNED> {
@@ -224,6 +211,21 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// The underlying bits.
     pub fn bits(&self) -> &Bits {
         &self.bits
+    }
+
+    /// A word built by `f` on `program`'s circuit builder from the
+    /// circuit-level functions of [`crate::bits`]: how operations are
+    /// added outside the library (hearth-emu's ARM flags and bit fields),
+    /// on operands' [`Word::bits`] and [`Bool::wire`]. `f` must return
+    /// `BITS` bits, each a bit (checked), and refuse operands of another
+    /// program (compare their [`Word::owner`]s). As for every operation,
+    /// `f` does not run after an earlier error, and its error is kept for
+    /// [`Program::build`] (the word is then clear zeros).
+    pub fn from_circuit(
+        program: &'p Program,
+        f: impl FnOnce(&mut CircuitBuilder) -> Result<Bits, Error>,
+    ) -> Self {
+        Self::wrap(program, f)
     }
 
     fn constant_like(&self, value: impl Into<BigInt>) -> Self {
@@ -542,47 +544,6 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         })
     }
 
-    /// Bits `lsb .. lsb + width` cleared (ARM's BFC).
-    pub fn field_clear(&self, lsb: usize, width: usize) -> Self {
-        self.unary(|b, x| Ok(bitwise::field_clear(b, x, lsb, width)))
-    }
-
-    /// The low `width` bits of `y` written at `lsb` (ARM's BFI).
-    pub fn field_insert(&self, y: &Self, lsb: usize, width: usize) -> Self {
-        self.binary(y, |b, x, y| Ok(bitwise::field_insert(b, x, y, lsb, width)))
-    }
-
-    /// Bits `lsb .. lsb + width`, extended by this type's signedness
-    /// (ARM's UBFX / SBFX).
-    pub fn field_extract(&self, lsb: usize, width: usize) -> Self {
-        self.unary(|b, x| Ok(bitwise::field_extract(b, x, lsb, width, BITS, SIGNED)))
-    }
-
-    /// `self + rhs` with its NZCV flags (ARM's ADDS).
-    pub fn add_with_flags(&self, rhs: &Self) -> (Self, Flags<'p>) {
-        let mut out = None;
-        let s = self.binary(rhs, |b, x, y| {
-            let zero = b.constant(0);
-            let (s, f) = flags::add_flags(b, x, y, zero)?;
-            out = Some(f);
-            Ok(s)
-        });
-        (s, self.flags(out))
-    }
-
-    /// `self + rhs + carry` with its NZCV flags (ARM's ADCS; `SBCS` is
-    /// `self + !rhs + C`).
-    pub fn add_with_carry(&self, rhs: &Self, carry: &Bool<'p>) -> (Self, Flags<'p>) {
-        let mut out = None;
-        let s = self.binary(rhs, |b, x, y| {
-            same_program(self.program, carry.program, "a carry")?;
-            let (s, f) = flags::add_flags(b, x, y, carry.bit())?;
-            out = Some(f);
-            Ok(s)
-        });
-        (s, self.flags(out))
-    }
-
     /// Bit `i` (least significant first) as a [`Bool`]: free. An `i` at
     /// or beyond `BITS` is an error for [`Program::build`].
     pub fn bit(&self, i: usize) -> Bool<'p> {
@@ -615,41 +576,6 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
             v -= BigInt::one() << BITS;
         }
         Some(v)
-    }
-
-    /// `self - rhs` with its NZCV flags (ARM's SUBS / CMP: C is "no
-    /// borrow").
-    pub fn sub_with_flags(&self, rhs: &Self) -> (Self, Flags<'p>) {
-        let mut out = None;
-        let d = self.binary(rhs, |b, x, y| {
-            let (d, f) = flags::sub_flags(b, x, y)?;
-            out = Some(f);
-            Ok(d)
-        });
-        (d, self.flags(out))
-    }
-
-    /// The N and Z flags of this value (ARM's logical operations with
-    /// S set: N the top bit, Z all bits clear).
-    pub fn nz(&self) -> (Bool<'p>, Bool<'p>) {
-        let mut out = None;
-        let _ = Bool::wrap(self.program, |b| {
-            let (n, z) = flags::nz(b, &self.bits)?;
-            out = Some((n, z));
-            Ok(n)
-        });
-        let (n, z) = out.unzip();
-        (self.flag_or_zero(n), self.flag_or_zero(z))
-    }
-
-    fn flags(&self, f: Option<flags::Nzcv>) -> Flags<'p> {
-        let pick = |g: fn(&flags::Nzcv) -> Wire| self.flag_or_zero(f.as_ref().map(g));
-        Flags {
-            n: pick(|f| f.n),
-            z: pick(|f| f.z),
-            c: pick(|f| f.c),
-            v: pick(|f| f.v),
-        }
     }
 
     /// Rust's `as` between integer types: truncation, or extension by this
@@ -710,6 +636,26 @@ impl<'p> Bool<'p> {
 
     fn bit(&self) -> Wire {
         self.bits.wires()[0]
+    }
+
+    /// The wire of this bit (stored as 0 or [`crate::bits::ONE`]), for
+    /// circuit-level functions (see [`Word::from_circuit`]).
+    pub fn wire(&self) -> Wire {
+        self.bit()
+    }
+
+    /// The program this boolean belongs to.
+    pub fn owner(&self) -> &'p Program {
+        self.program
+    }
+
+    /// A boolean built by `f` on `program`'s circuit builder, as
+    /// [`Word::from_circuit`]: `f` returns one wire, checked to be a bit.
+    pub fn from_circuit(
+        program: &'p Program,
+        f: impl FnOnce(&mut CircuitBuilder) -> Result<Wire, Error>,
+    ) -> Self {
+        Bool::wrap(program, f)
     }
 
     /// An encrypted input.
