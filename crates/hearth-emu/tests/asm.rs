@@ -5,24 +5,24 @@
 
 mod common;
 
-use common::link;
+use common::{link, ArmTools};
 use hearth::backend::ClearBackend;
 use hearth::GATES_128;
 use hearth_emu::asm::assemble;
 use hearth_emu::{decode, Byte, Image, Machine, NoOracle, Op, State};
 use rand::{Rng, SeedableRng};
 
-fn gnu(name: &str, text: &str) -> Image {
+fn gnu(arm: &ArmTools, name: &str, text: &str) -> Image {
     let src = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.s"));
     std::fs::write(&src, text).unwrap();
-    Image::from_elf(&std::fs::read(link(name, &[src])).unwrap()).unwrap()
+    Image::from_elf(&std::fs::read(link(arm, name, &[src])).unwrap()).unwrap()
 }
 
 #[test]
 fn random_instructions_assemble_like_gnu_as() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
+    };
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let mut lines = Vec::new();
     while lines.len() < 3000 {
@@ -41,7 +41,7 @@ fn random_instructions_assemble_like_gnu_as() {
         ".syntax unified\n.arm\n.global _start\n.text\n_start:\n{}\n",
         lines.join("\n")
     );
-    let theirs = gnu("random_asm", &text);
+    let theirs = gnu(&arm, "random_asm", &text);
     let ours = assemble(&text).unwrap();
     let mut diffs = Vec::new();
     for (addr, want) in &theirs.code {
@@ -116,10 +116,10 @@ stack_top:
 
 #[test]
 fn hand_written_programs_assemble_and_run_like_gnu_as() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
-    let theirs = gnu("hand_asm", PROGRAM);
+    };
+    let theirs = gnu(&arm, "hand_asm", PROGRAM);
     let ours = assemble(PROGRAM).unwrap();
     // Instructions equal, except pc-relative loads whose pools may be
     // laid out apart: those must load the same value.

@@ -109,11 +109,11 @@ fn encrypted_run_equals_clear_run() {
 /// decrypts to qemu-arm's.
 #[test]
 fn encrypted_bubble_sort_equals_qemu() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
-    let elf = common::compile("bubble", "encrypted");
-    let (_, dump) = common::qemu(&elf);
+    };
+    let elf = common::compile(&arm, "bubble", "encrypted");
+    let (_, dump) = common::qemu(&arm, &elf);
     let img = Image::from_elf(&std::fs::read(&elf).unwrap()).unwrap();
     let key = ClientKey::generate(&GATES_128);
     let server = key.server_key();

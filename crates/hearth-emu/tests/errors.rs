@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::link;
+use common::{link, ArmTools};
 use hearth::api::clear_word;
 use hearth::backend::ClearBackend;
 use hearth::GATES_128;
@@ -14,25 +14,25 @@ use hearth_emu::{
     ClearOracle, EmuError, Flag, Image, LoadError, Machine, NoOracle, Policy, State, Val,
 };
 
-/// Assembles `body` (after `_start:`) into an image.
-fn assemble(name: &str, body: &str) -> (Image, Vec<u8>) {
+/// Assembles `body` (after `_start:`) with GNU as into an image.
+fn assemble(arm: &ArmTools, name: &str, body: &str) -> (Image, Vec<u8>) {
     let src = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.s"));
     std::fs::write(
         &src,
         format!(".syntax unified\n.arm\n.global _start\n.text\n_start:\n{body}\n.data\nbuf: .space 16\n"),
     )
     .unwrap();
-    let elf = link(name, &[src]);
+    let elf = link(arm, name, &[src]);
     let bytes = std::fs::read(elf).unwrap();
     (Image::from_elf(&bytes).unwrap(), bytes)
 }
 
 #[test]
 fn malformed_files_are_refused() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
-    let (_, good) = assemble("good", "mov r0, #1\nsvc #0");
+    };
+    let (_, good) = assemble(&arm, "good", "mov r0, #1\nsvc #0");
     assert!(matches!(
         Image::from_elf(b"not an elf"),
         Err(LoadError::NotElf)
@@ -80,16 +80,16 @@ fn malformed_files_are_refused() {
 
 #[test]
 fn unsupported_instructions_are_all_listed_before_running() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
+    };
     let src = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("unsupported.s");
     std::fs::write(
         &src,
         ".syntax unified\n.arm\n.global _start\n.text\n_start:\nmov r0, #1\n.inst 0xe10f1000 @ mrs r1, apsr\n.inst 0xee300a81 @ vadd.f32 s0, s1, s2\n.inst 0xe1042093 @ swp r2, r3, [r4]\nsvc #0\n",
     )
     .unwrap();
-    let elf = link("unsupported", &[src]);
+    let elf = link(&arm, "unsupported", &[src]);
     let err = Image::from_elf(&std::fs::read(elf).unwrap()).unwrap_err();
     let LoadError::Instructions(list) = err else {
         panic!("{err}")
@@ -142,10 +142,7 @@ fn memory_outside_the_data_is_refused_and_nothing_changes() {
 
 #[test]
 fn encrypted_addresses_are_refused() {
-    let (image, _) = assemble(
-        "encaddr",
-        "ldr r1, =buf\nadd r1, r1, r2\nldr r0, [r1]\nsvc #0",
-    );
+    let image = own("ldr r1, =buf\nadd r1, r1, r2\nldr r0, [r1]\nsvc #0");
     let mut m = machine(image);
     m.state.regs[2] = Val::Enc(clear_word(4, 32, false).unwrap());
     m.step(&mut NoOracle).unwrap().unwrap();

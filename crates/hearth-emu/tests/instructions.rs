@@ -12,7 +12,7 @@ mod common;
 use std::fmt::Write;
 
 use common::reference::Model;
-use common::{flag_value, flags_of, link, qemu, reg_value, Cpu};
+use common::{flag_value, flags_of, link, qemu, reg_value, ArmTools, Cpu};
 use hearth::api::clear_word;
 use hearth::backend::ClearBackend;
 use hearth::GATES_128;
@@ -71,7 +71,7 @@ fn random_instruction(rng: &mut impl Rng) -> u32 {
 
 /// Builds and runs one stream; returns the qemu states from the first
 /// random instruction on, and the image.
-fn stream(seed: u64, len: usize) -> (Vec<Cpu>, Image, usize) {
+fn stream(arm: &ArmTools, seed: u64, len: usize) -> (Vec<Cpu>, Image, usize) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut s = String::from(".syntax unified\n.arm\n.global _start\n.text\n_start:\n");
     for r in 0..15 {
@@ -91,14 +91,14 @@ fn stream(seed: u64, len: usize) -> (Vec<Cpu>, Image, usize) {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let src = dir.join(format!("stream{seed}.s"));
     std::fs::write(&src, s).unwrap();
-    let elf = link(&format!("stream{seed}"), &[src]);
-    let (states, _) = qemu(&elf);
+    let elf = link(arm, &format!("stream{seed}"), &[src]);
+    let (states, _) = qemu(arm, &elf);
     let image = Image::from_elf(&std::fs::read(&elf).unwrap()).unwrap();
     (states, image, prologue)
 }
 
-fn check_stream(seed: u64, len: usize, encrypted: bool) {
-    let (states, image, prologue) = stream(seed, len);
+fn check_stream(arm: &ArmTools, seed: u64, len: usize, encrypted: bool) {
+    let (states, image, prologue) = stream(arm, seed, len);
     let mut state: State<u64> = State::new(states[0].regs[15], image.data_base, Vec::new());
     for r in 0..15 {
         state.regs[r] = Val::Clear(states[0].regs[r]);
@@ -149,21 +149,21 @@ fn check_stream(seed: u64, len: usize, encrypted: bool) {
 
 #[test]
 fn random_streams_match_qemu() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
+    };
     for seed in 0..300 {
-        check_stream(seed, 60, false);
+        check_stream(&arm, seed, 60, false);
     }
 }
 
 #[test]
 fn random_streams_match_qemu_on_encrypted_values() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
+    };
     for seed in 1000..1040 {
-        check_stream(seed, 40, true);
+        check_stream(&arm, seed, 40, true);
     }
 }
 

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{compile, corpus, flag_value, flags_of, link_with, qemu, reg_value, Cpu};
+use common::{compile, corpus, flag_value, flags_of, link_with, qemu, reg_value, ArmTools, Cpu};
 use hearth::api::clear_word_value;
 use hearth::backend::ClearBackend;
 use hearth::GATES_128;
@@ -40,9 +40,9 @@ fn emulate(image: Image, start: &Cpu, encrypted: bool) -> (State<u64>, u32, u64)
     (m.state, pc, oracle.0.log.len() as u64)
 }
 
-fn check(name: &str, encrypted: bool) {
-    let elf = compile(name, if encrypted { "enc" } else { "clear" });
-    let (states, dump) = qemu(&elf);
+fn check(arm: &ArmTools, name: &str, encrypted: bool) {
+    let elf = compile(arm, name, if encrypted { "enc" } else { "clear" });
+    let (states, dump) = qemu(arm, &elf);
     let image = Image::from_elf(&std::fs::read(&elf).unwrap()).unwrap();
     let svc = exit_svc(&image);
     let end = states
@@ -106,12 +106,17 @@ fn same_end(name: &str, state: &State<u64>, end: &Cpu, dump: &[u8], encrypted: b
 /// qemu-arm runs the same code from `qemu_start`, which sets those
 /// registers. At the exit: qemu's registers, flags and memory, and
 /// `result` the dot product of the ELF's arrays in plain Rust.
-fn pointers(encrypted: bool) {
+fn pointers(arm: &ArmTools, encrypted: bool) {
     let tag = if encrypted { "enc" } else { "clear" };
     let dir = corpus();
     let sources = [dir.join("call.s"), dir.join("dot4.c")];
-    let elf = link_with(&format!("dot4-{tag}"), &sources, &[]);
-    let for_qemu = link_with(&format!("dot4-qemu-{tag}"), &sources, &["-e", "qemu_start"]);
+    let elf = link_with(arm, &format!("dot4-{tag}"), &sources, &[]);
+    let for_qemu = link_with(
+        arm,
+        &format!("dot4-qemu-{tag}"),
+        &sources,
+        &["-e", "qemu_start"],
+    );
     let image = Image::from_elf(&std::fs::read(&elf).unwrap()).unwrap();
     let theirs = Image::from_elf(&std::fs::read(&for_qemu).unwrap()).unwrap();
     // One program, two entries.
@@ -121,7 +126,7 @@ fn pointers(encrypted: bool) {
     assert_eq!(theirs.entry, image.symbols["qemu_start"]);
     let (a, b) = (image.symbols["a"], image.symbols["b"]);
 
-    let (states, dump) = qemu(&for_qemu);
+    let (states, dump) = qemu(arm, &for_qemu);
     let start = states
         .iter()
         .find(|s| s.regs[15] == image.entry)
@@ -172,29 +177,29 @@ fn pointers(encrypted: bool) {
 
 #[test]
 fn corpus_matches_qemu_with_clear_memory() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
+    };
     for name in PROGRAMS {
-        check(name, false);
+        check(&arm, name, false);
     }
 }
 
 #[test]
 fn corpus_matches_qemu_with_encrypted_memory() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
+    };
     for name in PROGRAMS {
-        check(name, true);
+        check(&arm, name, true);
     }
 }
 
 #[test]
 fn a_function_of_two_pointers_matches_qemu() {
-    if !common::arm_tools() {
+    let Some(arm) = common::arm_tools() else {
         return;
-    }
-    pointers(false);
-    pointers(true);
+    };
+    pointers(&arm, false);
+    pointers(&arm, true);
 }

@@ -9,10 +9,16 @@ use std::process::Command;
 use hearth::api::{clear_word, clear_word_value};
 use hearth_emu::{Byte, Flag, Val};
 
-/// Whether `arm-none-eabi-gcc` and `qemu-arm` run here. Without them the
-/// tests that need them say so and pass, unless `HEARTH_REQUIRE_ARM_TOOLS`
-/// is set (`.ci/run` sets it after installing them), where they fail.
-pub fn arm_tools() -> bool {
+/// Proof that `arm-none-eabi-gcc` and `qemu-arm` run here: every function
+/// that calls them takes one, so a test reaches them only through
+/// [`arm_tools`].
+pub struct ArmTools(());
+
+/// The ARM tools, if `arm-none-eabi-gcc` and `qemu-arm` run here. Without
+/// them the tests that need them say so and pass (`None`), unless
+/// `HEARTH_REQUIRE_ARM_TOOLS` is set (`.ci/run` sets it after installing
+/// them), where they fail.
+pub fn arm_tools() -> Option<ArmTools> {
     let runs = |cmd: &str| {
         Command::new(cmd)
             .arg("--version")
@@ -27,7 +33,7 @@ pub fn arm_tools() -> bool {
         );
         eprintln!("skipped: arm-none-eabi-gcc or qemu-arm is missing (Debian: gcc-arm-none-eabi, qemu-user)");
     }
-    ok
+    ok.then_some(ArmTools(()))
 }
 
 pub fn corpus() -> PathBuf {
@@ -37,22 +43,23 @@ pub fn corpus() -> PathBuf {
 /// Compiles `name.c` with the corpus' start code and linker script into
 /// `name-tag.elf` (tests running at once use
 /// different tags).
-pub fn compile(name: &str, tag: &str) -> PathBuf {
+pub fn compile(arm: &ArmTools, name: &str, tag: &str) -> PathBuf {
     let dir = corpus();
     link(
+        arm,
         &format!("{name}-{tag}"),
         &[dir.join("start.s"), dir.join(format!("{name}.c"))],
     )
 }
 
 /// Links `sources` with the corpus' linker script into `name.elf`.
-pub fn link(name: &str, sources: &[PathBuf]) -> PathBuf {
-    link_with(name, sources, &[])
+pub fn link(arm: &ArmTools, name: &str, sources: &[PathBuf]) -> PathBuf {
+    link_with(arm, name, sources, &[])
 }
 
 /// [`link`] with more `arm-none-eabi-gcc` arguments (e.g. `-e` for
 /// another entry).
-pub fn link_with(name: &str, sources: &[PathBuf], extra: &[&str]) -> PathBuf {
+pub fn link_with(_: &ArmTools, name: &str, sources: &[PathBuf], extra: &[&str]) -> PathBuf {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.elf"));
     let dir = corpus();
     let st = Command::new("arm-none-eabi-gcc")
@@ -71,7 +78,7 @@ pub fn link_with(name: &str, sources: &[PathBuf], extra: &[&str]) -> PathBuf {
         .arg("-o")
         .arg(&out)
         .status()
-        .expect("arm-none-eabi-gcc (Debian package gcc-arm-none-eabi) must be installed");
+        .expect("arm-none-eabi-gcc runs (arm_tools checked it)");
     assert!(st.success(), "building {name}");
     out
 }
@@ -84,14 +91,14 @@ pub struct Cpu {
 }
 
 /// Runs `elf` under qemu-arm: the logged states and what it wrote.
-pub fn qemu(elf: &Path) -> (Vec<Cpu>, Vec<u8>) {
+pub fn qemu(_: &ArmTools, elf: &Path) -> (Vec<Cpu>, Vec<u8>) {
     let log = elf.with_extension("log");
     let out = Command::new("qemu-arm")
         .args(["-singlestep", "-d", "cpu,nochain", "-D"])
         .arg(&log)
         .arg(elf)
         .output()
-        .expect("qemu-arm (Debian package qemu-user) must be installed");
+        .expect("qemu-arm runs (arm_tools checked it)");
     assert!(out.status.success(), "qemu-arm {}", elf.display());
     let text = std::fs::read_to_string(&log).unwrap();
     let mut states = Vec::new();
