@@ -17,7 +17,7 @@ use tfhe::shortint::parameters::ClassicPBSParameters;
 
 use crate::keygen::{generate, steps};
 use crate::options::{JsonOut, ParamsArg, PlotOut, Threads};
-use crate::report::{emit, ms, Table};
+use crate::report::{emit, median, ms, Table};
 
 #[derive(Subcommand)]
 pub enum Which {
@@ -110,6 +110,10 @@ pub enum Which {
         /// digits (PARMESAN's). The count backend shows both.
         #[arg(long, value_enum, default_value = "twos")]
         inputs: crate::ops::InputsArg,
+        /// Timed runs of each side per operation (cpu backend), alternating
+        /// hearth and tfhe-rs; the tables show the medians.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+        samples: u32,
         #[command(flatten)]
         params: ParamsArg,
         #[command(flatten)]
@@ -280,6 +284,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             bits,
             family,
             inputs,
+            samples,
             params,
             json,
             plot,
@@ -293,20 +298,18 @@ pub fn run(which: Which) -> Result<(), Error> {
                 (true, OpsBackend::Count, Family::Bits) => vec![8, 16, 32, 64],
                 (true, OpsBackend::Cpu, Family::Bits) => vec![16, 32],
             };
-            let threads = threads.resolve()?;
+            let timing = crate::ops::Timing {
+                threads: threads.resolve()?,
+                samples: samples as usize,
+            };
             match family {
                 Family::Digits => {
-                    crate::ops::ops(backend, threads, &bits, inputs, params.params, json, plot)
+                    crate::ops::ops(backend, timing, &bits, inputs, params.params, json, plot)
                 }
-                Family::Bits => crate::bits_ops::ops(backend, threads, &bits, json, plot),
+                Family::Bits => crate::bits_ops::ops(backend, timing, &bits, json, plot),
             }
         }
     }
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 /// The tfhe-rs shortint parameters with the same LWE/GLWE parameters and

@@ -16,10 +16,10 @@ use tfhe::prelude::*;
 use tfhe::{FheUint16, FheUint32, FheUint64, FheUint8};
 
 use crate::keygen::{generate, steps};
-use crate::ops::OpsBackend;
+use crate::ops::{OpsBackend, Timing};
 use crate::options::{JsonOut, PlotOut};
 use crate::plot::{GroupedBars, Series};
-use crate::report::{emit, ms, Table};
+use crate::report::{emit, median, ms, Table};
 
 /// One benchmarked word operation (unsigned operands).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -346,14 +346,14 @@ fn build(
 
 pub fn ops(
     backend: OpsBackend,
-    threads: usize,
+    timing: Timing,
     bits: &[usize],
     json: JsonOut,
     plot: PlotOut,
 ) -> Result<(), Error> {
     match backend {
-        OpsBackend::Count => count(threads, bits, json, plot),
-        OpsBackend::Cpu => encrypted(threads, bits, json, plot),
+        OpsBackend::Count => count(timing.threads, bits, json, plot),
+        OpsBackend::Cpu => encrypted(timing, bits, json, plot),
     }
 }
 
@@ -435,7 +435,12 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
     Ok(())
 }
 
-fn encrypted(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result<(), Error> {
+fn encrypted(
+    Timing { threads, samples }: Timing,
+    bits: &[usize],
+    json: JsonOut,
+    plot: PlotOut,
+) -> Result<(), Error> {
     if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32, 64].contains(&n)) {
         return Err(Error::Config(format!(
             "--bits {n}: the comparison covers 8, 16, 32 and 64"
@@ -474,35 +479,40 @@ fn encrypted(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Re
                 client.encrypt_word_of(x, n, false)?,
                 client.encrypt_word_of(y, n, false)?,
             ];
-            let start = Instant::now();
-            let out = prog.run_encrypted(&cpu, &ins)?;
-            let ours = start.elapsed();
-            let mut got = 0u128;
-            let mut shift = 0;
-            for o in &out {
-                let v = client.decrypt_word_value(o)?;
-                got |= u128::try_from(v).unwrap_or(0) << shift;
-                shift += o.shape().len();
-            }
             let want = op.reference(n, x, y);
-            if got != want {
-                return Err(Error::Config(format!(
-                    "{} at {n}: hearth gave {got}, expected {want}",
-                    op.name()
-                )));
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            for _ in 0..samples {
+                let start = Instant::now();
+                let out = prog.run_encrypted(&cpu, &ins)?;
+                ours.push(start.elapsed());
+                let mut got = 0u128;
+                let mut shift = 0;
+                for o in &out {
+                    let v = client.decrypt_word_value(o)?;
+                    got |= u128::try_from(v).unwrap_or(0) << shift;
+                    shift += o.shape().len();
+                }
+                if got != want {
+                    return Err(Error::Config(format!(
+                        "{} at {n}: hearth gave {got}, expected {want}",
+                        op.name()
+                    )));
+                }
+                let (t, v) = pool.install(|| match n {
+                    8 => tfhe8(op, x, y, &tck),
+                    16 => tfhe16(op, x, y, &tck),
+                    32 => tfhe32(op, x, y, &tck),
+                    _ => tfhe64(op, x, y, &tck),
+                });
+                if v != want {
+                    return Err(Error::Config(format!(
+                        "{} at {n}: tfhe-rs gave {v}, expected {want}",
+                        op.name()
+                    )));
+                }
+                theirs.push(t);
             }
-            let (theirs, v) = pool.install(|| match n {
-                8 => tfhe8(op, x, y, &tck),
-                16 => tfhe16(op, x, y, &tck),
-                32 => tfhe32(op, x, y, &tck),
-                _ => tfhe64(op, x, y, &tck),
-            });
-            if v != want {
-                return Err(Error::Config(format!(
-                    "{} at {n}: tfhe-rs gave {v}, expected {want}",
-                    op.name()
-                )));
-            }
+            let (ours, theirs) = (median(ours), median(theirs));
             let digits = match op.digits() {
                 Some(d) if n <= 32 => {
                     let prog = d.program(&DIGITS_128, n)?;
@@ -510,9 +520,13 @@ fn encrypted(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Re
                     if d.arity() == 2 {
                         ins.push(dclient.encrypt_int(y as i64 >> 1, n)?);
                     }
-                    let start = Instant::now();
-                    prog.run_encrypted(&dcpu, &ins)?;
-                    Some(start.elapsed())
+                    let mut times = Vec::new();
+                    for _ in 0..samples {
+                        let start = Instant::now();
+                        prog.run_encrypted(&dcpu, &ins)?;
+                        times.push(start.elapsed());
+                    }
+                    Some(median(times))
                 }
                 _ => None,
             };
@@ -539,12 +553,12 @@ fn encrypted(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Re
     }
     bar.finish_and_clear();
     t.note(
-        "Unsigned operands, one run each, results checked against Rust for both libraries. The digits \
+        "Unsigned operands; times are medians of the runs (--samples), hearth and tfhe-rs alternating; results checked against Rust for both libraries. The digits \
          family's product is exact (2n digits), tfhe-rs's wraps. Division by zero is not timed.",
     );
     emit(
         json.json.as_deref(),
-        &json!({"bench": "ops", "family": "bits", "backend": "cpu", "threads": threads, "rows": rows}),
+        &json!({"bench": "ops", "family": "bits", "backend": "cpu", "threads": threads, "samples": samples, "rows": rows}),
         &[t],
     )?;
     if let Some(path) = &plot.plot {

@@ -14,7 +14,7 @@ use tfhe::{FheInt16, FheInt32, FheInt8};
 use crate::keygen::{generate, steps};
 use crate::options::{JsonOut, PlotOut};
 use crate::plot::{GroupedBars, Series};
-use crate::report::{emit, ms, Table};
+use crate::report::{emit, median, ms, Table};
 
 /// Where `bench ops` evaluates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -45,7 +45,7 @@ impl From<InputsArg> for Inputs {
 
 pub fn ops(
     backend: OpsBackend,
-    threads: usize,
+    timing: Timing,
     bits: &[usize],
     inputs: InputsArg,
     params: &'static ParameterSet,
@@ -53,8 +53,8 @@ pub fn ops(
     plot: PlotOut,
 ) -> Result<(), Error> {
     match backend {
-        OpsBackend::Count => count(threads, bits, json, plot),
-        OpsBackend::Cpu => encrypted(threads, bits, inputs.into(), params, json, plot),
+        OpsBackend::Count => count(timing.threads, bits, json, plot),
+        OpsBackend::Cpu => encrypted(timing, bits, inputs.into(), params, json, plot),
     }
 }
 
@@ -150,6 +150,15 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
     Ok(())
 }
 
+/// How the encrypted comparisons are timed.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// Threads for both libraries.
+    pub threads: usize,
+    /// Timed runs of each side per operation; the tables show medians.
+    pub samples: usize,
+}
+
 /// The operations timed against tfhe-rs.
 const TIMED: [Op; 11] = [
     Op::Add,
@@ -215,7 +224,7 @@ tfhe_op!(tfhe16, FheInt16, i16);
 tfhe_op!(tfhe32, FheInt32, i32);
 
 fn encrypted(
-    threads: usize,
+    Timing { threads, samples }: Timing,
     bits: &[usize],
     inputs: Inputs,
     params: &'static ParameterSet,
@@ -261,31 +270,36 @@ fn encrypted(
             if op.arity() == 2 {
                 ins.push(encrypt(y)?);
             }
-            let start = Instant::now();
-            let out = prog.run_encrypted(&cpu, &ins)?;
-            let ours = start.elapsed();
             let want = op.reference(x as i128, y as i128, n);
-            let got = client.decrypt_int(&out[0])?;
-            if got != want.into() {
-                return Err(Error::Config(format!(
-                    "{} at {n}: hearth gave {got}, expected {want}",
-                    op.name()
-                )));
-            }
-            let (theirs, v) = pool.install(|| match n {
-                8 => tfhe8(op, x, y, &tck),
-                16 => tfhe16(op, x, y, &tck),
-                _ => tfhe32(op, x, y, &tck),
-            });
             let modulus = 1i128 << n;
             let wrapped =
                 (want.rem_euclid(modulus) + modulus / 2).rem_euclid(modulus) - modulus / 2;
-            if v as i128 != wrapped {
-                return Err(Error::Config(format!(
-                    "{} at {n}: tfhe-rs gave {v}, expected {wrapped}",
-                    op.name()
-                )));
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            for _ in 0..samples {
+                let start = Instant::now();
+                let out = prog.run_encrypted(&cpu, &ins)?;
+                ours.push(start.elapsed());
+                let got = client.decrypt_int(&out[0])?;
+                if got != want.into() {
+                    return Err(Error::Config(format!(
+                        "{} at {n}: hearth gave {got}, expected {want}",
+                        op.name()
+                    )));
+                }
+                let (t, v) = pool.install(|| match n {
+                    8 => tfhe8(op, x, y, &tck),
+                    16 => tfhe16(op, x, y, &tck),
+                    _ => tfhe32(op, x, y, &tck),
+                });
+                if v as i128 != wrapped {
+                    return Err(Error::Config(format!(
+                        "{} at {n}: tfhe-rs gave {v}, expected {wrapped}",
+                        op.name()
+                    )));
+                }
+                theirs.push(t);
             }
+            let (ours, theirs) = (median(ours), median(theirs));
             let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
             ratios.push((op.name(), format!("{n} bits"), ratio));
             t.row(vec![
@@ -307,11 +321,12 @@ fn encrypted(
     t.note(
         "hearth returns exact results (a product of n-bit values has 2n digits); tfhe-rs FheIntN wraps \
          to n bits. tfhe-rs has no signum: its time is the two comparisons with zero that make one. \
-         One run each; operands below 2^(n/2-1) so that tfhe-rs does not wrap.",
+         Times are medians of the runs (--samples), hearth and tfhe-rs alternating; operands \
+         below 2^(n/2-1) so that tfhe-rs does not wrap.",
     );
     emit(
         json.json.as_deref(),
-        &json!({"bench": "ops", "backend": "cpu", "params": params.name, "threads": threads, "rows": rows}),
+        &json!({"bench": "ops", "backend": "cpu", "params": params.name, "threads": threads, "samples": samples, "rows": rows}),
         &[t],
     )?;
     if let Some(path) = &plot.plot {

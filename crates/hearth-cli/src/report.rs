@@ -72,3 +72,9 @@ pub fn emit(path: Option<&Path>, json: &serde_json::Value, tables: &[Table]) -> 
 pub fn ms(d: std::time::Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e3)
 }
+
+/// The median of `samples` (the upper one of an even count); zero for none.
+pub fn median(mut samples: Vec<std::time::Duration>) -> std::time::Duration {
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
