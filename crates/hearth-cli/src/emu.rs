@@ -1,5 +1,6 @@
 //! `hearth emu`: the A32 emulator on encrypted registers and memory.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -402,18 +403,20 @@ where
     };
     let mut steps = 0u64;
     let mut pbs = 0u64;
+    // A progress line rewritten in place, where someone watches a terminal.
+    let live = !trace && std::io::stderr().is_terminal();
     let result = m.run(oracle, args.max_steps, |r| {
         steps += 1;
         pbs += r.pbs as u64;
         progress(r);
-        if !trace {
+        if live {
             eprint!(
                 "\r{steps} instructions, {pbs} PBS, {:.1} s",
                 start.elapsed().as_secs_f64()
             );
         }
     });
-    if !trace {
+    if live {
         eprintln!();
     }
     match &result {
