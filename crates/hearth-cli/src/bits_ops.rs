@@ -18,7 +18,7 @@ use tfhe::{FheUint16, FheUint32, FheUint64, FheUint8};
 use crate::keygen::{generate, steps};
 use crate::ops::{OpsBackend, Timing};
 use crate::options::{JsonOut, PlotOut};
-use crate::plot::{GroupedBars, Series};
+use crate::plot::GroupedBars;
 use crate::report::{emit, median, ms, Table};
 
 /// One benchmarked word operation (unsigned operands).
@@ -413,24 +413,18 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
         &[t],
     )?;
     if let (Some(path), Some(&n)) = (&plot.plot, bits.iter().max()) {
-        let profiles = PROFILED
+        let circuits = PROFILED
             .iter()
             .map(|&op| {
                 let st = build(op, n, &GATES_128, threads)?.circuit().stats();
-                Ok(Series::profile(
-                    format!("{}: {} PBS, depth {}", op.name(), st.pbs, st.depth),
-                    &st.width_per_level,
-                ))
+                Ok((op.name().to_string(), st))
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let title = format!(
             "bench ops --family bits --backend count: u{n} words (GATES_128), planned for {threads} threads, {}",
             crate::plot::today()
         );
-        crate::plot::save(
-            path,
-            &crate::plot::level_profiles(&title, &profiles, threads)?,
-        )?;
+        crate::plot::save_level_profiles(path, &title, &circuits, threads)?;
     }
     Ok(())
 }

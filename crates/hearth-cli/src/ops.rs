@@ -13,7 +13,7 @@ use tfhe::{FheInt16, FheInt32, FheInt8};
 
 use crate::keygen::{generate, steps};
 use crate::options::{JsonOut, PlotOut};
-use crate::plot::{GroupedBars, Series};
+use crate::plot::GroupedBars;
 use crate::report::{emit, median, ms, Table};
 
 /// Where `bench ops` evaluates.
@@ -128,24 +128,15 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
         &[t],
     )?;
     if let (Some(path), Some(&n)) = (&plot.plot, bits.iter().max()) {
-        let profiles = PROFILED
+        let circuits = PROFILED
             .iter()
-            .map(|op| {
-                let st = op.program(&DIGITS_128, n)?.circuit().stats();
-                Ok(Series::profile(
-                    format!("{}: {} PBS, depth {}", op.name(), st.pbs, st.depth),
-                    &st.width_per_level,
-                ))
-            })
+            .map(|op| Ok((op.name(), op.program(&DIGITS_128, n)?.circuit().stats())))
             .collect::<Result<Vec<_>, Error>>()?;
         let title = format!(
             "bench ops --backend count: digits (DIGITS_128), {n}-digit signed-binary inputs, {}",
             crate::plot::today()
         );
-        crate::plot::save(
-            path,
-            &crate::plot::level_profiles(&title, &profiles, threads)?,
-        )?;
+        crate::plot::save_level_profiles(path, &title, &circuits, threads)?;
     }
     Ok(())
 }

@@ -404,6 +404,26 @@ fn level_ticks(depth: i32) -> Vec<i32> {
     ticks
 }
 
+/// Draws the level profiles of named circuits (their statistics from the
+/// count backend) into `path`, labelled with their #PBS and depth.
+pub fn save_level_profiles(
+    path: &Path,
+    title: &str,
+    circuits: &[(String, hearth::Stats)],
+    threads: usize,
+) -> Result<(), Error> {
+    let profiles: Vec<Series> = circuits
+        .iter()
+        .map(|(name, st)| {
+            Series::profile(
+                format!("{name}: {} PBS, depth {}", st.pbs, st.depth),
+                &st.width_per_level,
+            )
+        })
+        .collect();
+    save(path, &level_profiles(title, &profiles, threads)?)
+}
+
 /// Bootstraps ready at each level of some circuits (log axis), with a line
 /// at `threads`: a level at least that wide keeps every thread busy.
 pub fn level_profiles(title: &str, profiles: &[Series], threads: usize) -> Result<String, Error> {
