@@ -196,6 +196,7 @@ fn on_a_pi_5_set() {
 #[test]
 fn every_operation_encrypted_equals_the_clear_backend() {
     use hearth::backend::CpuBackend;
+    use hearth::testing::word_programs::encrypted_equals_clear;
     use hearth::{ClientKey, GATES_128};
     let client = ClientKey::generate(&GATES_128);
     let server = client.server_key();
@@ -214,24 +215,12 @@ fn every_operation_encrypted_equals_the_clear_backend() {
                 client.encrypt_word_of(x, 8, signed).unwrap(),
                 client.encrypt_word_of(y, 8, signed).unwrap(),
             ];
-            let out = prog.run_encrypted(&cpu, &enc).unwrap();
-            let clear = prog
-                .run(
-                    &ClearBackend,
-                    &[
-                        clear_word(x, 8, signed).unwrap(),
-                        clear_word(y, 8, signed).unwrap(),
-                    ],
-                )
-                .unwrap();
-            for (i, (o, c)) in out.iter().zip(&clear).enumerate() {
-                let bits: Vec<u64> = o
-                    .ciphertexts()
-                    .iter()
-                    .map(|ct| 2 * client.decrypt_bit(ct).unwrap() as u64)
-                    .collect();
-                assert_eq!(&bits, c, "output {i}, x = {x}, y = {y}, signed = {signed}");
-            }
+            let words = [
+                clear_word(x, 8, signed).unwrap(),
+                clear_word(y, 8, signed).unwrap(),
+            ];
+            encrypted_equals_clear(&client, &cpu, &prog, &enc, &words)
+                .unwrap_or_else(|e| panic!("x = {x}, y = {y}, signed = {signed}: {e}"));
         }
     }
 }

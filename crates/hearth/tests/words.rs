@@ -269,6 +269,7 @@ check!(i128_random, 128, true, i128, u128, random);
 #[test]
 fn every_operation_encrypted_equals_the_clear_backend() {
     use hearth::backend::CpuBackend;
+    use hearth::testing::word_programs::encrypted_equals_clear;
     use hearth::{ClientKey, GATES_128};
     let client = ClientKey::generate(&GATES_128);
     let server = client.server_key();
@@ -288,24 +289,12 @@ fn every_operation_encrypted_equals_the_clear_backend() {
                 client.encrypt_word_of(x, 8, signed).unwrap(),
                 client.encrypt_word_of(y, 8, signed).unwrap(),
             ];
-            let out = prog.run_encrypted(&cpu, &enc).unwrap();
-            let clear = prog
-                .run(
-                    &ClearBackend,
-                    &[
-                        clear_word(x, 8, signed).unwrap(),
-                        clear_word(y, 8, signed).unwrap(),
-                    ],
-                )
-                .unwrap();
-            for (i, (o, c)) in out.iter().zip(&clear).enumerate() {
-                let bits: Vec<u64> = o
-                    .ciphertexts()
-                    .iter()
-                    .map(|ct| 2 * client.decrypt_bit(ct).unwrap() as u64)
-                    .collect();
-                assert_eq!(&bits, c, "output {i}, x = {x}, y = {y}, signed = {signed}");
-            }
+            let words = [
+                clear_word(x, 8, signed).unwrap(),
+                clear_word(y, 8, signed).unwrap(),
+            ];
+            let (out, clear) = encrypted_equals_clear(&client, &cpu, &prog, &enc, &words)
+                .unwrap_or_else(|e| panic!("x = {x}, y = {y}, signed = {signed}: {e}"));
             // The typed decryption reads the same values.
             let first = client.decrypt_word_value(&out[0]).unwrap();
             assert_eq!(first, clear_word_value(&clear[0], signed).unwrap());

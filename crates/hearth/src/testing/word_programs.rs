@@ -517,31 +517,19 @@ impl WordSpec {
         let params = client.params();
         let checked = self.check(params, threads)?;
         let prog = self.build(params, threads).map_err(Failure::Build)?;
-        let clear = prog
-            .run(&ClearBackend, &self.clear_inputs().map_err(Failure::Run)?)
-            .map_err(Failure::Run)?;
         let inputs = self
             .inputs
             .iter()
             .map(|&x| client.encrypt_word_of(self.value_of(x as u128), self.bits, self.signed))
             .collect::<Result<Vec<Encrypted>, _>>()
             .map_err(Failure::Run)?;
-        let out = prog.run_encrypted(backend, &inputs).map_err(Failure::Run)?;
-        for (value, (o, c)) in out.iter().zip(&clear).enumerate() {
-            let decrypted = o
-                .ciphertexts()
-                .iter()
-                .map(|ct| client.decrypt_bit(ct).map(|b| 2 * b as u64))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(Failure::Run)?;
-            if &decrypted != c {
-                return Err(Failure::Encrypted {
-                    value,
-                    clear: c.clone(),
-                    decrypted,
-                });
-            }
-        }
+        encrypted_equals_clear(
+            client,
+            backend,
+            &prog,
+            &inputs,
+            &self.clear_inputs().map_err(Failure::Run)?,
+        )?;
         Ok(checked)
     }
 
@@ -586,6 +574,36 @@ impl fmt::Display for WordSpec {
         }
         Ok(())
     }
+}
+
+/// Runs `prog` on `backend` with the encrypted `inputs` and on the clear
+/// backend with `clear` (the same values' clear bits): every output bit
+/// must decrypt to the clear backend's. Returns both runs' outputs.
+pub fn encrypted_equals_clear<B: Backend<Digit = Ciphertext>>(
+    client: &ClientKey,
+    backend: &B,
+    prog: &CompiledProgram,
+    inputs: &[Encrypted],
+    clear: &[Vec<u64>],
+) -> Result<(Vec<Encrypted>, Vec<Vec<u64>>), Failure> {
+    let clear = prog.run(&ClearBackend, clear).map_err(Failure::Run)?;
+    let out = prog.run_encrypted(backend, inputs).map_err(Failure::Run)?;
+    for (value, (o, c)) in out.iter().zip(&clear).enumerate() {
+        let decrypted = o
+            .ciphertexts()
+            .iter()
+            .map(|ct| client.decrypt_bit(ct).map(|b| 2 * b as u64))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(Failure::Run)?;
+        if &decrypted != c {
+            return Err(Failure::Encrypted {
+                value,
+                clear: c.clone(),
+                decrypted,
+            });
+        }
+    }
+    Ok((out, clear))
 }
 
 #[cfg(test)]
