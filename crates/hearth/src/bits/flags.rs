@@ -1,4 +1,4 @@
-//! ARM's NZCV flags (CryptoEmu section 5): negative (the top bit), zero
+//! ARM's NZCV flags (CryptoEmu section 6.1): negative (the top bit), zero
 //! (an OR tree, negated), carry (the adder's carry out; for a subtraction,
 //! 1 when no borrow), overflow (the carries into and out of the top bit
 //! differ: one XOR).

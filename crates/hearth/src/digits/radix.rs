@@ -1,8 +1,8 @@
 //! Wide redundant digits: radix `R = 2^k` (k = 2 or 3) with digits in
-//! `[-(R - 1), R - 1]`, one ciphertext per `k` bits. The first step of
-//! issue 9's study: fewer bootstraps per bit than one signed-binary digit
-//! per ciphertext, measured on the count backend before the typed API
-//! adopts them.
+//! `[-(R - 1), R - 1]`, one ciphertext per `k` bits: fewer bootstraps per
+//! bit than one signed-binary digit per ciphertext. Additions work on
+//! radix-4 groups and comparisons on radix-8 groups (`hearth bench radix`
+//! compares them with signed-binary digits on the count backend).
 //!
 //! * **Conversion** from signed-binary digits is free (`k` digits summed
 //!   with weights `1, 2, .., 2^(k-1)`: quadratic weight `(4^k - 1) / 3`);
