@@ -1,7 +1,7 @@
 //! The comparisons both integer families offer.
 
 /// A comparison of two integers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Comparison {
     /// `<`.
     Lt,

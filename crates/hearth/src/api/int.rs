@@ -29,10 +29,12 @@ use std::ops::{Add, Mul, Neg, Shl, Sub};
 
 use num_bigint::BigInt;
 
-use super::program::{digits_within, within, Program, Value};
-use crate::circuit::{CircuitBuilder, Wire};
-use crate::crypto::encoding::{Shape, MAX_PRODUCTS};
-use crate::digits::{self, Comparison, Digits, MulAlgorithm};
+use super::ops::{Op, Val, ValueId};
+use super::program::{Program, Value, NO_VALUE};
+use crate::circuit::Wire;
+use crate::comparison::Comparison;
+use crate::crypto::encoding::Shape;
+use crate::digits::Digits;
 use crate::error::Error;
 
 /// A signed integer in a [`Program`] (signed-binary digits: exact, lengths
@@ -40,6 +42,7 @@ use crate::error::Error;
 #[derive(Clone)]
 pub struct Int<'p> {
     program: &'p Program,
+    id: ValueId,
     digits: Digits,
 }
 
@@ -57,37 +60,37 @@ impl Value for Int<'_> {
     fn program(&self) -> &Program {
         self.program
     }
+
+    fn id(&self) -> ValueId {
+        self.id
+    }
 }
 
 impl Program {
-    /// Runs `f`; every result is checked to be digits (each in [-1, 1],
-    /// quadratic weight at most 1), the promise every operation makes.
-    pub(crate) fn int(
-        &self,
-        f: impl FnOnce(&mut CircuitBuilder) -> Result<Digits, Error>,
-    ) -> Int<'_> {
-        let digits = self
-            .run(|b| {
-                digits::check_params(b.params())?;
-                let d = f(b)?;
-                digits_within("a result", d.len() as u64)?;
-                Digits::from_wires(b, d.wires().to_vec())
-            })
-            .unwrap_or_default();
-        Int {
-            program: self,
-            digits,
+    /// The integer `op` makes (an empty placeholder after an error, kept
+    /// for [`Program::build`]).
+    pub(crate) fn int(&self, op: Option<Op>) -> Int<'_> {
+        let made = op.and_then(|op| self.apply(op));
+        match made.as_deref() {
+            Some([(id, Val::Int(d))]) => Int {
+                program: self,
+                id: *id,
+                digits: d.clone(),
+            },
+            Some(_) => {
+                self.fail(Error::Config(
+                    "internal: an integer operation made another kind of value".into(),
+                ));
+                Int::placeholder(self)
+            }
+            None => Int::placeholder(self),
         }
     }
 
     /// An encrypted input of `digits` signed-binary digits (values in
     /// `(-2^digits, 2^digits)`).
     pub fn input(&self, digits: usize) -> Int<'_> {
-        self.push_input(Shape::Int { digits });
-        self.int(|b| {
-            digits_within("an input", digits as u64)?;
-            Digits::input(b, digits)
-        })
+        self.int(Some(Op::Input(Shape::Int { digits })))
     }
 
     /// An encrypted input in `bits`-bit two's complement (values in
@@ -98,44 +101,42 @@ impl Program {
     /// transfers, comparisons need no subtraction, and wrapping products
     /// no conversion.
     pub fn input_twos(&self, bits: usize) -> Int<'_> {
-        self.push_input(Shape::TwosInt { bits });
-        self.int(|b| {
-            digits_within("an input", bits as u64)?;
-            Digits::input_twos(b, bits)
-        })
+        self.int(Some(Op::Input(Shape::TwosInt { bits })))
     }
 
     /// A clear constant (trivial digits: they cost no bootstrap).
     pub fn constant(&self, value: impl Into<BigInt>) -> Int<'_> {
-        let v = value.into();
-        self.int(|b| {
-            digits_within("a constant", v.bits())?;
-            Ok(Digits::constant(b, &v))
-        })
+        self.int(Some(Op::IntConst(value.into())))
     }
 }
 
 impl<'p> Int<'p> {
-    fn unary(
-        &self,
-        f: impl FnOnce(&mut CircuitBuilder, &Digits) -> Result<Digits, Error>,
-    ) -> Int<'p> {
-        self.program.int(|b| f(b, &self.digits))
+    fn placeholder(program: &'p Program) -> Int<'p> {
+        Int {
+            program,
+            id: NO_VALUE,
+            digits: Digits::default(),
+        }
     }
 
-    fn binary(
-        &self,
-        other: &Int<'_>,
-        f: impl FnOnce(&mut CircuitBuilder, &Digits, &Digits) -> Result<Digits, Error>,
-    ) -> Int<'p> {
-        self.program.int(|b| f(b, &self.digits, &other.digits))
+    /// This value's id, or `None` (an error kept) for one of another
+    /// program than `program`.
+    fn arg(&self, program: &Program) -> Option<ValueId> {
+        program.id_of(self, "an integer")
     }
 
-    fn comparison(&self, other: &Int<'_>, op: Comparison) -> Int<'p> {
-        self.binary(other, |b, x, y| {
-            let w = digits::compare(b, x, y, op)?;
-            Digits::from_wires(b, vec![w])
-        })
+    fn unary(&self, op: impl FnOnce(ValueId) -> Op) -> Int<'p> {
+        self.program.int(self.arg(self.program).map(op))
+    }
+
+    fn binary(&self, other: &Int<'_>, op: impl FnOnce(ValueId, ValueId) -> Op) -> Int<'p> {
+        let p = self.program;
+        let args = self.arg(p).zip(other.arg(p));
+        p.int(args.map(|(x, y)| op(x, y)))
+    }
+
+    fn comparison(&self, other: &Int<'_>, c: Comparison) -> Int<'p> {
+        self.binary(other, |x, y| Op::IntCompare(x, y, c))
     }
 
     /// Number of digits.
@@ -155,52 +156,43 @@ impl<'p> Int<'p> {
 
     /// The larger of the two (PARMESAN's maximum: a comparison, then one bootstrap per digit).
     pub fn max(&self, other: &Int<'_>) -> Int<'p> {
-        self.binary(other, digits::max)
+        self.binary(other, Op::IntMax)
     }
 
     /// The smaller of the two.
     pub fn min(&self, other: &Int<'_>) -> Int<'p> {
-        self.binary(other, digits::min)
+        self.binary(other, Op::IntMin)
     }
 
     /// The absolute value.
     pub fn abs(&self) -> Int<'p> {
-        self.unary(digits::abs)
+        self.unary(Op::IntAbs)
     }
 
     /// `max(x, 0)`.
     pub fn relu(&self) -> Int<'p> {
-        self.unary(digits::relu)
+        self.unary(Op::IntRelu)
     }
 
     /// `x * x`, cheaper than a product of two operands.
     pub fn square(&self) -> Int<'p> {
-        self.unary(|b, x| {
-            products_within(x.len(), x.len())?;
-            digits::square(b, x, MulAlgorithm::Auto)
-        })
+        self.unary(Op::IntSquare)
     }
 
     /// The sign, one digit in {-1, 0, 1}.
     pub fn signum(&self) -> Int<'p> {
-        self.unary(|b, x| {
-            let w = digits::signum(b, x)?;
-            Digits::from_wires(b, vec![w])
-        })
+        self.unary(Op::IntSignum)
     }
 
     /// Rounded to a multiple of `2^i`, halves up.
     pub fn round(&self, i: usize) -> Int<'p> {
-        self.unary(|b, x| digits::round(b, x, i))
+        self.unary(|x| Op::IntRound(x, i))
     }
 
     /// `x * k` for a clear `k` of any size.
     pub fn scalar_mul(&self, k: impl Into<BigInt>) -> Int<'p> {
         let k = k.into();
-        self.unary(|b, x| {
-            digits_within("a scalar product", x.len() as u64 + k.bits())?;
-            digits::scalar_mul(b, x, &k)
-        })
+        self.unary(|x| Op::IntScalarMul(x, k))
     }
 
     /// `1` if `self < other`, else `0` (one digit); likewise the others.
@@ -237,10 +229,7 @@ impl<'p> Int<'p> {
     /// integer whose digits are those bits: its value is `self` mod
     /// `2^(len+1)`.
     pub fn to_bits_as_int(&self) -> Int<'p> {
-        self.unary(|b, x| {
-            let bits = digits::to_bits(b, x)?;
-            Digits::from_wires(b, bits)
-        })
+        self.unary(Op::IntToBits)
     }
 
     /// The value wrapped to `n` bits, as Rust's `as i{n}` would: the
@@ -248,10 +237,7 @@ impl<'p> Int<'p> {
     /// as `n` digits (about `1.4 n` bootstraps: the two's-complement
     /// conversion of the low `n` digits; none when they are bits already).
     pub fn wrap(&self, n: usize) -> Int<'p> {
-        self.unary(|b, x| {
-            digits_within("a wrapped value", n as u64)?;
-            digits::wrap(b, x, n)
-        })
+        self.unary(|x| Op::IntWrap(x, n))
     }
 
     /// `self + rhs` wrapped to `n` bits (`i{n}::wrapping_add` on values
@@ -259,16 +245,7 @@ impl<'p> Int<'p> {
     /// [`Int::wrap`]; for operands that already are bits (two's-complement
     /// inputs, wrapped values) one conversion of `x_i + y_i - 1` does both.
     pub fn wrapping_add(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
-        self.binary(rhs, |b, x, y| {
-            digits_within("a wrapped value", n as u64)?;
-            if let Some(s) = digits::convert::wrapping_add_bits(b, x, y, n)? {
-                return Ok(s);
-            }
-            let (xl, _) = x.split(n);
-            let (yl, _) = y.split(n);
-            let s = digits::add(b, &xl, &yl)?;
-            digits::wrap(b, &s, n)
-        })
+        self.binary(rhs, |x, y| Op::IntWrappingAdd(x, y, n))
     }
 
     /// `self * rhs` wrapped to `n` bits (`i{n}::wrapping_mul` on values
@@ -276,19 +253,13 @@ impl<'p> Int<'p> {
     /// below position `n`, two per bootstrap (about `n^2 / 4`), compressed
     /// and converted; the result is `n` digits like [`Int::wrap`]'s.
     pub fn wrapping_mul(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
-        self.binary(rhs, |b, x, y| {
-            digits_within("a wrapped value", n as u64)?;
-            let (xl, _) = x.split(n);
-            let (yl, _) = y.split(n);
-            products_within(xl.len(), yl.len())?;
-            digits::mul_wrapping(b, &xl, &yl, n)
-        })
+        self.binary(rhs, |x, y| Op::IntWrappingMul(x, y, n))
     }
 
     /// The sum of many integers, by column compression.
     pub fn sum(program: &'p Program, terms: &[Int<'_>]) -> Int<'p> {
-        let ds: Vec<Digits> = terms.iter().map(|t| t.digits.clone()).collect();
-        program.int(|b| digits::sum(b, &ds))
+        let ids: Option<Vec<ValueId>> = terms.iter().map(|t| t.arg(program)).collect();
+        program.int(ids.map(Op::IntSum))
     }
 
     /// The program this value belongs to.
@@ -299,38 +270,35 @@ impl<'p> Int<'p> {
     /// `sum products[i].0 * products[i].1 + sum scaled[j].1 * scaled[j].0 +
     /// bias`, exact: all digit products and every clear factor's shifted
     /// `+-x` rows (one per non-zero recoded digit) go into one column
-    /// compression ([`digits::dot()`]), so it costs the products and one
-    /// compression, never an addition per term.
+    /// compression ([`crate::digits::dot()`]), so it costs the products and
+    /// one compression, never an addition per term.
     pub fn fused_sum(
         program: &'p Program,
         products: &[(&Int<'_>, &Int<'_>)],
         scaled: &[(&Int<'_>, &BigInt)],
         bias: &BigInt,
     ) -> Int<'p> {
-        program.int(|b| {
-            let count: u64 = products
-                .iter()
-                .map(|(x, y)| x.len() as u64 * y.len() as u64)
-                .sum();
-            within(
-                || "a fused sum (digit products)".into(),
-                count,
-                MAX_PRODUCTS,
-            )?;
-            let pairs: Vec<_> = products
-                .iter()
-                .map(|(x, y)| (&x.digits, &y.digits))
-                .collect();
-            let scaled: Vec<_> = scaled.iter().map(|(x, k)| (&x.digits, *k)).collect();
-            digits::dot(b, &pairs, &scaled, bias)
-        })
+        let products: Option<Vec<_>> = products
+            .iter()
+            .map(|(x, y)| x.arg(program).zip(y.arg(program)))
+            .collect();
+        let scaled: Option<Vec<_>> = scaled
+            .iter()
+            .map(|(x, k)| x.arg(program).map(|x| (x, (*k).clone())))
+            .collect();
+        program.int(products.zip(scaled).map(|(products, scaled)| Op::IntFusedSum {
+            products,
+            scaled,
+            bias: bias.clone(),
+        }))
     }
 
     /// The dot product `sum_i xs[i] * ys[i]` ([`Int::fused_sum`]); slices of
     /// different lengths are an [`Error::Dimensions`].
     pub fn dot(program: &'p Program, xs: &[Int<'_>], ys: &[Int<'_>]) -> Int<'p> {
         if let Err(e) = same_len("dot product", xs.len(), ys.len()) {
-            return program.int(|_| Err(e));
+            program.fail(e);
+            return Int::placeholder(program);
         }
         let pairs: Vec<_> = xs.iter().zip(ys).collect();
         Int::fused_sum(program, &pairs, &[], &BigInt::from(0))
@@ -345,7 +313,8 @@ impl<'p> Int<'p> {
         bias: &BigInt,
     ) -> Int<'p> {
         if let Err(e) = same_len("dot product with clear weights", xs.len(), ws.len()) {
-            return program.int(|_| Err(e));
+            program.fail(e);
+            return Int::placeholder(program);
         }
         let scaled: Vec<_> = xs.iter().zip(ws).collect();
         Int::fused_sum(program, &[], &scaled, bias)
@@ -354,61 +323,49 @@ impl<'p> Int<'p> {
     /// `floor(self / 2^k)`: an arithmetic shift right (the low digits of a
     /// signed-binary value decide a borrow: `round(self - 2^(k-1), k)`).
     pub fn shr_floor(&self, k: usize) -> Int<'p> {
-        self.unary(|b, x| {
-            if k == 0 {
-                return Ok(x.clone());
-            }
-            digits_within("a shift", k as u64)?;
-            let half = BigInt::from(1) << (k - 1);
-            let y = digits::add_const(b, x, &-half)?;
-            let r = digits::round(b, &y, k)?;
-            Ok(r.split(k).1)
-        })
+        self.unary(|x| Op::IntShrFloor(x, k))
     }
 }
 
 impl<'p> Add<&Int<'_>> for &Int<'p> {
     type Output = Int<'p>;
     fn add(self, rhs: &Int<'_>) -> Int<'p> {
-        self.binary(rhs, digits::add)
+        self.binary(rhs, Op::IntAdd)
     }
 }
 
 impl<'p> Sub<&Int<'_>> for &Int<'p> {
     type Output = Int<'p>;
     fn sub(self, rhs: &Int<'_>) -> Int<'p> {
-        self.binary(rhs, digits::sub)
+        self.binary(rhs, Op::IntSub)
     }
 }
 
 impl<'p> Mul<&Int<'_>> for &Int<'p> {
     type Output = Int<'p>;
     fn mul(self, rhs: &Int<'_>) -> Int<'p> {
-        self.binary(rhs, |b, x, y| {
-            products_within(x.len(), y.len())?;
-            digits::mul(b, x, y, MulAlgorithm::Auto)
-        })
+        self.binary(rhs, Op::IntMul)
     }
 }
 
 impl<'p> Neg for &Int<'p> {
     type Output = Int<'p>;
     fn neg(self) -> Int<'p> {
-        self.unary(|b, x| x.neg(b))
+        self.unary(Op::IntNeg)
     }
 }
 
 impl<'p> Add<i64> for &Int<'p> {
     type Output = Int<'p>;
     fn add(self, rhs: i64) -> Int<'p> {
-        self.unary(|b, x| digits::add_const(b, x, &BigInt::from(rhs)))
+        self.unary(|x| Op::IntAddConst(x, BigInt::from(rhs)))
     }
 }
 
 impl<'p> Sub<i64> for &Int<'p> {
     type Output = Int<'p>;
     fn sub(self, rhs: i64) -> Int<'p> {
-        self.unary(|b, x| digits::add_const(b, x, &-BigInt::from(rhs)))
+        self.unary(|x| Op::IntAddConst(x, -BigInt::from(rhs)))
     }
 }
 
@@ -422,10 +379,7 @@ impl<'p> Mul<i64> for &Int<'p> {
 impl<'p> Shl<usize> for &Int<'p> {
     type Output = Int<'p>;
     fn shl(self, k: usize) -> Int<'p> {
-        self.unary(|b, x| {
-            digits_within("a shift", (x.len() as u64).saturating_add(k as u64))?;
-            Ok(x.shl(b, k))
-        })
+        self.unary(|x| Op::IntShl(x, k))
     }
 }
 
@@ -435,12 +389,4 @@ pub(crate) fn same_len(what: &str, a: usize, b: usize) -> Result<(), Error> {
         return Err(Error::Dimensions(format!("{what}: {a} terms against {b}")));
     }
     Ok(())
-}
-
-fn products_within(n: usize, m: usize) -> Result<(), Error> {
-    within(
-        || format!("a product of {n} by {m} digits (digit products)"),
-        n as u64 * m as u64,
-        MAX_PRODUCTS,
-    )
 }

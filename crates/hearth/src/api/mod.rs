@@ -5,6 +5,7 @@
 //! lazily; nothing runs until the compiled program does.
 
 pub mod int;
+pub mod ops;
 pub mod program;
 pub mod word;
 
@@ -13,5 +14,6 @@ pub use crate::crypto::encoding::{
     Shape, MAX_DIGITS, MAX_PRODUCTS,
 };
 pub use int::Int;
+pub use ops::{Op, ValueId};
 pub use program::{CompiledProgram, Program, Value};
 pub use word::{Bool, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

@@ -7,20 +7,30 @@
 //! after an error is a placeholder of the right shape).
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
+use super::ops::{self, Op, Val, ValueId};
 use crate::backend::{Backend, CpuBackend, RunReport};
+use crate::bits::{self, Bits};
 use crate::circuit::{Circuit, CircuitBuilder, Wire};
 pub(crate) use crate::crypto::encoding::{digits_within, within};
 use crate::crypto::encoding::{Encrypted, Shape};
 use crate::crypto::keys::Ciphertext;
 use crate::crypto::params::{Margin, ParameterSet};
-use crate::error::Error;
+use crate::digits::{self, Digits};
+use crate::error::{BuildError, Error};
 
 pub(crate) struct State {
     pub(crate) builder: CircuitBuilder,
     pub(crate) error: Option<Error>,
     inputs: Vec<Shape>,
     outputs: Vec<Shape>,
+    /// Every value made so far, by [`ValueId`].
+    values: Vec<Val>,
+    /// The ops applied, in order: the program as data.
+    ops: Vec<Op>,
+    /// The outputs, by value.
+    output_ids: Vec<ValueId>,
 }
 
 /// A program under construction: the values made from it build one
@@ -37,7 +47,13 @@ pub trait Value {
     fn wires(&self) -> &[Wire];
     /// The program it belongs to.
     fn program(&self) -> &Program;
+    /// Which of the program's values it is.
+    fn id(&self) -> ValueId;
 }
+
+/// The id of a value made after an error: never read (a program with an
+/// error applies nothing more).
+pub(crate) const NO_VALUE: ValueId = ValueId(u32::MAX);
 
 impl Program {
     /// A new program on `params`. Each family checks that the parameters
@@ -51,6 +67,9 @@ impl Program {
                 error: None,
                 inputs: Vec::new(),
                 outputs: Vec::new(),
+                values: Vec::new(),
+                ops: Vec::new(),
+                output_ids: Vec::new(),
             }),
         }
     }
@@ -58,7 +77,7 @@ impl Program {
     /// Plans algorithms for `threads` threads (default: this machine's
     /// cores): few threads favour fewer bootstraps, many a lower depth.
     pub fn set_threads(&self, threads: usize) {
-        self.state.borrow_mut().builder.set_threads(threads);
+        self.apply(Op::PlanThreads(threads));
     }
 
     /// The parameter set the program is built for.
@@ -85,25 +104,92 @@ impl Program {
         }
     }
 
-    /// Records that an input of `shape` was made.
-    pub(crate) fn push_input(&self, shape: Shape) {
-        self.state.borrow_mut().inputs.push(shape);
+    /// Keeps `e` unless an error came first.
+    pub(crate) fn fail(&self, e: Error) {
+        let mut st = self.state.borrow_mut();
+        if st.error.is_none() {
+            st.error = Some(e);
+        }
+    }
+
+    /// The id of `x` in this program, or an error kept for
+    /// [`Program::build`] (`None`) for a value of another program.
+    pub(crate) fn id_of(&self, x: &(impl Value + ?Sized), what: &str) -> Option<ValueId> {
+        if std::ptr::eq(x.program(), self) {
+            Some(x.id())
+        } else {
+            self.fail(
+                BuildError::ForeignWire {
+                    node: format!("{what} of another program"),
+                }
+                .into(),
+            );
+            None
+        }
+    }
+
+    /// Builds `op` and records it: its results with their ids, or `None`
+    /// after an error (this op's, kept for [`Program::build`], or an
+    /// earlier one). Every result keeps its family's promise (digits in
+    /// {-1, 0, 1} of quadratic weight at most 1, or bits), checked here.
+    pub(crate) fn apply(&self, op: Op) -> Option<Vec<(ValueId, Val)>> {
+        let mut st = self.state.borrow_mut();
+        if st.error.is_some() {
+            return None;
+        }
+        let result = apply_checked(&mut st, &op);
+        match result {
+            Ok(vals) => {
+                if let Op::Input(shape) = op {
+                    st.inputs.push(shape);
+                }
+                st.ops.push(op);
+                let first = st.values.len();
+                st.values.extend(vals.iter().cloned());
+                Some(
+                    vals.into_iter()
+                        .enumerate()
+                        .map(|(i, v)| (ValueId((first + i) as u32), v))
+                        .collect(),
+                )
+            }
+            Err(e) => {
+                st.error = Some(e);
+                None
+            }
+        }
+    }
+
+    /// Builds a value with `f`, code outside the library's ops
+    /// ([`super::Word::from_circuit`]); recorded as [`Op::Custom`], so the
+    /// program cannot be written to a file.
+    pub(crate) fn custom(
+        &self,
+        f: impl FnOnce(&mut CircuitBuilder) -> Result<Val, Error>,
+    ) -> Option<(ValueId, Val)> {
+        let mut st = self.state.borrow_mut();
+        if st.error.is_some() {
+            return None;
+        }
+        let made = f(&mut st.builder).and_then(|v| check_result(&st.builder, v));
+        match made {
+            Ok(v) => {
+                st.ops.push(Op::Custom);
+                st.values.push(v.clone());
+                Some((ValueId((st.values.len() - 1) as u32), v))
+            }
+            Err(e) => {
+                st.error = Some(e);
+                None
+            }
+        }
     }
 
     /// Marks `x` as an output.
     pub fn output(&self, x: &impl Value) {
-        if !std::ptr::eq(x.program(), self) {
-            let mut st = self.state.borrow_mut();
-            if st.error.is_none() {
-                st.error = Some(
-                    crate::error::BuildError::ForeignWire {
-                        node: "output (a value of another program)".into(),
-                    }
-                    .into(),
-                );
-            }
+        let Some(id) = self.id_of(x, "an output") else {
             return;
-        }
+        };
         let shape = x.shape();
         // Words are read bit by bit with a margin of one unit.
         let margin = match shape {
@@ -117,7 +203,9 @@ impl Program {
             Ok(())
         });
         if ok.is_some() {
-            self.state.borrow_mut().outputs.push(shape);
+            let mut st = self.state.borrow_mut();
+            st.outputs.push(shape);
+            st.output_ids.push(id);
         }
     }
 
@@ -127,12 +215,66 @@ impl Program {
         if let Some(e) = st.error {
             return Err(e);
         }
+        let source = (!st.ops.contains(&Op::Custom)).then(|| {
+            Arc::new(Source {
+                ops: st.ops,
+                outputs: st.output_ids,
+            })
+        });
         Ok(CompiledProgram {
             circuit: st.builder.build(),
             inputs: st.inputs,
             outputs: st.outputs,
+            source,
         })
     }
+}
+
+/// The ops a compiled program was built from, and its outputs: what a
+/// program file holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Source {
+    pub(crate) ops: Vec<Op>,
+    pub(crate) outputs: Vec<ValueId>,
+}
+
+/// [`ops::apply`] on `st`'s values: the family's parameters checked
+/// first, each operand looked up (an id not yet made is an error), each
+/// result checked.
+fn apply_checked(st: &mut State, op: &Op) -> Result<Vec<Val>, Error> {
+    let (ints, words) = op.families();
+    if ints {
+        digits::check_params(st.builder.params())?;
+    }
+    if words {
+        bits::check_params(st.builder.params())?;
+    }
+    let ids = op.operands();
+    let mut args = Vec::with_capacity(ids.len());
+    for id in &ids {
+        args.push(st.values.get(id.0 as usize).ok_or_else(|| {
+            Error::Config(format!(
+                "an operation reads value {} of a program with {} values",
+                id.0,
+                st.values.len()
+            ))
+        })?);
+    }
+    let vals = ops::apply(&mut st.builder, op, &args)?;
+    vals.into_iter()
+        .map(|v| check_result(&st.builder, v))
+        .collect()
+}
+
+/// A result keeps its family's promise: each digit in {-1, 0, 1} of
+/// quadratic weight at most 1, or each bit a bit; and its size is within
+/// [`crate::api::MAX_DIGITS`].
+fn check_result(b: &CircuitBuilder, v: Val) -> Result<Val, Error> {
+    digits_within("a result", v.wires().len() as u64)?;
+    Ok(match v {
+        Val::Int(d) => Val::Int(Digits::from_wires(b, d.wires().to_vec())?),
+        Val::Word(x, signed) => Val::Word(Bits::from_wires(b, x.wires().to_vec())?, signed),
+    })
 }
 
 /// A built program: its circuit and the shapes of its inputs and outputs.
@@ -141,6 +283,9 @@ pub struct CompiledProgram {
     circuit: Circuit,
     inputs: Vec<Shape>,
     outputs: Vec<Shape>,
+    /// The ops it was built from (`None` when one was
+    /// [`Op::Custom`]): what [`CompiledProgram::save`] writes.
+    source: Option<Arc<Source>>,
 }
 
 impl CompiledProgram {

@@ -36,23 +36,22 @@ use num_bigint::BigInt;
 use num_traits::{One, Zero};
 
 use super::int::same_len;
-use super::program::{within, Program, Value};
+use super::ops::{Op, Overflowing, Val, ValueId, WordArith};
+use super::program::{Program, Value, NO_VALUE};
 use super::Int;
-use crate::bits::adders::{self, AdderKind};
-use crate::bits::compare;
-use crate::bits::gates::{self, Gate};
-use crate::bits::mul::{self, MulKind};
-use crate::bits::shift::{self, ShiftKind};
-use crate::bits::{self as fam, bitwise, convert, div, Bits, ONE};
-use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::bits::gates::Gate;
+use crate::bits::shift::ShiftKind;
+use crate::bits::Bits;
+use crate::circuit::{CircuitBuilder, Wire};
 use crate::comparison::Comparison;
-use crate::crypto::encoding::{Shape, MAX_DIGITS, MAX_PRODUCTS};
+use crate::crypto::encoding::Shape;
 use crate::error::Error;
 
 /// An encrypted `BITS`-bit integer, unsigned or two's complement.
 #[derive(Clone)]
 pub struct Word<'p, const BITS: usize, const SIGNED: bool> {
     program: &'p Program,
+    id: ValueId,
     bits: Bits,
 }
 
@@ -81,6 +80,7 @@ pub type I128<'p> = Word<'p, 128, true>;
 #[derive(Clone)]
 pub struct Bool<'p> {
     program: &'p Program,
+    id: ValueId,
     bits: Bits,
 }
 
@@ -99,6 +99,10 @@ impl<const BITS: usize, const SIGNED: bool> Value for Word<'_, BITS, SIGNED> {
     fn program(&self) -> &Program {
         self.program
     }
+
+    fn id(&self) -> ValueId {
+        self.id
+    }
 }
 
 impl Value for Bool<'_> {
@@ -116,96 +120,116 @@ impl Value for Bool<'_> {
     fn program(&self) -> &Program {
         self.program
     }
+
+    fn id(&self) -> ValueId {
+        self.id
+    }
 }
 
 impl Program {
-    /// Runs `f` and checks its result: `n` bits, each a bit. On an error
-    /// (kept for [`Program::build`]) the result is `n` clear zeros.
-    fn bits_of(
-        &self,
-        n: usize,
-        f: impl FnOnce(&mut CircuitBuilder) -> Result<Bits, Error>,
-    ) -> Bits {
-        let r = self.run(|b| {
-            fam::check_params(b.params())?;
-            within(|| "a word (bits)".into(), n as u64, MAX_DIGITS as u64)?;
-            let x = f(b)?;
-            if x.len() != n {
-                return Err(Error::Config(format!(
-                    "internal: an operation returned {} bits for a {n}-bit word",
-                    x.len()
-                )));
-            }
-            Bits::from_wires(b, x.wires().to_vec())
-        });
-        match r {
-            Some(x) => x,
-            None => {
-                let zero = self.state.borrow_mut().builder.constant(0);
-                Bits::from_vec(vec![zero; n])
-            }
+    /// The words `op` makes, each checked to be `shapes[i]` (after an
+    /// error, kept for [`Program::build`]: `None`).
+    fn words_of(&self, op: Option<Op>, shapes: &[Shape]) -> Option<Vec<(ValueId, Bits)>> {
+        let made = op.and_then(|op| self.apply(op))?;
+        let fits = made.len() == shapes.len()
+            && made.iter().zip(shapes).all(|((_, v), s)| v.shape() == *s);
+        if !fits {
+            self.fail(Error::Config(
+                "internal: a word operation made values of another shape".into(),
+            ));
+            return None;
         }
+        Some(
+            made.into_iter()
+                .map(|(id, v)| match v {
+                    Val::Word(b, _) => (id, b),
+                    Val::Int(_) => unreachable!("shapes checked: words"),
+                })
+                .collect(),
+        )
+    }
+
+    /// `n` clear zero bits: the wires of a value made after an error.
+    fn zeros(&self, n: usize) -> Bits {
+        let zero = self.state.borrow_mut().builder.constant(0);
+        Bits::from_vec(vec![zero; n])
     }
 }
 
 impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
-    fn wrap(
-        program: &'p Program,
-        f: impl FnOnce(&mut CircuitBuilder) -> Result<Bits, Error>,
-    ) -> Self {
-        Word {
-            program,
-            bits: program.bits_of(BITS, f),
+    const SHAPE: Shape = Shape::Word {
+        bits: BITS,
+        signed: SIGNED,
+    };
+
+    fn from_made(program: &'p Program, made: Option<(ValueId, Bits)>) -> Self {
+        match made {
+            Some((id, bits)) => Word { program, id, bits },
+            None => Word {
+                program,
+                id: NO_VALUE,
+                bits: program.zeros(BITS),
+            },
         }
     }
 
-    fn same_program(&self, program: &Program) -> Result<(), Error> {
-        same_program(self.program, program, "a word")
+    /// The word `op` makes on `program`.
+    fn made(program: &'p Program, op: Option<Op>) -> Self {
+        let made = program
+            .words_of(op, &[Self::SHAPE])
+            .and_then(|v| v.into_iter().next());
+        Self::from_made(program, made)
     }
 
-    fn same(&self, other: &Self) -> Result<(), Error> {
-        self.same_program(other.program)
+    /// The word and boolean `op` makes (an `overflowing_*`, a checked
+    /// division).
+    fn with_flag(program: &'p Program, op: Option<Op>) -> (Self, Bool<'p>) {
+        let made = program.words_of(op, &[Self::SHAPE, Bool::SHAPE]);
+        let (w, b) = match made {
+            Some(mut v) => {
+                let b = v.pop();
+                (v.pop(), b)
+            }
+            None => (None, None),
+        };
+        (Self::from_made(program, w), Bool::from_made(program, b))
     }
 
-    fn unary(&self, f: impl FnOnce(&mut CircuitBuilder, &Bits) -> Result<Bits, Error>) -> Self {
-        Self::wrap(self.program, |b| f(b, &self.bits))
+    /// This value's id, or `None` (an error kept) for one of another
+    /// program than `program`.
+    fn arg(&self, program: &Program) -> Option<ValueId> {
+        program.id_of(self, "a word")
     }
 
-    fn binary(
-        &self,
-        other: &Self,
-        f: impl FnOnce(&mut CircuitBuilder, &Bits, &Bits) -> Result<Bits, Error>,
-    ) -> Self {
-        Self::wrap(self.program, |b| {
-            self.same(other)?;
-            f(b, &self.bits, &other.bits)
-        })
+    fn unary(&self, op: impl FnOnce(ValueId) -> Op) -> Self {
+        Self::made(self.program, self.arg(self.program).map(op))
     }
 
-    fn test(
-        &self,
-        other: &Self,
-        f: impl FnOnce(&mut CircuitBuilder, &Bits, &Bits) -> Result<Wire, Error>,
-    ) -> Bool<'p> {
-        Bool::wrap(self.program, |b| {
-            self.same(other)?;
-            f(b, &self.bits, &other.bits)
-        })
+    fn binary(&self, other: &Self, op: impl FnOnce(ValueId, ValueId) -> Op) -> Self {
+        let p = self.program;
+        Self::made(p, self.arg(p).zip(other.arg(p)).map(|(x, y)| op(x, y)))
+    }
+
+    fn test(&self, other: &Self, op: impl FnOnce(ValueId, ValueId) -> Op) -> Bool<'p> {
+        let p = self.program;
+        Bool::made(p, self.arg(p).zip(other.arg(p)).map(|(x, y)| op(x, y)))
     }
 
     /// An encrypted input.
     pub fn input(program: &'p Program) -> Self {
-        program.push_input(Shape::Word {
-            bits: BITS,
-            signed: SIGNED,
-        });
-        Self::wrap(program, |b| Bits::input(b, BITS))
+        Self::made(program, Some(Op::Input(Self::SHAPE)))
     }
 
     /// A clear constant (its low `BITS` bits, two's complement): free.
     pub fn constant(program: &'p Program, value: impl Into<BigInt>) -> Self {
-        let v = value.into();
-        Self::wrap(program, |b| Ok(Bits::constant(b, &v, BITS)))
+        Self::made(
+            program,
+            Some(Op::WordConst {
+                bits: BITS,
+                signed: SIGNED,
+                value: value.into(),
+            }),
+        )
     }
 
     /// The underlying bits.
@@ -220,12 +244,29 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// `BITS` bits, each a bit (checked), and refuse operands of another
     /// program (compare their [`Word::owner`]s). As for every operation,
     /// `f` does not run after an earlier error, and its error is kept for
-    /// [`Program::build`] (the word is then clear zeros).
+    /// [`Program::build`] (the word is then clear zeros). A program with
+    /// such a word cannot be written to a file.
     pub fn from_circuit(
         program: &'p Program,
         f: impl FnOnce(&mut CircuitBuilder) -> Result<Bits, Error>,
     ) -> Self {
-        Self::wrap(program, f)
+        let made = program.custom(|b| {
+            let bits = f(b)?;
+            if bits.len() != BITS {
+                return Err(Error::Config(format!(
+                    "a custom operation returned {} bits for a {BITS}-bit word",
+                    bits.len()
+                )));
+            }
+            Ok(Val::Word(bits, SIGNED))
+        });
+        Self::from_made(
+            program,
+            made.map(|(id, v)| match v {
+                Val::Word(b, _) => (id, b),
+                Val::Int(_) => unreachable!("built as a word"),
+            }),
+        )
     }
 
     fn constant_like(&self, value: impl Into<BigInt>) -> Self {
@@ -236,109 +277,62 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// the carry out (unsigned), or the carries into and out of the top
     /// bit differing (signed: one XOR more).
     pub fn overflowing_add(&self, rhs: &Self) -> (Self, Bool<'p>) {
-        let mut flag = None;
-        let sum = self.binary(rhs, |b, x, y| {
-            let zero = b.constant(0);
-            let kind = if SIGNED {
-                AdderKind::Ripple
-            } else {
-                AdderKind::Auto
-            };
-            let (s, c) = adders::add_carries(b, x, y, zero, kind)?;
-            flag = Some(overflow_flag::<BITS, SIGNED>(b, &c)?);
-            Ok(s)
-        });
-        (sum, self.flag_or_zero(flag))
+        self.overflowing(Overflowing::Add, rhs)
     }
 
     /// `self - rhs` and whether it overflowed (Rust's `overflowing_sub`):
     /// a borrow (unsigned), or the signed overflow of `x + not y + 1`.
     pub fn overflowing_sub(&self, rhs: &Self) -> (Self, Bool<'p>) {
-        let mut flag = None;
-        let diff = self.binary(rhs, |b, x, y| {
-            let ny = bitwise::not_bits(b, y)?;
-            let one = b.constant(ONE);
-            let kind = if SIGNED {
-                AdderKind::Ripple
-            } else {
-                AdderKind::Auto
-            };
-            let (d, c) = adders::add_carries(b, x, &ny, one, kind)?;
-            flag = Some(if SIGNED {
-                overflow_flag::<BITS, SIGNED>(b, &c)?
-            } else {
-                gates::not(b, c[BITS])?
-            });
-            Ok(d)
-        });
-        (diff, self.flag_or_zero(flag))
+        self.overflowing(Overflowing::Sub, rhs)
     }
 
     /// `self * rhs` and whether it overflowed (Rust's `overflowing_mul`):
     /// the full `2 * BITS`-bit product, overflow when its high half is not
     /// the extension of the low one.
     pub fn overflowing_mul(&self, rhs: &Self) -> (Self, Bool<'p>) {
-        let mut flag = None;
-        let low = self.binary(rhs, |b, x, y| {
-            within(
-                || format!("a product of {BITS} by {BITS} bits"),
-                (BITS * BITS) as u64,
-                MAX_PRODUCTS,
-            )?;
-            let full = mul::mul(b, x, y, 2 * BITS, SIGNED, MulKind::Auto)?;
-            let (lo, hi) = full.wires().split_at(BITS);
-            // No overflow: every high bit equals the fill of the low half.
-            let fill = if SIGNED { lo[BITS - 1] } else { b.constant(0) };
-            let fills = vec![fill; hi.len()];
-            let mut sel = Selectors::for_bits();
-            flag = Some(compare::not_equal(b, &mut sel, hi, &fills)?);
-            Ok(Bits::from_vec(lo.to_vec()))
-        });
-        (low, self.flag_or_zero(flag))
+        self.overflowing(Overflowing::Mul, rhs)
     }
 
-    fn flag_or_zero(&self, flag: Option<Wire>) -> Bool<'p> {
-        Bool::wrap(self.program, |b| Ok(flag.unwrap_or_else(|| b.constant(0))))
+    fn overflowing(&self, kind: Overflowing, rhs: &Self) -> (Self, Bool<'p>) {
+        let p = self.program;
+        let op = self
+            .arg(p)
+            .zip(rhs.arg(p))
+            .map(|(x, y)| Op::WordOverflowing(kind, x, y));
+        Self::with_flag(p, op)
     }
 
     /// `(self / rhs, self % rhs)`, wrapping (see the module doc for zero).
     pub fn div_rem(&self, rhs: &Self) -> (Self, Self) {
-        let mut rem = None;
-        let q = self.binary(rhs, |b, x, y| {
-            let (q, r) = div::div_rem(b, x, y, SIGNED)?;
-            rem = Some(r);
-            Ok(q)
-        });
-        let r = Self::wrap(self.program, |_| {
-            rem.ok_or_else(|| Error::Config("division failed before the remainder".into()))
-        });
-        (q, r)
+        let p = self.program;
+        let op = self
+            .arg(p)
+            .zip(rhs.arg(p))
+            .map(|(x, y)| Op::WordDivRem(x, y));
+        let made = p.words_of(op, &[Self::SHAPE, Self::SHAPE]);
+        let (q, r) = match made {
+            Some(mut v) => {
+                let r = v.pop();
+                (v.pop(), r)
+            }
+            None => (None, None),
+        };
+        (Self::from_made(p, q), Self::from_made(p, r))
     }
 
     /// `self / rhs` and whether Rust's `checked_div` would return `Some`
     /// (false for a zero divisor, and for signed `MIN / -1`).
     pub fn checked_div(&self, rhs: &Self) -> (Self, Bool<'p>) {
-        let (q, _) = self.div_rem(rhs);
-        let ok = self.test(rhs, |b, x, y| {
-            let zero = div::is_zero(b, y)?;
-            let mut sel = Selectors::for_bits();
-            let bad = if SIGNED {
-                let min = Bits::constant(b, &(BigInt::from(1) << (BITS - 1)), BITS);
-                let neg_one = Bits::constant(b, &BigInt::from(-1), BITS);
-                let is_min = compare::compare(b, x, &min, Comparison::Eq, false)?;
-                let is_m1 = compare::compare(b, y, &neg_one, Comparison::Eq, false)?;
-                let both = gates::gate(b, &mut sel, Gate::And, is_min, is_m1)?;
-                gates::gate(b, &mut sel, Gate::Or, zero, both)?
-            } else {
-                zero
-            };
-            gates::not(b, bad)
-        });
-        (q, ok)
+        let p = self.program;
+        let op = self
+            .arg(p)
+            .zip(rhs.arg(p))
+            .map(|(x, y)| Op::WordCheckedDiv(x, y));
+        Self::with_flag(p, op)
     }
 
-    fn cmp(&self, rhs: &Self, op: Comparison) -> Bool<'p> {
-        self.test(rhs, |b, x, y| compare::compare(b, x, y, op, SIGNED))
+    fn cmp(&self, rhs: &Self, c: Comparison) -> Bool<'p> {
+        self.test(rhs, |x, y| Op::WordCompare(x, y, c))
     }
 
     /// `self == rhs`.
@@ -373,12 +367,12 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
 
     /// The larger of the two (a comparison, one multiplexer per bit).
     pub fn max(&self, rhs: &Self) -> Self {
-        self.binary(rhs, |b, x, y| compare::max(b, x, y, SIGNED))
+        self.binary(rhs, Op::WordMax)
     }
 
     /// The smaller of the two.
     pub fn min(&self, rhs: &Self) -> Self {
-        self.binary(rhs, |b, x, y| compare::min(b, x, y, SIGNED))
+        self.binary(rhs, Op::WordMin)
     }
 
     /// `max(self, 0)` (the identity on unsigned words).
@@ -419,23 +413,24 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         scaled: &[(&Self, &BigInt)],
         bias: &BigInt,
     ) -> Self {
-        Self::wrap(program, |b| {
-            for (x, y) in products {
-                x.same_program(program)?;
-                y.same_program(program)?;
-            }
-            for (x, _) in scaled {
-                x.same_program(program)?;
-            }
-            within(
-                || "a fused sum (bit products)".into(),
-                products.len() as u64 * (BITS as u64).pow(2),
-                MAX_PRODUCTS,
-            )?;
-            let pairs: Vec<_> = products.iter().map(|(x, y)| (&x.bits, &y.bits)).collect();
-            let scaled: Vec<_> = scaled.iter().map(|(x, k)| (&x.bits, *k)).collect();
-            fam::dot::dot(b, &pairs, &scaled, bias, BITS, SIGNED)
-        })
+        let products: Option<Vec<_>> = products
+            .iter()
+            .map(|(x, y)| x.arg(program).zip(y.arg(program)))
+            .collect();
+        let scaled: Option<Vec<_>> = scaled
+            .iter()
+            .map(|(x, k)| x.arg(program).map(|x| (x, (*k).clone())))
+            .collect();
+        let op = products
+            .zip(scaled)
+            .map(|(products, scaled)| Op::WordFusedSum {
+                bits: BITS,
+                signed: SIGNED,
+                products,
+                scaled,
+                bias: bias.clone(),
+            });
+        Self::made(program, op)
     }
 
     /// The dot product `sum_i xs[i] * ys[i]`, wrapping
@@ -443,7 +438,8 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// [`Error::Dimensions`].
     pub fn dot(program: &'p Program, xs: &[Self], ys: &[Self]) -> Self {
         if let Err(e) = same_len("dot product", xs.len(), ys.len()) {
-            return Self::wrap(program, |_| Err(e));
+            program.fail(e);
+            return Self::made(program, None);
         }
         let pairs: Vec<_> = xs.iter().zip(ys).collect();
         Self::fused_sum(program, &pairs, &[], &BigInt::from(0))
@@ -453,17 +449,20 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// ([`Word::fused_sum`]).
     pub fn dot_clear(program: &'p Program, xs: &[Self], ws: &[BigInt], bias: &BigInt) -> Self {
         if let Err(e) = same_len("dot product with clear weights", xs.len(), ws.len()) {
-            return Self::wrap(program, |_| Err(e));
+            program.fail(e);
+            return Self::made(program, None);
         }
         let scaled: Vec<_> = xs.iter().zip(ws).collect();
         Self::fused_sum(program, &[], &scaled, bias)
     }
 
     fn shift_by<const A: usize>(&self, kind: ShiftKind, amount: &Word<'_, A, false>) -> Self {
-        Self::wrap(self.program, |b| {
-            same_program(self.program, amount.program, "a shift amount")?;
-            shift::shift(b, &self.bits, kind, &amount.bits)
-        })
+        let p = self.program;
+        let op = self
+            .arg(p)
+            .zip(p.id_of(amount, "a shift amount"))
+            .map(|(x, a)| Op::WordShiftBy(x, kind, a));
+        Self::made(p, op)
     }
 
     /// `self << amount` for an encrypted amount, modulo the width
@@ -495,65 +494,44 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
 
     /// Rotates left by a clear amount, modulo the width: free rewiring.
     pub fn rotate_left(&self, amount: u32) -> Self {
-        self.unary(|b, x| {
-            Ok(shift::shift_clear(
-                b,
-                x,
-                ShiftKind::RotateLeft,
-                amount as usize,
-            ))
-        })
+        self.unary(|x| Op::WordShift(x, ShiftKind::RotateLeft, amount))
     }
 
     /// Rotates right by a clear amount, modulo the width: free rewiring.
     pub fn rotate_right(&self, amount: u32) -> Self {
-        self.unary(|b, x| {
-            Ok(shift::shift_clear(
-                b,
-                x,
-                ShiftKind::RotateRight,
-                amount as usize,
-            ))
-        })
+        self.unary(|x| Op::WordShift(x, ShiftKind::RotateRight, amount))
     }
 
     /// The number of set bits (Rust's `count_ones`).
     pub fn count_ones(&self) -> U32<'p> {
-        Word::wrap(self.program, |b| bitwise::count_ones(b, &self.bits, 32))
+        Word::made(self.program, self.arg(self.program).map(Op::WordCountOnes))
     }
 
     /// The number of leading zeros (Rust's `leading_zeros`).
     pub fn leading_zeros(&self) -> U32<'p> {
-        Word::wrap(self.program, |b| bitwise::leading_zeros(b, &self.bits, 32))
+        Word::made(
+            self.program,
+            self.arg(self.program).map(Op::WordLeadingZeros),
+        )
     }
 
     /// The bits in reverse order (`reverse_bits`): free rewiring.
     pub fn reverse_bits(&self) -> Self {
-        self.unary(|_, x| Ok(bitwise::reverse_bits(x)))
+        self.unary(Op::WordReverseBits)
     }
 
     /// The bytes in reverse order (whole bytes only).
     pub fn swap_bytes(&self) -> Self {
-        self.unary(|_, x| {
-            if !BITS.is_multiple_of(8) {
-                return Err(Error::Config(format!(
-                    "swap_bytes needs whole bytes, not {BITS} bits"
-                )));
-            }
-            Ok(bitwise::swap_bytes(x))
-        })
+        self.unary(Op::WordSwapBytes)
     }
 
     /// Bit `i` (least significant first) as a [`Bool`]: free. An `i` at
     /// or beyond `BITS` is an error for [`Program::build`].
     pub fn bit(&self, i: usize) -> Bool<'p> {
-        Bool::wrap(self.program, |_| {
-            self.bits
-                .wires()
-                .get(i)
-                .copied()
-                .ok_or_else(|| Error::Config(format!("bit {i} of a {BITS}-bit word")))
-        })
+        Bool::made(
+            self.program,
+            self.arg(self.program).map(|x| Op::WordBit(x, i)),
+        )
     }
 
     /// The value when every bit is a clear constant (what anyone knows
@@ -581,67 +559,70 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// Rust's `as` between integer types: truncation, or extension by this
     /// type's signedness. Free.
     pub fn cast<const B2: usize, const S2: bool>(&self) -> Word<'p, B2, S2> {
-        Word::wrap(self.program, |b| {
-            Ok(convert::resize(b, &self.bits, B2, SIGNED))
-        })
+        Word::made(
+            self.program,
+            self.arg(self.program).map(|value| Op::WordCast {
+                value,
+                bits: B2,
+                signed: S2,
+            }),
+        )
     }
 
     /// The exact value as a signed-binary [`Int`] (needs a parameter set
     /// that carries both families, `pi >= 5`).
     pub fn to_int(&self) -> Int<'p> {
         self.program
-            .int(|b| convert::to_digits(b, &self.bits, SIGNED))
+            .int(self.arg(self.program).map(Op::WordToInt))
     }
 
     /// `x` modulo `2^BITS` as a word (Rust's `as` from a wide integer).
     pub fn from_int(x: &'p Int<'p>) -> Self {
-        let program = super::program::Value::program(x);
-        Self::wrap(program, |b| {
-            let bits = convert::from_digits(b, x.digits())?;
-            Ok(convert::resize(b, &bits, BITS, true))
-        })
-    }
-}
-
-/// The overflow of an addition from its carries: the carry out
-/// (unsigned), or the carries into and out of the top bit differing
-/// (signed).
-fn overflow_flag<const BITS: usize, const SIGNED: bool>(
-    b: &mut CircuitBuilder,
-    carries: &[Wire],
-) -> Result<Wire, Error> {
-    if SIGNED && BITS > 0 {
-        gates::gate(
-            b,
-            &mut Selectors::for_bits(),
-            Gate::Xor,
-            carries[BITS - 1],
-            carries[BITS],
+        let program = x.owner();
+        Self::made(
+            program,
+            program.id_of(x, "an integer").map(|value| Op::IntToWord {
+                value,
+                bits: BITS,
+                signed: SIGNED,
+            }),
         )
-    } else {
-        Ok(carries[BITS])
     }
 }
 
 impl<'p> Bool<'p> {
-    fn wrap(
-        program: &'p Program,
-        f: impl FnOnce(&mut CircuitBuilder) -> Result<Wire, Error>,
-    ) -> Self {
-        Bool {
-            program,
-            bits: program.bits_of(1, |b| Ok(Bits::from_vec(vec![f(b)?]))),
+    const SHAPE: Shape = Shape::Word {
+        bits: 1,
+        signed: false,
+    };
+
+    fn from_made(program: &'p Program, made: Option<(ValueId, Bits)>) -> Self {
+        match made {
+            Some((id, bits)) => Bool { program, id, bits },
+            None => Bool {
+                program,
+                id: NO_VALUE,
+                bits: program.zeros(1),
+            },
         }
     }
 
-    fn bit(&self) -> Wire {
-        self.bits.wires()[0]
+    /// The boolean `op` makes on `program`.
+    fn made(program: &'p Program, op: Option<Op>) -> Self {
+        let made = program
+            .words_of(op, &[Self::SHAPE])
+            .and_then(|v| v.into_iter().next());
+        Self::from_made(program, made)
+    }
+
+    fn arg(&self, program: &Program) -> Option<ValueId> {
+        program.id_of(self, "a boolean")
     }
 
     /// The wire of this bit (stored as 0 or [`crate::bits::ONE`]), for
     /// circuit-level functions (see [`Word::from_circuit`]).
     pub fn wire(&self) -> Wire {
-        self.bit()
+        self.bits.wires()[0]
     }
 
     /// The program this boolean belongs to.
@@ -655,39 +636,49 @@ impl<'p> Bool<'p> {
         program: &'p Program,
         f: impl FnOnce(&mut CircuitBuilder) -> Result<Wire, Error>,
     ) -> Self {
-        Bool::wrap(program, f)
+        let made = program.custom(|b| Ok(Val::Word(Bits::from_vec(vec![f(b)?]), false)));
+        Self::from_made(
+            program,
+            made.map(|(id, v)| match v {
+                Val::Word(b, _) => (id, b),
+                Val::Int(_) => unreachable!("built as a boolean"),
+            }),
+        )
     }
 
     /// An encrypted input.
     pub fn input(program: &'p Program) -> Self {
-        program.push_input(Shape::Word {
-            bits: 1,
-            signed: false,
-        });
-        Bool {
-            program,
-            bits: program.bits_of(1, |b| Bits::input(b, 1)),
-        }
+        Self::made(program, Some(Op::Input(Self::SHAPE)))
     }
 
     /// The value when it is a clear constant, else `None` (see
     /// [`Word::clear_value`]).
     pub fn clear_value(&self) -> Option<bool> {
         self.program
-            .run(|b| Ok(b.constant_value(self.bit())?))?
+            .run(|b| Ok(b.constant_value(self.wire())?))?
             .map(|v| v != 0)
     }
 
     /// A clear constant: free.
     pub fn constant(program: &'p Program, value: bool) -> Self {
-        Bool::wrap(program, |b| Ok(b.constant(if value { ONE } else { 0 })))
+        Self::made(
+            program,
+            Some(Op::WordConst {
+                bits: 1,
+                signed: false,
+                value: BigInt::from(value as u8),
+            }),
+        )
     }
 
     fn gate(&self, g: Gate, rhs: &Bool<'_>) -> Bool<'p> {
-        Bool::wrap(self.program, |b| {
-            same_program(self.program, rhs.program, "a boolean")?;
-            gates::gate(b, &mut Selectors::for_bits(), g, self.bit(), rhs.bit())
-        })
+        let p = self.program;
+        Self::made(
+            p,
+            self.arg(p)
+                .zip(rhs.arg(p))
+                .map(|(x, y)| Op::BoolGate(g, x, y)),
+        )
     }
 
     /// Per bit, `if self { a } else { b }` (one multiplexer per bit).
@@ -696,33 +687,38 @@ impl<'p> Bool<'p> {
         a: &Word<'p, BITS, SIGNED>,
         b: &Word<'p, BITS, SIGNED>,
     ) -> Word<'p, BITS, SIGNED> {
-        Word::wrap(self.program, |bld| {
-            a.same(b)?;
-            same_program(self.program, a.program, "a select")?;
-            compare::select(bld, self.bit(), &a.bits, &b.bits)
-        })
+        let p = self.program;
+        let op = self
+            .arg(p)
+            .zip(a.arg(p))
+            .zip(b.arg(p))
+            .map(|((c, x), y)| Op::Select(c, x, y));
+        Word::made(p, op)
     }
 
     /// As an unsigned word of any width (0 or 1).
     pub fn to_word<const BITS: usize>(&self) -> Word<'p, BITS, false> {
-        Word::wrap(self.program, |b| {
-            Ok(convert::resize(b, &self.bits, BITS, false))
-        })
+        Word::made(
+            self.program,
+            self.arg(self.program).map(|x| Op::BoolToWord(x, BITS)),
+        )
     }
 }
 
 macro_rules! word_binop {
-    ($trait:ident, $method:ident, $f:expr) => {
+    ($trait:ident, $method:ident, $arith:expr) => {
         impl<'p, const BITS: usize, const SIGNED: bool> $trait<&Word<'_, BITS, SIGNED>>
             for &Word<'p, BITS, SIGNED>
         {
             type Output = Word<'p, BITS, SIGNED>;
             fn $method(self, rhs: &Word<'_, BITS, SIGNED>) -> Word<'p, BITS, SIGNED> {
-                let f: fn(&mut CircuitBuilder, &Bits, &Bits, bool) -> Result<Bits, Error> = $f;
-                Word::wrap(self.program, |b| {
-                    same_program(self.program, rhs.program, "a word")?;
-                    f(b, &self.bits, &rhs.bits, SIGNED)
-                })
+                let p = self.program;
+                Word::made(
+                    p,
+                    self.arg(p)
+                        .zip(rhs.arg(p))
+                        .map(|(x, y)| Op::WordArith($arith, x, y)),
+                )
             }
         }
 
@@ -736,79 +732,34 @@ macro_rules! word_binop {
     };
 }
 
-word_binop!(Add, add, |b, x, y, _| {
-    let zero = b.constant(0);
-    Ok(adders::add(b, x, y, zero, AdderKind::Auto)?.0)
-});
-word_binop!(Sub, sub, |b, x, y, _| Ok(adders::sub(
-    b,
-    x,
-    y,
-    AdderKind::Auto
-)?
-.0));
-word_binop!(Mul, mul, |b, x, y, _| {
-    let n = x.len();
-    within(
-        || format!("a product of {n} by {n} bits"),
-        (n * n) as u64,
-        MAX_PRODUCTS,
-    )?;
-    mul::mul(b, x, y, n, false, MulKind::Auto)
-});
-word_binop!(Div, div, |b, x, y, signed| Ok(div::div_rem(
-    b, x, y, signed
-)?
-.0));
-word_binop!(Rem, rem, |b, x, y, signed| Ok(div::div_rem(
-    b, x, y, signed
-)?
-.1));
-word_binop!(BitAnd, bitand, |b, x, y, _| bitwise::bitwise(
-    b,
-    Gate::And,
-    x,
-    y
-));
-word_binop!(BitOr, bitor, |b, x, y, _| bitwise::bitwise(
-    b,
-    Gate::Or,
-    x,
-    y
-));
-word_binop!(BitXor, bitxor, |b, x, y, _| bitwise::bitwise(
-    b,
-    Gate::Xor,
-    x,
-    y
-));
+word_binop!(Add, add, WordArith::Add);
+word_binop!(Sub, sub, WordArith::Sub);
+word_binop!(Mul, mul, WordArith::Mul);
+word_binop!(Div, div, WordArith::Div);
+word_binop!(Rem, rem, WordArith::Rem);
+word_binop!(BitAnd, bitand, WordArith::And);
+word_binop!(BitOr, bitor, WordArith::Or);
+word_binop!(BitXor, bitxor, WordArith::Xor);
 
 impl<'p, const BITS: usize, const SIGNED: bool> Neg for &Word<'p, BITS, SIGNED> {
     type Output = Word<'p, BITS, SIGNED>;
     fn neg(self) -> Word<'p, BITS, SIGNED> {
-        let zero = self.constant_like(0);
-        &zero - self
+        self.unary(Op::WordNeg)
     }
 }
 
 impl<'p, const BITS: usize, const SIGNED: bool> Not for &Word<'p, BITS, SIGNED> {
     type Output = Word<'p, BITS, SIGNED>;
     fn not(self) -> Word<'p, BITS, SIGNED> {
-        self.unary(bitwise::not_bits)
+        self.unary(Op::WordNot)
     }
-}
-
-/// A clear shift amount modulo the width, as Rust's `wrapping_shl`.
-fn wrapped_amount<const BITS: usize>(amount: u32) -> usize {
-    amount as usize % BITS.max(1)
 }
 
 impl<'p, const BITS: usize, const SIGNED: bool> Shl<u32> for &Word<'p, BITS, SIGNED> {
     type Output = Word<'p, BITS, SIGNED>;
     /// By `amount % BITS`, like `wrapping_shl`.
     fn shl(self, amount: u32) -> Word<'p, BITS, SIGNED> {
-        let k = wrapped_amount::<BITS>(amount);
-        self.unary(|b, x| Ok(shift::shift_clear(b, x, ShiftKind::Left, k)))
+        self.unary(|x| Op::WordShift(x, ShiftKind::Left, amount))
     }
 }
 
@@ -816,13 +767,12 @@ impl<'p, const BITS: usize, const SIGNED: bool> Shr<u32> for &Word<'p, BITS, SIG
     type Output = Word<'p, BITS, SIGNED>;
     /// By `amount % BITS`, like `wrapping_shr` (arithmetic when signed).
     fn shr(self, amount: u32) -> Word<'p, BITS, SIGNED> {
-        let k = wrapped_amount::<BITS>(amount);
         let kind = if SIGNED {
             ShiftKind::ArithRight
         } else {
             ShiftKind::Right
         };
-        self.unary(|b, x| Ok(shift::shift_clear(b, x, kind, k)))
+        self.unary(|x| Op::WordShift(x, kind, amount))
     }
 }
 
@@ -844,18 +794,6 @@ bool_binop!(BitXor, bitxor, Gate::Xor);
 impl<'p> Not for &Bool<'p> {
     type Output = Bool<'p>;
     fn not(self) -> Bool<'p> {
-        Bool::wrap(self.program, |b| gates::not(b, self.bit()))
-    }
-}
-
-/// Refuses `what` from another program than `this` one.
-fn same_program(this: &Program, other: &Program, what: &str) -> Result<(), Error> {
-    if std::ptr::eq(this, other) {
-        Ok(())
-    } else {
-        Err(crate::error::BuildError::ForeignWire {
-            node: format!("{what} of another program"),
-        }
-        .into())
+        Bool::made(self.program, self.arg(self.program).map(Op::BoolNot))
     }
 }

@@ -30,7 +30,7 @@ use crate::error::Error;
 
 /// The two-input gates of the papers (`NY`: first input negated, `YN`:
 /// second input negated).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Gate {
     /// `a & b`.
     And,

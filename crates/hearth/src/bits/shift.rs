@@ -13,7 +13,7 @@ use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::error::Error;
 
 /// A shift or rotation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ShiftKind {
     /// Logical shift left (LSL).
     Left,
