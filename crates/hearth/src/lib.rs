@@ -44,7 +44,9 @@ pub mod kernels;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use api::{Bool, CompiledProgram, Encrypted, Int, Program, Word};
+pub use api::{
+    Bool, Bundle, CompiledProgram, Encrypted, Int, Param, Program, Shape, Signature, Word,
+};
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
 pub use comparison::Comparison;
 pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};

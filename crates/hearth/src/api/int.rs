@@ -286,11 +286,15 @@ impl<'p> Int<'p> {
             .iter()
             .map(|(x, k)| x.arg(program).map(|x| (x, (*k).clone())))
             .collect();
-        program.int(products.zip(scaled).map(|(products, scaled)| Op::IntFusedSum {
-            products,
-            scaled,
-            bias: bias.clone(),
-        }))
+        program.int(
+            products
+                .zip(scaled)
+                .map(|(products, scaled)| Op::IntFusedSum {
+                    products,
+                    scaled,
+                    bias: bias.clone(),
+                }),
+        )
     }
 
     /// The dot product `sum_i xs[i] * ys[i]` ([`Int::fused_sum`]); slices of

@@ -257,13 +257,92 @@ impl Op {
             Input(Shape::Word { .. }) | WordConst { .. } => (false, true),
             Input(_) | IntConst(_) | WordToInt(_) => (true, false),
             PlanThreads(_) | Custom => (false, false),
-            IntAdd(..) | IntSub(..) | IntMul(..) | IntNeg(_) | IntAddConst(..)
-            | IntScalarMul(..) | IntShl(..) | IntMax(..) | IntMin(..) | IntAbs(_)
-            | IntRelu(_) | IntSquare(_) | IntSignum(_) | IntRound(..) | IntCompare(..)
-            | IntToBits(_) | IntWrap(..) | IntWrappingAdd(..) | IntWrappingMul(..)
-            | IntShrFloor(..) | IntSum(_) | IntFusedSum { .. } => (true, false),
+            IntAdd(..)
+            | IntSub(..)
+            | IntMul(..)
+            | IntNeg(_)
+            | IntAddConst(..)
+            | IntScalarMul(..)
+            | IntShl(..)
+            | IntMax(..)
+            | IntMin(..)
+            | IntAbs(_)
+            | IntRelu(_)
+            | IntSquare(_)
+            | IntSignum(_)
+            | IntRound(..)
+            | IntCompare(..)
+            | IntToBits(_)
+            | IntWrap(..)
+            | IntWrappingAdd(..)
+            | IntWrappingMul(..)
+            | IntShrFloor(..)
+            | IntSum(_)
+            | IntFusedSum { .. } => (true, false),
             _ => (false, true),
         }
+    }
+
+    /// A bound on the digit (or bit) operations building it takes, from
+    /// its operands' lengths (`len`): products of lengths for
+    /// multiplications and divisions, sums otherwise. Program files bound
+    /// the total before building ([`super::program_file`]).
+    pub(crate) fn work(&self, len: impl Fn(ValueId) -> u64) -> u64 {
+        use Op::*;
+        let bits = |k: &BigInt| k.bits().max(1);
+        // The square of the longer operand: some algorithms pad the
+        // shorter one (a 21 764 x 4-digit product needs gigabytes).
+        let mul = |a: &ValueId, b: &ValueId| {
+            let n = len(*a).max(len(*b));
+            n.saturating_mul(n)
+        };
+        let fused =
+            |products: &[(ValueId, ValueId)], scaled: &[(ValueId, BigInt)], bias: &BigInt| {
+                let p = products
+                    .iter()
+                    .fold(0u64, |t, (a, b)| t.saturating_add(mul(a, b)));
+                scaled
+                    .iter()
+                    .fold(p, |t, (a, k)| {
+                        t.saturating_add(len(*a).saturating_mul(bits(k)))
+                    })
+                    .saturating_add(bits(bias))
+            };
+        let own = match self {
+            Input(shape) => shape.len() as u64,
+            IntConst(k) | WordConst { value: k, .. } => bits(k),
+            IntMul(a, b) | IntWrappingMul(a, b, _) | WordDivRem(a, b) | WordCheckedDiv(a, b) => {
+                mul(a, b)
+            }
+            WordArith(self::WordArith::Mul | self::WordArith::Div | self::WordArith::Rem, a, b)
+            | WordOverflowing(Overflowing::Mul, a, b)
+            | WordShiftBy(a, _, b) => mul(a, b),
+            IntSquare(a) => mul(a, a),
+            IntScalarMul(a, k) => len(*a).saturating_mul(bits(k)),
+            IntFusedSum {
+                products,
+                scaled,
+                bias,
+            }
+            | WordFusedSum {
+                products,
+                scaled,
+                bias,
+                ..
+            } => fused(products, scaled, bias),
+            IntShl(_, k)
+            | IntRound(_, k)
+            | IntWrap(_, k)
+            | IntShrFloor(_, k)
+            | BoolToWord(_, k) => *k as u64,
+            IntWrappingAdd(_, _, k) | WordBit(_, k) => *k as u64,
+            WordCast { bits, .. } | IntToWord { bits, .. } => *bits as u64,
+            _ => 0,
+        };
+        self.operands()
+            .iter()
+            .fold(own, |t, &x| t.saturating_add(len(x)))
+            .saturating_add(1)
     }
 
     /// The values it reads, in order.
@@ -792,7 +871,10 @@ pub(crate) fn apply(b: &mut CircuitBuilder, op: &Op, args: &[&Val]) -> Result<Ve
             let d = int(x())?;
             width_within(*n)?;
             let bits = convert::from_digits(b, d)?;
-            Ok(vec![Val::Word(convert::resize(b, &bits, *n, true), *signed)])
+            Ok(vec![Val::Word(
+                convert::resize(b, &bits, *n, true),
+                *signed,
+            )])
         }
         BoolGate(g, ..) => {
             let (p, q) = (boolean(x())?, boolean(y())?);

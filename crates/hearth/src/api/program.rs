@@ -9,12 +9,15 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use super::ops::{self, Op, Val, ValueId};
 use crate::backend::{Backend, CpuBackend, RunReport};
 use crate::bits::{self, Bits};
 use crate::circuit::{Circuit, CircuitBuilder, Wire};
+use crate::crypto::bundle::{Bundle, Entry};
+use crate::crypto::encoding::{check_cover, Encrypted, Param, Shape};
 pub(crate) use crate::crypto::encoding::{digits_within, within};
-use crate::crypto::encoding::{Encrypted, Shape};
 use crate::crypto::keys::Ciphertext;
 use crate::crypto::params::{Margin, ParameterSet};
 use crate::digits::{self, Digits};
@@ -31,6 +34,8 @@ pub(crate) struct State {
     ops: Vec<Op>,
     /// The outputs, by value.
     output_ids: Vec<ValueId>,
+    /// The thread count the first ops were planned for.
+    threads: usize,
 }
 
 /// A program under construction: the values made from it build one
@@ -61,9 +66,11 @@ impl Program {
     /// `pi >= 5`, the bits family spread selectors on `pi >= 3`), so a
     /// mismatch is [`Error::UnsupportedParams`] from [`Program::build`].
     pub fn new(params: &'static ParameterSet) -> Self {
+        let builder = CircuitBuilder::new(params);
         Program {
             state: RefCell::new(State {
-                builder: CircuitBuilder::new(params),
+                threads: builder.threads(),
+                builder,
                 error: None,
                 inputs: Vec::new(),
                 outputs: Vec::new(),
@@ -185,27 +192,51 @@ impl Program {
         }
     }
 
+    /// The digits (or bits) of value `id`; 0 for a value not made.
+    pub(crate) fn value_len(&self, id: ValueId) -> u64 {
+        let st = self.state.borrow();
+        st.values
+            .get(id.0 as usize)
+            .map_or(0, |v| v.wires().len() as u64)
+    }
+
     /// Marks `x` as an output.
     pub fn output(&self, x: &impl Value) {
-        let Some(id) = self.id_of(x, "an output") else {
+        if let Some(id) = self.id_of(x, "an output") {
+            self.output_id(id);
+        }
+    }
+
+    /// Marks value `id` as an output (a word is read bit by bit with a
+    /// margin of one unit, an integer digit by digit with half a unit).
+    pub(crate) fn output_id(&self, id: ValueId) {
+        let mut st = self.state.borrow_mut();
+        if st.error.is_some() {
+            return;
+        }
+        let Some(v) = st.values.get(id.0 as usize).cloned() else {
+            let n = st.values.len();
+            st.error = Some(Error::Config(format!(
+                "output {} of a program with {n} values",
+                id.0
+            )));
             return;
         };
-        let shape = x.shape();
-        // Words are read bit by bit with a margin of one unit.
+        let shape = v.shape();
         let margin = match shape {
             Shape::Int { .. } | Shape::TwosInt { .. } => Margin::Half,
             Shape::Word { .. } => Margin::One,
         };
-        let ok = self.run(|b| {
-            for &w in x.wires() {
-                b.output_decoded(w, margin)?;
+        let made = v
+            .wires()
+            .iter()
+            .try_for_each(|&w| st.builder.output_decoded(w, margin).map(drop));
+        match made {
+            Ok(()) => {
+                st.outputs.push(shape);
+                st.output_ids.push(id);
             }
-            Ok(())
-        });
-        if ok.is_some() {
-            let mut st = self.state.borrow_mut();
-            st.outputs.push(shape);
-            st.output_ids.push(id);
+            Err(e) => st.error = Some(e.into()),
         }
     }
 
@@ -217,14 +248,17 @@ impl Program {
         }
         let source = (!st.ops.contains(&Op::Custom)).then(|| {
             Arc::new(Source {
+                threads: st.threads,
                 ops: st.ops,
                 outputs: st.output_ids,
             })
         });
+        let signature = Signature::scalars(&st.inputs, &st.outputs);
         Ok(CompiledProgram {
             circuit: st.builder.build(),
             inputs: st.inputs,
             outputs: st.outputs,
+            signature,
             source,
         })
     }
@@ -234,6 +268,8 @@ impl Program {
 /// program file holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Source {
+    /// The thread count the first ops were planned for.
+    pub(crate) threads: usize,
     pub(crate) ops: Vec<Op>,
     pub(crate) outputs: Vec<ValueId>,
 }
@@ -283,9 +319,38 @@ pub struct CompiledProgram {
     circuit: Circuit,
     inputs: Vec<Shape>,
     outputs: Vec<Shape>,
+    /// Names and tensor dims over the inputs and outputs.
+    signature: Signature,
     /// The ops it was built from (`None` when one was
     /// [`Op::Custom`]): what [`CompiledProgram::save`] writes.
-    source: Option<Arc<Source>>,
+    pub(crate) source: Option<Arc<Source>>,
+}
+
+/// The named inputs and outputs of a program, each a value or a tensor of
+/// values of one shape ([`Param`]), in the program's order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signature {
+    /// Inputs, in order.
+    pub inputs: Vec<Param>,
+    /// Outputs, in order.
+    pub outputs: Vec<Param>,
+}
+
+impl Signature {
+    /// One scalar param per value: inputs `x0, x1, ...`, outputs `y0, ...`.
+    fn scalars(inputs: &[Shape], outputs: &[Shape]) -> Self {
+        let named = |prefix: &str, shapes: &[Shape]| {
+            shapes
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| Param::new(format!("{prefix}{i}"), s, &[]))
+                .collect()
+        };
+        Signature {
+            inputs: named("x", inputs),
+            outputs: named("y", outputs),
+        }
+    }
 }
 
 impl CompiledProgram {
@@ -302,6 +367,107 @@ impl CompiledProgram {
     /// The shape of each output, in order.
     pub fn output_shapes(&self) -> &[Shape] {
         &self.outputs
+    }
+
+    /// Its named inputs and outputs (by default one scalar each: `x0,
+    /// ...`, `y0, ...`).
+    pub fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    /// Names the inputs and outputs: each `(name, dims)` takes the next
+    /// `dims`' product of values, which must share one shape, and the
+    /// groups must cover every input (and every output) exactly.
+    pub fn with_signature(
+        mut self,
+        inputs: &[(&str, &[usize])],
+        outputs: &[(&str, &[usize])],
+    ) -> Result<Self, Error> {
+        let group = |groups: &[(&str, &[usize])], shapes: &[Shape], what: &str| {
+            let mut next = 0usize;
+            let params = groups
+                .iter()
+                .map(|&(name, dims)| {
+                    let shape = shapes.get(next).copied().ok_or_else(|| {
+                        Error::Dimensions(format!(
+                            "{what} {name} starts at value {next}, the program has {}",
+                            shapes.len()
+                        ))
+                    })?;
+                    let p = Param::new(name, shape, dims);
+                    next = next.saturating_add(p.count()?);
+                    Ok(p)
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            check_cover(&params, shapes, what)?;
+            Ok::<_, Error>(params)
+        };
+        self.signature = Signature {
+            inputs: group(inputs, &self.inputs, "input")?,
+            outputs: group(outputs, &self.outputs, "output")?,
+        };
+        Ok(self)
+    }
+
+    /// Takes a signature read from a file, checked against the shapes.
+    pub(crate) fn set_signature(&mut self, sig: Signature) -> Result<(), Error> {
+        check_cover(&sig.inputs, &self.inputs, "input")?;
+        check_cover(&sig.outputs, &self.outputs, "output")?;
+        self.signature = sig;
+        Ok(())
+    }
+
+    /// Checks `bundle` against the inputs: the same names, shapes and dims
+    /// in order, and the program's parameter set.
+    pub fn check_bundle(&self, bundle: &Bundle) -> Result<(), Error> {
+        let params = self.circuit.params;
+        if bundle.params() != params {
+            return Err(Error::ParamsMismatch {
+                expected: params,
+                found: bundle.params(),
+            });
+        }
+        let found = bundle.signature();
+        if found != self.signature.inputs {
+            let show = |ps: &[Param]| {
+                ps.iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(Error::Dimensions(format!(
+                "the bundle holds [{}], the program takes [{}]",
+                show(&found),
+                show(&self.signature.inputs)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs on a bundle of inputs (checked first by
+    /// [`CompiledProgram::check_bundle`]); the outputs come back as a
+    /// bundle under the same key, named by the signature.
+    pub fn run_bundle<B: Backend<Digit = Ciphertext>>(
+        &self,
+        backend: &B,
+        bundle: &Bundle,
+    ) -> Result<Bundle, Error> {
+        self.check_bundle(bundle)?;
+        let inputs: Vec<Encrypted> = bundle.values().cloned().collect();
+        let mut outputs = self.run_encrypted(backend, &inputs)?.into_iter();
+        let entries = self
+            .signature
+            .outputs
+            .iter()
+            .map(|p| {
+                let n = p.count()?;
+                Ok(Entry {
+                    param: p.clone(),
+                    values: outputs.by_ref().take(n).collect(),
+                })
+            })
+            .collect::<Result<_, Error>>()?;
+        Bundle::new(bundle.params(), bundle.key_id(), entries)
     }
 
     /// Runs on `backend`: one digit vector per input, one per output.

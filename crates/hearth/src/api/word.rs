@@ -572,8 +572,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// The exact value as a signed-binary [`Int`] (needs a parameter set
     /// that carries both families, `pi >= 5`).
     pub fn to_int(&self) -> Int<'p> {
-        self.program
-            .int(self.arg(self.program).map(Op::WordToInt))
+        self.program.int(self.arg(self.program).map(Op::WordToInt))
     }
 
     /// `x` modulo `2^BITS` as a word (Rust's `as` from a wide integer).

@@ -94,7 +94,7 @@ pub struct Circuit {
 }
 
 /// Hardware-independent cost of a circuit.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Number of blind rotations (a many-LUT bootstrap counts once).
     pub pbs: usize,

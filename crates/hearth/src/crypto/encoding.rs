@@ -73,6 +73,96 @@ impl fmt::Display for Shape {
     }
 }
 
+/// A named input or output of a program: `dims` values of one shape in
+/// row-major order (no dims: one value). It groups consecutive inputs or
+/// outputs of a [`crate::CompiledProgram`], so a vector, a matrix or a
+/// feature map travels in a bundle as one entry.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Param {
+    /// Its name, unique within the inputs (or the outputs).
+    pub name: String,
+    /// The shape of each value.
+    pub shape: Shape,
+    /// Tensor dimensions, outermost first; empty for a scalar.
+    pub dims: Vec<usize>,
+}
+
+impl Param {
+    /// A value, or a tensor of values, of `shape`.
+    pub fn new(name: impl Into<String>, shape: Shape, dims: &[usize]) -> Self {
+        Param {
+            name: name.into(),
+            shape,
+            dims: dims.to_vec(),
+        }
+    }
+
+    /// How many values: the product of the dims, refused above
+    /// [`MAX_VALUES`].
+    pub fn count(&self) -> Result<usize, Error> {
+        let mut n: u64 = 1;
+        for &d in &self.dims {
+            n = n.saturating_mul(d as u64);
+        }
+        within(
+            || format!("the values of {}", self.name),
+            n,
+            MAX_VALUES as u64,
+        )?;
+        Ok(n as usize)
+    }
+}
+
+impl fmt::Display for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.shape)?;
+        if !self.dims.is_empty() {
+            write!(f, " x {:?}", self.dims)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that `params` cover `shapes` in order, each group of values one
+/// shape, with distinct names; `what` says which side ("input", "output").
+pub(crate) fn check_cover(params: &[Param], shapes: &[Shape], what: &str) -> Result<(), Error> {
+    let mut next = 0usize;
+    for (i, p) in params.iter().enumerate() {
+        if params[..i].iter().any(|q| q.name == p.name) {
+            return Err(Error::Dimensions(format!(
+                "two {what}s are named {:?}",
+                p.name
+            )));
+        }
+        let n = p.count()?;
+        let Some(group) = shapes.get(next..next.saturating_add(n)) else {
+            return Err(Error::Dimensions(format!(
+                "{what} {} needs {n} values from {what} {next} on, the program has {}",
+                p.name,
+                shapes.len()
+            )));
+        };
+        if let Some(s) = group.iter().find(|&&s| s != p.shape) {
+            return Err(Error::ShapeMismatch {
+                what: format!("{what} {}", p.name),
+                expected: p.shape,
+                found: *s,
+            });
+        }
+        next += n;
+    }
+    if next != shapes.len() {
+        return Err(Error::Dimensions(format!(
+            "the {what}s name {next} values, the program has {}",
+            shapes.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The most values one [`Param`] may hold.
+pub const MAX_VALUES: usize = 1 << 24;
+
 /// The most digits (or bits) one value may have: larger requests are
 /// refused with [`Error::TooLarge`] before they are built.
 pub const MAX_DIGITS: usize = 1 << 16;

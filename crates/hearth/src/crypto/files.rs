@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 8 | magic `HEARTH\0\n` |
 //! | 2 | format version (little endian) |
-//! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts |
+//! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts, 5 program, 6 bundle |
 //! | 2 | parameter-set id |
 //! | 2 | reserved (0) |
 //! | 8 | key id |
@@ -47,13 +47,25 @@ pub enum FileKind {
     ServerKey = 2,
     /// A list of ciphertexts.
     Ciphertexts = 3,
+    /// A compiled program: its operations and signature, no key
+    /// ([`crate::CompiledProgram::save`]).
+    Program = 5,
+    /// Typed encrypted values for a program's inputs or outputs
+    /// ([`crate::Bundle`]).
+    Bundle = 6,
 }
 
 impl FileKind {
     fn from_u16(v: u16) -> Option<Self> {
-        [Self::ClientKey, Self::ServerKey, Self::Ciphertexts]
-            .into_iter()
-            .find(|k| *k as u16 == v)
+        [
+            Self::ClientKey,
+            Self::ServerKey,
+            Self::Ciphertexts,
+            Self::Program,
+            Self::Bundle,
+        ]
+        .into_iter()
+        .find(|k| *k as u16 == v)
     }
 
     /// How messages name it.
@@ -62,6 +74,8 @@ impl FileKind {
             Self::ClientKey => "client key",
             Self::ServerKey => "server key",
             Self::Ciphertexts => "ciphertext list",
+            Self::Program => "program",
+            Self::Bundle => "value bundle",
         }
     }
 }
@@ -94,7 +108,9 @@ fn payload_limit(kind: FileKind, p: &ParameterSet) -> u64 {
             bsk + ksk
         }
         // Up to 2^24 ciphertexts per file.
-        FileKind::Ciphertexts => (big_n + 1) << 24,
+        FileKind::Ciphertexts | FileKind::Bundle => (big_n + 1) << 24,
+        // 64 MiB of operations.
+        FileKind::Program => 1 << 23,
     };
     words * 8 + 4096
 }
@@ -106,6 +122,36 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
     }
 }
 
+/// A file's bytes: the header, then `payload` encoded. `origin` names the
+/// destination in errors.
+pub(crate) fn encode<T: Serialize>(
+    origin: &Path,
+    kind: FileKind,
+    params: ParamsId,
+    key_id: KeyId,
+    payload: &T,
+) -> Result<Vec<u8>, Error> {
+    let body = bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .serialize(payload)
+        .map_err(|e| FileError::Malformed {
+            path: origin.to_path_buf(),
+            reason: format!("cannot encode: {e}"),
+        })?;
+    let mut bytes = Vec::with_capacity(HEADER_LEN + body.len());
+    bytes.extend_from_slice(&MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(kind as u16).to_le_bytes());
+    bytes.extend_from_slice(&params.to_u16().to_le_bytes());
+    bytes.extend_from_slice(&0u16.to_le_bytes());
+    bytes.extend_from_slice(&key_id.0.to_le_bytes());
+    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    debug_assert_eq!(bytes.len(), HEADER_LEN);
+    bytes.extend_from_slice(&body);
+    Ok(bytes)
+}
+
 pub(crate) fn write_file<T: Serialize>(
     path: &Path,
     kind: FileKind,
@@ -114,24 +160,12 @@ pub(crate) fn write_file<T: Serialize>(
     payload: &T,
     secret: bool,
 ) -> Result<(), Error> {
-    let body = bincode::DefaultOptions::new()
-        .with_fixint_encoding()
-        .serialize(payload)
-        .map_err(|e| FileError::Malformed {
-            path: path.to_path_buf(),
-            reason: format!("cannot encode: {e}"),
-        })?;
-    let mut header = Vec::with_capacity(HEADER_LEN);
-    header.extend_from_slice(&MAGIC);
-    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    header.extend_from_slice(&(kind as u16).to_le_bytes());
-    header.extend_from_slice(&params.to_u16().to_le_bytes());
-    header.extend_from_slice(&0u16.to_le_bytes());
-    header.extend_from_slice(&key_id.0.to_le_bytes());
-    header.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    header.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
-    debug_assert_eq!(header.len(), HEADER_LEN);
+    write_atomic(path, &encode(path, kind, params, key_id, payload)?, secret)
+}
 
+/// Writes `bytes` to a temporary name beside `path`, syncs, and renames
+/// it over `path`: readers see the old file or the whole new one.
+pub fn write_atomic(path: &Path, bytes: &[u8], secret: bool) -> Result<(), Error> {
     let tmp: PathBuf = {
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".tmp{}", std::process::id()));
@@ -148,8 +182,7 @@ pub(crate) fn write_file<T: Serialize>(
     let _ = secret;
     let result = (|| {
         let mut f = options.open(&tmp)?;
-        f.write_all(&header)?;
-        f.write_all(&body)?;
+        f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
@@ -165,13 +198,23 @@ pub fn read_info(path: &Path) -> Result<FileInfo, Error> {
     let mut f = std::fs::File::open(path).map_err(io_err(path))?;
     let mut header = [0u8; HEADER_LEN];
     let got = read_up_to(&mut f, &mut header).map_err(io_err(path))?;
-    if got < MAGIC.len() || header[..8] != MAGIC {
+    parse_header(path, &header[..got])
+}
+
+/// Checks the header at the start of `bytes` (a file received rather
+/// than read: `origin` names it in errors).
+pub fn info_from_bytes(origin: &Path, bytes: &[u8]) -> Result<FileInfo, Error> {
+    parse_header(origin, &bytes[..bytes.len().min(HEADER_LEN)])
+}
+
+fn parse_header(path: &Path, header: &[u8]) -> Result<FileInfo, Error> {
+    if header.len() < MAGIC.len() || header[..8] != MAGIC {
         return Err(FileError::BadMagic {
             path: path.to_path_buf(),
         }
         .into());
     }
-    if got < HEADER_LEN {
+    if header.len() < HEADER_LEN {
         return Err(FileError::Truncated {
             path: path.to_path_buf(),
             found: 0,
@@ -218,11 +261,14 @@ fn read_up_to(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(got)
 }
 
-pub(crate) fn read_file<T: DeserializeOwned>(
+/// Checks a header's kind, its payload length against the kind's limit,
+/// and the bytes available after the header against that length.
+fn check_size(
     path: &Path,
+    info: &FileInfo,
     expected: FileKind,
-) -> Result<(FileInfo, T), Error> {
-    let info = read_info(path)?;
+    available: u64,
+) -> Result<(), Error> {
     if info.kind != expected {
         return Err(FileError::WrongKind {
             path: path.to_path_buf(),
@@ -240,9 +286,6 @@ pub(crate) fn read_file<T: DeserializeOwned>(
         }
         .into());
     }
-    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
-    let file_len = f.metadata().map_err(io_err(path))?.len();
-    let available = file_len.saturating_sub(HEADER_LEN as u64);
     if available < info.payload_len {
         return Err(FileError::Truncated {
             path: path.to_path_buf(),
@@ -252,18 +295,25 @@ pub(crate) fn read_file<T: DeserializeOwned>(
         .into());
     }
     if available > info.payload_len {
-        return Err(FileError::Inconsistent {
-            path: path.to_path_buf(),
-            reason: format!("{} bytes after the payload", available - info.payload_len),
-        }
-        .into());
+        return Err(inconsistent(
+            path,
+            format!("{} bytes after the payload", available - info.payload_len),
+        ));
     }
-    let mut body = vec![0u8; info.payload_len as usize];
-    let mut header = [0u8; HEADER_LEN];
-    f.read_exact(&mut header).map_err(io_err(path))?;
-    let checksum = u32::from_le_bytes(header[32..36].try_into().expect("4 bytes"));
-    f.read_exact(&mut body).map_err(io_err(path))?;
-    if crc32fast::hash(&body) != checksum {
+    Ok(())
+}
+
+/// Decodes a whole file held in memory: header, size, CRC, payload.
+pub(crate) fn decode<T: DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+    expected: FileKind,
+) -> Result<(FileInfo, T), Error> {
+    let info = info_from_bytes(path, bytes)?;
+    check_size(path, &info, expected, (bytes.len() - HEADER_LEN) as u64)?;
+    let checksum = u32::from_le_bytes(bytes[32..36].try_into().expect("4 bytes"));
+    let body = &bytes[HEADER_LEN..];
+    if crc32fast::hash(body) != checksum {
         return Err(FileError::Corrupted {
             path: path.to_path_buf(),
         }
@@ -272,12 +322,36 @@ pub(crate) fn read_file<T: DeserializeOwned>(
     let value = bincode::DefaultOptions::new()
         .with_fixint_encoding()
         .with_limit(info.payload_len)
-        .deserialize(&body)
+        .deserialize(body)
         .map_err(|e| FileError::Malformed {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
     Ok((info, value))
+}
+
+/// Reads a file of kind `expected`: its size is checked from the header
+/// before the payload is read, so a huge or short file costs nothing.
+pub(crate) fn read_file<T: DeserializeOwned>(
+    path: &Path,
+    expected: FileKind,
+) -> Result<(FileInfo, T), Error> {
+    let info = read_info(path)?;
+    let file_len = std::fs::metadata(path).map_err(io_err(path))?.len();
+    check_size(
+        path,
+        &info,
+        expected,
+        file_len.saturating_sub(HEADER_LEN as u64),
+    )?;
+    let mut bytes = Vec::with_capacity(HEADER_LEN + info.payload_len as usize);
+    std::fs::File::open(path)
+        .and_then(|f| {
+            f.take(HEADER_LEN as u64 + info.payload_len)
+                .read_to_end(&mut bytes)
+        })
+        .map_err(io_err(path))?;
+    decode(path, &bytes, expected)
 }
 
 pub(crate) fn inconsistent(path: &Path, reason: impl Into<String>) -> Error {
@@ -301,7 +375,11 @@ pub(crate) fn check_ids(
     Ok(())
 }
 
-fn check_lwe(path: &Path, lwe: &LweCiphertextOwned<u64>, p: &ParameterSet) -> Result<(), Error> {
+pub(crate) fn check_lwe(
+    path: &Path,
+    lwe: &LweCiphertextOwned<u64>,
+    p: &ParameterSet,
+) -> Result<(), Error> {
     if lwe.lwe_size() != p.big_lwe_dimension().to_lwe_size()
         || !lwe.ciphertext_modulus().is_native_modulus()
     {

@@ -3,6 +3,7 @@
 //! on tfhe-rs's `core_crypto`; everything above it sees digits and tables.
 
 pub mod bootstrap;
+pub mod bundle;
 pub mod client_key;
 pub mod encoding;
 pub mod files;

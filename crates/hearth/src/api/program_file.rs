@@ -1,0 +1,132 @@
+//! Program files: a [`CompiledProgram`] written as the typed operations it
+//! was built from ([`Op`]), its signature and its cost, under the same
+//! versioned, bounded, CRC-checked header as keys ([`FileKind::Program`]).
+//! No key is inside.
+//!
+//! Loading builds the program again from its operations, so every check
+//! of the builder runs again (noise budgets, table coverage, ranges,
+//! sizes): a forged file describes at most a program the typed API could
+//! build, and is refused with a typed error otherwise. The cost written
+//! beside the operations (#PBS, depth, level widths, peak live values)
+//! must equal the rebuilt circuit's, so a file from a hearth whose
+//! algorithms differ is refused rather than run at another cost.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::ops::{Op, ValueId};
+use super::program::{CompiledProgram, Program, Signature};
+use crate::circuit::Stats;
+use crate::crypto::encoding::within;
+use crate::crypto::files::{decode, encode, inconsistent, read_file, write_atomic, FileKind};
+use crate::crypto::keys::KeyId;
+use crate::error::Error;
+
+/// The most digit operations loading a program may build, summed over its
+/// operations before each is built (products of lengths for
+/// multiplications, sums otherwise): a forged file cannot make loading
+/// exhaust memory or time (at most about 1.3 GiB and 25 s here: one
+/// 1024-digit product). A 64-bit product counts 4 096.
+pub const MAX_PROGRAM_WORK: u64 = 1 << 20;
+
+/// The payload of a program file.
+#[derive(Serialize, Deserialize)]
+struct ProgramData {
+    /// The thread count the first operations were planned for.
+    threads: usize,
+    ops: Vec<Op>,
+    outputs: Vec<ValueId>,
+    signature: Signature,
+    stats: Stats,
+}
+
+impl CompiledProgram {
+    /// The program as file bytes. A program holding an operation built
+    /// outside the library ([`crate::Word::from_circuit`]) cannot be
+    /// written: its circuit could not be checked when read.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+        let Some(source) = &self.source else {
+            return Err(Error::Config(
+                "a program with a custom operation (Word::from_circuit) cannot be written to a file"
+                    .into(),
+            ));
+        };
+        let data = ProgramData {
+            threads: source.threads,
+            ops: source.ops.clone(),
+            outputs: source.outputs.clone(),
+            signature: self.signature().clone(),
+            stats: self.circuit().stats(),
+        };
+        encode(
+            Path::new("<program>"),
+            FileKind::Program,
+            self.circuit().params(),
+            KeyId(0),
+            &data,
+        )
+    }
+
+    /// Writes the program atomically (see [`CompiledProgram::to_bytes`]).
+    pub fn save(&self, path: &Path) -> Result<(), Error> {
+        write_atomic(path, &self.to_bytes()?, false)
+    }
+
+    /// Reads a program written by [`CompiledProgram::save`], building it
+    /// again with every check.
+    pub fn load(path: &Path) -> Result<CompiledProgram, Error> {
+        let (info, data): (_, ProgramData) = read_file(path, FileKind::Program)?;
+        rebuild(path, info.params, data)
+    }
+
+    /// Reads program bytes from anywhere (`origin` names them in errors).
+    pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<CompiledProgram, Error> {
+        let (info, data): (_, ProgramData) = decode(origin, bytes, FileKind::Program)?;
+        rebuild(origin, info.params, data)
+    }
+}
+
+/// Replays `data`'s operations on a fresh program of `params`.
+fn rebuild(
+    path: &Path,
+    params: crate::ParamsId,
+    data: ProgramData,
+) -> Result<CompiledProgram, Error> {
+    let refused = |e: Error| inconsistent(path, format!("the program does not build: {e}"));
+    let p = Program::new(params.params());
+    p.state.borrow_mut().builder.set_threads(data.threads);
+    let mut work = 0u64;
+    for op in data.ops {
+        if op == Op::Custom {
+            return Err(refused(Error::Config("it holds a custom operation".into())));
+        }
+        work = work.saturating_add(op.work(|id| p.value_len(id)));
+        within(
+            || "building the program (digit operations)".into(),
+            work,
+            MAX_PROGRAM_WORK,
+        )
+        .map_err(refused)?;
+        if p.apply(op).is_none() {
+            break;
+        }
+    }
+    for id in data.outputs {
+        p.output_id(id);
+    }
+    let mut prog = p.build().map_err(refused)?;
+    prog.set_signature(data.signature).map_err(refused)?;
+    let stats = prog.circuit().stats();
+    if stats != data.stats {
+        return Err(inconsistent(
+            path,
+            format!(
+                "the file states {} PBS at depth {}, this hearth builds {} PBS at depth {} \
+                 (written by another version?)",
+                data.stats.pbs, data.stats.depth, stats.pbs, stats.depth
+            ),
+        ));
+    }
+    Ok(prog)
+}
