@@ -4,6 +4,7 @@ use std::path::Path;
 
 use hearth::backend::CpuBackend;
 use hearth::crypto::files::{load_ciphertexts, read_info, FileKind};
+use hearth::crypto::keys::CompressedServerKey;
 use hearth::{ClientKey, Error, ParameterSet, ServerKey};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -69,29 +70,58 @@ pub fn generate(params: &'static ParameterSet) -> (ClientKey, ServerKey) {
     (client, server)
 }
 
-/// `hearth keygen`: keys for `params` written into `out`.
-pub fn keygen(params: &'static ParameterSet, out: &Path) -> Result<(), Error> {
+/// `hearth keygen`: keys for `params` written into `out`; with
+/// `compressed`, server.key holds the seeded (compressed) form.
+pub fn keygen(params: &'static ParameterSet, out: &Path, compressed: bool) -> Result<(), Error> {
     std::fs::create_dir_all(out).map_err(|source| hearth::FileError::Io {
         path: out.to_path_buf(),
         source,
     })?;
-    let (client, server) = generate(params);
+    let bar = steps(2);
+    bar.set_message(format!("{}: secret keys", params.name));
+    let client = ClientKey::generate(params);
+    bar.inc(1);
+    bar.set_message(format!("{}: bootstrap and key-switch keys", params.name));
+    let server = if compressed {
+        Written::Compressed(client.compressed_server_key())
+    } else {
+        Written::Plain(client.server_key())
+    };
+    bar.inc(1);
+    bar.finish_and_clear();
     let bar = steps(2);
     bar.set_message("writing client.key");
     client.save(&out.join("client.key"))?;
     bar.inc(1);
     bar.set_message("writing server.key");
-    server.save(&out.join("server.key"))?;
+    let server_path = out.join("server.key");
+    match &server {
+        Written::Plain(k) => k.save(&server_path)?,
+        Written::Compressed(k) => k.save(&server_path)?,
+    }
     bar.finish_and_clear();
+    let size = std::fs::metadata(&server_path)
+        .map(|m| m.len())
+        .unwrap_or_default();
     println!(
-        "{}: key {} written to {} (client.key, server.key)",
+        "{}: key {} written to {} (client.key, server.key: {} bytes{})",
         params.name,
         client.key_id(),
-        out.display()
+        out.display(),
+        size,
+        if compressed { ", compressed" } else { "" }
     );
     Ok(())
 }
 
+/// The server key `hearth keygen` writes.
+enum Written {
+    Plain(ServerKey),
+    Compressed(CompressedServerKey),
+}
+
+/// `hearth info`: the header of any hearth file, then the file read fully
+/// (so damage is reported).
 pub fn info(file: &Path) -> Result<(), Error> {
     let info = read_info(file)?;
     let p = info.params.params();
@@ -105,6 +135,10 @@ pub fn info(file: &Path) -> Result<(), Error> {
     match info.kind {
         FileKind::ClientKey => drop(ClientKey::load(file)?),
         FileKind::ServerKey => drop(ServerKey::load(file)?),
+        FileKind::CompressedServerKey => {
+            drop(CompressedServerKey::load(file)?);
+            println!("loading:     decompressed (masks drawn again from their seeds) wherever server.key is read");
+        }
         FileKind::Ciphertexts => {
             println!("ciphertexts: {}", load_ciphertexts(file, None)?.len());
         }

@@ -4,6 +4,7 @@
 
 pub mod bootstrap;
 pub mod client_key;
+pub mod compressed;
 pub mod encoding;
 pub mod files;
 pub mod keys;
