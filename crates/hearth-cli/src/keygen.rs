@@ -4,8 +4,7 @@ use std::path::Path;
 
 use hearth::backend::CpuBackend;
 use hearth::crypto::files::{load_ciphertexts, read_info, FileKind};
-use hearth::crypto::keys::CompressedServerKey;
-use hearth::{ClientKey, Error, ParameterSet, ServerKey};
+use hearth::{ClientKey, CompressedServerKey, Error, ParameterSet, ServerKey, ServerKeySizes};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A bar over named steps, on stderr.
@@ -130,14 +129,42 @@ pub fn info(file: &Path) -> Result<(), Error> {
     println!("format:      version {}", info.version);
     println!("parameters:  {} ({})", p.name, p.source);
     println!("key id:      {}", info.key_id);
-    println!("payload:     {} bytes", info.payload_len);
+    let size = std::fs::metadata(file)
+        .map_err(|source| hearth::FileError::Io {
+            path: file.to_path_buf(),
+            source,
+        })?
+        .len();
+    println!(
+        "size:        {size} bytes (payload {} bytes)",
+        info.payload_len
+    );
     // Read it fully, so corruption is reported here too.
     match info.kind {
         FileKind::ClientKey => drop(ClientKey::load(file)?),
-        FileKind::ServerKey => drop(ServerKey::load(file)?),
+        FileKind::ServerKey => {
+            drop(ServerKey::load(file)?);
+            let sizes = ServerKeySizes::of(p);
+            println!(
+                "compressed:  {} bytes of keys with `keygen --compressed` ({:.1}x smaller)",
+                sizes.compressed(),
+                sizes.decompressed() as f64 / sizes.compressed() as f64
+            );
+        }
         FileKind::CompressedServerKey => {
-            drop(CompressedServerKey::load(file)?);
-            println!("loading:     decompressed (masks drawn again from their seeds) wherever server.key is read");
+            let sizes = CompressedServerKey::load(file)?.sizes();
+            println!(
+                "keys:        bootstrap key {} bytes, key switch {} bytes (ciphertext bodies; masks as 128-bit seeds)",
+                sizes.bootstrap_compressed, sizes.keyswitch_compressed
+            );
+            println!(
+                "expands to:  a server key of {} bytes (bootstrap key {}, key switch {}), {:.1}x; \
+                 every command that reads server.key decompresses it on load",
+                sizes.decompressed(),
+                sizes.bootstrap,
+                sizes.keyswitch,
+                sizes.decompressed() as f64 / sizes.compressed() as f64
+            );
         }
         FileKind::Ciphertexts => {
             println!("ciphertexts: {}", load_ciphertexts(file, None)?.len());

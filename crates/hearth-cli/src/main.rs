@@ -48,13 +48,15 @@ enum Command {
         /// ciphertext bodies and the seeds of their masks (DIGITS_128
         /// 30 MB instead of 135 MB, GATES_128 13 MB instead of 82 MB).
         /// Every command that reads server.key decompresses it on load
-        /// (about 0.4 s more). Default: uncompressed, which loads fastest.
+        /// (about 0.1 s more on 2 cores). Default: uncompressed, which
+        /// loads fastest.
         #[arg(long)]
         compressed: bool,
     },
     /// Describe a hearth key or ciphertext file.
     Info {
-        /// The file: client.key, server.key or a ciphertext file.
+        /// The file: client.key, server.key (compressed or not) or a
+        /// ciphertext file.
         file: PathBuf,
     },
     /// Generate keys, run a small encrypted computation, check it against the clear backend.

@@ -47,6 +47,7 @@ pub mod testing;
 pub use api::{Bool, CompiledProgram, Encrypted, Int, Program, Word};
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
 pub use comparison::Comparison;
+pub use crypto::compressed::{CompressedServerKey, ServerKeySizes};
 pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
 pub use crypto::lut::Lut;
 pub use crypto::params::{

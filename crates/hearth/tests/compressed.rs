@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::crypto::files::{read_info, FileKind};
-use hearth::crypto::keys::CompressedServerKey;
 use hearth::testing::circuits::random_circuit;
 use hearth::{
-    ClientKey, Error, FileError, ParameterSet, ParamsId, ServerKey, BITS_128, DIGITS_128,
-    DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    ClientKey, CompressedServerKey, Error, FileError, ParameterSet, ParamsId, ServerKey,
+    ServerKeySizes, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS,
+    INSECURE_TEST_DIGITS,
 };
 
 fn dir(name: &str) -> PathBuf {
@@ -89,6 +89,16 @@ fn check_set(params: &'static ParameterSet, min_ratio: f64, seeds: std::ops::Ran
         std::fs::read(d.join("compressed.key")).unwrap()
             == std::fs::read(d.join("again.key")).unwrap()
     );
+
+    // The sizes it reports are the files' key material: each file adds
+    // its 36-byte header and a little framing (ids, dimensions, seeds).
+    let sizes = compressed.sizes();
+    assert_eq!(sizes, ServerKeySizes::of(params));
+    let framing = [
+        size(&d.join("compressed.key")) - sizes.compressed(),
+        bits.len() as u64 - sizes.decompressed(),
+    ];
+    assert!(framing.iter().all(|f| (36..256).contains(f)), "{framing:?}");
 
     let ratio = bits.len() as f64 / size(&d.join("compressed.key")) as f64;
     assert!(
@@ -312,46 +322,51 @@ fn bad_compressed_files_are_refused() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// Sizes and times for the README (`cargo test --release --test compressed
-/// -- --ignored --nocapture`): both kinds of file, generation of each, and
-/// decompression (alone and through `ServerKey::load`).
+/// The median of `runs` timings of `f`, in seconds.
+fn median_secs<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            drop(f());
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[runs / 2]
+}
+
+/// Sizes and times for the README and docs/results/compressed-keys.md
+/// (`cargo test --release -p hearth --test compressed -- --ignored
+/// --nocapture`): both kinds of file, generation of each, decompression
+/// in memory, and `ServerKey::load` of each file (just written, so from
+/// the page cache). Times are medians of 3 runs on all cores.
 #[test]
 #[ignore]
 fn measure_sizes_and_times() {
     let d = dir("measure");
-    println!("| set | server.key | compressed | ratio | server_key() | compressed_server_key() | decompress() | ServerKey::load plain | ServerKey::load compressed |");
+    println!("| set | server.key (bytes) | compressed (bytes) | ratio | server_key() | compressed_server_key() | decompress() | ServerKey::load, plain file | ServerKey::load, compressed file |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for params in [&DIGITS_128, &DIGITS_KS32_128, &GATES_128, &BITS_128] {
         let client = ClientKey::generate(params);
-        let t = Instant::now();
-        let server = client.server_key();
-        let t_plain = t.elapsed();
-        let t = Instant::now();
-        let compressed = client.compressed_server_key();
-        let t_compressed = t.elapsed();
-        let t = Instant::now();
-        drop(compressed.decompress());
-        let t_decompress = t.elapsed();
         let (plain_path, compressed_path) = (d.join("plain.key"), d.join("compressed.key"));
-        server.save(&plain_path).unwrap();
+        client.server_key().save(&plain_path).unwrap();
+        let compressed = client.compressed_server_key();
         compressed.save(&compressed_path).unwrap();
-        drop(server);
-        let t = Instant::now();
-        drop(ServerKey::load(&plain_path).unwrap());
-        let t_load_plain = t.elapsed();
-        let t = Instant::now();
-        drop(ServerKey::load(&compressed_path).unwrap());
-        let t_load_compressed = t.elapsed();
+        let t_plain = median_secs(3, || client.server_key());
+        let t_compressed = median_secs(3, || client.compressed_server_key());
+        let t_decompress = median_secs(3, || compressed.decompress());
+        let t_load_plain = median_secs(3, || ServerKey::load(&plain_path).unwrap());
+        let t_load_compressed = median_secs(3, || ServerKey::load(&compressed_path).unwrap());
         let (a, b) = (size(&plain_path), size(&compressed_path));
         println!(
             "| {} | {a} | {b} | {:.2}x | {:.2} s | {:.2} s | {:.2} s | {:.2} s | {:.2} s |",
             params.name,
             a as f64 / b as f64,
-            t_plain.as_secs_f64(),
-            t_compressed.as_secs_f64(),
-            t_decompress.as_secs_f64(),
-            t_load_plain.as_secs_f64(),
-            t_load_compressed.as_secs_f64(),
+            t_plain,
+            t_compressed,
+            t_decompress,
+            t_load_plain,
+            t_load_compressed,
         );
     }
     let _ = std::fs::remove_dir_all(&d);

@@ -269,8 +269,52 @@ where
     }
 }
 
-/// Evaluation keys in tfhe-rs's seeded form, about 4.5x (`DIGITS_128`) to
-/// 6x (`GATES_128`) smaller than a [`ServerKey`]: for storing and shipping.
+/// Bytes of key material in a server key, compressed and not: what a file
+/// of each kind holds besides its header and a few dozen bytes of framing
+/// (dimensions, seeds, ids). They depend on the parameter set only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerKeySizes {
+    /// Compressed bootstrap key: one body polynomial per GLWE row,
+    /// `n (k + 1) l N` 64-bit words.
+    pub bootstrap_compressed: u64,
+    /// Standard-domain bootstrap key: `n (k + 1)^2 l N` words.
+    pub bootstrap: u64,
+    /// Compressed key-switch key: one body per level per big-key element,
+    /// `k N l_ks` words (32-bit words on KS32 sets).
+    pub keyswitch_compressed: u64,
+    /// Standard-domain key-switch key: `k N l_ks (n + 1)` words.
+    pub keyswitch: u64,
+}
+
+impl ServerKeySizes {
+    /// The sizes for keys of `p`.
+    pub fn of(p: &ParameterSet) -> ServerKeySizes {
+        let n = p.lwe_dimension.0 as u64;
+        let glwe = p.glwe_dimension.to_glwe_size().0 as u64;
+        let bsk_bodies = n * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
+        let ksk_bodies = p.big_lwe_dimension().0 as u64 * p.ks_level.0 as u64;
+        let ks_word = if p.ks32 { 4 } else { 8 };
+        ServerKeySizes {
+            bootstrap_compressed: 8 * bsk_bodies,
+            bootstrap: 8 * bsk_bodies * glwe,
+            keyswitch_compressed: ks_word * ksk_bodies,
+            keyswitch: ks_word * ksk_bodies * (n + 1),
+        }
+    }
+
+    /// Both compressed keys.
+    pub fn compressed(&self) -> u64 {
+        self.bootstrap_compressed + self.keyswitch_compressed
+    }
+
+    /// Both standard-domain keys (what [`ServerKey::save`] writes).
+    pub fn decompressed(&self) -> u64 {
+        self.bootstrap + self.keyswitch
+    }
+}
+
+/// Evaluation keys in tfhe-rs's seeded form, 4.5x (`DIGITS_128`) to 6.2x
+/// (`GATES_128`) smaller than a [`ServerKey`]: for storing and shipping.
 /// [`CompressedServerKey::decompress`] turns it into the [`ServerKey`] the
 /// backends use. Made by
 /// [`ClientKey::compressed_server_key`](crate::ClientKey::compressed_server_key).
@@ -303,6 +347,11 @@ impl CompressedServerKey {
     /// The key pair's identity.
     pub fn key_id(&self) -> KeyId {
         self.data.key_id
+    }
+
+    /// Its key material, and that of the [`ServerKey`] it decompresses to.
+    pub fn sizes(&self) -> ServerKeySizes {
+        ServerKeySizes::of(self.params())
     }
 
     /// Expands the keys: draws the masks again from their seeds (tfhe-rs's
@@ -380,7 +429,9 @@ mod tests {
         client.compressed_server_key().save(&good).unwrap();
         assert!(CompressedServerKey::load(&good).is_ok());
 
-        let forgeries: Vec<(&str, fn(&mut CompressedServerKeyData))> = vec![
+        // What the refusal must name, and the change to the payload.
+        type Forgery = (&'static str, fn(&mut CompressedServerKeyData));
+        let forgeries: Vec<Forgery> = vec![
             ("no seed", |k| k.bootstrap_key.seed = 0),
             ("(n, k + 1", |k| k.bootstrap_key.input_lwe_dimension += 1),
             ("(n, k + 1", |k| k.bootstrap_key.glwe_size = 3),

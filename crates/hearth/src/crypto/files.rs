@@ -50,8 +50,7 @@ pub enum FileKind {
     ServerKey = 2,
     /// A list of ciphertexts.
     Ciphertexts = 3,
-    /// Evaluation keys in tfhe-rs's seeded form
-    /// ([`CompressedServerKey`](crate::crypto::compressed::CompressedServerKey)),
+    /// Evaluation keys in tfhe-rs's seeded form ([`CompressedServerKey`]),
     /// decompressed by [`ServerKey::load`].
     CompressedServerKey = 4,
 }
