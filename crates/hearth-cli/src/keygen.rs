@@ -4,7 +4,10 @@ use std::path::Path;
 
 use hearth::backend::CpuBackend;
 use hearth::crypto::files::{load_ciphertexts, read_info, FileKind};
-use hearth::{ClientKey, Error, ParameterSet, ServerKey};
+use hearth::{
+    Bundle, ClientKey, CompiledProgram, CompressedServerKey, Error, ParameterSet, ServerKey,
+    ServerKeySizes,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A bar over named steps, on stderr.
@@ -69,29 +72,58 @@ pub fn generate(params: &'static ParameterSet) -> (ClientKey, ServerKey) {
     (client, server)
 }
 
-/// `hearth keygen`: keys for `params` written into `out`.
-pub fn keygen(params: &'static ParameterSet, out: &Path) -> Result<(), Error> {
+/// `hearth keygen`: keys for `params` written into `out`; with
+/// `compressed`, server.key holds the seeded (compressed) form.
+pub fn keygen(params: &'static ParameterSet, out: &Path, compressed: bool) -> Result<(), Error> {
     std::fs::create_dir_all(out).map_err(|source| hearth::FileError::Io {
         path: out.to_path_buf(),
         source,
     })?;
-    let (client, server) = generate(params);
+    let bar = steps(2);
+    bar.set_message(format!("{}: secret keys", params.name));
+    let client = ClientKey::generate(params);
+    bar.inc(1);
+    bar.set_message(format!("{}: bootstrap and key-switch keys", params.name));
+    let server = if compressed {
+        Written::Compressed(client.compressed_server_key())
+    } else {
+        Written::Plain(client.server_key())
+    };
+    bar.inc(1);
+    bar.finish_and_clear();
     let bar = steps(2);
     bar.set_message("writing client.key");
     client.save(&out.join("client.key"))?;
     bar.inc(1);
     bar.set_message("writing server.key");
-    server.save(&out.join("server.key"))?;
+    let server_path = out.join("server.key");
+    match &server {
+        Written::Plain(k) => k.save(&server_path)?,
+        Written::Compressed(k) => k.save(&server_path)?,
+    }
     bar.finish_and_clear();
+    let size = std::fs::metadata(&server_path)
+        .map(|m| m.len())
+        .unwrap_or_default();
     println!(
-        "{}: key {} written to {} (client.key, server.key)",
+        "{}: key {} written to {} (client.key, server.key: {} bytes{})",
         params.name,
         client.key_id(),
-        out.display()
+        out.display(),
+        size,
+        if compressed { ", compressed" } else { "" }
     );
     Ok(())
 }
 
+/// The server key `hearth keygen` writes.
+enum Written {
+    Plain(ServerKey),
+    Compressed(CompressedServerKey),
+}
+
+/// `hearth info`: the header of any hearth file, then the file read fully
+/// (so damage is reported).
 pub fn info(file: &Path) -> Result<(), Error> {
     let info = read_info(file)?;
     let p = info.params.params();
@@ -100,14 +132,48 @@ pub fn info(file: &Path) -> Result<(), Error> {
     println!("format:      version {}", info.version);
     println!("parameters:  {} ({})", p.name, p.source);
     println!("key id:      {}", info.key_id);
-    println!("payload:     {} bytes", info.payload_len);
+    let size = std::fs::metadata(file)
+        .map_err(|source| hearth::FileError::Io {
+            path: file.to_path_buf(),
+            source,
+        })?
+        .len();
+    println!(
+        "size:        {size} bytes (payload {} bytes)",
+        info.payload_len
+    );
     // Read it fully, so corruption is reported here too.
     match info.kind {
         FileKind::ClientKey => drop(ClientKey::load(file)?),
-        FileKind::ServerKey => drop(ServerKey::load(file)?),
+        FileKind::ServerKey => {
+            drop(ServerKey::load(file)?);
+            let sizes = ServerKeySizes::of(p);
+            println!(
+                "compressed:  {} bytes of keys with `keygen --compressed` ({:.1}x smaller)",
+                sizes.compressed(),
+                sizes.decompressed() as f64 / sizes.compressed() as f64
+            );
+        }
+        FileKind::CompressedServerKey => {
+            let sizes = CompressedServerKey::load(file)?.sizes();
+            println!(
+                "keys:        bootstrap key {} bytes, key switch {} bytes (ciphertext bodies; masks as 128-bit seeds)",
+                sizes.bootstrap_compressed, sizes.keyswitch_compressed
+            );
+            println!(
+                "expands to:  a server key of {} bytes (bootstrap key {}, key switch {}), {:.1}x; \
+                 every command that reads server.key decompresses it on load",
+                sizes.decompressed(),
+                sizes.bootstrap,
+                sizes.keyswitch,
+                sizes.decompressed() as f64 / sizes.compressed() as f64
+            );
+        }
         FileKind::Ciphertexts => {
             println!("ciphertexts: {}", load_ciphertexts(file, None)?.len());
         }
+        FileKind::Program => crate::deploy::describe_program(&CompiledProgram::load(file)?, None),
+        FileKind::Bundle => crate::deploy::describe_bundle(&Bundle::load(file)?),
     }
     println!("status:      ok");
     Ok(())

@@ -4,6 +4,7 @@ mod apps;
 mod bench;
 mod bits_ops;
 mod demo;
+mod deploy;
 mod emu;
 mod emu_bench;
 mod engine;
@@ -18,6 +19,7 @@ mod radix_study;
 mod report;
 #[cfg(feature = "tfhe-pbs-stats")]
 mod tfhe_pbs;
+mod values;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,11 +46,88 @@ enum Command {
         /// Directory to write client.key (mode 0600) and server.key into.
         #[arg(long)]
         out: PathBuf,
+        /// Write server.key compressed: tfhe-rs seeded keys, which store
+        /// ciphertext bodies and the seeds of their masks (DIGITS_128
+        /// 30 MB instead of 135 MB, GATES_128 13 MB instead of 82 MB).
+        /// Every command that reads server.key decompresses it on load
+        /// (about 0.1 s more on 2 cores). Default: uncompressed, which
+        /// loads fastest.
+        #[arg(long)]
+        compressed: bool,
     },
     /// Describe a hearth key or ciphertext file.
     Info {
-        /// The file: client.key, server.key or a ciphertext file.
+        /// The file: client.key, server.key (compressed or not), a
+        /// ciphertext file, a program or a bundle.
         file: PathBuf,
+    },
+    /// Encrypt clear values for a program's inputs into a bundle (client side).
+    Encrypt {
+        /// The client key (client.key).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// The program file the values are for (its signature names the inputs).
+        #[arg(long, value_name = "FILE")]
+        program: PathBuf,
+        /// A JSON object of inputs by name: a number (or decimal string) per
+        /// scalar, nested arrays per tensor.
+        #[arg(long, value_name = "FILE.json")]
+        values: Option<PathBuf>,
+        /// One input from its own file: NAME=FILE.npy (int64, the input's
+        /// dims), NAME=FILE.csv (a header line, then rows) or NAME=FILE.json.
+        /// Repeat for each input.
+        #[arg(long = "input", value_name = "NAME=FILE", value_parser = deploy::parse_named_file)]
+        inputs: Vec<(String, PathBuf)>,
+        /// The bundle to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Run a program on a bundle of encrypted inputs (server side: server key only).
+    Run {
+        /// The server key (server.key, compressed or not).
+        #[arg(long, value_name = "FILE")]
+        server_key: PathBuf,
+        /// The program file.
+        #[arg(long, value_name = "FILE")]
+        program: PathBuf,
+        /// The bundle of encrypted inputs (from `hearth encrypt`).
+        #[arg(long, value_name = "FILE")]
+        bundle: PathBuf,
+        /// The bundle of encrypted outputs to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        #[command(flatten)]
+        threads: options::Threads,
+        /// Where the circuit runs.
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: engine::Engine,
+        /// Refuse to start when the estimated peak memory exceeds this size
+        /// (bytes, or with a unit: 512MiB, 8GiB).
+        #[arg(long, value_name = "SIZE", value_parser = deploy::parse_size)]
+        memory_limit: Option<u64>,
+    },
+    /// Decrypt a bundle to clear values (client side).
+    Decrypt {
+        /// The client key (client.key).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// The bundle to decrypt (from `hearth run`).
+        #[arg(long, value_name = "FILE")]
+        bundle: PathBuf,
+        /// Write here: FILE.json (one object by name), or a folder with
+        /// --format npy|csv (one file per output). Default: JSON on stdout.
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
+        /// With --out FOLDER: npy or csv files (int64 values only).
+        #[arg(long, value_name = "FORMAT", value_parser = ["json", "npy", "csv"], default_value = "json")]
+        format: String,
+    },
+    /// Show a program file's inputs, outputs, #PBS, depth and level widths.
+    Inspect {
+        /// The program file.
+        program: PathBuf,
+        #[command(flatten)]
+        threads: options::Threads,
     },
     /// Generate keys, run a small encrypted computation, check it against the clear backend.
     Demo {
@@ -129,8 +208,54 @@ fn asc_table(out: Option<PathBuf>, check: bool) -> Result<(), hearth::Error> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Keygen { params, out } => keygen::keygen(params.params, &out),
+        Command::Keygen {
+            params,
+            out,
+            compressed,
+        } => keygen::keygen(params.params, &out, compressed),
         Command::Info { file } => keygen::info(&file),
+        Command::Encrypt {
+            key,
+            program,
+            values,
+            inputs,
+            out,
+        } => deploy::encrypt(&key, &program, values.as_deref(), &inputs, &out),
+        Command::Run {
+            server_key,
+            program,
+            bundle,
+            out,
+            threads,
+            backend,
+            memory_limit,
+        } => deploy::run(
+            &server_key,
+            &program,
+            &bundle,
+            &out,
+            threads,
+            backend,
+            memory_limit,
+        ),
+        Command::Decrypt {
+            key,
+            bundle,
+            out,
+            format,
+        } => {
+            let out = match (out, format.as_str()) {
+                (None, "json") => Ok(deploy::DecryptOut::Stdout),
+                (Some(p), "json") => Ok(deploy::DecryptOut::Json(p)),
+                (Some(p), "npy") => Ok(deploy::DecryptOut::Tables(p, "npy")),
+                (Some(p), _) => Ok(deploy::DecryptOut::Tables(p, "csv")),
+                (None, f) => Err(hearth::Error::Config(format!(
+                    "--format {f} writes files: give --out FOLDER"
+                ))),
+            };
+            out.and_then(|out| deploy::decrypt(&key, &bundle, out))
+        }
+        Command::Inspect { program, threads } => deploy::inspect(&program, threads),
         Command::Demo { threads, backend } => demo::demo(threads, backend),
         Command::Bench { which } => bench::run(which),
         Command::App { which } => apps::run(which),

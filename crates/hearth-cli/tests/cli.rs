@@ -77,6 +77,69 @@ fn keygen_info_and_bad_files() {
     assert!(!ok && err.contains("not a hearth file"), "{err}");
 }
 
+/// `keygen --compressed` writes a compressed server key that `info`
+/// describes (kind, sizes, what it expands to) and that a command reading
+/// server.key decompresses and runs with (an encrypted emulator run).
+#[test]
+fn compressed_keygen_info_and_use() {
+    let dir = std::env::temp_dir().join(format!("hearth-cli-compressed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (ok, out, err) = hearth(&[
+        "keygen",
+        "--params",
+        "GATES_128",
+        "--out",
+        dir.to_str().unwrap(),
+        "--compressed",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("compressed"), "{out}");
+    let server = dir.join("server.key");
+    let size = std::fs::metadata(&server).unwrap().len();
+    // 799 * 4 * 512 bootstrap bodies + 1536 * 3 key-switch bodies, 8 bytes
+    // each, plus header and framing; uncompressed it is 81 854 636 bytes.
+    assert!(
+        (13_127_680..13_127_680 + 512).contains(&size),
+        "{size} bytes"
+    );
+    let (ok, out, err) = hearth(&["info", server.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    for want in [
+        "kind:        compressed server key",
+        "GATES_128",
+        &format!("size:        {size} bytes"),
+        "bootstrap key 13090816 bytes, key switch 36864 bytes",
+        "a server key of 81854464 bytes (bootstrap key 52363264, key switch 29491200), 6.2x",
+        "status:      ok",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+
+    let program = dir.join("add.s");
+    std::fs::write(&program, "_start:\n add r0, r0, r1\n svc #0\n").unwrap();
+    let (ok, out, err) = hearth(&[
+        "emu",
+        "run",
+        program.to_str().unwrap(),
+        "--keys",
+        dir.to_str().unwrap(),
+        "--reg",
+        "r0=1000",
+        "--reg",
+        "r1=234",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("r0  = 0x000004d2 (1234, encrypted)"), "{out}");
+
+    let mut bytes = std::fs::read(&server).unwrap();
+    bytes.truncate(bytes.len() - 1);
+    let bad = dir.join("bad.key");
+    std::fs::write(&bad, &bytes).unwrap();
+    let (ok, _, err) = hearth(&["info", bad.to_str().unwrap()]);
+    assert!(!ok && err.contains("truncated"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn demo_checks_itself() {
     let (ok, out, err) = hearth(&["demo"]);

@@ -49,6 +49,7 @@ pub use api::{
 };
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
 pub use comparison::Comparison;
+pub use crypto::compressed::{CompressedServerKey, ServerKeySizes};
 pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
 pub use crypto::lut::Lut;
 pub use crypto::params::{

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 8 | magic `HEARTH\0\n` |
 //! | 2 | format version (little endian) |
-//! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts, 5 program, 6 bundle |
+//! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts, 4 compressed server key, 5 program, 6 bundle |
 //! | 2 | parameter-set id |
 //! | 2 | reserved (0) |
 //! | 8 | key id |
@@ -28,13 +28,16 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tfhe::core_crypto::prelude::*;
 
+use crate::crypto::compressed::CompressedServerKey;
 use crate::crypto::keys::{Ciphertext, KeyId, ServerKey, ServerKeyData};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::{Error, FileError};
 
 const MAGIC: [u8; 8] = *b"HEARTH\0\n";
 /// The format version this build writes and reads.
-/// Version 2: the key-switch key names its word size (KS32 sets).
+/// Version 2: the key-switch key names its word size (KS32 sets). Kind 4
+/// (compressed server key) came later without a new version: no existing
+/// file changes meaning, and older builds refuse kind 4 as unknown.
 pub const FORMAT_VERSION: u16 = 2;
 const HEADER_LEN: usize = 36;
 
@@ -47,6 +50,9 @@ pub enum FileKind {
     ServerKey = 2,
     /// A list of ciphertexts.
     Ciphertexts = 3,
+    /// Evaluation keys in tfhe-rs's seeded form ([`CompressedServerKey`]),
+    /// decompressed by [`ServerKey::load`].
+    CompressedServerKey = 4,
     /// A compiled program: its operations and signature, no key
     /// ([`crate::CompiledProgram::save`]).
     Program = 5,
@@ -61,6 +67,7 @@ impl FileKind {
             Self::ClientKey,
             Self::ServerKey,
             Self::Ciphertexts,
+            Self::CompressedServerKey,
             Self::Program,
             Self::Bundle,
         ]
@@ -74,6 +81,7 @@ impl FileKind {
             Self::ClientKey => "client key",
             Self::ServerKey => "server key",
             Self::Ciphertexts => "ciphertext list",
+            Self::CompressedServerKey => "compressed server key",
             Self::Program => "program",
             Self::Bundle => "value bundle",
         }
@@ -106,6 +114,12 @@ fn payload_limit(kind: FileKind, p: &ParameterSet) -> u64 {
             let bsk = n * glwe * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
             let ksk = big_n * p.ks_level.0 as u64 * (n + 1);
             bsk + ksk
+        }
+        // Bodies only: one polynomial per GLWE row of the bootstrap key,
+        // one word per level of the key-switch key.
+        FileKind::CompressedServerKey => {
+            let bsk = n * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
+            bsk + big_n * p.ks_level.0 as u64
         }
         // Up to 2^24 ciphertexts per file.
         FileKind::Ciphertexts | FileKind::Bundle => (big_n + 1) << 24,
@@ -404,8 +418,13 @@ impl ServerKey {
         )
     }
 
-    /// Reads evaluation keys written by [`ServerKey::save`], checking them against the parameter set.
+    /// Reads evaluation keys written by [`ServerKey::save`] or
+    /// [`CompressedServerKey::save`] (decompressed here), checking them
+    /// against the parameter set.
     pub fn load(path: &Path) -> Result<ServerKey, Error> {
+        if read_info(path)?.kind == FileKind::CompressedServerKey {
+            return Ok(CompressedServerKey::load(path)?.decompress());
+        }
         let (info, data): (_, ServerKeyData) = read_file(path, FileKind::ServerKey)?;
         check_ids(path, &info, data.params, data.key_id)?;
         let p = info.params.params();

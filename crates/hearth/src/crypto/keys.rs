@@ -1,5 +1,6 @@
 //! Ciphertexts, key identities and the server key (evaluation keys); the
-//! client key is in [`super::client_key`].
+//! client key is in [`super::client_key`], the compressed server key in
+//! [`super::compressed`].
 //!
 //! Ciphertexts between bootstraps are LWE ciphertexts under the GLWE secret
 //! key read as an LWE key (dimension `k * N`), as in tfhe-rs's KS-PBS
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::prelude::*;
 
 pub use crate::crypto::client_key::ClientKey;
+pub use crate::crypto::compressed::CompressedServerKey;
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
 

@@ -5,6 +5,7 @@
 pub mod bootstrap;
 pub mod bundle;
 pub mod client_key;
+pub mod compressed;
 pub mod encoding;
 pub mod files;
 pub mod keys;
