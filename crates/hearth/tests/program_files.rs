@@ -233,7 +233,9 @@ fn bundles_run_encrypted_and_refuse_what_does_not_fit() {
     let crc = crc32fast::hash(&forged[36..]);
     forged[32..36].copy_from_slice(&crc.to_le_bytes());
     let wrong = Bundle::from_bytes(Path::new("forged"), &forged).unwrap();
-    let prog_out = prog.run_bundle(&cpu, &wrong).and_then(|o| client.decrypt_bundle(&o));
+    let prog_out = prog
+        .run_bundle(&cpu, &wrong)
+        .and_then(|o| client.decrypt_bundle(&o));
     assert!(prog_out.map_or(true, |v| v[1].1 != big(&[k * x[0]])));
     for cut in [0, 10, 36, bytes.len() / 2, bytes.len() - 1] {
         assert!(
