@@ -628,8 +628,10 @@ impl Cnn {
             )?;
             let a = kernels::relu(&c);
             let pooled = kernels::avg_pool(p, &a, 2)?.reshape(&[1, r * 9])?;
-            for l in kernels::matmul_clear(p, &pooled, &dw, Some(&db))?.data() {
-                p.output(l);
+            let logits = kernels::matmul_clear(p, &pooled, &dw, Some(&db))?;
+            // One length for all, so the logits form one output tensor.
+            for l in kernels::widen_all(logits.data()) {
+                p.output(&l);
             }
         }
         Ok(())
