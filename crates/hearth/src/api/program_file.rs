@@ -19,7 +19,7 @@ use super::ops::{Op, ValueId};
 use super::program::{CompiledProgram, Program, Signature};
 use crate::circuit::Stats;
 use crate::crypto::encoding::within;
-use crate::crypto::files::{decode, encode, inconsistent, read_file, write_atomic, FileKind};
+use crate::crypto::files::{decode, encode, inconsistent, read_bytes, write_atomic, FileKind};
 use crate::crypto::keys::KeyId;
 use crate::error::Error;
 
@@ -76,8 +76,7 @@ impl CompiledProgram {
     /// Reads a program written by [`CompiledProgram::save`], building it
     /// again with every check.
     pub fn load(path: &Path) -> Result<CompiledProgram, Error> {
-        let (info, data): (_, ProgramData) = read_file(path, FileKind::Program)?;
-        rebuild(path, info.params, data)
+        CompiledProgram::from_bytes(path, &read_bytes(path, FileKind::Program)?)
     }
 
     /// Reads program bytes from anywhere (`origin` names them in errors).

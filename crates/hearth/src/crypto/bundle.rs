@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::crypto::encoding::{Encrypted, Param, Shape};
 use crate::crypto::files::{
-    check_lwe, decode, encode, inconsistent, read_file, write_atomic, FileKind,
+    check_lwe, decode, encode, inconsistent, read_bytes, write_atomic, FileKind,
 };
 use crate::crypto::keys::{ClientKey, KeyId};
 use crate::crypto::params::ParamsId;
@@ -137,8 +137,7 @@ impl Bundle {
 
     /// Reads a bundle written by [`Bundle::save`].
     pub fn load(path: &Path) -> Result<Self, Error> {
-        let (info, b): (_, Bundle) = read_file(path, FileKind::Bundle)?;
-        b.checked(path, info.params, info.key_id)
+        Bundle::from_bytes(path, &read_bytes(path, FileKind::Bundle)?)
     }
 
     fn checked(self, path: &Path, params: ParamsId, key_id: KeyId) -> Result<Self, Error> {
