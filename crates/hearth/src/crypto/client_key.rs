@@ -292,9 +292,11 @@ impl ClientKey {
         let (info, data): (_, ClientKeyData) = decode(origin, bytes, FileKind::ClientKey)?;
         check_ids(origin, &info, data.params, data.key_id)?;
         let p = info.params.params();
-        if data.lwe_secret_key.lwe_dimension() != p.lwe_dimension
+        // The polynomial size first: tfhe derives the GLWE dimension by
+        // dividing by it (a forged 0 panicked, found by fuzzing).
+        if data.glwe_secret_key.polynomial_size() != p.polynomial_size
+            || data.lwe_secret_key.lwe_dimension() != p.lwe_dimension
             || data.glwe_secret_key.glwe_dimension() != p.glwe_dimension
-            || data.glwe_secret_key.polynomial_size() != p.polynomial_size
             || data
                 .lwe_secret_key
                 .as_ref()

@@ -440,8 +440,10 @@ impl ServerKey {
         check_ids(origin, &info, data.params, data.key_id)?;
         let p = info.params.params();
         let bsk = &data.bootstrap_key;
-        let fits = bsk.input_lwe_dimension() == p.lwe_dimension
-            && bsk.glwe_size() == p.glwe_dimension.to_glwe_size()
+        // The stored fields and the length before any dimension tfhe
+        // derives from them: it divides by their product, which a forged
+        // file could make zero or overflow (found by fuzzing).
+        let fits = bsk.glwe_size() == p.glwe_dimension.to_glwe_size()
             && bsk.polynomial_size() == p.polynomial_size
             && bsk.decomposition_base_log() == p.pbs_base_log
             && bsk.decomposition_level_count() == p.pbs_level
@@ -450,6 +452,7 @@ impl ServerKey {
                     * p.pbs_level.0
                     * p.glwe_dimension.to_glwe_size().0.pow(2)
                     * p.polynomial_size.0
+            && bsk.input_lwe_dimension() == p.lwe_dimension
             && data.keyswitch_key.fits(p)
             && bsk.ciphertext_modulus().is_native_modulus();
         if !fits {
