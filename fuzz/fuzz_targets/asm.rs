@@ -5,6 +5,9 @@
 use hearth_emu::asm::{assemble_at, BASES, BASES_16};
 use libfuzzer_sys::fuzz_target;
 
+// Links the allocator that enforces the malloc limit (hearth_fuzz).
+extern crate hearth_fuzz;
+
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;

@@ -5,6 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 
+// Links the allocator that enforces the malloc limit (hearth_fuzz).
+extern crate hearth_fuzz;
+
 fuzz_target!(|data: &[u8]| {
     if data.starts_with(b"\x7fELF") {
         let _ = hearth_emu::Image::from_elf(data);
