@@ -34,6 +34,12 @@ pub enum LoadError {
 /// encrypted value: 8 ciphertexts).
 pub const MAX_DATA: u32 = 1 << 22;
 
+/// The most code a program may declare: the executable segments' memory
+/// sizes added up (256 Ki instructions; every code word is decoded when
+/// the file is loaded, so a few bytes of ELF header asking for 64 MiB of
+/// zero-filled code cost seconds and most of a gigabyte).
+pub const MAX_CODE: u32 = 1 << 20;
+
 /// A loaded program.
 #[derive(Clone, Debug, Default)]
 pub struct Image {
@@ -116,7 +122,7 @@ impl Image {
         };
         let mut exec: Vec<(u32, u32)> = Vec::new();
         let mut data: Vec<(u32, Vec<u8>)> = Vec::new();
-        let mut total = 0u64;
+        let (mut total, mut code) = (0u64, 0u64);
         for i in 0..phnum {
             let h = phoff
                 .checked_add(i.checked_mul(phentsize).ok_or_else(too_big)?)
@@ -138,6 +144,12 @@ impl Image {
                 data.push((vaddr, bytes));
             } else {
                 if flags & 1 != 0 {
+                    code += memsz as u64;
+                    if code > MAX_CODE as u64 {
+                        return Err(LoadError::Unsupported(format!(
+                            "{code} bytes of code or more (at most {MAX_CODE})"
+                        )));
+                    }
                     exec.push((vaddr, vaddr + memsz));
                 }
                 image.rom.insert(vaddr, bytes);

@@ -78,6 +78,45 @@ fn malformed_files_are_refused() {
     }
 }
 
+/// A 32-bit little-endian ARM executable of headers only: one `PT_LOAD`
+/// segment per `(vaddr, memsz, flags)`, none with file contents.
+fn headers_only_elf(segments: &[(u32, u32, u32)]) -> Vec<u8> {
+    let mut f = b"\x7fELF\x01\x01\x01".to_vec();
+    f.resize(16, 0);
+    let u16s = |f: &mut Vec<u8>, v: &[u16]| v.iter().for_each(|x| f.extend(x.to_le_bytes()));
+    let u32s = |f: &mut Vec<u8>, v: &[u32]| v.iter().for_each(|x| f.extend(x.to_le_bytes()));
+    u16s(&mut f, &[2, 40]); // ET_EXEC, ARM
+    u32s(&mut f, &[1, 0x1_0000, 52, 0, 0]); // version, entry, phoff, shoff, flags
+    u16s(&mut f, &[52, 32, segments.len() as u16, 40, 0, 0]);
+    for &(vaddr, memsz, flags) in segments {
+        u32s(&mut f, &[1, 0, vaddr, vaddr, 0, memsz, flags, 4]);
+    }
+    f
+}
+
+/// Fuzzing regression (`fuzz/`, target `elf`): a 116-byte file asking for
+/// one 64 MiB zero-filled executable segment made the loader decode 16 Mi
+/// instructions (8.5 s and 900 MB in the fuzz build). Code is now bounded
+/// by `MAX_CODE`, checked before anything is decoded.
+#[test]
+fn huge_code_segments_are_refused_before_decoding() {
+    use hearth_emu::image::MAX_CODE;
+    let (rx, r) = (5, 4); // PF_R | PF_X, PF_R
+    let at_limit = Image::from_elf(&headers_only_elf(&[(0x1_0000, MAX_CODE, rx)])).unwrap();
+    assert_eq!(at_limit.code.len(), MAX_CODE as usize / 4);
+    for segments in [
+        &[(0x1_0000, 1 << 26, rx)][..],
+        &[(0x1_0000, MAX_CODE + 4, rx)],
+        &[(0x1_0000, MAX_CODE, rx), (0x20_0000, 4, rx)],
+    ] {
+        let e = Image::from_elf(&headers_only_elf(segments)).unwrap_err();
+        assert!(matches!(e, LoadError::Unsupported(_)), "{segments:?}: {e}");
+    }
+    // Read-only data is not decoded: zero-filled up to the 64 MiB limit.
+    let rodata = [(0x1_0000, 4, rx), (0x20_0000, (1 << 26) - 4, r)];
+    assert!(Image::from_elf(&headers_only_elf(&rodata)).is_ok());
+}
+
 #[test]
 fn unsupported_instructions_are_all_listed_before_running() {
     let Some(arm) = common::arm_tools() else {

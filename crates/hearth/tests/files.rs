@@ -186,3 +186,94 @@ fn keys_that_do_not_fit_their_parameters_are_refused() {
         Err(Error::File(FileError::Truncated { .. }))
     ));
 }
+
+/// Rewrites the header's payload length and CRC after a payload change,
+/// as a forger would.
+fn fix_header(bytes: &mut [u8]) {
+    let body_len = (bytes.len() - 36) as u64;
+    let crc = crc32fast::hash(&bytes[36..]);
+    bytes[24..32].copy_from_slice(&body_len.to_le_bytes());
+    bytes[32..36].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn u64_at(b: &[u8], at: usize) -> usize {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize
+}
+
+/// Fuzzing regressions (`fuzz/`, targets `client_key` and `server_key`):
+/// key files with a valid header and CRC whose stored sizes make tfhe's
+/// derived dimensions divide by zero or overflow (a polynomial size, level
+/// count, GLWE size or LWE size of 0, a level count whose product wraps to
+/// 0) panicked in `ClientKey::load` / `ServerKey::load`. Each is now an
+/// `Inconsistent` file error, from bytes and from a path alike.
+#[test]
+fn forged_key_sizes_are_typed_errors_not_panics() {
+    let d = dir("forged-sizes");
+    let client = ClientKey::generate(&INSECURE_TEST_BITS);
+    client.save(&d.join("client.key")).unwrap();
+    client.server_key().save(&d.join("server.key")).unwrap();
+    let client_bytes = std::fs::read(d.join("client.key")).unwrap();
+    let server_bytes = std::fs::read(d.join("server.key")).unwrap();
+    let origin = Path::new("forged");
+    // from_bytes reads what load reads.
+    assert_eq!(
+        ClientKey::from_bytes(origin, &client_bytes)
+            .unwrap()
+            .key_id(),
+        client.key_id()
+    );
+    assert_eq!(
+        ServerKey::from_bytes(origin, &server_bytes)
+            .unwrap()
+            .key_id(),
+        client.key_id()
+    );
+    let inconsistent = |r: Result<(), Error>, what: &str| {
+        assert!(
+            matches!(r, Err(Error::File(FileError::Inconsistent { .. }))),
+            "{what}: {r:?}"
+        )
+    };
+
+    // Client key payload: ids (12 bytes), the LWE key (length, words), the
+    // GLWE key (length, words), its polynomial size (the last 8 bytes).
+    for poly in [0u64, u64::MAX] {
+        let mut b = client_bytes.clone();
+        let at = b.len() - 8;
+        b[at..].copy_from_slice(&poly.to_le_bytes());
+        fix_header(&mut b);
+        inconsistent(
+            ClientKey::from_bytes(origin, &b).map(drop),
+            &format!("client key, polynomial size {poly}"),
+        );
+        std::fs::write(d.join("forged.key"), &b).unwrap();
+        inconsistent(ClientKey::load(&d.join("forged.key")).map(drop), "load");
+    }
+
+    // Server key payload: ids (12 bytes); the bootstrap key's words
+    // (length, words), GLWE size, polynomial size, base log, levels,
+    // modulus (24 bytes); the key-switch variant (4 bytes), its words,
+    // base log, levels, output LWE size.
+    let bsk_end = 36 + 20 + 8 * u64_at(&server_bytes, 48);
+    let (glwe, poly, bsk_levels) = (bsk_end, bsk_end + 8, bsk_end + 24);
+    let ksk_len = bsk_end + 56 + 4;
+    let ksk_end = ksk_len + 8 + 8 * u64_at(&server_bytes, ksk_len);
+    let (ksk_levels, ksk_out) = (ksk_end + 8, ksk_end + 16);
+    // INSECURE_TEST_BITS: (k + 1)^2 N = 2^11, so 2^53 levels wrap to 0.
+    for (what, at, value) in [
+        ("bootstrap GLWE size 0", glwe, 0u64),
+        ("bootstrap polynomial size 0", poly, 0),
+        ("bootstrap levels 0", bsk_levels, 0),
+        ("bootstrap levels 2^53", bsk_levels, 1 << 53),
+        ("bootstrap levels 2^63", bsk_levels, 1 << 63),
+        ("key-switch levels 0", ksk_levels, 0),
+        ("key-switch levels 2^63", ksk_levels, 1 << 63),
+        ("key-switch output size 0", ksk_out, 0),
+        ("key-switch output size 2^63", ksk_out, 1 << 63),
+    ] {
+        let mut b = server_bytes.clone();
+        b[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        fix_header(&mut b);
+        inconsistent(ServerKey::from_bytes(origin, &b).map(drop), what);
+    }
+}

@@ -271,7 +271,9 @@ pub fn threshold(
     if k > 6 {
         return Ok(None);
     }
-    let all = (1u64 << (1 << k)) - 1;
+    // The all-ones truth table: 2^k bits (for k = 6 all 64; `(1 << 64) - 1`
+    // overflowed, found by fuzzing program files).
+    let all = u64::MAX >> (64 - (1u32 << k));
     // Free cases: constants, copies and negations of one input.
     if r.truth == 0 || r.truth == all {
         return Ok(Some(b.constant(if r.truth == 0 { 0 } else { ONE })));
@@ -443,6 +445,28 @@ mod tests {
     use super::*;
     use crate::backend::{Backend, ClearBackend};
     use crate::crypto::params::{DIGITS_128, INSECURE_TEST_BITS as P};
+
+    /// Fuzzing regression (`fuzz/`, target `program`): a function of six
+    /// distinct inputs (a column counter of an 8-bit product) overflowed
+    /// `1 << 64` computing the all-ones truth table, a panic in debug
+    /// builds. Constant functions of six inputs are now folded like those
+    /// of fewer.
+    #[test]
+    fn six_input_functions_fold_constants() {
+        let mut b = CircuitBuilder::new(&P);
+        let x: Vec<Wire> = (0..6)
+            .map(|_| b.input_with_step(0, 2, 2).unwrap())
+            .collect();
+        let mut sel = Selectors::for_bits();
+        let constants: [(i64, &dyn Fn(&[bool]) -> bool); 2] = [(ONE, &|_| true), (0, &|_| false)];
+        for (value, f) in constants {
+            let w = threshold(&mut b, &mut sel, &x, f).unwrap().unwrap();
+            assert_eq!(b.constant_value(w).unwrap(), Some(value));
+        }
+        // A non-constant one of six inputs: no panic, a form or none.
+        let parity = |v: &[bool]| v.iter().filter(|&&t| t).count() % 2 == 1;
+        assert!(threshold(&mut b, &mut sel, &x, &parity).is_ok());
+    }
 
     /// Every gate, majority, XOR3 and MUX on every input combination.
     #[test]

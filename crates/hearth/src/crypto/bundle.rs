@@ -20,7 +20,7 @@ use tfhe::core_crypto::prelude::*;
 
 use crate::crypto::encoding::{signed_binary, twos_digits, word_bits, Encrypted, Param, Shape};
 use crate::crypto::files::{
-    check_lwe, decode, encode, inconsistent, read_file, write_atomic, FileKind,
+    check_lwe, decode, encode, inconsistent, read_bytes, write_atomic, FileKind,
 };
 use crate::crypto::keys::{Ciphertext, ClientKey, KeyId};
 use crate::crypto::params::ParamsId;
@@ -208,8 +208,7 @@ impl Bundle {
 
     /// Reads a bundle written by [`Bundle::save`].
     pub fn load(path: &Path) -> Result<Self, Error> {
-        let (info, payload): (_, Payload) = read_file(path, FileKind::Bundle)?;
-        Self::from_payload(path, info.params, info.key_id, payload)
+        Bundle::from_bytes(path, &read_bytes(path, FileKind::Bundle)?)
     }
 
     fn from_payload(

@@ -15,7 +15,7 @@ use crate::crypto::compressed::{
 use crate::crypto::encoding::{
     signed_binary, signed_binary_value, twos_digits, word_bits, word_value, Encrypted, Plain, Shape,
 };
-use crate::crypto::files::{check_ids, inconsistent, read_file, write_file, FileKind};
+use crate::crypto::files::{check_ids, decode, inconsistent, read_bytes, write_file, FileKind};
 use crate::crypto::keys::{
     digit_from_i64, round_to_digit, signed_digit, Ciphertext, KeyId, KeySwitchKey, ServerKey,
     ServerKeyData,
@@ -280,14 +280,23 @@ impl ClientKey {
         )
     }
 
-    /// Reads secret keys written by [`ClientKey::save`], checking every field.
+    /// Reads secret keys written by [`ClientKey::save`], checking every
+    /// field: the file's bytes, then [`ClientKey::from_bytes`].
     pub fn load(path: &Path) -> Result<ClientKey, Error> {
-        let (info, data): (_, ClientKeyData) = read_file(path, FileKind::ClientKey)?;
-        check_ids(path, &info, data.params, data.key_id)?;
+        ClientKey::from_bytes(path, &read_bytes(path, FileKind::ClientKey)?)
+    }
+
+    /// Reads client-key file bytes from anywhere (`origin` names them in
+    /// errors), with every check of [`ClientKey::load`].
+    pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<ClientKey, Error> {
+        let (info, data): (_, ClientKeyData) = decode(origin, bytes, FileKind::ClientKey)?;
+        check_ids(origin, &info, data.params, data.key_id)?;
         let p = info.params.params();
-        if data.lwe_secret_key.lwe_dimension() != p.lwe_dimension
+        // The polynomial size first: tfhe derives the GLWE dimension by
+        // dividing by it (a forged 0 panicked, found by fuzzing).
+        if data.glwe_secret_key.polynomial_size() != p.polynomial_size
+            || data.lwe_secret_key.lwe_dimension() != p.lwe_dimension
             || data.glwe_secret_key.glwe_dimension() != p.glwe_dimension
-            || data.glwe_secret_key.polynomial_size() != p.polynomial_size
             || data
                 .lwe_secret_key
                 .as_ref()
@@ -296,7 +305,7 @@ impl ClientKey {
                 .any(|&b| b > 1)
         {
             return Err(inconsistent(
-                path,
+                origin,
                 format!("secret keys do not fit {}", p.name),
             ));
         }

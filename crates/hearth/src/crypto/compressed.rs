@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::commons::math::random::{Seed, Uniform};
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::files::{check_ids, inconsistent, read_file, write_file, FileKind};
+use crate::crypto::files::{check_ids, decode, inconsistent, read_bytes, write_file, FileKind};
 use crate::crypto::keys::{KeyId, KeySwitchKey, ServerKey, ServerKeyData};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
@@ -387,11 +387,19 @@ impl CompressedServerKey {
     /// Reads keys written by [`CompressedServerKey::save`], checking the
     /// ids against the header and every dimension, decomposition, size and
     /// seed against the parameter set (a bad file is a
-    /// [`FileError`](crate::FileError)).
+    /// [`FileError`](crate::FileError)): the file's bytes, then
+    /// [`CompressedServerKey::from_bytes`].
     pub fn load(path: &Path) -> Result<CompressedServerKey, Error> {
+        CompressedServerKey::from_bytes(path, &read_bytes(path, FileKind::CompressedServerKey)?)
+    }
+
+    /// Reads compressed-server-key file bytes from anywhere (`origin`
+    /// names them in errors), with every check of
+    /// [`CompressedServerKey::load`].
+    pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<CompressedServerKey, Error> {
         let (info, data): (_, CompressedServerKeyData) =
-            read_file(path, FileKind::CompressedServerKey)?;
-        check_ids(path, &info, data.params, data.key_id)?;
+            decode(origin, bytes, FileKind::CompressedServerKey)?;
+        check_ids(origin, &info, data.params, data.key_id)?;
         let p = info.params.params();
         let ksk = match (&data.keyswitch_key, p.ks32) {
             (SeededKeySwitchKey::Native(k), false) => k.misfit(p),
@@ -404,7 +412,7 @@ impl CompressedServerKey {
             }
         };
         if let Some(reason) = data.bootstrap_key.misfit(p).or(ksk) {
-            return Err(inconsistent(path, reason));
+            return Err(inconsistent(origin, reason));
         }
         Ok(CompressedServerKey { data })
     }

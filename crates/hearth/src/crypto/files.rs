@@ -344,12 +344,11 @@ pub(crate) fn decode<T: DeserializeOwned>(
     Ok((info, value))
 }
 
-/// Reads a file of kind `expected`: its size is checked from the header
-/// before the payload is read, so a huge or short file costs nothing.
-pub(crate) fn read_file<T: DeserializeOwned>(
-    path: &Path,
-    expected: FileKind,
-) -> Result<(FileInfo, T), Error> {
+/// Reads the bytes of a file of kind `expected`: its size is checked
+/// from the header before the payload is read, so a huge or short file
+/// costs nothing. The bytes are then checked again, in full, by
+/// [`decode`] (through a `from_bytes`).
+pub(crate) fn read_bytes(path: &Path, expected: FileKind) -> Result<Vec<u8>, Error> {
     let info = read_info(path)?;
     let file_len = std::fs::metadata(path).map_err(io_err(path))?.len();
     check_size(
@@ -365,7 +364,7 @@ pub(crate) fn read_file<T: DeserializeOwned>(
                 .read_to_end(&mut bytes)
         })
         .map_err(io_err(path))?;
-    decode(path, &bytes, expected)
+    Ok(bytes)
 }
 
 pub(crate) fn inconsistent(path: &Path, reason: impl Into<String>) -> Error {
@@ -420,17 +419,31 @@ impl ServerKey {
 
     /// Reads evaluation keys written by [`ServerKey::save`] or
     /// [`CompressedServerKey::save`] (decompressed here), checking them
-    /// against the parameter set.
+    /// against the parameter set: the file's bytes, then
+    /// [`ServerKey::from_bytes`].
     pub fn load(path: &Path) -> Result<ServerKey, Error> {
-        if read_info(path)?.kind == FileKind::CompressedServerKey {
-            return Ok(CompressedServerKey::load(path)?.decompress());
+        let kind = match read_info(path)?.kind {
+            FileKind::CompressedServerKey => FileKind::CompressedServerKey,
+            _ => FileKind::ServerKey,
+        };
+        ServerKey::from_bytes(path, &read_bytes(path, kind)?)
+    }
+
+    /// Reads server-key file bytes from anywhere (`origin` names them in
+    /// errors), with every check of [`ServerKey::load`]; the bytes of a
+    /// compressed server key are decompressed.
+    pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<ServerKey, Error> {
+        if info_from_bytes(origin, bytes)?.kind == FileKind::CompressedServerKey {
+            return Ok(CompressedServerKey::from_bytes(origin, bytes)?.decompress());
         }
-        let (info, data): (_, ServerKeyData) = read_file(path, FileKind::ServerKey)?;
-        check_ids(path, &info, data.params, data.key_id)?;
+        let (info, data): (_, ServerKeyData) = decode(origin, bytes, FileKind::ServerKey)?;
+        check_ids(origin, &info, data.params, data.key_id)?;
         let p = info.params.params();
         let bsk = &data.bootstrap_key;
-        let fits = bsk.input_lwe_dimension() == p.lwe_dimension
-            && bsk.glwe_size() == p.glwe_dimension.to_glwe_size()
+        // The stored fields and the length before any dimension tfhe
+        // derives from them: it divides by their product, which a forged
+        // file could make zero or overflow (found by fuzzing).
+        let fits = bsk.glwe_size() == p.glwe_dimension.to_glwe_size()
             && bsk.polynomial_size() == p.polynomial_size
             && bsk.decomposition_base_log() == p.pbs_base_log
             && bsk.decomposition_level_count() == p.pbs_level
@@ -439,11 +452,12 @@ impl ServerKey {
                     * p.pbs_level.0
                     * p.glwe_dimension.to_glwe_size().0.pow(2)
                     * p.polynomial_size.0
+            && bsk.input_lwe_dimension() == p.lwe_dimension
             && data.keyswitch_key.fits(p)
             && bsk.ciphertext_modulus().is_native_modulus();
         if !fits {
             return Err(inconsistent(
-                path,
+                origin,
                 format!("evaluation keys do not fit {}", p.name),
             ));
         }
@@ -469,9 +483,20 @@ pub fn save_ciphertexts(path: &Path, cts: &[Ciphertext]) -> Result<(), Error> {
     )
 }
 
-/// Reads ciphertexts, checking they belong to `key_id` when given.
+/// Reads ciphertexts, checking they belong to `key_id` when given: the
+/// file's bytes, then [`ciphertexts_from_bytes`].
 pub fn load_ciphertexts(path: &Path, key_id: Option<KeyId>) -> Result<Vec<Ciphertext>, Error> {
-    let (info, cts): (_, Vec<Ciphertext>) = read_file(path, FileKind::Ciphertexts)?;
+    ciphertexts_from_bytes(path, &read_bytes(path, FileKind::Ciphertexts)?, key_id)
+}
+
+/// Reads ciphertext-list file bytes from anywhere (`origin` names them in
+/// errors), with every check of [`load_ciphertexts`].
+pub fn ciphertexts_from_bytes(
+    origin: &Path,
+    bytes: &[u8],
+    key_id: Option<KeyId>,
+) -> Result<Vec<Ciphertext>, Error> {
+    let (info, cts): (_, Vec<Ciphertext>) = decode(origin, bytes, FileKind::Ciphertexts)?;
     if let Some(expected) = key_id {
         if info.key_id != expected {
             return Err(Error::WrongKey {
@@ -482,8 +507,8 @@ pub fn load_ciphertexts(path: &Path, key_id: Option<KeyId>) -> Result<Vec<Cipher
     }
     let p = info.params.params();
     for ct in &cts {
-        check_ids(path, &info, ct.params, ct.key_id)?;
-        check_lwe(path, &ct.lwe, p)?;
+        check_ids(origin, &info, ct.params, ct.key_id)?;
+        check_lwe(origin, &ct.lwe, p)?;
     }
     Ok(cts)
 }

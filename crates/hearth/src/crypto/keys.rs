@@ -122,12 +122,17 @@ impl KeySwitchKey {
     /// 32-bit kind with a native modulus and the expected size.
     pub(crate) fn fits(&self, p: &ParameterSet) -> bool {
         fn fits_one<S: UnsignedInteger>(k: &LweKeyswitchKeyOwned<S>, p: &ParameterSet) -> bool {
-            k.input_key_lwe_dimension() == p.big_lwe_dimension()
-                && k.output_key_lwe_dimension() == p.lwe_dimension
-                && k.decomposition_base_log() == p.ks_base_log
+            // The stored fields and the length first: tfhe derives the
+            // dimensions by dividing by levels x output size and by
+            // subtracting 1 from the output size, which a forged file
+            // could make zero (found by fuzzing).
+            k.decomposition_base_log() == p.ks_base_log
                 && k.decomposition_level_count() == p.ks_level
+                && k.output_lwe_size() == p.lwe_dimension.to_lwe_size()
                 && k.as_ref().len()
                     == p.big_lwe_dimension().0 * p.ks_level.0 * (p.lwe_dimension.0 + 1)
+                && k.input_key_lwe_dimension() == p.big_lwe_dimension()
+                && k.output_key_lwe_dimension() == p.lwe_dimension
                 && k.ciphertext_modulus().is_native_modulus()
         }
         match self {
