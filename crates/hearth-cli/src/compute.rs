@@ -47,6 +47,10 @@ pub struct ServerArgs {
     /// (`too_large`; bytes, or with a unit).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256MiB")]
     max_body: u64,
+    /// Most request bodies received at once (each up to --max-body in
+    /// memory); more wait for their turn.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    max_uploads: usize,
     /// Most registered server keys (`too_many_keys`).
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_keys: usize,
@@ -74,6 +78,7 @@ pub fn server(args: ServerArgs) -> Result<(), Error> {
     config.max_memory = args.max_memory;
     config.max_queue = args.max_queue;
     config.max_body = args.max_body;
+    config.max_uploads = args.max_uploads;
     config.max_keys = args.max_keys;
     config.key_cache = args.key_cache;
     config.body_timeout = Duration::from_secs(args.body_timeout);

@@ -24,6 +24,10 @@ use rand::{Rng, SeedableRng};
 const CLIENTS: usize = 8;
 const JOBS_PER_CLIENT: usize = 20;
 
+/// Longest wait for one job: a lost job fails the test instead of
+/// hanging it.
+const LIMIT: Duration = Duration::from_secs(120);
+
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hearth-cli-server-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -130,7 +134,8 @@ fn die_mid_upload(addr: std::net::SocketAddr, path: &str, body: &[u8], len: usiz
 
 /// Fetches, checks, deletes and checks the job is gone: exactly once.
 fn collect(api: &Client, client: &ClientKey, id: JobId, expected: u8) {
-    api.wait(id, Duration::from_millis(50)).unwrap();
+    api.wait_timeout(id, Duration::from_millis(50), LIMIT)
+        .unwrap();
     let out = api.result(id).unwrap();
     assert_eq!(
         decrypt_one(client, &out),

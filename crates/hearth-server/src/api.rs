@@ -40,7 +40,9 @@ pub enum ErrorCode {
     /// `over_cost` (422): the program's #PBS or estimated peak memory is
     /// over the operator's limits.
     OverCost,
-    /// `queue_full` (503): as many jobs as `--max-queue` are waiting.
+    /// `queue_full` (503): as many jobs as `--max-queue` are waiting, or
+    /// `--max-uploads` bodies were being received for all of
+    /// `--body-timeout`.
     QueueFull,
     /// `too_many_keys` (503): as many keys as `--max-keys` are registered.
     TooManyKeys,

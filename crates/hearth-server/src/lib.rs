@@ -30,10 +30,13 @@
 //! ([`request::split_job`]); [`request::parse_job`] is the whole
 //! validation, callable on any bytes (a fuzz target).
 //!
+//! The README's example, compiled here:
+//!
 //! ```no_run
 //! use hearth::api::U8;
 //! use hearth::{ClientKey, Program, GATES_128};
 //! use hearth_server::Client;
+//! use std::path::Path;
 //! use std::time::Duration;
 //!
 //! let p = Program::new(&GATES_128);
@@ -41,17 +44,16 @@
 //! p.output(&(&a + &b));
 //! let prog = p.build()?;
 //!
-//! let client_key = ClientKey::generate(&GATES_128);
-//! let inputs = client_key.encrypt_bundle(&prog.signature().inputs, &[vec![200.into()], vec![100.into()]])?;
+//! let key = ClientKey::generate(&GATES_128);
+//! let inputs = key.encrypt_bundle(&prog.signature().inputs, &[vec![200.into()], vec![100.into()]])?;
 //! let server = Client::new("http://127.0.0.1:8080")?;
-//! let key_file = std::env::temp_dir().join("server.key");
-//! client_key.compressed_server_key().save(&key_file)?;
-//! server.upload_key(&key_file)?;
-//! let job = server.submit(&prog.to_bytes()?, &inputs.to_bytes()?)?.job_id;
-//! server.wait(job, Duration::from_millis(200))?;
-//! let out = client_key.decrypt_bundle(&server.result_bundle(job)?)?;
-//! server.delete(job)?;
-//! assert_eq!(out[0].1[0], 44.into()); // (200 + 100) mod 256
+//! key.compressed_server_key().save(Path::new("server.key"))?;
+//! server.upload_key(Path::new("server.key"))?;          // or the file's bytes
+//! let job = server.submit_with_key(key.key_id(), &prog.to_bytes()?, &inputs.to_bytes()?)?.job_id;
+//! server.wait(job, Duration::from_millis(200))?;        // ClientError::JobFailed if it failed
+//! let out = key.decrypt_bundle(&server.result_bundle(job)?)?;
+//! server.delete(job)?;                                  // now status(job) is not_found
+//! assert_eq!(out[0].1[0], 44.into());                   // (200 + 100) mod 256
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -380,6 +380,75 @@ mod tests {
         assert_eq!(code(parse_job(&body, &limits)), ErrorCode::BadBundle);
     }
 
+    /// A poor man's fuzzer: random changes to a valid body (header
+    /// fields, lengths, single bytes, cuts, splices) are each accepted or
+    /// refused with a code, never a panic.
+    #[test]
+    fn mutated_bodies_are_refused_without_panics() {
+        use rand::{Rng, SeedableRng};
+        let (p, b, _) = fixture();
+        let body = [p.clone(), b.clone()].concat();
+        let limits = Limits::default();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut codes = std::collections::BTreeMap::new();
+        for _ in 0..3000 {
+            let mut m = body.clone();
+            // Mostly the two headers and the program, where the decisions are.
+            let hot = [0..HEADER_LEN, p.len()..p.len() + HEADER_LEN, 0..p.len()];
+            for _ in 0..rng.gen_range(1..4) {
+                match rng.gen_range(0..5) {
+                    0 => {
+                        let r = hot[rng.gen_range(0..hot.len())].clone();
+                        let i = rng.gen_range(r);
+                        m[i] = rng.gen();
+                    }
+                    1 => {
+                        let i = rng.gen_range(0..m.len());
+                        m[i] ^= 1 << rng.gen_range(0..8);
+                    }
+                    2 => m.truncate(rng.gen_range(0..m.len())),
+                    3 => {
+                        // A length field set to something else.
+                        let at = if rng.gen() { 24 } else { p.len() + 24 };
+                        if m.len() >= at + 8 {
+                            let v: u64 = match rng.gen_range(0..3) {
+                                0 => rng.gen(),
+                                1 => rng.gen_range(0..1 << 20),
+                                _ => u64::MAX - rng.gen_range(0..64),
+                            };
+                            m[at..at + 8].copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                    _ => {
+                        let i = rng.gen_range(0..m.len());
+                        let junk: Vec<u8> = (0..rng.gen_range(1..64)).map(|_| rng.gen()).collect();
+                        m.splice(i..i, junk);
+                    }
+                }
+                if m.is_empty() {
+                    break;
+                }
+            }
+            let c = match parse_job(&m, &limits) {
+                Ok(_) => "accepted",
+                Err(e) => e.code.as_str(),
+            };
+            *codes.entry(c).or_insert(0) += 1;
+        }
+        eprintln!("3000 mutated bodies: {codes:?}");
+        assert!(
+            codes.keys().all(|c| [
+                "accepted",
+                "bad_program",
+                "bad_bundle",
+                "insecure_params",
+                "too_large"
+            ]
+            .contains(c)),
+            "{codes:?}"
+        );
+    }
+
     #[test]
     fn insecure_sets_and_garbage_are_refused() {
         let prog = program(&INSECURE_TEST_BITS);

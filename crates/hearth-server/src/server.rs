@@ -77,6 +77,10 @@ pub struct Config {
     pub max_queue: usize,
     /// Most bytes in one request body (a key upload or a job).
     pub max_body: u64,
+    /// Most request bodies received and checked at once: with
+    /// `max_body`, this bounds the memory uploads take. Others wait for
+    /// their turn (within `body_timeout`, else `queue_full`).
+    pub max_uploads: usize,
     /// Most registered keys.
     pub max_keys: usize,
     /// Server keys kept decompressed in memory, least recently used
@@ -90,7 +94,8 @@ pub struct Config {
 
 impl Config {
     /// Defaults for `data`: all cores, 10 million bootstraps, 8 GiB, 64
-    /// queued jobs, 256 MiB bodies, 64 keys, 4 cached, 5 minutes per body.
+    /// queued jobs, 256 MiB bodies, 16 uploads at once, 64 keys, 4
+    /// cached, 5 minutes per body.
     pub fn new(data: impl Into<PathBuf>) -> Config {
         Config {
             data: data.into(),
@@ -99,6 +104,7 @@ impl Config {
             max_memory: 8 << 30,
             max_queue: 64,
             max_body: 256 << 20,
+            max_uploads: 16,
             max_keys: 64,
             key_cache: 4,
             body_timeout: Duration::from_secs(300),
@@ -189,6 +195,8 @@ struct Shared {
     cache: Mutex<KeyCache>,
     /// Permits for CPU-heavy work off the async threads.
     heavy: tokio::sync::Semaphore,
+    /// Permits for request bodies in memory.
+    uploads: tokio::sync::Semaphore,
     pool: Arc<rayon::ThreadPool>,
     stop: AtomicBool,
     accepted: AtomicU64,
@@ -458,11 +466,16 @@ impl IntoResponse for ApiError {
 
 type Shr = State<Arc<Shared>>;
 
-/// Reads a whole body within `--max-body` and `--body-timeout`. A
-/// `Content-Length` over the limit is refused before any byte is read (a
-/// client sending `Expect: 100-continue`, as [`crate::Client`] does, then
-/// sends none).
-async fn read_body(s: &Shared, headers: &HeaderMap, body: Body) -> Result<Vec<u8>, ApiError> {
+/// Reads a whole body within `--max-body` and `--body-timeout`, holding
+/// one of `--max-uploads` permits (returned with the body: the caller
+/// keeps it while the bytes are in memory). A `Content-Length` over the
+/// limit is refused before any byte is read (a client sending `Expect:
+/// 100-continue`, as [`crate::Client`] does, then sends none).
+async fn read_body<'a>(
+    s: &'a Shared,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Vec<u8>, tokio::sync::SemaphorePermit<'a>), ApiError> {
     let limit = s.config.max_body;
     let too_large = |n: String| {
         ApiError::new(
@@ -477,6 +490,18 @@ async fn read_body(s: &Shared, headers: &HeaderMap, body: Body) -> Result<Vec<u8
     if let Some(n) = declared.filter(|&n| n > limit) {
         return Err(too_large(n.to_string()));
     }
+    let permit = match tokio::time::timeout(s.config.body_timeout, s.uploads.acquire()).await {
+        Ok(Ok(p)) => p,
+        _ => {
+            return Err(ApiError::new(
+                ErrorCode::QueueFull,
+                format!(
+                    "{} uploads are in progress, the limit; try again later",
+                    s.config.max_uploads
+                ),
+            ))
+        }
+    };
     let limited = Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
     match tokio::time::timeout(s.config.body_timeout, limited.collect()).await {
         Err(_) => Err(ApiError::new(
@@ -493,7 +518,7 @@ async fn read_body(s: &Shared, headers: &HeaderMap, body: Body) -> Result<Vec<u8
             ErrorCode::BadRequest,
             format!("the body could not be read: {e}"),
         )),
-        Ok(Ok(c)) => Ok(c.to_bytes().to_vec()),
+        Ok(Ok(c)) => Ok((c.to_bytes().to_vec(), permit)),
     }
 }
 
@@ -514,7 +539,7 @@ async fn post_key(
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<KeyInfo>), ApiError> {
-    let bytes = read_body(&s, &headers, body).await?;
+    let (bytes, _upload) = read_body(&s, &headers, body).await?;
     let info = check_key_header(&bytes, s.config.max_body)?;
     if let Some(k) = lock(&s.keys).get(&info.key_id) {
         return Ok((StatusCode::OK, Json(key_info(k, false))));
@@ -564,7 +589,7 @@ async fn post_job(
         })?),
         None => None,
     };
-    let bytes = read_body(&s, &headers, body).await?;
+    let (bytes, _upload) = read_body(&s, &headers, body).await?;
     let parts = split_job(&bytes, s.config.max_body)?;
     if let Some(k) = named.filter(|&k| k != parts.key_id) {
         return Err(ApiError::new(
@@ -781,6 +806,7 @@ impl Server {
         let shared = Arc::new(Shared {
             limits: config.limits(),
             heavy: tokio::sync::Semaphore::new(config.threads),
+            uploads: tokio::sync::Semaphore::new(config.max_uploads.max(1)),
             cache: Mutex::new(KeyCache {
                 cap: config.key_cache,
                 keys: VecDeque::new(),

@@ -13,6 +13,10 @@ use hearth::{Bundle, ClientKey, CompiledProgram, Program, GATES_128, INSECURE_TE
 use hearth_server::{Client, ClientError, Config, ErrorCode, JobState};
 use num_bigint::BigInt;
 
+/// Longest wait for one job: a lost job fails the test instead of
+/// hanging it.
+const LIMIT: Duration = Duration::from_secs(120);
+
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hearth-server-e2e-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -106,11 +110,21 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
     // One job through every state.
     let prog = add_program(&GATES_128);
     let p = prog.to_bytes().unwrap();
-    let job = api.submit(&p, &bundle(&client, &prog, 200, 100)).unwrap();
+    let input = bundle(&client, &prog, 200, 100);
+    let t = Instant::now();
+    let job = api.submit(&p, &input).unwrap();
     assert_eq!((job.pbs, job.depth), (8, 8));
-    let st = api.wait(job.job_id, Duration::from_millis(20)).unwrap();
+    let st = api
+        .wait_timeout(job.job_id, Duration::from_millis(20), LIMIT)
+        .unwrap();
     assert!(matches!(st.state, JobState::Done { .. }), "{st:?}");
     let out = api.result(job.job_id).unwrap();
+    eprintln!(
+        "one job ({} B request, {} B result, 8 PBS): submitted, run and fetched in {:.0} ms",
+        p.len() + input.len(),
+        out.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
     assert_eq!(
         decrypt_one(&client, &out),
         BigInt::from(200u8.wrapping_add(100))
@@ -134,7 +148,8 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
         .collect();
     assert_eq!(code(api.result(*jobs.last().unwrap())), ErrorCode::NotReady);
     for (&(a, b), &id) in inputs.iter().zip(&jobs) {
-        api.wait(id, Duration::from_millis(20)).unwrap();
+        api.wait_timeout(id, Duration::from_millis(20), LIMIT)
+            .unwrap();
         let bytes = api.result(id).unwrap();
         assert_eq!(
             decrypt_one(&client, &bytes),
@@ -260,7 +275,8 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
     }
     eprintln!("refused: {:?}", stats.refused);
     let job = api.submit(&p, &bundle(&client, &prog, 40, 2)).unwrap();
-    api.wait(job.job_id, Duration::from_millis(20)).unwrap();
+    api.wait_timeout(job.job_id, Duration::from_millis(20), LIMIT)
+        .unwrap();
     assert_eq!(
         decrypt_one(&client, &api.result(job.job_id).unwrap()),
         BigInt::from(42)
@@ -310,7 +326,8 @@ fn a_full_queue_refuses_and_a_restart_keeps_every_job() {
     assert_eq!(stats.queued + stats.running + stats.done, accepted.len());
     assert!(api.key(client.key_id()).unwrap().is_some());
     for (id, expected) in &accepted {
-        api.wait(*id, Duration::from_millis(20)).unwrap();
+        api.wait_timeout(*id, Duration::from_millis(20), LIMIT)
+            .unwrap();
         assert_eq!(
             decrypt_one(&client, &api.result(*id).unwrap()),
             BigInt::from(*expected)
@@ -318,6 +335,49 @@ fn a_full_queue_refuses_and_a_restart_keeps_every_job() {
         api.delete(*id).unwrap();
     }
     assert_eq!(api.stats().unwrap().done, 0);
+    server.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_stalled_upload_times_out_and_uploads_are_bounded() {
+    let d = dir("stall");
+    let mut cfg = config(&d);
+    cfg.max_uploads = 1;
+    cfg.body_timeout = Duration::from_secs(1);
+    let server = hearth_server::start(cfg, "127.0.0.1:0").unwrap();
+    let api = Client::new(&server.url()).unwrap();
+    // A client that states 1000 bytes and sends 10, then nothing.
+    let mut stalled = TcpStream::connect(server.addr()).unwrap();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stalled
+        .write_all(b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    // The one upload slot is taken: another upload waits its turn, up to
+    // the body timeout; here the slot frees when the stalled body times
+    // out, so it is answered (refused as garbage) rather than queue_full.
+    let t = Instant::now();
+    let r = api.submit(b"garbage", b"");
+    let waited = t.elapsed();
+    let c = code(r);
+    assert!(
+        c == ErrorCode::BadProgram || c == ErrorCode::QueueFull,
+        "{c}"
+    );
+    assert!(waited >= Duration::from_millis(500), "{waited:?}");
+    let mut answer = String::new();
+    let _ = stalled.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"code\":\"timeout\""), "{answer}");
+    // Free again.
+    assert_eq!(code(api.submit(b"garbage", b"")), ErrorCode::BadProgram);
+    eprintln!(
+        "second upload waited {:.2} s for the slot",
+        waited.as_secs_f64()
+    );
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&d);
 }
