@@ -167,7 +167,9 @@ fn bundles_run_encrypted_and_refuse_what_does_not_fit() {
         .decrypt_bundle(&Bundle::load(&d.join("out.hb")).unwrap())
         .unwrap();
     assert_eq!(got[0].0.name, "s");
-    assert_eq!(got[0].1, big(&[3 - 7 + 5, 15 - 15 + 2]));
+    #[allow(clippy::identity_op)] // the sums of x's rows, as written
+    let sums = [3 - 7 + 5, 15 - 15 + 2];
+    assert_eq!(got[0].1, big(&sums));
     assert_eq!(got[1].1, big(&[k * x[0]]));
 
     // Another key: refused by the backend before anything runs.
@@ -309,7 +311,8 @@ fn forged_programs_are_typed_errors() {
     let ok = load(&honest());
     assert!(ok.is_ok(), "{:?}", ok.err());
     // ...and every change below is refused with a typed error.
-    let cases: Vec<(&str, Box<dyn Fn(&mut Forged)>)> = vec![
+    type Case = (&'static str, Box<dyn Fn(&mut Forged)>);
+    let cases: Vec<Case> = vec![
         (
             "a value read before it is made",
             Box::new(|f| f.ops[3] = Op::IntMul(ValueId(0), ValueId(7))),

@@ -1,6 +1,6 @@
 //! A program's operations as data: every typed operation of [`super::Int`],
 //! [`super::Word`] and [`super::Bool`] is one [`Op`] on the values made
-//! before it ([`ValueId`]s), and [`apply`] builds it on the circuit
+//! before it ([`ValueId`]s), and `apply` builds it on the circuit
 //! builder. The typed values only name the op; a program records the ops
 //! it applied, so it can be written to a file and built again, every
 //! check running again, by replaying them ([`super::program_file`]).
