@@ -458,9 +458,10 @@ mod tests {
             .map(|_| b.input_with_step(0, 2, 2).unwrap())
             .collect();
         let mut sel = Selectors::for_bits();
-        let constants: [(i64, &dyn Fn(&[bool]) -> bool); 2] = [(ONE, &|_| true), (0, &|_| false)];
-        for (value, f) in constants {
-            let w = threshold(&mut b, &mut sel, &x, f).unwrap().unwrap();
+        for (value, constant) in [(ONE, true), (0, false)] {
+            let w = threshold(&mut b, &mut sel, &x, &|_| constant)
+                .unwrap()
+                .unwrap();
             assert_eq!(b.constant_value(w).unwrap(), Some(value));
         }
         // A non-constant one of six inputs: no panic, a form or none.
