@@ -125,6 +125,15 @@ pub enum Error {
     /// A setting that cannot be used (threads, a backend, a request).
     #[error("configuration: {0}")]
     Config(String),
+    /// A run was stopped by its caller (a cancel flag, Ctrl-C in Python)
+    /// before it finished; nothing it made is returned.
+    #[error("the run was cancelled after {done} of {total} bootstraps")]
+    Cancelled {
+        /// Bootstraps done when it stopped.
+        done: usize,
+        /// Bootstraps in the circuit.
+        total: usize,
+    },
     /// The builder refused a circuit.
     #[error(transparent)]
     Build(#[from] BuildError),

@@ -111,6 +111,14 @@ impl Program {
 }
 
 impl<'p> Int<'p> {
+    pub(crate) fn from_parts(program: &'p Program, id: ValueId, digits: Digits) -> Self {
+        Int {
+            program,
+            id,
+            digits,
+        }
+    }
+
     fn placeholder(program: &'p Program) -> Int<'p> {
         Int {
             program,

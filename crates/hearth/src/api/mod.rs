@@ -4,6 +4,7 @@
 //! and [`Bool`] (two's-complement bits). Operations build one circuit
 //! lazily; nothing runs until the compiled program does.
 
+pub mod by_id;
 pub mod int;
 pub mod ops;
 pub mod program;

@@ -12,11 +12,16 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::ops::{self, Op, Val, ValueId};
-use crate::backend::{Backend, CpuBackend, RunReport};
+use num_bigint::BigInt;
+
+use crate::backend::{Backend, ClearBackend, CpuBackend, RunReport};
 use crate::bits::{self, Bits};
 use crate::circuit::{Circuit, CircuitBuilder, Wire};
 use crate::crypto::bundle::{Bundle, Entry};
-use crate::crypto::encoding::{check_cover, Encrypted, Param, Shape};
+use crate::crypto::encoding::{
+    check_cover, clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value,
+    Encrypted, Param, Shape,
+};
 pub(crate) use crate::crypto::encoding::{digits_within, within};
 use crate::crypto::keys::Ciphertext;
 use crate::crypto::params::{Margin, ParameterSet};
@@ -190,6 +195,11 @@ impl Program {
                 None
             }
         }
+    }
+
+    /// Value `id`, if made.
+    pub(crate) fn value(&self, id: ValueId) -> Option<Val> {
+        self.state.borrow().values.get(id.0 as usize).cloned()
     }
 
     /// The digits (or bits) of value `id`; 0 for a value not made.
@@ -468,6 +478,54 @@ impl CompiledProgram {
             })
             .collect::<Result<_, Error>>()?;
         Bundle::new(bundle.params(), bundle.key_id(), entries)
+    }
+
+    /// Runs on the clear backend with plain values, one list per
+    /// signature input (row-major), checked and encoded as
+    /// [`crate::ClientKey::encrypt_bundle`] would: the outputs as plain
+    /// values, one list per signature output. For tests and debugging
+    /// without keys.
+    pub fn run_clear(&self, values: &[Vec<BigInt>]) -> Result<Vec<Vec<BigInt>>, Error> {
+        let params = self.circuit.params.params();
+        let ins = &self.signature.inputs;
+        if ins.len() != values.len() {
+            return Err(Error::InputCount {
+                expected: ins.len(),
+                found: values.len(),
+            });
+        }
+        let mut inputs = Vec::with_capacity(self.inputs.len());
+        for (p, vs) in ins.iter().zip(values) {
+            let n = p.count()?;
+            if vs.len() != n {
+                return Err(Error::Dimensions(format!(
+                    "{} needs {n} values (dims {:?}), {} given",
+                    p.name,
+                    p.dims,
+                    vs.len()
+                )));
+            }
+            for v in vs {
+                inputs.push(match p.shape {
+                    Shape::Int { digits } => clear_digits(params, v.clone(), digits)?,
+                    Shape::TwosInt { bits } => clear_digits_twos(params, v.clone(), bits)?,
+                    Shape::Word { bits, signed } => clear_word(v.clone(), bits, signed)?,
+                });
+            }
+        }
+        let outs = self.run(&ClearBackend, &inputs)?;
+        let mut plain = outs
+            .iter()
+            .zip(&self.outputs)
+            .map(|(d, shape)| match shape {
+                Shape::Word { signed, .. } => clear_word_value(d, *signed),
+                _ => Ok(clear_value(params, d)),
+            });
+        self.signature
+            .outputs
+            .iter()
+            .map(|p| plain.by_ref().take(p.count()?).collect())
+            .collect()
     }
 
     /// Runs on `backend`: one digit vector per input, one per output.

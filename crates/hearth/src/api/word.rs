@@ -162,6 +162,10 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         signed: SIGNED,
     };
 
+    pub(crate) fn from_parts(program: &'p Program, id: ValueId, bits: Bits) -> Self {
+        Word { program, id, bits }
+    }
+
     fn from_made(program: &'p Program, made: Option<(ValueId, Bits)>) -> Self {
         match made {
             Some((id, bits)) => Word { program, id, bits },
@@ -594,6 +598,10 @@ impl<'p> Bool<'p> {
         bits: 1,
         signed: false,
     };
+
+    pub(crate) fn from_parts(program: &'p Program, id: ValueId, bits: Bits) -> Self {
+        Bool { program, id, bits }
+    }
 
     fn from_made(program: &'p Program, made: Option<(ValueId, Bits)>) -> Self {
         match made {

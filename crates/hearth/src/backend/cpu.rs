@@ -7,7 +7,7 @@
 //! scratch buffers; one FFT plan is shared. Every fresh value is dropped
 //! right after its last reader has consumed it.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,7 @@ pub struct CpuBackend<'k> {
     /// One set of buffers per pool thread.
     pub(super) scratch: Vec<Mutex<PbsScratch>>,
     progress: Option<Box<Progress>>,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 /// The thread count from `HEARTH_THREADS`, else the machine's parallelism.
@@ -107,6 +108,7 @@ impl<'k> CpuBackend<'k> {
             fft,
             scratch,
             progress: None,
+            cancel: None,
         }
     }
 
@@ -114,6 +116,20 @@ impl<'k> CpuBackend<'k> {
     pub fn with_progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
         self.progress = Some(Box::new(f));
         self
+    }
+
+    /// Stops a run soon after `flag` is set: bootstraps already started
+    /// finish, no new one starts, and the run returns
+    /// [`Error::Cancelled`]. The flag is never cleared by the backend.
+    pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     /// Threads of its pool.
@@ -148,6 +164,13 @@ impl<'k> CpuBackend<'k> {
                 }
             }
         });
+        let done = run.done.load(Ordering::Relaxed);
+        if done < circuit.bootstraps.len() {
+            return Err(Error::Cancelled {
+                done,
+                total: circuit.bootstraps.len(),
+            });
+        }
         let outputs = circuit
             .outputs
             .iter()
@@ -280,6 +303,9 @@ impl<'a> Run<'a> {
     }
 
     fn execute<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize) {
+        if self.backend.cancelled() {
+            return;
+        }
         let bs = &self.circuit.bootstraps[b];
         let key = self.backend.key;
         let mut outputs: Vec<LweCiphertextOwned<u64>> =

@@ -1,0 +1,79 @@
+"""hearth: exact integer arithmetic on TFHE-encrypted data.
+
+Build a program from Python operators on its inputs, compile it, and run
+it on encrypted numpy arrays::
+
+    import hearth
+    p = hearth.Program("DIGITS_128")
+    x = p.input("x", "digits8", shape=4)
+    w = p.input("w", "digits8", shape=4)
+    p.output("y", hearth.dot(x, w))
+    prog = p.compile()
+    key = hearth.ClientKey.generate("DIGITS_128")
+    out = prog.run(key.server_key(), key.encrypt(prog, [1, 2, 3, 4], [5, 6, 7, 8]))
+    assert key.decrypt(out) == 70
+
+Types: ``digitsN`` (an exact integer of N signed-binary digits: results
+grow as needed), ``twosN`` (an exact integer given in N-bit two's
+complement), ``u8 ... u128`` and ``i8 ... i128`` (fixed-width words that
+wrap like Python ints reduced to their width) and ``bool``.
+"""
+
+from __future__ import annotations
+
+from ._hearth import (
+    BuildError,
+    Bundle,
+    CancelledError,
+    ClientKey,
+    CompiledProgram,
+    CompressedServerKey,
+    FileError,
+    HearthError,
+    KeyMismatchError,
+    ParamsError,
+    Program,
+    RangeError,
+    ServerKey,
+    ShapeError,
+    TooLargeError,
+    Value,
+    avg_pool,
+    conv2d,
+    dot,
+    matmul,
+    max_pool,
+    parameter_sets,
+    relu,
+)
+from ._array import Array
+from ._trace import compile, select
+
+__all__ = [
+    "Array",
+    "BuildError",
+    "Bundle",
+    "CancelledError",
+    "ClientKey",
+    "CompiledProgram",
+    "CompressedServerKey",
+    "FileError",
+    "HearthError",
+    "KeyMismatchError",
+    "ParamsError",
+    "Program",
+    "RangeError",
+    "ServerKey",
+    "ShapeError",
+    "TooLargeError",
+    "Value",
+    "avg_pool",
+    "compile",
+    "conv2d",
+    "dot",
+    "matmul",
+    "max_pool",
+    "parameter_sets",
+    "relu",
+    "select",
+]

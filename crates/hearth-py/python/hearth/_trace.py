@@ -1,0 +1,91 @@
+"""Tracing Python functions into hearth programs, and helpers on arrays."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ._hearth import CompiledProgram, Program
+
+_SPEC = re.compile(r"^\s*([a-z]+[0-9]*)\s*(?:\[\s*([0-9,\s]*)\])?\s*$")
+
+
+def _parse_spec(spec: str) -> tuple[str, tuple[int, ...]]:
+    """``"i16[8]"`` -> ``("i16", (8,))``; ``"digits8"`` -> ``("digits8", ())``."""
+    m = _SPEC.match(spec)
+    if not m:
+        raise ValueError(f"bad input type `{spec}`: write a type, then dims in brackets, e.g. 'i16[8]'")
+    dims = m.group(2)
+    shape = tuple(int(d) for d in dims.split(",") if d.strip()) if dims else ()
+    return m.group(1), shape
+
+
+def _default_params(dtypes: list[str]) -> str:
+    """The bits family's set when any input is a word or bool, else the digits family's."""
+    words = any(re.match(r"^(u|i)[0-9]+$|^bool$", d) for d in dtypes)
+    return "GATES_128" if words else "DIGITS_128"
+
+
+def compile(
+    params: Optional[str] = None, threads: Optional[int] = None, **specs: Any
+) -> Callable[[Callable[..., Any]], CompiledProgram]:
+    """Traces a function into a compiled program.
+
+    Every parameter of the function is named in ``specs``: a string gives
+    an encrypted input's type and dims (``"i16[8]"``, ``"digits12"``,
+    ``"bool[3, 3]"``); anything else is a clear value passed as it is
+    (numpy weights, ints), which the program holds as constants. The
+    function returns a value or array (output ``"out"``), a tuple of them
+    (``"out0"``, ``"out1"``, ...) or a dict (named outputs).
+
+    ``params`` defaults to ``GATES_128`` when an input is a word or bool,
+    else ``DIGITS_128``::
+
+        @hearth.compile(x="i16[4]", w=np.array([1, -2, 3, 4]))
+        def f(x, w):
+            return hearth.dot(x, w)
+    """
+
+    def trace(fn: Callable[..., Any]) -> CompiledProgram:
+        names = list(inspect.signature(fn).parameters)
+        missing = [n for n in names if n not in specs]
+        extra = [n for n in specs if n not in names]
+        if missing or extra:
+            raise TypeError(
+                f"{fn.__name__}: give every parameter a type or a clear value "
+                f"(missing: {missing}, unknown: {extra})"
+            )
+        inputs = {n: _parse_spec(s) for n, s in specs.items() if isinstance(s, str)}
+        p = Program(params or _default_params([d for d, _ in inputs.values()]), threads)
+        args = {}
+        for n in names:
+            if n in inputs:
+                dtype, shape = inputs[n]
+                args[n] = p.input(n, dtype, shape)
+            else:
+                args[n] = specs[n]
+        out = fn(**args)
+        if isinstance(out, dict):
+            items = list(out.items())
+        elif isinstance(out, tuple):
+            items = [(f"out{i}", o) for i, o in enumerate(out)]
+        else:
+            items = [("out", out)]
+        for name, value in items:
+            p.output(name, value)
+        return p.compile()
+
+    return trace
+
+
+def select(cond: Any, x: Any, y: Any) -> Any:
+    """``x`` where ``cond`` else ``y``: booleans and words of one type
+    (or ints), elementwise over arrays."""
+    if any(isinstance(v, np.ndarray) for v in (cond, x, y)):
+        from ._array import Array
+
+        return np.frompyfunc(lambda c, a, b: c.select(a, b), 3, 1)(cond, x, y).view(Array)
+    return cond.select(x, y)

@@ -1,0 +1,304 @@
+//! `hearth.CompiledProgram`: a built program: its cost, its signature,
+//! files, and runs (clear, or encrypted on the CPU with progress and
+//! Ctrl-C).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hearth::backend::CpuBackend;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+
+use crate::convert::{dtype_name, to_python};
+use crate::errors::{HearthError, OrRaise};
+use crate::keys::{input_values, one_or_tuple, secure, Bundle, ServerKey};
+
+/// A compiled program: what it costs (``stats``), what it takes and gives
+/// (``signature``), and how to run it. Holds no key.
+#[pyclass(module = "hearth", frozen)]
+pub struct CompiledProgram {
+    inner: Arc<hearth::CompiledProgram>,
+}
+
+impl CompiledProgram {
+    pub(crate) fn new(inner: hearth::CompiledProgram) -> Self {
+        CompiledProgram {
+            inner: Arc::new(inner),
+        }
+    }
+
+    pub(crate) fn inner(&self) -> &hearth::CompiledProgram {
+        &self.inner
+    }
+
+    pub(crate) fn input_values(
+        &self,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Vec<Vec<num_bigint::BigInt>>> {
+        input_values(&self.inner.signature().inputs, args)
+    }
+}
+
+/// Shows a run's progress: tqdm when it is installed, else one line on
+/// stderr redrawn in place.
+struct ProgressBar<'py> {
+    tqdm: Option<Bound<'py, PyAny>>,
+    total: usize,
+    shown: usize,
+    start: Instant,
+}
+
+impl<'py> ProgressBar<'py> {
+    fn new(py: Python<'py>, total: usize) -> PyResult<Self> {
+        let tqdm = match py.import("tqdm") {
+            Ok(m) => {
+                let kw = PyDict::new(py);
+                kw.set_item("total", total)?;
+                kw.set_item("unit", "PBS")?;
+                kw.set_item("desc", "hearth")?;
+                Some(m.getattr("tqdm")?.call((), Some(&kw))?)
+            }
+            Err(_) => None,
+        };
+        Ok(ProgressBar {
+            tqdm,
+            total,
+            shown: 0,
+            start: Instant::now(),
+        })
+    }
+
+    fn update(&mut self, py: Python<'py>, done: usize) -> PyResult<()> {
+        if done <= self.shown {
+            return Ok(());
+        }
+        match &self.tqdm {
+            Some(bar) => {
+                bar.call_method1("update", (done - self.shown,))?;
+            }
+            None => {
+                let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+                let rate = done as f64 / secs;
+                let left = (self.total - done) as f64 / rate.max(1e-9);
+                let line = format!(
+                    "\rhearth: {done}/{} PBS, {rate:.0} PBS/s, {left:.0} s left ",
+                    self.total
+                );
+                let err = py.import("sys")?.getattr("stderr")?;
+                err.call_method1("write", (line,))?;
+                err.call_method0("flush")?;
+            }
+        }
+        self.shown = done;
+        Ok(())
+    }
+
+    fn close(self, py: Python<'py>) -> PyResult<()> {
+        match self.tqdm {
+            Some(bar) => {
+                bar.call_method0("close")?;
+            }
+            None => {
+                let err = py.import("sys")?.getattr("stderr")?;
+                err.call_method1("write", ("\n",))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl CompiledProgram {
+    /// Reads a program file, building it again with every check.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let inner = py
+            .detach(|| hearth::CompiledProgram::load(&path))
+            .or_raise()?;
+        secure(inner.circuit().params())?;
+        Ok(CompiledProgram::new(inner))
+    }
+
+    /// Writes the program file (ops, signature and cost; no key).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.inner.save(&path)).or_raise()
+    }
+
+    /// Reads program bytes (``to_bytes``).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+        let inner = py
+            .detach(|| hearth::CompiledProgram::from_bytes(Path::new("<bytes>"), data))
+            .or_raise()?;
+        secure(inner.circuit().params())?;
+        Ok(CompiledProgram::new(inner))
+    }
+
+    /// The program as file bytes.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
+    }
+
+    /// The parameter set's name.
+    #[getter]
+    fn params(&self) -> &'static str {
+        self.inner.circuit().params().params().name
+    }
+
+    /// Its cost from the count backend: ``pbs`` (bootstraps), ``depth``,
+    /// ``level_widths`` (bootstraps per level), ``peak_live`` (most
+    /// ciphertexts alive), ``inputs`` and ``outputs`` (ciphertexts).
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.circuit().stats();
+        let d = PyDict::new(py);
+        d.set_item("pbs", s.pbs)?;
+        d.set_item("depth", s.depth)?;
+        d.set_item("level_widths", s.width_per_level.clone())?;
+        d.set_item("peak_live", s.peak_live)?;
+        d.set_item("inputs", s.inputs)?;
+        d.set_item("outputs", s.outputs)?;
+        Ok(d)
+    }
+
+    /// Estimated peak memory of an encrypted run on `threads` threads
+    /// (default: this machine's cores), in bytes.
+    #[pyo3(signature = (threads = None))]
+    fn memory_estimate(&self, threads: Option<usize>) -> PyResult<u64> {
+        let t = hearth::backend::resolve_threads(threads).or_raise()?;
+        Ok(self.inner.memory_estimate(t))
+    }
+
+    /// Inputs and outputs: ``{"inputs": [(name, dtype, dims)], "outputs": [...]}``.
+    #[getter]
+    fn signature<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let list = |ps: &[hearth::api::Param]| -> Vec<(String, String, Vec<usize>)> {
+            ps.iter()
+                .map(|p| (p.name.clone(), dtype_name(p.shape), p.dims.clone()))
+                .collect()
+        };
+        let sig = self.inner.signature();
+        let d = PyDict::new(py);
+        d.set_item("inputs", list(&sig.inputs))?;
+        d.set_item("outputs", list(&sig.outputs))?;
+        Ok(d)
+    }
+
+    /// Runs on plain values with the clear backend (no keys, no noise):
+    /// the outputs as ``ClientKey.decrypt`` gives them. For tests and
+    /// debugging.
+    #[pyo3(signature = (*args))]
+    fn run_clear<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let values = self.input_values(args)?;
+        let inner = self.inner.clone();
+        let outs = py.detach(move || inner.run_clear(&values)).or_raise()?;
+        let params = &self.inner.signature().outputs;
+        let values = params
+            .iter()
+            .zip(outs)
+            .map(|(p, vs)| to_python(py, p, vs))
+            .collect::<PyResult<_>>()?;
+        one_or_tuple(py, values)
+    }
+
+    /// Runs on encrypted inputs (a bundle from ``ClientKey.encrypt``) with
+    /// `server_key`; returns the encrypted outputs as a bundle.
+    ///
+    /// The GIL is released while it runs; `progress` shows bootstraps
+    /// done / total, rate and time left (tqdm when installed). Ctrl-C
+    /// stops the run within about a bootstrap per thread and raises
+    /// ``KeyboardInterrupt``; nothing of it is left running.
+    #[pyo3(signature = (server_key, inputs, backend = "cpu", threads = None, progress = true))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        server_key: &ServerKey,
+        inputs: &Bundle,
+        backend: &str,
+        threads: Option<usize>,
+        progress: bool,
+    ) -> PyResult<Bundle> {
+        if backend != "cpu" {
+            return Err(PyValueError::new_err(format!(
+                "backend `{backend}`: this build runs on `cpu` (the GPU backend needs a \
+                 build with CUDA)"
+            )));
+        }
+        self.inner.check_bundle(&inputs.inner).or_raise()?;
+        let threads = hearth::backend::resolve_threads(threads).or_raise()?;
+        let total = self.inner.circuit().stats().pbs;
+        let done = Arc::new(AtomicUsize::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let (program, key, bundle) = (
+                self.inner.clone(),
+                server_key.inner.clone(),
+                inputs.inner.clone(),
+            );
+            let (done, cancel) = (done.clone(), cancel.clone());
+            std::thread::spawn(move || {
+                let result = CpuBackend::new(&key, Some(threads)).and_then(|cpu| {
+                    let cpu = cpu
+                        .with_progress(move |d, _| {
+                            done.fetch_max(d, Ordering::Relaxed);
+                        })
+                        .with_cancel(cancel);
+                    program.run_bundle(&cpu, &bundle)
+                });
+                result
+            })
+        };
+        let mut bar = if progress {
+            Some(ProgressBar::new(py, total)?)
+        } else {
+            None
+        };
+        let interrupted = loop {
+            let finished = py.detach(|| {
+                let until = Instant::now() + Duration::from_millis(100);
+                while !worker.is_finished() && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                worker.is_finished()
+            });
+            if let Some(bar) = &mut bar {
+                bar.update(py, done.load(Ordering::Relaxed))?;
+            }
+            if finished {
+                break None;
+            }
+            if let Err(e) = py.check_signals() {
+                cancel.store(true, Ordering::Relaxed);
+                break Some(e);
+            }
+        };
+        let result = py.detach(|| worker.join());
+        if let Some(bar) = bar {
+            bar.close(py)?;
+        }
+        if let Some(e) = interrupted {
+            return Err(e);
+        }
+        let out = result
+            .map_err(|_| HearthError::new_err("internal error: the run's thread panicked"))?
+            .or_raise()?;
+        Ok(Bundle::new(out))
+    }
+
+    fn __repr__(&self) -> String {
+        let s = self.inner.circuit().stats();
+        format!(
+            "CompiledProgram({}, pbs={}, depth={})",
+            self.params(),
+            s.pbs,
+            s.depth
+        )
+    }
+}

@@ -1,0 +1,40 @@
+//! Python bindings of hearth (the `hearth` package's native module
+//! `hearth._hearth`): parameter sets, keys, programs of both integer
+//! families built from Python operators, kernels, compiled programs and
+//! their files, runs clear or encrypted.
+
+mod compiled;
+mod convert;
+mod errors;
+mod kernels;
+mod keys;
+mod program;
+mod value;
+
+use pyo3::prelude::*;
+
+/// The names of the parameter sets the package accepts (the INSECURE test
+/// sets are refused by every front end).
+#[pyfunction]
+fn parameter_sets() -> Vec<&'static str> {
+    hearth::crypto::params::ALL
+        .iter()
+        .filter(|p| !p.is_insecure())
+        .map(|p| p.name)
+        .collect()
+}
+
+#[pymodule]
+fn _hearth(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parameter_sets, m)?)?;
+    m.add_class::<program::Program>()?;
+    m.add_class::<value::Value>()?;
+    m.add_class::<compiled::CompiledProgram>()?;
+    m.add_class::<keys::ClientKey>()?;
+    m.add_class::<keys::ServerKey>()?;
+    m.add_class::<keys::CompressedServerKey>()?;
+    m.add_class::<keys::Bundle>()?;
+    kernels::register(m)?;
+    errors::register(m)?;
+    Ok(())
+}

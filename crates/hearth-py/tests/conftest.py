@@ -1,0 +1,17 @@
+"""Shared fixtures: real keys are generated once per test session."""
+
+import pytest
+
+import hearth
+
+
+@pytest.fixture(scope="session")
+def digits_keys():
+    key = hearth.ClientKey.generate("DIGITS_128")
+    return key, key.server_key()
+
+
+@pytest.fixture(scope="session")
+def gates_keys():
+    key = hearth.ClientKey.generate("GATES_128")
+    return key, key.server_key()

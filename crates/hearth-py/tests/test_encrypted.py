@@ -1,0 +1,101 @@
+"""Encrypted runs on real parameters (one per family), files between a
+client and a server, the GIL released during a run, Ctrl-C."""
+
+import _thread
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import hearth
+
+
+def test_digits_family_encrypted(digits_keys, tmp_path):
+    key, _ = digits_keys
+    p = hearth.Program("DIGITS_128")
+    x = p.input("x", "digits4", shape=3)
+    k = p.input("k", "twos6")
+    p.output("dot", hearth.dot(x, np.array([3, -2, 5]), bias=1))
+    p.output("scaled", x * k)
+    p.output("lt", x[0] < k)
+    prog = p.compile()
+    # Client: compressed server key, program and inputs as files.
+    key.compressed_server_key().save(tmp_path / "server.key")
+    prog.save(tmp_path / "p.hprog")
+    xs, kv = np.array([15, -7, 3]), -32
+    key.encrypt(prog, xs, kv).save(tmp_path / "in.hbundle")
+    # Server: only files and no client key.
+    server = hearth.ServerKey.load(tmp_path / "server.key")
+    sprog = hearth.CompiledProgram.load(tmp_path / "p.hprog")
+    out = sprog.run(server, hearth.Bundle.load(tmp_path / "in.hbundle"), progress=False)
+    (tmp_path / "out.hbundle").write_bytes(out.to_bytes())
+    dot, scaled, lt = key.decrypt(hearth.Bundle.load(tmp_path / "out.hbundle"))
+    assert dot == int(xs @ [3, -2, 5]) + 1
+    np.testing.assert_array_equal(scaled, xs * kv)
+    assert lt == int(15 < kv)
+    assert (dot, list(scaled), lt) == (lambda r: (r[0], list(r[1]), r[2]))(prog.run_clear(xs, kv))
+
+
+def test_words_family_encrypted(gates_keys):
+    key, server = gates_keys
+
+    @hearth.compile(a="u8", b="u8", c="i8[2]")
+    def f(a, b, c):
+        return a * b + 7, a < b, c[0] // c[1]
+
+    args = (200, 3, [-7, 2])
+    out = key.decrypt(f.run(server, key.encrypt(f, *args), threads=2, progress=True))
+    assert out == ((200 * 3 + 7) % 256, False, -4)
+    assert out == f.run_clear(*args)
+
+
+def long_program(n):
+    p = hearth.Program("DIGITS_128")
+    x = p.input("x", "digits12", shape=n)
+    p.output("y", hearth.dot(x, x))
+    return p.compile()
+
+
+def test_gil_released_during_run(digits_keys):
+    key, server = digits_keys
+    prog = long_program(2)
+    bundle = key.encrypt(prog, [1000, -2000])
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=count)
+    start = time.perf_counter()
+    t.start()
+    out = prog.run(server, bundle, progress=False)
+    end = time.perf_counter()
+    stop.set()
+    t.join()
+    assert key.decrypt(out) == 1000**2 + 2000**2
+    during = [x for x in ticks if start < x < end]
+    # A thread sleeping 10 ms per tick: at least a third of its ticks.
+    assert end - start > 0.5
+    assert len(during) >= (end - start) / 0.01 / 3, (len(during), end - start)
+
+
+def test_ctrl_c_stops_a_run(digits_keys):
+    key, server = digits_keys
+    prog = long_program(24)
+    bundle = key.encrypt(prog, list(range(24)))
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        prog.run(server, bundle, progress=False)
+    stopped = time.perf_counter() - start
+    timer.join()
+    # The whole run takes several times longer than this.
+    assert stopped < 4.0, stopped
+    # Nothing is left running: the next run works and is exact.
+    small = long_program(1)
+    assert key.decrypt(small.run(server, key.encrypt(small, [-77]), progress=False)) == 77**2
