@@ -215,7 +215,7 @@ fn bad_compressed_files_are_refused() {
     assert!(matches!(refusal(&p), FileError::TooLarge { .. }));
     let p = forged(&good, &d.join("over.key"), |b| b.resize(10 << 20, 0));
     assert!(matches!(refusal(&p), FileError::TooLarge { .. }));
-    let p = patched(&good, &d.join("kind.key"), |b| b[10] = 5);
+    let p = patched(&good, &d.join("kind.key"), |b| b[10] = 99);
     assert!(matches!(refusal(&p), FileError::Malformed { .. }));
     // Another set's id: a digits key is too large to be a bits key; a bits
     // key named digits has the wrong ids inside.
