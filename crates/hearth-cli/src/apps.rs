@@ -34,6 +34,12 @@ pub struct Common {
     /// Write the results here (.csv or .json).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Instead of running, write the compiled program (program.hprog),
+    /// its clear inputs (values.json, for `hearth encrypt --values`) and
+    /// the clear model's outputs (expected.json, as `hearth decrypt`
+    /// prints them) into this folder.
+    #[arg(long, value_name = "DIR")]
+    export: Option<PathBuf>,
 }
 
 #[derive(clap::Subcommand)]
@@ -282,6 +288,53 @@ macro_rules! each_family {
     };
 }
 
+/// `--export DIR`: the program file, its inputs and the expected outputs
+/// (each a JSON object of the signature's names, nested by its dims).
+fn export(
+    dir: &Path,
+    prog: &CompiledProgram,
+    inputs: &[(&str, &[i64])],
+    outputs: &[(&str, &[i64])],
+) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|source| FileError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let write = |name: &str, params: &[hearth::Param], values: &[(&str, &[i64])]| {
+        let entries: Vec<_> = params
+            .iter()
+            .zip(values)
+            .map(|(p, (_, vs))| (p.clone(), vs.iter().map(|&v| BigInt::from(v)).collect()))
+            .collect();
+        let path = dir.join(name);
+        let text = serde_json::to_string_pretty(&crate::values::to_json_object(&entries))
+            .map_err(|e| Error::Config(e.to_string()))?;
+        std::fs::write(&path, text + "\n").map_err(|source| FileError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Ok::<_, Error>(path)
+    };
+    let sig = prog.signature();
+    let program = dir.join("program.hprog");
+    prog.save(&program)?;
+    let values = write("values.json", &sig.inputs, inputs)?;
+    let expected = write("expected.json", &sig.outputs, outputs)?;
+    let st = prog.circuit().stats();
+    for f in [&program, &values, &expected] {
+        let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        println!("wrote {} ({len} bytes)", f.display());
+    }
+    println!(
+        "{}: {} PBS, depth {}; run it with `hearth encrypt --values {}`, `hearth run`, `hearth decrypt`",
+        prog.circuit().params().params().name,
+        st.pbs,
+        st.depth,
+        values.display()
+    );
+    Ok(())
+}
+
 /// Encrypts `values`, runs `prog`, decrypts its outputs; prints a summary.
 fn execute(
     prog: &CompiledProgram,
@@ -422,12 +475,16 @@ fn regression(rows: usize, input: &Path, model: &Path, common: &Common) -> Resul
     let prog = compile(&plan, common.family, threads, &[rows, k], &|p, ins| {
         each_family!(ins, kernel, p, &wt, &bt)
     })?;
-    let got = execute(&prog, &plan, &x.concat(), common)?;
     // Plain Rust integers.
     let want: Vec<i64> = x
         .iter()
         .map(|r| r.iter().zip(&w).map(|(a, b)| a * b).sum::<i64>() + bias)
         .collect();
+    if let Some(dir) = &common.export {
+        let prog = prog.with_signature(&[("x", &[rows, k])], &[("y", &[rows])])?;
+        return export(dir, &prog, &[("x", &x.concat())], &[("y", &want)]);
+    }
+    let got = execute(&prog, &plan, &x.concat(), common)?;
     let mut table = Vec::new();
     println!("| row | encrypted y | clear y | y / scale | target |\n|---|---|---|---|---|");
     for i in 0..rows {
@@ -571,8 +628,10 @@ impl Cnn {
             )?;
             let a = kernels::relu(&c);
             let pooled = kernels::avg_pool(p, &a, 2)?.reshape(&[1, r * 9])?;
-            for l in kernels::matmul_clear(p, &pooled, &dw, Some(&db))?.data() {
-                p.output(l);
+            let logits = kernels::matmul_clear(p, &pooled, &dw, Some(&db))?;
+            // One length for all, so the logits form one output tensor.
+            for l in kernels::widen_all(logits.data()) {
+                p.output(&l);
             }
         }
         Ok(())
@@ -610,6 +669,14 @@ fn digits(images: usize, input: &Path, model: &Path, common: &Common) -> Result<
         &[images, 1, 8, 8],
         &|p, ins| each_family!(ins, kernel, p, &cnn),
     )?;
+    if let Some(dir) = &common.export {
+        let prog = prog.with_signature(
+            &[("images", &[images, 1, 8, 8])],
+            &[("logits", &[images, cnn.classes])],
+        )?;
+        let want: Vec<i64> = x.iter().flat_map(|img| cnn.logits(img)).collect();
+        return export(dir, &prog, &[("images", &x.concat())], &[("logits", &want)]);
+    }
     let got = execute(&prog, &plan, &x.concat(), common)?;
     println!("| image | label | encrypted prediction | clear prediction | python prediction | logits equal |\n|---|---|---|---|---|---|");
     let mut table = Vec::new();

@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use hearth::{Bundle, ClientKey, CompiledProgram, Error, FileError, ParameterSet, ServerKey};
+use hearth::{
+    Bundle, ClientKey, CompiledProgram, Error, FileError, ParameterSet, ServerKey, ServerKeySizes,
+};
 
 use crate::keygen::{cpu_with_bar, pbs_bar};
 use crate::options::Threads;
@@ -153,16 +155,31 @@ pub fn run(
         });
     }
     let threads = threads.resolve()?;
+    // The keys in memory: the standard-domain key and the bootstrap key
+    // again in the Fourier domain (the same size).
+    let sizes = ServerKeySizes::of(server.params());
+    let keys = sizes.decompressed() + sizes.bootstrap;
+    let run = prog.memory_estimate(threads);
     if let Some(limit) = memory_limit {
-        prog.check_memory(threads, limit)?;
+        if keys + run > limit {
+            return Err(Error::TooLarge {
+                what: format!(
+                    "the run's estimated memory (bytes: keys {keys}, ciphertexts and accumulators {run}; \
+                     raise --memory-limit or split the work)"
+                ),
+                size: keys + run,
+                limit,
+            });
+        }
     }
     let st = prog.circuit().stats();
     eprintln!(
-        "{}: {} PBS, depth {}, estimated memory {:.0} MiB",
+        "{}: {} PBS, depth {}, estimated memory {:.0} MiB (keys {:.0} MiB)",
         program.display(),
         st.pbs,
         st.depth,
-        mib(prog.memory_estimate(threads))
+        mib(keys + run),
+        mib(keys)
     );
     let start = Instant::now();
     let result = match crate::engine::gpu_only(backend, &server) {

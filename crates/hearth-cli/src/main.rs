@@ -3,6 +3,7 @@
 mod apps;
 mod bench;
 mod bits_ops;
+mod compute;
 mod demo;
 mod deploy;
 mod emu;
@@ -157,6 +158,18 @@ enum Command {
     /// Run an A32 program on a `hearth serve` server, answering its branch
     /// queries with the secret key.
     Client(emu::ClientArgs),
+    /// The compute server: runs any program file on bundles for registered
+    /// server keys, over HTTP (jobs admitted by cost, queued, kept on disk
+    /// until fetched).
+    Server(compute::ServerArgs),
+    /// Submit a program and a bundle to a `hearth server` (uploading the
+    /// server key first if needed); prints the job id.
+    Submit(compute::SubmitArgs),
+    /// Show a job's status on a `hearth server` (JSON).
+    JobStatus(compute::StatusArgs),
+    /// Fetch a job's result bundle from a `hearth server` (optionally
+    /// waiting for it), then forget the job there.
+    Fetch(compute::FetchArgs),
     /// Maintenance tools.
     Tool {
         #[command(subcommand)]
@@ -262,6 +275,10 @@ fn main() -> ExitCode {
         Command::Emu { which } => emu::run(which),
         Command::Serve(args) => emu::serve(args),
         Command::Client(args) => emu::client(args),
+        Command::Server(args) => compute::server(args),
+        Command::Submit(args) => compute::submit(args),
+        Command::JobStatus(args) => compute::status(args),
+        Command::Fetch(args) => compute::fetch(args),
         Command::Tool {
             which: Tool::AscTable { out, check },
         } => asc_table(out, check),

@@ -253,12 +253,12 @@ mod tests {
             1.into(),
             (-5).into(),
             BigInt::from(u64::MAX),
-            BigInt::from(u64::MAX) * 7,
+            BigInt::from(u64::MAX) * BigInt::from(7),
         ];
         let j = to_json_object(&[(p.clone(), vals.clone())]);
         assert_eq!(
             j["x"][1][1],
-            Value::String((BigInt::from(u64::MAX) * 7u32).to_string())
+            Value::String((BigInt::from(u64::MAX) * BigInt::from(7)).to_string())
         );
         let back = from_json(Path::new("t"), &j["x"], &p).unwrap();
         assert_eq!(back, vals);

@@ -232,6 +232,12 @@ impl<'p> Int<'p> {
         self.unary(Op::IntToBits)
     }
 
+    /// The same value on at least `n` digits: zero digits on top, no
+    /// bootstrap (outputs of one tensor share one shape).
+    pub fn widen(&self, n: usize) -> Int<'p> {
+        self.unary(|x| Op::IntWiden(x, n))
+    }
+
     /// The value wrapped to `n` bits, as Rust's `as i{n}` would: the
     /// integer congruent to `self` modulo `2^n` in `[-2^(n-1), 2^(n-1))`,
     /// as `n` digits (about `1.4 n` bootstraps: the two's-complement

@@ -126,6 +126,8 @@ pub enum Op {
     IntWrappingMul(ValueId, ValueId, usize),
     /// `floor(x / 2^k)`.
     IntShrFloor(ValueId, usize),
+    /// `x` on at least `n` digits (zero digits on top).
+    IntWiden(ValueId, usize),
     /// The sum of the values.
     IntSum(Vec<ValueId>),
     /// `sum x_i y_i + sum k_j z_j + bias`, exact, in one compression.
@@ -277,6 +279,7 @@ impl Op {
             | IntWrappingAdd(..)
             | IntWrappingMul(..)
             | IntShrFloor(..)
+            | IntWiden(..)
             | IntSum(_)
             | IntFusedSum { .. } => (true, false),
             _ => (false, true),
@@ -362,6 +365,7 @@ impl Op {
             | IntToBits(x)
             | IntWrap(x, _)
             | IntShrFloor(x, _)
+            | IntWiden(x, _)
             | WordNot(x)
             | WordNeg(x)
             | WordShift(x, _, _)
@@ -570,6 +574,15 @@ pub(crate) fn apply(b: &mut CircuitBuilder, op: &Op, args: &[&Val]) -> Result<Ve
         IntToBits(_) => {
             let bits = digits::to_bits(b, int(x())?)?;
             one_int(Digits::from_wires(b, bits)?)
+        }
+        IntWiden(_, n) => {
+            digits_within("a widened value", *n as u64)?;
+            let d = int(x())?;
+            let mut wires = d.wires().to_vec();
+            while wires.len() < *n {
+                wires.push(b.constant(0));
+            }
+            one_int(Digits::from_wires(b, wires)?)
         }
         IntWrap(_, n) => {
             digits_within("a wrapped value", *n as u64)?;

@@ -10,6 +10,31 @@
 //! beside the operations (#PBS, depth, level widths, peak live values)
 //! must equal the rebuilt circuit's, so a file from a hearth whose
 //! algorithms differ is refused rather than run at another cost.
+//!
+//! ```
+//! use hearth::backend::CpuBackend;
+//! use hearth::{ClientKey, CompiledProgram, Int, Program, INSECURE_TEST_DIGITS};
+//! # fn main() -> hearth::Result<()> {
+//! let p = Program::new(&INSECURE_TEST_DIGITS);
+//! let x: Vec<_> = (0..4).map(|_| p.input(8)).collect();
+//! let w = [3.into(), (-1).into(), 4.into(), 1.into()];
+//! p.output(&Int::dot_clear(&p, &x, &w, &5.into()));
+//! let prog = p.build()?.with_signature(&[("x", &[4])], &[("y", &[])])?;
+//! let path = std::env::temp_dir().join(format!("dot-{}.hprog", std::process::id()));
+//! prog.save(&path)?; // the key owner
+//!
+//! let client = ClientKey::generate(&INSECURE_TEST_DIGITS);
+//! let values = vec![1.into(), 2.into(), 3.into(), 4.into()];
+//! let input = client.encrypt_bundle(&prog.signature().inputs, &[values])?;
+//!
+//! let prog = CompiledProgram::load(&path)?; // the server: rebuilt, checked
+//! let server = client.server_key();
+//! let out = prog.run_bundle(&CpuBackend::new(&server, None)?, &input)?;
+//! assert_eq!(client.decrypt_bundle(&out)?[0].1, vec![(3 - 2 + 12 + 4 + 5).into()]);
+//! # std::fs::remove_file(&path).ok();
+//! # Ok(())
+//! # }
+//! ```
 
 use std::path::Path;
 

@@ -38,7 +38,7 @@ pub struct RunReport {
 /// Evaluates circuits with real encryption on `threads` CPU threads.
 pub struct CpuBackend<'k> {
     pub(super) key: &'k ServerKey,
-    pub(super) pool: rayon::ThreadPool,
+    pub(super) pool: Arc<rayon::ThreadPool>,
     threads: usize,
     pub(super) fft: Fft,
     /// One set of buffers per pool thread.
@@ -74,24 +74,40 @@ impl<'k> CpuBackend<'k> {
     /// A backend on `threads` threads (see [`resolve_threads`]).
     pub fn new(key: &'k ServerKey, threads: Option<usize>) -> Result<Self, Error> {
         let threads = resolve_threads(threads)?;
-        let pool = rayon::ThreadPoolBuilder::new()
+        Ok(Self::with_pool(key, Arc::new(Self::pool(threads)?)))
+    }
+
+    /// A pool of `threads` bootstrap threads for [`CpuBackend::with_pool`].
+    pub fn pool(threads: usize) -> Result<rayon::ThreadPool, Error> {
+        if threads == 0 {
+            return Err(Error::Config("thread count must be positive".into()));
+        }
+        rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("hearth-pbs-{i}"))
             .build()
-            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))?;
+            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))
+    }
+
+    /// A backend on an existing pool (one per process, shared by backends
+    /// of different keys, e.g. a server's jobs): it uses all of the pool's
+    /// threads. Runs of backends sharing a pool may overlap; each run's
+    /// bootstraps are then interleaved on the pool's threads.
+    pub fn with_pool(key: &'k ServerKey, pool: Arc<rayon::ThreadPool>) -> Self {
+        let threads = pool.current_num_threads();
         let params = key.params();
         let fft = Fft::new(params.polynomial_size);
         let scratch = (0..threads)
             .map(|_| Mutex::new(PbsScratch::new(params, fft.as_view())))
             .collect();
-        Ok(CpuBackend {
+        CpuBackend {
             key,
             pool,
             threads,
             fft,
             scratch,
             progress: None,
-        })
+        }
     }
 
     /// Calls `f(done, total)` after every bootstrap.

@@ -461,3 +461,40 @@ impl ClientKey {
         self.decrypt_bit(&x.cts[0])
     }
 }
+
+impl ClientKey {
+    /// Encrypts digits (as [`ClientKey::encrypt`] does, one ciphertext
+    /// each) as one tfhe-rs seeded LWE list: the masks come from one fresh
+    /// seed, so the list travels as the seed and one body per digit. Returns
+    /// the seed, the bodies and the full ciphertexts.
+    pub(crate) fn encrypt_seeded(
+        &self,
+        digits: &[i64],
+    ) -> Result<(u128, Vec<u64>, Vec<Ciphertext>), Error> {
+        let p = self.params();
+        let encoded = digits
+            .iter()
+            .map(|&d| Ok(digit_from_i64(p, d)?.wrapping_mul(p.delta())))
+            .collect::<Result<Vec<u64>, Error>>()?;
+        let key = self.glwe_secret_key.as_lwe_secret_key();
+        let mut seeder = new_seeder();
+        let seed = crate::crypto::compressed::fresh_seed(seeder.as_mut());
+        let mut seeded = SeededLweCiphertextList::new(
+            0u64,
+            key.lwe_dimension().to_lwe_size(),
+            LweCiphertextCount(encoded.len()),
+            seed.into(),
+            CiphertextModulus::new_native(),
+        );
+        par_encrypt_seeded_lwe_ciphertext_list(
+            &key,
+            &mut seeded,
+            &PlaintextList::from_container(encoded),
+            p.glwe_noise,
+            seeder.as_mut(),
+        );
+        let bodies = seeded.as_ref().to_vec();
+        let cts = crate::crypto::bundle::decompress(self.params, self.key_id, seed.0, &bodies);
+        Ok((seed.0, bodies, cts))
+    }
+}

@@ -69,7 +69,7 @@ pub(crate) struct CompressedServerKeyData {
 
 /// A mask seed from the platform seeder. Zero, which a file uses for
 /// "no seed", is drawn again (probability 2^-128).
-fn fresh_seed(seeder: &mut dyn Seeder) -> Seed {
+pub(crate) fn fresh_seed(seeder: &mut dyn Seeder) -> Seed {
     loop {
         let seed = seeder.seed();
         if seed.0 != 0 {

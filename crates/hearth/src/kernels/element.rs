@@ -34,6 +34,16 @@ pub trait Element<'p>: Clone + Value + Sized {
     fn relu(&self) -> Self;
     /// `floor(self / 2^k)`.
     fn shr_floor(&self, k: usize) -> Self;
+    /// The same value on at least `n` digits (words keep their width), so
+    /// results of different lengths can form one tensor of a signature.
+    fn widen(&self, n: usize) -> Self;
+}
+
+/// Widens every element to the longest one's length (see
+/// [`Element::widen`]).
+pub fn widen_all<'p, E: Element<'p>>(xs: &[E]) -> Vec<E> {
+    let n = xs.iter().map(|x| x.shape().len()).max().unwrap_or(0);
+    xs.iter().map(|x| x.widen(n)).collect()
 }
 
 impl<'p> Element<'p> for Int<'p> {
@@ -72,6 +82,9 @@ impl<'p> Element<'p> for Int<'p> {
     fn shr_floor(&self, k: usize) -> Self {
         Int::shr_floor(self, k)
     }
+    fn widen(&self, n: usize) -> Self {
+        Int::widen(self, n)
+    }
 }
 
 impl<'p, const BITS: usize, const SIGNED: bool> Element<'p> for Word<'p, BITS, SIGNED> {
@@ -109,5 +122,8 @@ impl<'p, const BITS: usize, const SIGNED: bool> Element<'p> for Word<'p, BITS, S
     }
     fn shr_floor(&self, k: usize) -> Self {
         Word::shr_floor(self, k)
+    }
+    fn widen(&self, _n: usize) -> Self {
+        self.clone()
     }
 }

@@ -44,7 +44,7 @@ mod tensor;
 
 pub use cannon::{CannonPlan, Family, Ints, Words};
 pub use conv::{avg_pool, conv2d, max_pool, relu, ConvOrder, Padding, Weights};
-pub use element::Element;
+pub use element::{widen_all, Element};
 pub use linalg::{add, dot, dot_clear, matmul, matmul_clear, mul, scale, sub};
 pub use tensor::Tensor;
 

@@ -1,0 +1,366 @@
+//! A blocking client of the server's HTTP API (ureq).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use hearth::crypto::files::info_from_bytes;
+use hearth::{Bundle, KeyId};
+use serde::de::DeserializeOwned;
+
+use crate::api::{
+    ErrorBody, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats, Submitted,
+};
+
+/// What a client call can meet.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The server refused the request: its HTTP status, its code (see
+    /// [`ErrorCode`]) and message.
+    #[error("the server refused ({status} {code}): {message}")]
+    Api {
+        /// The HTTP status.
+        status: u16,
+        /// The code string of the JSON body.
+        code: String,
+        /// The message of the JSON body.
+        message: String,
+    },
+    /// The job ran and failed (from [`Client::wait`]).
+    #[error("job {job} failed ({code}): {message}")]
+    JobFailed {
+        /// The job.
+        job: JobId,
+        /// The failure's code.
+        code: String,
+        /// Why.
+        message: String,
+    },
+    /// No answer: the server could not be reached, or the connection
+    /// broke.
+    #[error("cannot reach the server: {0}")]
+    Transport(String),
+    /// An answer that is not this API's.
+    #[error("unexpected answer from the server: {0}")]
+    Protocol(String),
+    /// [`Client::wait_timeout`] ran out of time.
+    #[error("job {0} has not finished in time")]
+    Timeout(JobId),
+    /// A local file could not be read.
+    #[error(transparent)]
+    Hearth(#[from] hearth::Error),
+}
+
+impl ClientError {
+    /// The server's code, when the server refused the request (or the
+    /// job failed) with one this client knows.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            ClientError::Api { code, .. } => ErrorCode::parse(code),
+            ClientError::JobFailed { .. } => Some(ErrorCode::JobFailed),
+            _ => None,
+        }
+    }
+}
+
+/// A server key to upload: a file's path or its bytes.
+#[derive(Clone, Copy, Debug)]
+pub enum KeySource<'a> {
+    /// A server key file (compressed or not).
+    Path(&'a Path),
+    /// A server key file's bytes.
+    Bytes(&'a [u8]),
+}
+
+impl<'a> From<&'a Path> for KeySource<'a> {
+    fn from(p: &'a Path) -> Self {
+        KeySource::Path(p)
+    }
+}
+
+impl<'a> From<&'a PathBuf> for KeySource<'a> {
+    fn from(p: &'a PathBuf) -> Self {
+        KeySource::Path(p)
+    }
+}
+
+impl<'a> From<&'a [u8]> for KeySource<'a> {
+    fn from(b: &'a [u8]) -> Self {
+        KeySource::Bytes(b)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for KeySource<'a> {
+    fn from(b: &'a Vec<u8>) -> Self {
+        KeySource::Bytes(b)
+    }
+}
+
+/// The most bytes of a JSON answer read.
+const JSON_LIMIT: u64 = 1 << 20;
+/// The most bytes of a result read.
+const RESULT_LIMIT: u64 = 1 << 40;
+
+/// A client of one server (`http://HOST:PORT`). Uploads send
+/// `Expect: 100-continue`, so a body over the server's limit is refused
+/// before it is sent. Connections are kept alive between calls.
+#[derive(Clone, Debug)]
+pub struct Client {
+    base: String,
+    agent: ureq::Agent,
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, ClientError> {
+    std::fs::read(path).map_err(|source| {
+        hearth::Error::from(hearth::FileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+        .into()
+    })
+}
+
+impl Client {
+    /// A client of the server at `url` (`http://HOST:PORT`, a trailing
+    /// `/` or none; `https://` with the crate feature `tls`).
+    pub fn new(url: &str) -> Result<Client, ClientError> {
+        let base = url.trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(ClientError::Transport(format!(
+                "{url:?} is not an http:// URL"
+            )));
+        }
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(10)))
+            // Refusals arrive at once; a 100 Continue too, from this server.
+            .timeout_await_100(Some(Duration::from_secs(10)))
+            .build();
+        Ok(Client {
+            base,
+            agent: ureq::Agent::new_with_config(config),
+        })
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    fn url_of(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn transport(e: ureq::Error) -> ClientError {
+        ClientError::Transport(e.to_string())
+    }
+
+    /// The body of a success, or the refusal.
+    fn answer(mut r: ureq::http::Response<ureq::Body>, limit: u64) -> Result<Vec<u8>, ClientError> {
+        let status = r.status().as_u16();
+        let body = r
+            .body_mut()
+            .with_config()
+            .limit(if (200..300).contains(&status) {
+                limit
+            } else {
+                JSON_LIMIT
+            })
+            .read_to_vec()
+            .map_err(Self::transport)?;
+        if (200..300).contains(&status) {
+            return Ok(body);
+        }
+        match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(e) => Err(ClientError::Api {
+                status,
+                code: e.code,
+                message: e.message,
+            }),
+            Err(_) => Err(ClientError::Protocol(format!(
+                "HTTP {status}: {}",
+                String::from_utf8_lossy(&body[..body.len().min(200)])
+            ))),
+        }
+    }
+
+    fn json<T: DeserializeOwned>(
+        r: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<T, ClientError> {
+        let body = Self::answer(r.map_err(Self::transport)?, JSON_LIMIT)?;
+        serde_json::from_slice(&body).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    fn post(
+        &self,
+        path: &str,
+        body: &[u8],
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        self.agent
+            .post(self.url_of(path))
+            .header("Expect", "100-continue")
+            .content_type("application/octet-stream")
+            .send(body)
+    }
+
+    /// The server's limits (`GET /v1/info`).
+    pub fn info(&self) -> Result<ServerInfo, ClientError> {
+        Self::json(self.agent.get(self.url_of("/v1/info")).call())
+    }
+
+    /// Counts of jobs and refusals (`GET /v1/stats`).
+    pub fn stats(&self) -> Result<ServerStats, ClientError> {
+        Self::json(self.agent.get(self.url_of("/v1/stats")).call())
+    }
+
+    /// Registers a server key (`POST /v1/keys`): a compressed key file is
+    /// the smallest upload. A key registered already is not sent again by
+    /// the server's choice: the answer says `new: false`.
+    pub fn upload_key<'a>(&self, key: impl Into<KeySource<'a>>) -> Result<KeyInfo, ClientError> {
+        let owned;
+        let bytes = match key.into() {
+            KeySource::Bytes(b) => b,
+            KeySource::Path(p) => {
+                owned = read_file(p)?;
+                &owned
+            }
+        };
+        Self::json(self.post("/v1/keys", bytes))
+    }
+
+    /// The key `id` as registered (`GET /v1/keys/{id}`), or `None`.
+    pub fn key(&self, id: KeyId) -> Result<Option<KeyInfo>, ClientError> {
+        match Self::json(
+            self.agent
+                .get(self.url_of(&format!("/v1/keys/{id}")))
+                .call(),
+        ) {
+            Ok(k) => Ok(Some(k)),
+            Err(e) if e.code() == Some(ErrorCode::UnknownKey) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Registers the key in `path` unless the server has its id already
+    /// (only the 36-byte header is read to learn it).
+    pub fn ensure_key(&self, path: &Path) -> Result<KeyInfo, ClientError> {
+        let bytes = read_file(path)?;
+        let info = info_from_bytes(path, &bytes)?;
+        match self.key(info.key_id)? {
+            Some(k) => Ok(k),
+            None => self.upload_key(&bytes),
+        }
+    }
+
+    /// Submits a job (`POST /v1/jobs`): program file bytes
+    /// ([`hearth::CompiledProgram::to_bytes`]) and input bundle bytes
+    /// ([`hearth::Bundle::to_bytes`]), sent one after the other. The
+    /// bundle's key must be registered.
+    pub fn submit(&self, program: &[u8], bundle: &[u8]) -> Result<Submitted, ClientError> {
+        self.submit_to("/v1/jobs".into(), program, bundle)
+    }
+
+    /// [`Client::submit`], naming the key the job is for: the server
+    /// refuses a bundle under another key (`wrong_key`).
+    pub fn submit_with_key(
+        &self,
+        key: KeyId,
+        program: &[u8],
+        bundle: &[u8],
+    ) -> Result<Submitted, ClientError> {
+        self.submit_to(format!("/v1/jobs?key={key}"), program, bundle)
+    }
+
+    fn submit_to(
+        &self,
+        path: String,
+        program: &[u8],
+        bundle: &[u8],
+    ) -> Result<Submitted, ClientError> {
+        let body = [program, bundle].concat();
+        Self::json(self.post(&path, &body))
+    }
+
+    /// Where a job is (`GET /v1/jobs/{id}`).
+    pub fn status(&self, job: JobId) -> Result<JobStatus, ClientError> {
+        Self::json(
+            self.agent
+                .get(self.url_of(&format!("/v1/jobs/{job}")))
+                .call(),
+        )
+    }
+
+    /// Polls every `poll` until the job is done; a failed job is
+    /// [`ClientError::JobFailed`].
+    pub fn wait(&self, job: JobId, poll: Duration) -> Result<JobStatus, ClientError> {
+        self.wait_with(job, poll, None, |_| {})
+    }
+
+    /// [`Client::wait`] giving up after `timeout` ([`ClientError::Timeout`]).
+    pub fn wait_timeout(
+        &self,
+        job: JobId,
+        poll: Duration,
+        timeout: Duration,
+    ) -> Result<JobStatus, ClientError> {
+        self.wait_with(job, poll, Some(timeout), |_| {})
+    }
+
+    /// [`Client::wait`] with a deadline (or none) and a callback on every
+    /// status seen (for a progress bar).
+    pub fn wait_with(
+        &self,
+        job: JobId,
+        poll: Duration,
+        timeout: Option<Duration>,
+        mut seen: impl FnMut(&JobStatus),
+    ) -> Result<JobStatus, ClientError> {
+        let start = Instant::now();
+        loop {
+            let st = self.status(job)?;
+            seen(&st);
+            match &st.state {
+                JobState::Done { .. } => return Ok(st),
+                JobState::Failed { code, message } => {
+                    return Err(ClientError::JobFailed {
+                        job,
+                        code: code.clone(),
+                        message: message.clone(),
+                    })
+                }
+                JobState::Queued { .. } | JobState::Running { .. } => {}
+            }
+            if timeout.is_some_and(|t| start.elapsed() >= t) {
+                return Err(ClientError::Timeout(job));
+            }
+            std::thread::sleep(poll);
+        }
+    }
+
+    /// The result bundle's bytes (`GET /v1/jobs/{id}/result`): the job
+    /// stays until [`Client::delete`].
+    pub fn result(&self, job: JobId) -> Result<Vec<u8>, ClientError> {
+        let r = self
+            .agent
+            .get(self.url_of(&format!("/v1/jobs/{job}/result")))
+            .call()
+            .map_err(Self::transport)?;
+        Self::answer(r, RESULT_LIMIT)
+    }
+
+    /// The result as a [`Bundle`], checked.
+    pub fn result_bundle(&self, job: JobId) -> Result<Bundle, ClientError> {
+        let bytes = self.result(job)?;
+        Ok(Bundle::from_bytes(Path::new("<result>"), &bytes)?)
+    }
+
+    /// Forgets a job and its result (`DELETE /v1/jobs/{id}`); a queued
+    /// job is cancelled, a running one cannot be deleted (`not_ready`).
+    pub fn delete(&self, job: JobId) -> Result<(), ClientError> {
+        let r = self
+            .agent
+            .delete(self.url_of(&format!("/v1/jobs/{job}")))
+            .call()
+            .map_err(Self::transport)?;
+        Self::answer(r, JSON_LIMIT).map(drop)
+    }
+}

@@ -1,0 +1,72 @@
+//! A compute server for hearth programs, and its client.
+//!
+//! Clients register server keys by id, then submit jobs: a program file
+//! and a bundle of encrypted inputs under a registered key. Each job is
+//! admitted by cost (#PBS and estimated peak memory, from the program's
+//! count statistics) against the operator's limits before anything runs,
+//! waits in a bounded queue, runs on the server's one thread pool, and
+//! its result stays on disk until the client deletes it: a client that
+//! went away fetches it later by job id, and a server that was killed
+//! finds every accepted job again when it starts (see [`server`] and
+//! [`store`]). The server holds no client key; `INSECURE` parameter sets
+//! are refused.
+//!
+//! # HTTP API
+//!
+//! | method and path | body | answer |
+//! |---|---|---|
+//! | `POST /v1/keys` | a server key file (compressed or not) | `201` (`200` if known) [`KeyInfo`] |
+//! | `GET /v1/keys/{key_id}` | | [`KeyInfo`] or `unknown_key` |
+//! | `POST /v1/jobs[?key=KEYID]` | a program file, then a bundle file | `202` [`Submitted`] `{job_id, pbs, depth, memory}` |
+//! | `GET /v1/jobs/{job_id}` | | [`JobStatus`]: `queued` (position), `running` (done/total bootstraps), `done`, `failed` (code, message) |
+//! | `GET /v1/jobs/{job_id}/result` | | the result bundle file (`application/octet-stream`) |
+//! | `DELETE /v1/jobs/{job_id}` | | [`Deleted`]; the job and its result are gone |
+//! | `GET /v1/info` | | [`ServerInfo`]: version, threads, limits |
+//! | `GET /v1/stats` | | [`ServerStats`]: jobs by state, refusals by code |
+//!
+//! Every refusal is `{"code": "...", "message": "..."}` with the status of
+//! its [`ErrorCode`]. The job body splits without a separator because
+//! each hearth file's header states its payload length
+//! ([`request::split_job`]); [`request::parse_job`] is the whole
+//! validation, callable on any bytes (a fuzz target).
+//!
+//! The README's example, compiled here:
+//!
+//! ```no_run
+//! use hearth::api::U8;
+//! use hearth::{ClientKey, Program, GATES_128};
+//! use hearth_server::Client;
+//! use std::path::Path;
+//! use std::time::Duration;
+//!
+//! let p = Program::new(&GATES_128);
+//! let (a, b) = (U8::input(&p), U8::input(&p));
+//! p.output(&(&a + &b));
+//! let prog = p.build()?;
+//!
+//! let key = ClientKey::generate(&GATES_128);
+//! let inputs = key.encrypt_bundle(&prog.signature().inputs, &[vec![200.into()], vec![100.into()]])?;
+//! let server = Client::new("http://127.0.0.1:8080")?;
+//! key.compressed_server_key().save(Path::new("server.key"))?;
+//! server.upload_key(Path::new("server.key"))?;          // or the file's bytes
+//! let job = server.submit_with_key(key.key_id(), &prog.to_bytes()?, &inputs.to_bytes()?)?.job_id;
+//! server.wait(job, Duration::from_millis(200))?;        // ClientError::JobFailed if it failed
+//! let out = key.decrypt_bundle(&server.result_bundle(job)?)?;
+//! server.delete(job)?;                                  // now status(job) is not_found
+//! assert_eq!(out[0].1[0], 44.into());                   // (200 + 100) mod 256
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod api;
+pub mod client;
+pub mod request;
+pub mod server;
+pub mod store;
+
+pub use api::{
+    ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats,
+    Submitted,
+};
+pub use client::{Client, ClientError, KeySource};
+pub use request::{parse_job, split_job, JobRequest, Limits};
+pub use server::{run, start, Config, Server, ServerError, ServerHandle};

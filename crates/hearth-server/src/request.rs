@@ -1,0 +1,490 @@
+//! Job requests: the body of `POST /v1/jobs` is a program file followed
+//! by a bundle file, as written by [`hearth::CompiledProgram::to_bytes`]
+//! and [`hearth::Bundle::to_bytes`]. Each hearth file's 36-byte header
+//! states its payload length, so the two split without a separator.
+//!
+//! [`split_job`] splits and checks the two headers (cheap: no payload is
+//! decoded); [`parse_job`] then rebuilds the program (every check of the
+//! builder again, work bounded by [`hearth::api::program_file::MAX_PROGRAM_WORK`]),
+//! decodes the bundle, checks it against the program's signature, and
+//! admits the job by cost against [`Limits`]. Both are public so that a
+//! fuzzer can call them on arbitrary bytes: they return an [`ApiError`]
+//! for anything, never panic.
+
+use std::path::Path;
+
+use hearth::crypto::files::{info_from_bytes, FileInfo, FileKind};
+use hearth::{Bundle, CompiledProgram, Error, FileError, KeyId, ParameterSet};
+
+use crate::api::{ApiError, ErrorCode};
+
+/// Bytes of a hearth file header.
+pub const HEADER_LEN: usize = 36;
+
+/// What the operator allows one job (the server's `--max-*` options).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most bytes in one request body.
+    pub max_body: u64,
+    /// Most bootstraps one program may run.
+    pub max_pbs: u64,
+    /// Most estimated peak memory of one run, bytes
+    /// ([`CompiledProgram::memory_estimate`] on `threads`).
+    pub max_memory: u64,
+    /// Threads the run would use (the memory estimate grows with them).
+    pub threads: usize,
+}
+
+impl Default for Limits {
+    /// 256 MiB bodies, 10 million bootstraps, 8 GiB, 1 thread.
+    fn default() -> Limits {
+        Limits {
+            max_body: 256 << 20,
+            max_pbs: 10_000_000,
+            max_memory: 8 << 30,
+            threads: 1,
+        }
+    }
+}
+
+/// The two files of a job request, split and with their headers checked.
+#[derive(Clone, Copy, Debug)]
+pub struct JobParts<'a> {
+    /// The program file (header and payload).
+    pub program: &'a [u8],
+    /// The bundle file (header and payload).
+    pub bundle: &'a [u8],
+    /// The key the bundle is under (from its header).
+    pub key_id: KeyId,
+    /// The parameter set of both files (they must agree).
+    pub params: &'static ParameterSet,
+}
+
+/// A job request decoded and admitted: the program, its input bundle and
+/// its cost.
+#[derive(Clone, Debug)]
+pub struct JobRequest {
+    /// The program, rebuilt with every check.
+    pub program: CompiledProgram,
+    /// Its inputs, checked against the program's signature.
+    pub bundle: Bundle,
+    /// Bootstraps it runs.
+    pub pbs: u64,
+    /// Its depth in bootstraps.
+    pub depth: u64,
+    /// Estimated peak memory of the run on [`Limits::threads`], bytes.
+    pub memory: u64,
+}
+
+/// The code a hearth error on a job's file maps to: an insecure set is
+/// [`ErrorCode::InsecureParams`], anything else about the file `code`.
+fn file_error(code: ErrorCode, what: &str, e: Error) -> ApiError {
+    match e {
+        Error::InsecureParams(_) => ApiError::new(ErrorCode::InsecureParams, e.to_string()),
+        e => ApiError::new(code, format!("{what}: {e}")),
+    }
+}
+
+/// Refuses the `INSECURE_*` test sets, as every front end does.
+pub fn check_secure(params: &'static ParameterSet, what: &str) -> Result<(), ApiError> {
+    ParameterSet::for_front_end(params.name)
+        .map(drop)
+        .map_err(|e| ApiError::new(ErrorCode::InsecureParams, format!("{what}: {e}")))
+}
+
+fn header(bytes: &[u8], code: ErrorCode, what: &str, kind: FileKind) -> Result<FileInfo, ApiError> {
+    let info = info_from_bytes(Path::new(what), bytes).map_err(|e| file_error(code, what, e))?;
+    if info.kind != kind {
+        return Err(ApiError::new(
+            code,
+            format!(
+                "{what}: a {} file, expected a {}",
+                info.kind.name(),
+                kind.name()
+            ),
+        ));
+    }
+    check_secure(info.params.params(), what)?;
+    Ok(info)
+}
+
+/// Splits a job body into its program and bundle files, checking both
+/// headers (magic, version, kind, parameter set, secure set), that the
+/// program file is whole, that the two files are of one parameter set,
+/// and that the body is within `max_body`. Nothing is decoded.
+pub fn split_job(body: &[u8], max_body: u64) -> Result<JobParts<'_>, ApiError> {
+    if body.len() as u64 > max_body {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!("{} bytes, over the limit of {max_body}", body.len()),
+        ));
+    }
+    let info = header(body, ErrorCode::BadProgram, "program", FileKind::Program)?;
+    let end = info
+        .payload_len
+        .checked_add(HEADER_LEN as u64)
+        .filter(|&end| end <= body.len() as u64)
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::BadProgram,
+                format!(
+                    "program: its header states {} payload bytes, the body holds {} after it",
+                    info.payload_len,
+                    body.len() - HEADER_LEN
+                ),
+            )
+        })? as usize;
+    let (program, bundle) = body.split_at(end);
+    if bundle.is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::BadBundle,
+            "bundle: the body ends after the program (send the program file, then the bundle file)",
+        ));
+    }
+    let binfo = header(bundle, ErrorCode::BadBundle, "bundle", FileKind::Bundle)?;
+    if binfo.params != info.params {
+        return Err(ApiError::new(
+            ErrorCode::BadBundle,
+            format!(
+                "bundle: of parameter set {}, the program is of {}",
+                binfo.params.params().name,
+                info.params.params().name
+            ),
+        ));
+    }
+    Ok(JobParts {
+        program,
+        bundle,
+        key_id: binfo.key_id,
+        params: info.params.params(),
+    })
+}
+
+/// Decodes and admits a job body (see the module doc): the program is
+/// rebuilt ([`ErrorCode::BadProgram`] when it does not build), the bundle
+/// decoded and checked against the program ([`ErrorCode::BadBundle`]),
+/// and the program's #PBS and estimated memory compared with `limits`
+/// ([`ErrorCode::OverCost`]). CPU-heavy for large programs (bounded):
+/// the server calls it off its async threads.
+pub fn parse_job(body: &[u8], limits: &Limits) -> Result<JobRequest, ApiError> {
+    let parts = split_job(body, limits.max_body)?;
+    let program = CompiledProgram::from_bytes(Path::new("program"), parts.program)
+        .map_err(|e| file_error(ErrorCode::BadProgram, "program", e))?;
+    check_secure(program.circuit().params().params(), "program")?;
+    let stats = program.circuit().stats();
+    let pbs = stats.pbs as u64;
+    if pbs > limits.max_pbs {
+        return Err(ApiError::new(
+            ErrorCode::OverCost,
+            format!(
+                "the program runs {pbs} bootstraps, over the limit of {}",
+                limits.max_pbs
+            ),
+        ));
+    }
+    let memory = program.memory_estimate(limits.threads);
+    if memory > limits.max_memory {
+        return Err(ApiError::new(
+            ErrorCode::OverCost,
+            format!(
+                "the run needs an estimated {memory} bytes on {} threads, over the limit of {}",
+                limits.threads, limits.max_memory
+            ),
+        ));
+    }
+    let bundle = Bundle::from_bytes(Path::new("bundle"), parts.bundle)
+        .map_err(|e| file_error(ErrorCode::BadBundle, "bundle", e))?;
+    program
+        .check_bundle(&bundle)
+        .map_err(|e| ApiError::new(ErrorCode::BadBundle, format!("bundle: {e}")))?;
+    Ok(JobRequest {
+        program,
+        bundle,
+        pbs,
+        depth: stats.depth as u64,
+        memory,
+    })
+}
+
+/// Checks the header of an uploaded server key (compressed or not) and
+/// refuses insecure sets; the key itself is checked when it is loaded.
+pub fn check_key_header(bytes: &[u8], max_body: u64) -> Result<FileInfo, ApiError> {
+    if bytes.len() as u64 > max_body {
+        return Err(ApiError::new(
+            ErrorCode::TooLarge,
+            format!("{} bytes, over the limit of {max_body}", bytes.len()),
+        ));
+    }
+    let info = info_from_bytes(Path::new("server key"), bytes)
+        .map_err(|e| file_error(ErrorCode::BadKey, "server key", e))?;
+    if !matches!(
+        info.kind,
+        FileKind::ServerKey | FileKind::CompressedServerKey
+    ) {
+        return Err(ApiError::new(
+            ErrorCode::BadKey,
+            format!("a {} file, expected a server key", info.kind.name()),
+        ));
+    }
+    check_secure(info.params.params(), "server key")?;
+    let expected = (bytes.len() - HEADER_LEN) as u64;
+    if info.payload_len != expected {
+        return Err(ApiError::new(
+            ErrorCode::BadKey,
+            format!(
+                "server key: its header states {} payload bytes, {expected} were sent",
+                info.payload_len
+            ),
+        ));
+    }
+    Ok(info)
+}
+
+/// Maps an error from loading a stored or uploaded key.
+pub(crate) fn key_error(e: Error) -> ApiError {
+    match e {
+        Error::File(FileError::Io { .. }) => ApiError::new(ErrorCode::Internal, e.to_string()),
+        e => file_error(ErrorCode::BadKey, "server key", e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth::api::U8;
+    use hearth::{ClientKey, Program, GATES_128, INSECURE_TEST_BITS};
+    use num_bigint::BigInt;
+
+    fn program(params: &'static ParameterSet) -> CompiledProgram {
+        let p = Program::new(params);
+        let a = U8::input(&p);
+        let b = U8::input(&p);
+        p.output(&(&a + &b));
+        p.build().unwrap()
+    }
+
+    fn fixture() -> (Vec<u8>, Vec<u8>, ClientKey) {
+        let prog = program(&GATES_128);
+        let client = ClientKey::generate(&GATES_128);
+        let bundle = client
+            .encrypt_bundle(
+                &prog.signature().inputs,
+                &[vec![BigInt::from(200)], vec![BigInt::from(100)]],
+            )
+            .unwrap();
+        (prog.to_bytes().unwrap(), bundle.to_bytes().unwrap(), client)
+    }
+
+    fn code<T: std::fmt::Debug>(r: Result<T, ApiError>) -> ErrorCode {
+        r.expect_err("refused").code
+    }
+
+    #[test]
+    fn a_job_splits_parses_and_is_admitted_by_cost() {
+        let (p, b, client) = fixture();
+        let body = [p.clone(), b.clone()].concat();
+        let parts = split_job(&body, u64::MAX).unwrap();
+        assert_eq!(parts.program, &p[..]);
+        assert_eq!(parts.bundle, &b[..]);
+        assert_eq!(parts.key_id, client.key_id());
+        assert_eq!(parts.params.name, "GATES_128");
+        let limits = Limits {
+            threads: 2,
+            ..Limits::default()
+        };
+        let job = parse_job(&body, &limits).unwrap();
+        assert!(job.pbs > 0 && job.depth > 0 && job.depth <= job.pbs);
+        assert_eq!(job.memory, job.program.memory_estimate(2));
+        assert_eq!(job.bundle.key_id(), client.key_id());
+
+        // Cost limits: one bootstrap fewer, one byte less memory.
+        let tight = Limits {
+            max_pbs: job.pbs - 1,
+            ..limits.clone()
+        };
+        assert_eq!(code(parse_job(&body, &tight)), ErrorCode::OverCost);
+        let tight = Limits {
+            max_memory: job.memory - 1,
+            ..limits.clone()
+        };
+        assert_eq!(code(parse_job(&body, &tight)), ErrorCode::OverCost);
+        let exact = Limits {
+            max_pbs: job.pbs,
+            max_memory: job.memory,
+            max_body: body.len() as u64,
+            ..limits.clone()
+        };
+        assert!(parse_job(&body, &exact).is_ok());
+        let small = Limits {
+            max_body: body.len() as u64 - 1,
+            ..limits.clone()
+        };
+        assert_eq!(code(parse_job(&body, &small)), ErrorCode::TooLarge);
+
+        // Truncations: inside the program, right after it, inside the bundle.
+        for cut in [0, 10, HEADER_LEN, p.len() - 1] {
+            assert_eq!(
+                code(split_job(&body[..cut], u64::MAX)),
+                ErrorCode::BadProgram
+            );
+        }
+        assert_eq!(
+            code(split_job(&body[..p.len()], u64::MAX)),
+            ErrorCode::BadBundle
+        );
+        for cut in [p.len() + 1, p.len() + HEADER_LEN, body.len() - 1] {
+            assert_eq!(code(parse_job(&body[..cut], &limits)), ErrorCode::BadBundle);
+        }
+        // Trailing bytes after the bundle.
+        let long = [body.clone(), vec![0]].concat();
+        assert_eq!(code(parse_job(&long, &limits)), ErrorCode::BadBundle);
+        // The files in the other order, twice the same file.
+        assert_eq!(
+            code(split_job(&[b.clone(), p.clone()].concat(), u64::MAX)),
+            ErrorCode::BadProgram
+        );
+        assert_eq!(
+            code(split_job(&[p.clone(), p.clone()].concat(), u64::MAX)),
+            ErrorCode::BadBundle
+        );
+        // One flipped payload byte: the checksum.
+        for at in [HEADER_LEN + 3, p.len() + HEADER_LEN + 3] {
+            let mut bad = body.clone();
+            bad[at] ^= 1;
+            let c = code(parse_job(&bad, &limits));
+            assert_eq!(
+                c,
+                if at < p.len() {
+                    ErrorCode::BadProgram
+                } else {
+                    ErrorCode::BadBundle
+                }
+            );
+        }
+        // A payload length that overflows.
+        let mut bad = body.clone();
+        bad[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(code(split_job(&bad, u64::MAX)), ErrorCode::BadProgram);
+
+        // A bundle for another program (one input instead of two).
+        let q = Program::new(&GATES_128);
+        let x = U8::input(&q);
+        q.output(&(&x + &x));
+        let q = q.build().unwrap();
+        let one = client
+            .encrypt_bundle(&q.signature().inputs, &[vec![BigInt::from(3)]])
+            .unwrap()
+            .to_bytes()
+            .unwrap();
+        let body = [p.clone(), one].concat();
+        assert_eq!(code(parse_job(&body, &limits)), ErrorCode::BadBundle);
+    }
+
+    /// A poor man's fuzzer: random changes to a valid body (header
+    /// fields, lengths, single bytes, cuts, splices) are each accepted or
+    /// refused with a code, never a panic.
+    #[test]
+    fn mutated_bodies_are_refused_without_panics() {
+        use rand::{Rng, SeedableRng};
+        let (p, b, _) = fixture();
+        let body = [p.clone(), b.clone()].concat();
+        let limits = Limits::default();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut codes = std::collections::BTreeMap::new();
+        for _ in 0..3000 {
+            let mut m = body.clone();
+            // Mostly the two headers and the program, where the decisions are.
+            let hot = [0..HEADER_LEN, p.len()..p.len() + HEADER_LEN, 0..p.len()];
+            for _ in 0..rng.gen_range(1..4) {
+                match rng.gen_range(0..5) {
+                    0 => {
+                        let r = hot[rng.gen_range(0..hot.len())].clone();
+                        let i = rng.gen_range(r);
+                        // An earlier cut may have shortened the body.
+                        if let Some(byte) = m.get_mut(i) {
+                            *byte = rng.gen();
+                        }
+                    }
+                    1 => {
+                        let i = rng.gen_range(0..m.len());
+                        m[i] ^= 1 << rng.gen_range(0..8);
+                    }
+                    2 => m.truncate(rng.gen_range(0..m.len())),
+                    3 => {
+                        // A length field set to something else.
+                        let at = if rng.gen() { 24 } else { p.len() + 24 };
+                        if m.len() >= at + 8 {
+                            let v: u64 = match rng.gen_range(0..3) {
+                                0 => rng.gen(),
+                                1 => rng.gen_range(0..1 << 20),
+                                _ => u64::MAX - rng.gen_range(0..64),
+                            };
+                            m[at..at + 8].copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                    _ => {
+                        let i = rng.gen_range(0..m.len());
+                        let junk: Vec<u8> = (0..rng.gen_range(1..64)).map(|_| rng.gen()).collect();
+                        m.splice(i..i, junk);
+                    }
+                }
+                if m.is_empty() {
+                    break;
+                }
+            }
+            let c = match parse_job(&m, &limits) {
+                Ok(_) => "accepted",
+                Err(e) => e.code.as_str(),
+            };
+            *codes.entry(c).or_insert(0) += 1;
+        }
+        eprintln!("3000 mutated bodies: {codes:?}");
+        assert!(
+            codes.keys().all(|c| [
+                "accepted",
+                "bad_program",
+                "bad_bundle",
+                "insecure_params",
+                "too_large"
+            ]
+            .contains(c)),
+            "{codes:?}"
+        );
+    }
+
+    #[test]
+    fn insecure_sets_and_garbage_are_refused() {
+        let prog = program(&INSECURE_TEST_BITS);
+        let client = ClientKey::generate(&INSECURE_TEST_BITS);
+        let bundle = client
+            .encrypt_bundle(
+                &prog.signature().inputs,
+                &[vec![BigInt::from(1)], vec![BigInt::from(2)]],
+            )
+            .unwrap();
+        let body = [prog.to_bytes().unwrap(), bundle.to_bytes().unwrap()].concat();
+        assert_eq!(code(split_job(&body, u64::MAX)), ErrorCode::InsecureParams);
+        let key = client.compressed_server_key();
+        let dir = std::env::temp_dir().join(format!("hearth-server-req-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        key.save(&dir.join("k")).unwrap();
+        let key_bytes = std::fs::read(dir.join("k")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            code(check_key_header(&key_bytes, u64::MAX)),
+            ErrorCode::InsecureParams
+        );
+        // Garbage of every length up to two headers, and a program as a key.
+        for n in 0..80 {
+            let junk: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            assert_eq!(code(split_job(&junk, u64::MAX)), ErrorCode::BadProgram);
+            assert_eq!(code(check_key_header(&junk, u64::MAX)), ErrorCode::BadKey);
+        }
+        let p = program(&GATES_128).to_bytes().unwrap();
+        assert_eq!(code(check_key_header(&p, u64::MAX)), ErrorCode::BadKey);
+        assert_eq!(code(check_key_header(&key_bytes, 10)), ErrorCode::TooLarge);
+        // A GATES program with an INSECURE bundle: the bundle is refused.
+        let mixed = [p, bundle.to_bytes().unwrap()].concat();
+        assert_eq!(code(split_job(&mixed, u64::MAX)), ErrorCode::InsecureParams);
+    }
+}

@@ -1,0 +1,999 @@
+//! The HTTP server: routes, admission, the job worker and the key cache.
+//!
+//! # Scheduling
+//!
+//! Jobs run **one at a time, each on all threads of one shared rayon
+//! pool** (`--threads`). The CPU backend already runs every bootstrap of a
+//! program as soon as its inputs are ready, across the whole circuit, so a
+//! job of any useful width keeps all threads busy by itself; running two
+//! jobs at once would not finish them sooner in total, but would hold two
+//! jobs' ciphertexts in memory and make each job's admission by memory
+//! (`--max-memory`, estimated for the whole pool) depend on what else
+//! happens to be running. One at a time keeps the memory bound per job
+//! exact and the queue first in, first out. Narrow jobs (a few bootstraps
+//! per level) leave threads idle; batching them into one circuit is the
+//! client's lever (one program over tensors).
+//!
+//! # Where work happens
+//!
+//! The async threads only move bytes and check headers. Rebuilding a
+//! program, decoding a bundle, and loading or decompressing a server key
+//! run under [`tokio::task::spawn_blocking`], at most `--threads` of them
+//! at once (a semaphore), so many clients uploading at once wait in line
+//! instead of starving the runtime. The worker is its own OS thread.
+//!
+//! # Durability
+//!
+//! A job is written to disk before it is acknowledged, its result before
+//! it is marked done (see [`crate::store`]). A server killed at any point
+//! and started again on the same folder has every acknowledged job: queued
+//! ones (and the one that was running) run again, finished ones keep their
+//! results until deleted.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use hearth::backend::CpuBackend;
+use hearth::crypto::files::{write_atomic, FileInfo, FileKind};
+use hearth::{KeyId, ServerKey};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde::Deserialize;
+
+use crate::api::{
+    parse_key_id, ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo,
+    ServerStats, Submitted,
+};
+use crate::request::{check_key_header, key_error, parse_job, split_job, Limits};
+use crate::store::{JobMeta, Outcome, Recovered, Store, StoredKey};
+
+/// How a server runs: its folder, its threads and its limits (the
+/// `hearth server` options).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The data folder: keys, jobs, results (created if missing).
+    pub data: PathBuf,
+    /// Threads of the pool every job runs on.
+    pub threads: usize,
+    /// Most bootstraps one job may run.
+    pub max_pbs: u64,
+    /// Most estimated peak memory of one job on `threads`, bytes.
+    pub max_memory: u64,
+    /// Most jobs waiting at once (the running one not counted).
+    pub max_queue: usize,
+    /// Most bytes in one request body (a key upload or a job).
+    pub max_body: u64,
+    /// Most request bodies received and checked at once: with
+    /// `max_body`, this bounds the memory uploads take. Others wait for
+    /// their turn (within `body_timeout`, else `queue_full`).
+    pub max_uploads: usize,
+    /// Most registered keys.
+    pub max_keys: usize,
+    /// Server keys kept decompressed in memory, least recently used
+    /// dropped first (0: load for every job).
+    pub key_cache: usize,
+    /// Longest a request body may take to arrive.
+    pub body_timeout: Duration,
+    /// One line on stderr per accepted, finished and failed job.
+    pub log: bool,
+}
+
+impl Config {
+    /// Defaults for `data`: all cores, 10 million bootstraps, 8 GiB, 64
+    /// queued jobs, 256 MiB bodies, 16 uploads at once, 64 keys, 4
+    /// cached, 5 minutes per body.
+    pub fn new(data: impl Into<PathBuf>) -> Config {
+        Config {
+            data: data.into(),
+            threads: hearth::backend::default_threads().unwrap_or(1),
+            max_pbs: 10_000_000,
+            max_memory: 8 << 30,
+            max_queue: 64,
+            max_body: 256 << 20,
+            max_uploads: 16,
+            max_keys: 64,
+            key_cache: 4,
+            body_timeout: Duration::from_secs(300),
+            log: false,
+        }
+    }
+
+    /// The limits one job is admitted against.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_body: self.max_body,
+            max_pbs: self.max_pbs,
+            max_memory: self.max_memory,
+            threads: self.threads,
+        }
+    }
+}
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// A setting that cannot be used.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// The data folder could not be opened or read.
+    #[error("data folder: {0}")]
+    Data(ApiError),
+    /// The address could not be bound, or the runtime not started.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+enum State_ {
+    Queued,
+    Running(Arc<AtomicU64>),
+    Done(u64),
+    Failed(ApiError),
+}
+
+struct Job {
+    meta: JobMeta,
+    state: State_,
+}
+
+#[derive(Default)]
+struct Jobs {
+    map: HashMap<JobId, Job>,
+    queue: VecDeque<JobId>,
+    /// Slots taken by jobs being written to disk.
+    reserved: usize,
+    next_seq: u64,
+}
+
+/// Least recently used server keys.
+struct KeyCache {
+    cap: usize,
+    keys: VecDeque<(KeyId, Arc<ServerKey>)>,
+}
+
+impl KeyCache {
+    fn get(&mut self, id: KeyId) -> Option<Arc<ServerKey>> {
+        let i = self.keys.iter().position(|(k, _)| *k == id)?;
+        let entry = self.keys.remove(i).expect("found");
+        let key = entry.1.clone();
+        self.keys.push_back(entry);
+        Some(key)
+    }
+
+    fn put(&mut self, id: KeyId, key: Arc<ServerKey>) {
+        if self.cap == 0 {
+            return;
+        }
+        self.keys.retain(|(k, _)| *k != id);
+        while self.keys.len() >= self.cap {
+            self.keys.pop_front();
+        }
+        self.keys.push_back((id, key));
+    }
+}
+
+struct Shared {
+    config: Config,
+    limits: Limits,
+    store: Store,
+    jobs: Mutex<Jobs>,
+    wake: Condvar,
+    keys: Mutex<HashMap<KeyId, StoredKey>>,
+    cache: Mutex<KeyCache>,
+    /// Permits for CPU-heavy work off the async threads.
+    heavy: tokio::sync::Semaphore,
+    /// Permits for request bodies in memory.
+    uploads: tokio::sync::Semaphore,
+    pool: Arc<rayon::ThreadPool>,
+    stop: AtomicBool,
+    accepted: AtomicU64,
+    recovered: AtomicU64,
+    completed: AtomicU64,
+    refused: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+/// A lock that a panic elsewhere does not poison for good.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ErrorCode::Internal, e.to_string())
+}
+
+impl Shared {
+    fn log(&self, msg: impl FnOnce() -> String) {
+        if self.config.log {
+            eprintln!("hearth server: {}", msg());
+        }
+    }
+
+    /// The key `id`, from the cache or loaded (and decompressed) from disk.
+    fn server_key(&self, id: KeyId) -> Result<Arc<ServerKey>, ApiError> {
+        if let Some(k) = lock(&self.cache).get(id) {
+            return Ok(k);
+        }
+        if !lock(&self.keys).contains_key(&id) {
+            return Err(ApiError::new(
+                ErrorCode::UnknownKey,
+                format!("no server key {id} is registered"),
+            ));
+        }
+        let key = Arc::new(ServerKey::load(&self.store.key_path(id)).map_err(key_error)?);
+        lock(&self.cache).put(id, key.clone());
+        Ok(key)
+    }
+
+    /// Stores, checks (by loading it) and registers an uploaded key.
+    fn register_key(&self, info: FileInfo, bytes: &[u8]) -> Result<(StoredKey, bool), ApiError> {
+        let id = info.key_id;
+        let upload = self.store.upload_path(id);
+        write_atomic(&upload, bytes, false).map_err(internal)?;
+        let loaded = ServerKey::load(&upload);
+        let result = (|| {
+            let key = loaded.map_err(key_error)?;
+            let mut keys = lock(&self.keys);
+            if let Some(k) = keys.get(&id) {
+                return Ok((k.clone(), false));
+            }
+            if keys.len() >= self.config.max_keys {
+                return Err(ApiError::new(
+                    ErrorCode::TooManyKeys,
+                    format!("{} keys are registered, the limit", keys.len()),
+                ));
+            }
+            std::fs::rename(&upload, self.store.key_path(id)).map_err(internal)?;
+            let stored = StoredKey {
+                key_id: id,
+                params: info.params,
+                compressed: info.kind == FileKind::CompressedServerKey,
+                bytes: bytes.len() as u64,
+            };
+            keys.insert(id, stored.clone());
+            drop(keys);
+            lock(&self.cache).put(id, Arc::new(key));
+            Ok((stored, true))
+        })();
+        let _ = std::fs::remove_file(&upload);
+        result
+    }
+
+    /// Refuses early when the queue is full (checked again on admission).
+    fn check_room(&self) -> Result<(), ApiError> {
+        let jobs = lock(&self.jobs);
+        if jobs.queue.len() + jobs.reserved >= self.config.max_queue {
+            return Err(ApiError::new(
+                ErrorCode::QueueFull,
+                format!(
+                    "{} jobs are waiting, the limit; try again later",
+                    jobs.queue.len() + jobs.reserved
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decodes, admits, writes and queues a job (blocking).
+    fn admit(&self, body: &[u8]) -> Result<Submitted, ApiError> {
+        let req = parse_job(body, &self.limits)?;
+        let seq = {
+            let mut jobs = lock(&self.jobs);
+            if jobs.queue.len() + jobs.reserved >= self.config.max_queue {
+                return Err(ApiError::new(
+                    ErrorCode::QueueFull,
+                    format!("{} jobs are waiting, the limit", self.config.max_queue),
+                ));
+            }
+            jobs.reserved += 1;
+            jobs.next_seq += 1;
+            jobs.next_seq
+        };
+        let id = JobId::random();
+        let meta = JobMeta {
+            seq,
+            key_id: req.bundle.key_id().to_string(),
+            pbs: req.pbs,
+            depth: req.depth,
+            memory: req.memory,
+        };
+        let written = self.store.write_job(id, &meta, body);
+        let mut jobs = lock(&self.jobs);
+        jobs.reserved -= 1;
+        written?;
+        jobs.map.insert(
+            id,
+            Job {
+                meta,
+                state: State_::Queued,
+            },
+        );
+        jobs.queue.push_back(id);
+        drop(jobs);
+        self.wake.notify_all();
+        self.accepted.fetch_add(1, Ordering::Relaxed);
+        self.log(|| format!("job {id} accepted: {} PBS, depth {}", req.pbs, req.depth));
+        Ok(Submitted {
+            job_id: id,
+            pbs: req.pbs,
+            depth: req.depth,
+            memory: req.memory,
+        })
+    }
+
+    /// Runs one job to its result bytes.
+    fn run_job(&self, id: JobId, done: &Arc<AtomicU64>) -> Result<Vec<u8>, ApiError> {
+        let (_, request) = self.store.read_job(id)?;
+        let req = parse_job(&request, &self.limits)?;
+        let key = self.server_key(req.bundle.key_id())?;
+        if key.params().id != req.bundle.params() {
+            return Err(ApiError::new(
+                ErrorCode::WrongKey,
+                format!(
+                    "the key is of {}, the bundle of {}",
+                    key.params().name,
+                    req.bundle.params().params().name
+                ),
+            ));
+        }
+        let progress = done.clone();
+        let cpu = CpuBackend::with_pool(&key, self.pool.clone())
+            .with_progress(move |d, _| progress.store(d as u64, Ordering::Relaxed));
+        let out = req
+            .program
+            .run_bundle(&cpu, &req.bundle)
+            .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
+        out.to_bytes().map_err(internal)
+    }
+
+    /// The worker: takes queued jobs in order, one at a time.
+    fn work(&self) {
+        loop {
+            let (id, meta, done) = {
+                let mut jobs = lock(&self.jobs);
+                let id = loop {
+                    if self.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    if let Some(id) = jobs.queue.pop_front() {
+                        break id;
+                    }
+                    jobs = self.wake.wait(jobs).unwrap_or_else(|e| e.into_inner());
+                };
+                let done = Arc::new(AtomicU64::new(0));
+                let job = jobs.map.get_mut(&id).expect("queued jobs are known");
+                job.state = State_::Running(done.clone());
+                (id, job.meta.clone(), done)
+            };
+            let start = Instant::now();
+            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.run_job(id, &done)))
+                .unwrap_or_else(|_| Err(internal("the job panicked")));
+            let state = match outcome.and_then(|bytes| {
+                self.store.write_result(id, &meta, &bytes)?;
+                Ok(bytes.len() as u64)
+            }) {
+                Ok(n) => {
+                    self.completed.fetch_add(1, Ordering::Relaxed);
+                    self.log(|| {
+                        format!(
+                            "job {id} done: {} PBS in {:.2} s",
+                            meta.pbs,
+                            start.elapsed().as_secs_f64()
+                        )
+                    });
+                    State_::Done(n)
+                }
+                Err(e) => {
+                    self.log(|| format!("job {id} failed: {e}"));
+                    if let Err(w) = self.store.write_failure(id, &meta, &e) {
+                        self.log(|| format!("job {id}: {w}"));
+                    }
+                    State_::Failed(e)
+                }
+            };
+            if let Some(job) = lock(&self.jobs).map.get_mut(&id) {
+                job.state = state;
+            }
+        }
+    }
+
+    fn status(&self, id: JobId) -> Result<JobStatus, ApiError> {
+        let jobs = lock(&self.jobs);
+        let job = jobs.map.get(&id).ok_or_else(|| not_found(id))?;
+        let state = match &job.state {
+            State_::Queued => JobState::Queued {
+                position: jobs.queue.iter().position(|j| *j == id).unwrap_or(0),
+            },
+            State_::Running(done) => JobState::Running {
+                done: done.load(Ordering::Relaxed),
+                total: job.meta.pbs,
+            },
+            State_::Done(n) => JobState::Done { result_bytes: *n },
+            State_::Failed(e) => JobState::Failed {
+                code: e.code.as_str().into(),
+                message: e.message.clone(),
+            },
+        };
+        Ok(JobStatus {
+            job_id: id,
+            key_id: job.meta.key_id.clone(),
+            pbs: job.meta.pbs,
+            depth: job.meta.depth,
+            state,
+        })
+    }
+}
+
+fn not_found(id: JobId) -> ApiError {
+    ApiError::new(ErrorCode::NotFound, format!("no job {id}"))
+}
+
+fn key_info(k: &StoredKey, new: bool) -> KeyInfo {
+    KeyInfo {
+        key_id: k.key_id.to_string(),
+        params: k.params.params().name.to_string(),
+        compressed: k.compressed,
+        bytes: k.bytes,
+        new,
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut r = (status, Json(self.body())).into_response();
+        if self.code == ErrorCode::QueueFull {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        r.extensions_mut().insert(self.code);
+        r
+    }
+}
+
+type Shr = State<Arc<Shared>>;
+
+/// Reads a whole body within `--max-body` and `--body-timeout`, holding
+/// one of `--max-uploads` permits (returned with the body: the caller
+/// keeps it while the bytes are in memory). A `Content-Length` over the
+/// limit is refused before any byte is read (a client sending `Expect:
+/// 100-continue`, as [`crate::Client`] does, then sends none).
+async fn read_body<'a>(
+    s: &'a Shared,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Vec<u8>, tokio::sync::SemaphorePermit<'a>), ApiError> {
+    let limit = s.config.max_body;
+    let too_large = |n: String| {
+        ApiError::new(
+            ErrorCode::TooLarge,
+            format!("the body is {n} bytes, over the limit of {limit}"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(n) = declared.filter(|&n| n > limit) {
+        return Err(too_large(n.to_string()));
+    }
+    let permit = match tokio::time::timeout(s.config.body_timeout, s.uploads.acquire()).await {
+        Ok(Ok(p)) => p,
+        _ => {
+            return Err(ApiError::new(
+                ErrorCode::QueueFull,
+                format!(
+                    "{} uploads are in progress, the limit; try again later",
+                    s.config.max_uploads
+                ),
+            ))
+        }
+    };
+    let limited = Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
+    match tokio::time::timeout(s.config.body_timeout, limited.collect()).await {
+        Err(_) => Err(ApiError::new(
+            ErrorCode::Timeout,
+            format!(
+                "the body did not arrive within {} s",
+                s.config.body_timeout.as_secs()
+            ),
+        )),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(too_large("more than".into()))
+        }
+        Ok(Err(e)) => Err(ApiError::new(
+            ErrorCode::BadRequest,
+            format!("the body could not be read: {e}"),
+        )),
+        Ok(Ok(c)) => Ok((c.to_bytes().to_vec(), permit)),
+    }
+}
+
+/// Runs `f` off the async threads, holding one of the heavy-work permits.
+async fn heavy<T: Send + 'static>(
+    s: &Arc<Shared>,
+    f: impl FnOnce(&Shared) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let _permit = s.heavy.acquire().await.map_err(internal)?;
+    let s = s.clone();
+    tokio::task::spawn_blocking(move || f(&s))
+        .await
+        .map_err(|e| internal(format!("the work stopped: {e}")))?
+}
+
+async fn post_key(
+    State(s): Shr,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(StatusCode, Json<KeyInfo>), ApiError> {
+    let (bytes, _upload) = read_body(&s, &headers, body).await?;
+    let info = check_key_header(&bytes, s.config.max_body)?;
+    if let Some(k) = lock(&s.keys).get(&info.key_id) {
+        return Ok((StatusCode::OK, Json(key_info(k, false))));
+    }
+    let (stored, new) = heavy(&s, move |s| s.register_key(info, &bytes)).await?;
+    if new {
+        s.log(|| format!("key {} registered", stored.key_id));
+    }
+    let status = if new {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(key_info(&stored, new))))
+}
+
+async fn get_key(State(s): Shr, path: Result<Path<String>, PathRejection>) -> Response {
+    let id = path.ok().and_then(|Path(p)| parse_key_id(&p));
+    let found = id.and_then(|id| lock(&s.keys).get(&id).cloned());
+    match found {
+        Some(k) => Json(key_info(&k, false)).into_response(),
+        None => ApiError::new(ErrorCode::UnknownKey, "no such key is registered").into_response(),
+    }
+}
+
+/// The query of `POST /v1/jobs`.
+#[derive(Deserialize)]
+struct SubmitQuery {
+    /// The key the client means (16 hex digits): the bundle must be under it.
+    key: Option<String>,
+}
+
+async fn post_job(
+    State(s): Shr,
+    query: Result<Query<SubmitQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(StatusCode, Json<Submitted>), ApiError> {
+    let Query(query) =
+        query.map_err(|e| ApiError::new(ErrorCode::BadRequest, format!("the query: {e}")))?;
+    let named = match query.key {
+        Some(k) => Some(parse_key_id(&k).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                format!("key={k:?} is not a key id (16 hex digits)"),
+            )
+        })?),
+        None => None,
+    };
+    let (bytes, _upload) = read_body(&s, &headers, body).await?;
+    let parts = split_job(&bytes, s.config.max_body)?;
+    if let Some(k) = named.filter(|&k| k != parts.key_id) {
+        return Err(ApiError::new(
+            ErrorCode::WrongKey,
+            format!(
+                "the bundle is under key {}, the request names key {k}",
+                parts.key_id
+            ),
+        ));
+    }
+    let key = lock(&s.keys).get(&parts.key_id).cloned();
+    let key = key.ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::UnknownKey,
+            format!(
+                "the bundle is under key {}, which is not registered (POST /v1/keys first)",
+                parts.key_id
+            ),
+        )
+    })?;
+    if key.params != parts.params.id {
+        return Err(ApiError::new(
+            ErrorCode::WrongKey,
+            format!(
+                "key {} is of {}, the job of {}",
+                key.key_id,
+                key.params.params().name,
+                parts.params.name
+            ),
+        ));
+    }
+    s.check_room()?;
+    let submitted = heavy(&s, move |s| s.admit(&bytes)).await?;
+    Ok((StatusCode::ACCEPTED, Json(submitted)))
+}
+
+fn job_id(path: Result<Path<String>, PathRejection>) -> Result<JobId, ApiError> {
+    let Path(p) = path.map_err(|_| ApiError::new(ErrorCode::NotFound, "no such job"))?;
+    p.parse()
+}
+
+async fn get_job(
+    State(s): Shr,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<JobStatus>, ApiError> {
+    Ok(Json(s.status(job_id(path)?)?))
+}
+
+async fn get_result(
+    State(s): Shr,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = job_id(path)?;
+    match s.status(id)?.state {
+        JobState::Done { .. } => {}
+        JobState::Failed { code, message } => {
+            return Err(ApiError::new(
+                ErrorCode::JobFailed,
+                format!("the job failed ({code}): {message}"),
+            ))
+        }
+        JobState::Queued { .. } | JobState::Running { .. } => {
+            return Err(ApiError::new(
+                ErrorCode::NotReady,
+                format!("job {id} has not finished"),
+            ))
+        }
+    }
+    let bytes = match tokio::fs::read(s.store.result_path(id)).await {
+        Ok(b) => b,
+        // Deleted meanwhile.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(id)),
+        Err(e) => return Err(internal(e)),
+    };
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/octet-stream"),
+        )],
+        bytes,
+    )
+        .into_response())
+}
+
+async fn delete_job(
+    State(s): Shr,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<Deleted>, ApiError> {
+    let id = job_id(path)?;
+    {
+        let mut jobs = lock(&s.jobs);
+        match jobs.map.get(&id).map(|j| &j.state) {
+            None => return Err(not_found(id)),
+            Some(State_::Running(_)) => {
+                return Err(ApiError::new(
+                    ErrorCode::NotReady,
+                    format!("job {id} is running; delete it once it has finished"),
+                ))
+            }
+            Some(State_::Queued) => jobs.queue.retain(|j| *j != id),
+            Some(_) => {}
+        }
+        jobs.map.remove(&id);
+    }
+    let s2 = s.clone();
+    tokio::task::spawn_blocking(move || s2.store.delete_job(id))
+        .await
+        .map_err(internal)??;
+    Ok(Json(Deleted { job_id: id }))
+}
+
+async fn get_info(State(s): Shr) -> Json<ServerInfo> {
+    Json(ServerInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        threads: s.config.threads,
+        max_pbs: s.config.max_pbs,
+        max_memory: s.config.max_memory,
+        max_queue: s.config.max_queue,
+        max_body: s.config.max_body,
+    })
+}
+
+async fn get_stats(State(s): Shr) -> Json<ServerStats> {
+    let mut st = ServerStats::default();
+    {
+        let jobs = lock(&s.jobs);
+        for j in jobs.map.values() {
+            match j.state {
+                State_::Queued => st.queued += 1,
+                State_::Running(_) => st.running += 1,
+                State_::Done(_) => st.done += 1,
+                State_::Failed(_) => st.failed += 1,
+            }
+        }
+    }
+    st.accepted = s.accepted.load(Ordering::Relaxed);
+    st.recovered = s.recovered.load(Ordering::Relaxed);
+    st.completed = s.completed.load(Ordering::Relaxed);
+    st.keys = lock(&s.keys).len();
+    st.refused = lock(&s.refused)
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    Json(st)
+}
+
+async fn no_route() -> ApiError {
+    ApiError::new(ErrorCode::NotFound, "no such endpoint (see GET /v1/info)")
+}
+
+async fn no_method() -> ApiError {
+    ApiError::new(
+        ErrorCode::BadRequest,
+        "this endpoint does not take that method",
+    )
+}
+
+/// Counts every refusal by its code (for `GET /v1/stats`).
+async fn count_refusals(State(s): Shr, req: Request, next: Next) -> Response {
+    let r = next.run(req).await;
+    if let Some(code) = r.extensions().get::<ErrorCode>() {
+        *lock(&s.refused).entry(code.as_str()).or_default() += 1;
+    }
+    r
+}
+
+/// A server on its data folder: jobs and keys recovered, the worker
+/// started. Serve it with [`Server::serve`].
+pub struct Server {
+    shared: Arc<Shared>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Opens the data folder (refused if another server holds it),
+    /// recovers its keys and jobs (unfinished jobs are queued again, in
+    /// submission order), and starts the job worker.
+    pub fn open(config: Config) -> Result<Server, ServerError> {
+        if config.threads == 0 {
+            return Err(ServerError::Config("--threads must be positive".into()));
+        }
+        let store = Store::open(&config.data).map_err(ServerError::Data)?;
+        let Recovered {
+            keys,
+            jobs: stored,
+            notes,
+        } = store.recover().map_err(ServerError::Data)?;
+        for n in notes {
+            eprintln!("hearth server: {n}");
+        }
+        let pool =
+            CpuBackend::pool(config.threads).map_err(|e| ServerError::Config(e.to_string()))?;
+        let mut jobs = Jobs::default();
+        let mut recovered = 0;
+        for j in stored {
+            jobs.next_seq = jobs.next_seq.max(j.meta.seq);
+            let state = match j.outcome {
+                None => {
+                    jobs.queue.push_back(j.id);
+                    recovered += 1;
+                    State_::Queued
+                }
+                Some(Outcome::Done(n)) => State_::Done(n),
+                Some(Outcome::Failed(e)) => State_::Failed(e),
+            };
+            jobs.map.insert(
+                j.id,
+                Job {
+                    meta: j.meta,
+                    state,
+                },
+            );
+        }
+        let shared = Arc::new(Shared {
+            limits: config.limits(),
+            heavy: tokio::sync::Semaphore::new(config.threads),
+            uploads: tokio::sync::Semaphore::new(config.max_uploads.max(1)),
+            cache: Mutex::new(KeyCache {
+                cap: config.key_cache,
+                keys: VecDeque::new(),
+            }),
+            keys: Mutex::new(keys.into_iter().map(|k| (k.key_id, k)).collect()),
+            jobs: Mutex::new(jobs),
+            wake: Condvar::new(),
+            store,
+            pool: Arc::new(pool),
+            stop: AtomicBool::new(false),
+            accepted: AtomicU64::new(0),
+            recovered: AtomicU64::new(recovered),
+            completed: AtomicU64::new(0),
+            refused: Mutex::new(BTreeMap::new()),
+            config,
+        });
+        if recovered > 0 {
+            shared.log(|| format!("{recovered} unfinished jobs queued again"));
+        }
+        let s = shared.clone();
+        let worker = std::thread::Builder::new()
+            .name("hearth-jobs".into())
+            .spawn(move || s.work())?;
+        Ok(Server {
+            shared,
+            worker: Some(worker),
+        })
+    }
+
+    /// The HTTP routes (see the crate doc), with the server as state.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/v1/info", get(get_info))
+            .route("/v1/stats", get(get_stats))
+            .route("/v1/keys", post(post_key))
+            .route("/v1/keys/{key_id}", get(get_key))
+            .route("/v1/jobs", post(post_job))
+            .route("/v1/jobs/{job_id}", get(get_job).delete(delete_job))
+            .route("/v1/jobs/{job_id}/result", get(get_result))
+            .fallback(no_route)
+            .method_not_allowed_fallback(no_method)
+            .layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
+                count_refusals,
+            ))
+            .with_state(self.shared.clone())
+    }
+
+    /// Serves on `listener` until `shutdown` completes (requests in flight
+    /// are finished), then stops the worker: a running job finishes
+    /// first when [`Server::stop`] is called, or runs again at the next
+    /// start when the process ends.
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let r = axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await;
+        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.wake.notify_all();
+        r
+    }
+
+    /// Stops the worker (after its running job, if any) and waits for it.
+    pub fn stop(mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.wake.notify_all();
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.clamp(1, 4))
+        .thread_name("hearth-http")
+        .enable_all()
+        .build()
+}
+
+/// A server running on a thread of its own ([`start`]).
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl ServerHandle {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops serving, lets the running job finish, and releases the data
+    /// folder (another server may then open it).
+    pub fn stop(mut self) -> std::io::Result<()> {
+        self.halt()
+    }
+
+    fn halt(&mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the server thread panicked"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        let _ = self.halt();
+    }
+}
+
+/// Opens the server on `config` and serves on `listen` (`HOST:PORT`;
+/// port 0 picks a free one) from a background thread, until
+/// [`ServerHandle::stop`] or drop.
+pub fn start(config: Config, listen: &str) -> Result<ServerHandle, ServerError> {
+    let rt = runtime(config.threads)?;
+    let server = Server::open(config)?;
+    let listener = rt.block_on(tokio::net::TcpListener::bind(listen))?;
+    let addr = listener.local_addr()?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("hearth-server".into())
+        .spawn(move || {
+            let r = rt.block_on(server.serve(listener, async {
+                let _ = rx.await;
+            }));
+            server.stop();
+            drop(rt);
+            r
+        })?;
+    Ok(ServerHandle {
+        addr,
+        stop: Some(tx),
+        thread: Some(thread),
+    })
+}
+
+/// Opens the server on `config`, serves on `listen` and calls `ready`
+/// with the bound address; returns on Ctrl-C or SIGTERM without waiting
+/// for a running job (it runs again at the next start).
+pub fn run(
+    config: Config,
+    listen: &str,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServerError> {
+    let rt = runtime(config.threads)?;
+    let server = Server::open(config)?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(listen).await?;
+        ready(listener.local_addr()?);
+        server.serve(listener, shutdown_signal()).await
+    })?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => ctrl_c.await,
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await;
+}

@@ -1,0 +1,422 @@
+//! The server's data folder. Every file is written with
+//! [`hearth::crypto::files::write_atomic`] (a temporary name, sync,
+//! rename), so a crash leaves the old file or the whole new one.
+//!
+//! ```text
+//! DATA/lock                 held (advisory lock) while a server uses DATA
+//! DATA/keys/KEYID.key       a registered server key, as uploaded
+//! DATA/jobs/JOBID.job       an accepted job: header, JSON meta, request
+//! DATA/jobs/JOBID.out       its result bundle (a hearth bundle file)
+//! DATA/jobs/JOBID.err       its failure: JSON {code, message}
+//! ```
+//!
+//! A job file is the magic `HSJOB\0\0\x01`, the meta's length (u32 little
+//! endian), the meta ([`JobMeta`], JSON) and the request body (program
+//! file then bundle file). Once the result is written, the job file is
+//! rewritten without the request. Deleting a job removes `.job` first,
+//! so a crash halfway leaves a result without a job, which the next start
+//! removes; a job without `.out` or `.err` is queued again at start.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use hearth::crypto::files::{read_info, write_atomic, FileKind};
+use hearth::{KeyId, ParamsId};
+use serde::{Deserialize, Serialize};
+
+use crate::api::{parse_key_id, ApiError, ErrorCode, JobId};
+
+const JOB_MAGIC: [u8; 8] = *b"HSJOB\0\0\x01";
+/// Largest meta a job file may state.
+const MAX_META: u32 = 1 << 16;
+
+/// What the server records about a job beside its request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobMeta {
+    /// Submission order (the queue order after a restart).
+    pub seq: u64,
+    /// The key its bundle is under (16 hex digits).
+    pub key_id: String,
+    /// Bootstraps it runs.
+    pub pbs: u64,
+    /// Its depth.
+    pub depth: u64,
+    /// Its estimated memory, bytes.
+    pub memory: u64,
+}
+
+/// A key file found at start.
+#[derive(Clone, Debug)]
+pub struct StoredKey {
+    /// Its id.
+    pub key_id: KeyId,
+    /// Its parameter set.
+    pub params: ParamsId,
+    /// Stored compressed.
+    pub compressed: bool,
+    /// File bytes.
+    pub bytes: u64,
+}
+
+/// A job found at start.
+#[derive(Clone, Debug)]
+pub struct StoredJob {
+    /// Its id.
+    pub id: JobId,
+    /// Its meta.
+    pub meta: JobMeta,
+    /// What it came to, if it finished.
+    pub outcome: Option<Outcome>,
+}
+
+/// What [`Store::recover`] found.
+#[derive(Clone, Debug, Default)]
+pub struct Recovered {
+    /// The registered keys.
+    pub keys: Vec<StoredKey>,
+    /// The jobs, in submission order.
+    pub jobs: Vec<StoredJob>,
+    /// Words about files that were skipped.
+    pub notes: Vec<String>,
+}
+
+/// How a stored job finished.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// A result of this many bytes.
+    Done(u64),
+    /// A failure.
+    Failed(ApiError),
+}
+
+#[derive(Serialize, Deserialize)]
+struct Failure {
+    code: String,
+    message: String,
+}
+
+/// The data folder (see the module doc).
+#[derive(Debug)]
+pub struct Store {
+    root: PathBuf,
+    /// Held for the server's life: a second server on the same folder is
+    /// refused.
+    _lock: File,
+}
+
+fn io(what: impl std::fmt::Display, e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ErrorCode::Internal, format!("{what}: {e}"))
+}
+
+impl Store {
+    /// Opens (creating) the folder and takes its lock.
+    pub fn open(root: &Path) -> Result<Store, ApiError> {
+        for d in [root.to_path_buf(), root.join("keys"), root.join("jobs")] {
+            std::fs::create_dir_all(&d).map_err(|e| io(d.display(), e))?;
+        }
+        let lock_path = root.join("lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| io(lock_path.display(), e))?;
+        if lock.try_lock().is_err() {
+            return Err(ApiError::new(
+                ErrorCode::Internal,
+                format!("{} is in use by another server", root.display()),
+            ));
+        }
+        Ok(Store {
+            root: root.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    /// The folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the key `id` is stored.
+    pub fn key_path(&self, id: KeyId) -> PathBuf {
+        self.root.join("keys").join(format!("{id}.key"))
+    }
+
+    /// A fresh name to receive an upload of key `id` before it is checked.
+    pub fn upload_path(&self, id: KeyId) -> PathBuf {
+        self.root
+            .join("keys")
+            .join(format!("{id}-{}.upload", JobId::random()))
+    }
+
+    fn job_path(&self, id: JobId, ext: &str) -> PathBuf {
+        self.root.join("jobs").join(format!("{id}.{ext}"))
+    }
+
+    /// Where a job's result is.
+    pub fn result_path(&self, id: JobId) -> PathBuf {
+        self.job_path(id, "out")
+    }
+
+    /// Writes an accepted job.
+    pub fn write_job(&self, id: JobId, meta: &JobMeta, request: &[u8]) -> Result<(), ApiError> {
+        let path = self.job_path(id, "job");
+        write_atomic(&path, &encode_job(meta, request), false).map_err(|e| io("job", e))
+    }
+
+    /// Reads a job's meta and request.
+    pub fn read_job(&self, id: JobId) -> Result<(JobMeta, Vec<u8>), ApiError> {
+        let path = self.job_path(id, "job");
+        let bytes = std::fs::read(&path).map_err(|e| io(format!("job {id}"), e))?;
+        let (meta, start) = decode_meta(&bytes).map_err(|e| io(format!("job {id}"), e))?;
+        Ok((meta, bytes[start..].to_vec()))
+    }
+
+    /// Writes a job's result, then drops its request from the job file.
+    pub fn write_result(&self, id: JobId, meta: &JobMeta, result: &[u8]) -> Result<(), ApiError> {
+        write_atomic(&self.result_path(id), result, false).map_err(|e| io("result", e))?;
+        self.write_job(id, meta, &[])
+    }
+
+    /// Writes a job's failure, then drops its request from the job file.
+    pub fn write_failure(&self, id: JobId, meta: &JobMeta, e: &ApiError) -> Result<(), ApiError> {
+        let f = Failure {
+            code: e.code.as_str().into(),
+            message: e.message.clone(),
+        };
+        let json = serde_json::to_vec(&f).map_err(|e| io("failure", e))?;
+        write_atomic(&self.job_path(id, "err"), &json, false).map_err(|e| io("failure", e))?;
+        self.write_job(id, meta, &[])
+    }
+
+    /// Forgets a job: the job file first, then its result or failure.
+    pub fn delete_job(&self, id: JobId) -> Result<(), ApiError> {
+        for ext in ["job", "out", "err"] {
+            match std::fs::remove_file(self.job_path(id, ext)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io(format!("deleting job {id}"), e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Scans the folder at start: temporary files and unfinished uploads
+    /// are removed, results without a job too; keys whose header does not
+    /// match their name are skipped (and reported).
+    pub fn recover(&self) -> Result<Recovered, ApiError> {
+        let mut notes = Vec::new();
+        let mut keys = Vec::new();
+        for (path, name) in self.list("keys")? {
+            if name.contains(".tmp") || name.ends_with(".upload") {
+                let _ = std::fs::remove_file(&path);
+                continue;
+            }
+            let Some(id) = name.strip_suffix(".key").and_then(parse_key_id) else {
+                notes.push(format!("ignored {}", path.display()));
+                continue;
+            };
+            match read_info(&path) {
+                Ok(info)
+                    if info.key_id == id
+                        && matches!(
+                            info.kind,
+                            FileKind::ServerKey | FileKind::CompressedServerKey
+                        ) =>
+                {
+                    keys.push(StoredKey {
+                        key_id: id,
+                        params: info.params,
+                        compressed: info.kind == FileKind::CompressedServerKey,
+                        bytes: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+                    })
+                }
+                Ok(_) => notes.push(format!("{}: not the key its name says", path.display())),
+                Err(e) => notes.push(format!("{}: {e}", path.display())),
+            }
+        }
+        let entries = self.list("jobs")?;
+        let has = |id: JobId, ext: &str| {
+            let want = format!("{id}.{ext}");
+            entries.iter().any(|(_, n)| *n == want)
+        };
+        let mut jobs = Vec::new();
+        for (path, name) in &entries {
+            if name.contains(".tmp") {
+                let _ = std::fs::remove_file(path);
+                continue;
+            }
+            let Some((stem, ext)) = name.split_once('.') else {
+                notes.push(format!("ignored {}", path.display()));
+                continue;
+            };
+            let Ok(id) = stem.parse::<JobId>() else {
+                notes.push(format!("ignored {}", path.display()));
+                continue;
+            };
+            match ext {
+                "job" => {}
+                "out" | "err" => {
+                    if !has(id, "job") {
+                        // Deleted halfway before a crash.
+                        let _ = std::fs::remove_file(path);
+                    }
+                    continue;
+                }
+                _ => {
+                    notes.push(format!("ignored {}", path.display()));
+                    continue;
+                }
+            }
+            let meta = match read_meta(path) {
+                Ok(m) => m,
+                Err(e) => {
+                    notes.push(format!("{}: {e}", path.display()));
+                    continue;
+                }
+            };
+            let outcome = if has(id, "out") {
+                let n = std::fs::metadata(self.result_path(id))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                Some(Outcome::Done(n))
+            } else if has(id, "err") {
+                let f = std::fs::read(self.job_path(id, "err"))
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Failure>(&b).ok());
+                Some(Outcome::Failed(match f {
+                    Some(f) => ApiError::new(
+                        ErrorCode::parse(&f.code).unwrap_or(ErrorCode::Internal),
+                        f.message,
+                    ),
+                    None => ApiError::new(ErrorCode::Internal, "its failure record is unreadable"),
+                }))
+            } else {
+                None
+            };
+            jobs.push(StoredJob { id, meta, outcome });
+        }
+        jobs.sort_by_key(|j| j.meta.seq);
+        Ok(Recovered { keys, jobs, notes })
+    }
+
+    fn list(&self, dir: &str) -> Result<Vec<(PathBuf, String)>, ApiError> {
+        let d = self.root.join(dir);
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&d).map_err(|e| io(d.display(), e))? {
+            let entry = entry.map_err(|e| io(d.display(), e))?;
+            if let Ok(name) = entry.file_name().into_string() {
+                out.push((entry.path(), name));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A job file's bytes.
+pub fn encode_job(meta: &JobMeta, request: &[u8]) -> Vec<u8> {
+    let json = serde_json::to_vec(meta).expect("plain data");
+    let mut out = Vec::with_capacity(12 + json.len() + request.len());
+    out.extend_from_slice(&JOB_MAGIC);
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(&json);
+    out.extend_from_slice(request);
+    out
+}
+
+/// The meta of a job file and where its request starts.
+pub fn decode_meta(bytes: &[u8]) -> Result<(JobMeta, usize), String> {
+    if bytes.len() < 12 || bytes[..8] != JOB_MAGIC {
+        return Err("not a job file".into());
+    }
+    let len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if len > MAX_META || 12 + len as usize > bytes.len() {
+        return Err("truncated job file".into());
+    }
+    let end = 12 + len as usize;
+    let meta = serde_json::from_slice(&bytes[12..end]).map_err(|e| e.to_string())?;
+    Ok((meta, end))
+}
+
+fn read_meta(path: &Path) -> Result<JobMeta, String> {
+    let mut f = File::open(path).map_err(|e| e.to_string())?;
+    let mut head = [0u8; 12];
+    f.read_exact(&mut head).map_err(|e| e.to_string())?;
+    let len = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes")).min(MAX_META + 1);
+    let mut bytes = head.to_vec();
+    bytes.resize(12 + len as usize, 0);
+    f.read_exact(&mut bytes[12..]).map_err(|e| e.to_string())?;
+    decode_meta(&bytes).map(|(m, _)| m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(seq: u64) -> JobMeta {
+        JobMeta {
+            seq,
+            key_id: KeyId(5).to_string(),
+            pbs: 7,
+            depth: 3,
+            memory: 1000,
+        }
+    }
+
+    #[test]
+    fn job_files_round_trip_and_refuse_damage() {
+        let bytes = encode_job(&meta(4), b"request");
+        let (m, start) = decode_meta(&bytes).unwrap();
+        assert_eq!(m, meta(4));
+        assert_eq!(&bytes[start..], b"request");
+        for cut in 0..start {
+            assert!(decode_meta(&bytes[..cut]).is_err(), "cut {cut}");
+        }
+        let mut bad = bytes.clone();
+        bad[0] ^= 1;
+        assert!(decode_meta(&bad).is_err());
+        let mut bad = bytes.clone();
+        bad[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode_meta(&bad).is_err());
+    }
+
+    #[test]
+    fn recovery_orders_jobs_and_cleans_up() {
+        let root = std::env::temp_dir().join(format!("hearth-server-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let store = Store::open(&root).unwrap();
+        assert!(Store::open(&root).is_err(), "a second server is refused");
+        let ids: Vec<JobId> = (0..4).map(|_| JobId::random()).collect();
+        for (i, &id) in ids.iter().enumerate() {
+            store.write_job(id, &meta(10 - i as u64), b"r").unwrap();
+        }
+        store.write_result(ids[1], &meta(9), b"out").unwrap();
+        let e = ApiError::new(ErrorCode::JobFailed, "boom");
+        store.write_failure(ids[2], &meta(8), &e).unwrap();
+        // A result whose job was deleted halfway, a stray temporary file.
+        let orphan = JobId::random();
+        std::fs::write(store.result_path(orphan), b"x").unwrap();
+        std::fs::write(root.join("jobs").join("x.job.tmp99"), b"x").unwrap();
+        std::fs::write(store.upload_path(KeyId(1)), b"x").unwrap();
+        let Recovered { keys, jobs, notes } = store.recover().unwrap();
+        assert!(keys.is_empty() && notes.is_empty(), "{notes:?}");
+        let order: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
+        assert_eq!(order, [ids[3], ids[2], ids[1], ids[0]]);
+        assert!(matches!(jobs[1].outcome, Some(Outcome::Failed(ref f)) if *f == e));
+        assert!(matches!(jobs[2].outcome, Some(Outcome::Done(3))));
+        assert!(jobs[0].outcome.is_none() && jobs[3].outcome.is_none());
+        assert_eq!(store.read_job(ids[1]).unwrap().1, b"");
+        assert_eq!(store.read_job(ids[0]).unwrap().1, b"r");
+        assert!(!store.result_path(orphan).exists());
+        assert_eq!(std::fs::read_dir(root.join("keys")).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(root.join("jobs")).unwrap().count(), 6);
+        store.delete_job(ids[1]).unwrap();
+        store.delete_job(ids[1]).unwrap();
+        assert_eq!(std::fs::read_dir(root.join("jobs")).unwrap().count(), 4);
+        drop(store);
+        assert!(Store::open(&root).is_ok(), "the lock goes with the server");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
