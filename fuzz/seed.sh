@@ -15,7 +15,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 cargo run --release -p hearth --example fuzz_seeds -- "$tmp"
-for t in client_key server_key compressed_server_key ciphertexts bundle program; do
+for t in client_key server_key compressed_server_key ciphertexts bundle program server_request; do
     mkdir -p "fuzz/seeds/$t"
     for f in "$tmp/$t"/*; do
         case "$f" in
