@@ -15,11 +15,11 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 cargo run --release -p hearth --example fuzz_seeds -- "$tmp"
-for t in client_key server_key compressed_server_key ciphertexts bundle program; do
-    mkdir -p "fuzz/seeds/$t" "fuzz/full-keys/$t"
+for t in client_key server_key compressed_server_key ciphertexts bundle program server_request; do
+    mkdir -p "fuzz/seeds/$t"
     for f in "$tmp/$t"/*; do
         case "$f" in
-            *.full) cp "$f" "fuzz/full-keys/$t/" ;;
+            *.full) mkdir -p "fuzz/full-keys/$t" && cp "$f" "fuzz/full-keys/$t/" ;;
             *) cp "$f" "fuzz/seeds/$t/" ;;
         esac
     done

@@ -17,7 +17,7 @@ use hearth::api::U8;
 use hearth::crypto::files::{ciphertexts_from_bytes, save_ciphertexts};
 use hearth::{
     Bundle, ClientKey, CompiledProgram, CompressedServerKey, Program, ServerKey,
-    INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    DIGITS_128, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
 use num_bigint::BigInt;
 
@@ -78,6 +78,29 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) {
     println!("{}/{name}: {} bytes: {read}", dir.display(), bytes.len());
 }
 
+/// A small signed-binary program with a tensor input: the sum of a
+/// 3-vector and its product with a scalar.
+fn secure_digit_program() -> CompiledProgram {
+    let p = Program::new(&DIGITS_128);
+    let x: Vec<_> = (0..3).map(|_| p.input(3)).collect();
+    let k = p.input(2);
+    p.output(&(&(&x[0] + &x[1]) + &x[2]));
+    p.output(&(&k * &x[1]));
+    p.build()
+        .unwrap()
+        .with_signature(&[("x", &[3]), ("k", &[])], &[("s", &[]), ("kx", &[])])
+        .unwrap()
+}
+
+/// A small 8-bit word program.
+fn secure_word_program() -> CompiledProgram {
+    let p = Program::new(&GATES_128);
+    let a = U8::input(&p);
+    let b = U8::input(&p);
+    p.output(&(&(&a & &b) + &b.rotate_left(1)));
+    p.build().unwrap()
+}
+
 fn main() {
     let out = PathBuf::from(std::env::args().nth(1).expect("usage: fuzz_seeds DIR"));
     let sub = |name: &str| {
@@ -85,13 +108,14 @@ fn main() {
         std::fs::create_dir_all(&d).unwrap();
         d
     };
-    let (keys, servers, compressed, cts, bundles, programs) = (
+    let (keys, servers, compressed, cts, bundles, programs, jobs) = (
         sub("client_key"),
         sub("server_key"),
         sub("compressed_server_key"),
         sub("ciphertexts"),
         sub("bundle"),
         sub("program"),
+        sub("server_request"),
     );
     let tmp = std::env::temp_dir().join(format!("hearth-fuzz-seeds-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
@@ -177,18 +201,36 @@ fn main() {
                     .collect()
             })
             .collect();
-        let bundle = client
-            .encrypt_bundle(ins, &values)
+        let bundle = client.encrypt_bundle(ins, &values).unwrap();
+        write(&bundles, tag, &bundle.to_bytes().unwrap());
+        // The same values as full ciphertexts (how outputs are written),
+        // and with every ciphertext cut to 2 words.
+        let full = Bundle::new(bundle.params(), bundle.key_id(), bundle.entries().to_vec())
             .unwrap()
             .to_bytes()
             .unwrap();
-        write(&bundles, tag, &bundle);
-        let count = (bundle.len() - HEADER_LEN) / ((big_n + 1) * 8);
+        write(&bundles, &format!("{tag}-full"), &full);
+        let count = bundle.values().map(|v| v.ciphertexts().len()).sum();
         write(
             &bundles,
-            &format!("{tag}-shrunk"),
-            &shrink(&bundle, &vec![(big_n + 1, 8); count], 2),
+            &format!("{tag}-full-shrunk"),
+            &shrink(&full, &vec![(big_n + 1, 8); count], 2),
         );
+    }
+
+    // Job requests for the compute server: a program file then its input
+    // bundle, on the secure sets (the server refuses the INSECURE ones).
+    for (tag, prog) in [("digits", secure_digit_program()), ("bits", secure_word_program())] {
+        let params = prog.circuit().params().params();
+        let client = ClientKey::generate(params);
+        let ins = &prog.signature().inputs;
+        let values: Vec<Vec<BigInt>> = ins
+            .iter()
+            .map(|param| (0..param.count().unwrap()).map(|i| BigInt::from(i + 2)).collect())
+            .collect();
+        let mut body = prog.to_bytes().unwrap();
+        body.extend(client.encrypt_bundle(ins, &values).unwrap().to_bytes().unwrap());
+        write(&jobs, tag, &body);
     }
     std::fs::remove_dir_all(&tmp).unwrap();
 }
