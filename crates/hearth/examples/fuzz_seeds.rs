@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use hearth::api::U8;
 use hearth::crypto::files::{ciphertexts_from_bytes, save_ciphertexts};
 use hearth::{
-    Bundle, ClientKey, CompiledProgram, CompressedServerKey, Program, ServerKey,
-    DIGITS_128, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    Bundle, ClientKey, CompiledProgram, CompressedServerKey, Program, ServerKey, DIGITS_128,
+    GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
 use num_bigint::BigInt;
 
@@ -220,16 +220,29 @@ fn main() {
 
     // Job requests for the compute server: a program file then its input
     // bundle, on the secure sets (the server refuses the INSECURE ones).
-    for (tag, prog) in [("digits", secure_digit_program()), ("bits", secure_word_program())] {
+    for (tag, prog) in [
+        ("digits", secure_digit_program()),
+        ("bits", secure_word_program()),
+    ] {
         let params = prog.circuit().params().params();
         let client = ClientKey::generate(params);
         let ins = &prog.signature().inputs;
         let values: Vec<Vec<BigInt>> = ins
             .iter()
-            .map(|param| (0..param.count().unwrap()).map(|i| BigInt::from(i + 2)).collect())
+            .map(|param| {
+                (0..param.count().unwrap())
+                    .map(|i| BigInt::from(i + 2))
+                    .collect()
+            })
             .collect();
         let mut body = prog.to_bytes().unwrap();
-        body.extend(client.encrypt_bundle(ins, &values).unwrap().to_bytes().unwrap());
+        body.extend(
+            client
+                .encrypt_bundle(ins, &values)
+                .unwrap()
+                .to_bytes()
+                .unwrap(),
+        );
         write(&jobs, tag, &body);
     }
     std::fs::remove_dir_all(&tmp).unwrap();
