@@ -1,20 +1,61 @@
 //! `hearth.CompiledProgram`: a built program: its cost, its signature,
-//! files, and runs (clear, or encrypted on the CPU with progress and
-//! Ctrl-C).
+//! files, and runs (clear, or encrypted on the CPU or, with the `gpu`
+//! feature, the GPU, with progress and Ctrl-C).
 
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hearth::backend::CpuBackend;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use crate::convert::{dtype_name, to_python};
 use crate::errors::{HearthError, OrRaise};
 use crate::keys::{input_values, one_or_tuple, secure, Bundle, ServerKey};
+
+/// Why the GPU backend cannot run here, or `None` when it can.
+pub(crate) fn gpu_unavailable() -> Option<&'static str> {
+    #[cfg(feature = "gpu")]
+    {
+        (!hearth::backend::gpu_available())
+            .then_some("no usable CUDA device (no GPU, or no driver)")
+    }
+    #[cfg(not(feature = "gpu"))]
+    Some("this build has no GPU backend (build the wheel with `--features gpu`)")
+}
+
+/// Runs `program` on the GPU backend (only called when it is available).
+#[cfg(feature = "gpu")]
+fn run_gpu(
+    program: &hearth::CompiledProgram,
+    key: &hearth::ServerKey,
+    bundle: &hearth::Bundle,
+    progress: impl Fn(usize, usize) + Send + Sync + 'static,
+    cancel: Arc<AtomicBool>,
+) -> Result<hearth::Bundle, hearth::Error> {
+    let gpu = hearth::backend::GpuBackend::for_key(key)?
+        .with_progress(progress)
+        .with_cancel(cancel);
+    program.run_bundle(&gpu, bundle)
+}
+
+#[cfg(not(feature = "gpu"))]
+fn run_gpu(
+    _: &hearth::CompiledProgram,
+    _: &hearth::ServerKey,
+    _: &hearth::Bundle,
+    _: impl Fn(usize, usize) + Send + Sync + 'static,
+    _: Arc<AtomicBool>,
+) -> Result<hearth::Bundle, hearth::Error> {
+    Err(hearth::Error::Config(
+        "this build has no GPU backend".into(),
+    ))
+}
 
 /// A compiled program: what it costs (``stats``), what it takes and gives
 /// (``signature``), and how to run it. Holds no key.
@@ -43,12 +84,15 @@ impl CompiledProgram {
 }
 
 /// Shows a run's progress: tqdm when it is installed, else one line on
-/// stderr redrawn in place.
+/// stderr, redrawn in place on a terminal and written every 10 s to a
+/// file or pipe (so logs stay readable).
 struct ProgressBar<'py> {
     tqdm: Option<Bound<'py, PyAny>>,
+    tty: bool,
     total: usize,
     shown: usize,
     start: Instant,
+    written: Option<Instant>,
 }
 
 impl<'py> ProgressBar<'py> {
@@ -63,11 +107,19 @@ impl<'py> ProgressBar<'py> {
             }
             Err(_) => None,
         };
+        let tty = py
+            .import("sys")?
+            .getattr("stderr")?
+            .call_method0("isatty")
+            .and_then(|t| t.extract())
+            .unwrap_or(false);
         Ok(ProgressBar {
             tqdm,
+            tty,
             total,
             shown: 0,
             start: Instant::now(),
+            written: None,
         })
     }
 
@@ -80,11 +132,17 @@ impl<'py> ProgressBar<'py> {
                 bar.call_method1("update", (done - self.shown,))?;
             }
             None => {
+                let due = self.written.is_none_or(|t| t.elapsed().as_secs() >= 10);
+                if !self.tty && !due && done < self.total {
+                    return Ok(());
+                }
+                self.written = Some(Instant::now());
                 let secs = self.start.elapsed().as_secs_f64().max(1e-9);
                 let rate = done as f64 / secs;
                 let left = (self.total - done) as f64 / rate.max(1e-9);
+                let (start, end) = if self.tty { ("\r", "") } else { ("", "\n") };
                 let line = format!(
-                    "\rhearth: {done}/{} PBS, {rate:.0} PBS/s, {left:.0} s left ",
+                    "{start}hearth: {done}/{} PBS, {rate:.0} PBS/s, {left:.0} s left {end}",
                     self.total
                 );
                 let err = py.import("sys")?.getattr("stderr")?;
@@ -101,10 +159,11 @@ impl<'py> ProgressBar<'py> {
             Some(bar) => {
                 bar.call_method0("close")?;
             }
-            None => {
+            None if self.tty => {
                 let err = py.import("sys")?.getattr("stderr")?;
                 err.call_method1("write", ("\n",))?;
             }
+            None => {}
         }
         Ok(())
     }
@@ -214,7 +273,9 @@ impl CompiledProgram {
     /// The GIL is released while it runs; `progress` shows bootstraps
     /// done / total, rate and time left (tqdm when installed). Ctrl-C
     /// stops the run within about a bootstrap per thread and raises
-    /// ``KeyboardInterrupt``; nothing of it is left running.
+    /// ``KeyboardInterrupt``; nothing of it is left running. `backend`
+    /// ``"gpu"`` runs on tfhe-rs's CUDA code in a wheel built with the
+    /// ``gpu`` feature; elsewhere it warns and runs on the CPU.
     #[pyo3(signature = (server_key, inputs, backend = "cpu", threads = None, progress = true))]
     fn run(
         &self,
@@ -225,69 +286,91 @@ impl CompiledProgram {
         threads: Option<usize>,
         progress: bool,
     ) -> PyResult<Bundle> {
-        if backend != "cpu" {
-            return Err(PyValueError::new_err(format!(
-                "backend `{backend}`: this build runs on `cpu` (the GPU backend needs a \
-                 build with CUDA)"
-            )));
-        }
+        let gpu = match backend {
+            "cpu" => false,
+            "gpu" => match gpu_unavailable() {
+                None => true,
+                Some(why) => {
+                    let msg = format!("backend=\"gpu\": {why}; running on the CPU");
+                    PyErr::warn(
+                        py,
+                        &py.get_type::<PyRuntimeWarning>(),
+                        &CString::new(msg)?,
+                        1,
+                    )?;
+                    false
+                }
+            },
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "backend `{other}`: use \"cpu\" or \"gpu\""
+                )))
+            }
+        };
         self.inner.check_bundle(&inputs.inner).or_raise()?;
         let threads = hearth::backend::resolve_threads(threads).or_raise()?;
         let total = self.inner.circuit().stats().pbs;
         let done = Arc::new(AtomicUsize::new(0));
         let cancel = Arc::new(AtomicBool::new(false));
-        let worker = {
+        let (handle, rx) = {
             let (program, key, bundle) = (
                 self.inner.clone(),
                 server_key.inner.clone(),
                 inputs.inner.clone(),
             );
             let (done, cancel) = (done.clone(), cancel.clone());
-            std::thread::spawn(move || {
-                let result = CpuBackend::new(&key, Some(threads)).and_then(|cpu| {
-                    let cpu = cpu
-                        .with_progress(move |d, _| {
-                            done.fetch_max(d, Ordering::Relaxed);
-                        })
-                        .with_cancel(cancel);
-                    program.run_bundle(&cpu, &bundle)
-                });
-                result
-            })
+            let progress = move |d, _| {
+                done.fetch_max(d, Ordering::Relaxed);
+            };
+            // The result comes back on a channel: the caller waits on it,
+            // without the GIL, waking every 100 ms for progress and signals.
+            let (tx, rx) = mpsc::channel();
+            let handle = std::thread::spawn(move || {
+                let result = if gpu {
+                    run_gpu(&program, &key, &bundle, progress, cancel)
+                } else {
+                    CpuBackend::new(&key, Some(threads)).and_then(|cpu| {
+                        let cpu = cpu.with_progress(progress).with_cancel(cancel);
+                        program.run_bundle(&cpu, &bundle)
+                    })
+                };
+                let _ = tx.send(result);
+            });
+            (handle, rx)
         };
         let mut bar = if progress {
             Some(ProgressBar::new(py, total)?)
         } else {
             None
         };
-        let interrupted = loop {
-            let finished = py.detach(|| {
-                let until = Instant::now() + Duration::from_millis(100);
-                while !worker.is_finished() && Instant::now() < until {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                worker.is_finished()
-            });
+        let mut rx = rx;
+        let outcome = loop {
+            // (`Receiver` is not `Sync`: it goes in and comes back out.)
+            let (got, back) = py.detach(move || (rx.recv_timeout(Duration::from_millis(100)), rx));
+            rx = back;
             if let Some(bar) = &mut bar {
                 bar.update(py, done.load(Ordering::Relaxed))?;
             }
-            if finished {
-                break None;
+            match got {
+                Ok(result) => break Ok(Some(result)),
+                // The worker ended without sending: it panicked.
+                Err(RecvTimeoutError::Disconnected) => break Ok(None),
+                Err(RecvTimeoutError::Timeout) => {}
             }
             if let Err(e) = py.check_signals() {
                 cancel.store(true, Ordering::Relaxed);
-                break Some(e);
+                break Err(e);
             }
         };
-        let result = py.detach(|| worker.join());
+        // The worker ends soon after a cancel (a bootstrap per thread); a
+        // panic in it shows as a closed channel above.
+        let _ = py.detach(|| handle.join());
         if let Some(bar) = bar {
             bar.close(py)?;
         }
-        if let Some(e) = interrupted {
-            return Err(e);
-        }
+        let result = outcome?;
         let out = result
-            .map_err(|_| HearthError::new_err("internal error: the run's thread panicked"))?
+            .ok_or_else(|| HearthError::new_err("internal error: the run's thread panicked"))?
             .or_raise()?;
         Ok(Bundle::new(out))
     }

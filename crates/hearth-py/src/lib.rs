@@ -24,9 +24,21 @@ fn parameter_sets() -> Vec<&'static str> {
         .collect()
 }
 
+/// The backends ``CompiledProgram.run`` can use here: ``"cpu"``, and
+/// ``"gpu"`` in a wheel built with the `gpu` feature on a machine with a
+/// usable CUDA device.
+#[pyfunction]
+fn backends() -> Vec<&'static str> {
+    match compiled::gpu_unavailable() {
+        None => vec!["cpu", "gpu"],
+        Some(_) => vec!["cpu"],
+    }
+}
+
 #[pymodule]
 fn _hearth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parameter_sets, m)?)?;
+    m.add_function(wrap_pyfunction!(backends, m)?)?;
     m.add_class::<program::Program>()?;
     m.add_class::<value::Value>()?;
     m.add_class::<compiled::CompiledProgram>()?;

@@ -99,3 +99,18 @@ def test_ctrl_c_stops_a_run(digits_keys):
     # Nothing is left running: the next run works and is exact.
     small = long_program(1)
     assert key.decrypt(small.run(server, key.encrypt(small, [-77]), progress=False)) == 77**2
+
+
+def test_backend_choice(digits_keys):
+    key, server = digits_keys
+    prog = long_program(2)
+    inputs = key.encrypt(prog, [5, -9])
+    with pytest.raises(ValueError, match="use \"cpu\" or \"gpu\""):
+        prog.run(server, inputs, backend="tpu")
+    if "gpu" in hearth.backends():
+        out = prog.run(server, inputs, backend="gpu", progress=False)
+    else:
+        # "gpu" where it cannot run warns and gives the exact result on the CPU.
+        with pytest.warns(RuntimeWarning, match="running on the CPU"):
+            out = prog.run(server, inputs, backend="gpu", progress=False)
+    assert key.decrypt(out) == 25 + 81

@@ -12,7 +12,8 @@
 //! by later levels; the circuit's inputs take the first block.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::{check_input_count, Backend};
 use crate::circuit::{Circuit, LinearExpr};
@@ -366,6 +367,7 @@ pub trait BatchExecutor {
 pub struct Batched<E> {
     executor: Mutex<E>,
     progress: Option<Box<super::Progress>>,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl<E: BatchExecutor> Batched<E> {
@@ -374,12 +376,20 @@ impl<E: BatchExecutor> Batched<E> {
         Batched {
             executor: Mutex::new(executor),
             progress: None,
+            cancel: None,
         }
     }
 
     /// Calls `f(done, total)` after every launch.
     pub fn with_progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
         self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Stops a run at the next launch once `flag` is set, returning
+    /// [`Error::Cancelled`] (launches already queued finish on the device).
+    pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
         self
     }
 
@@ -399,6 +409,13 @@ impl<E: BatchExecutor> Batched<E> {
         let total = plan.bootstraps();
         let mut done = 0;
         for launch in plan.levels.iter().flatten() {
+            if self
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed))
+            {
+                return Err(Error::Cancelled { done, total });
+            }
             ex.launch(circuit, launch)?;
             done += launch.len();
             if let Some(progress) = &self.progress {
@@ -552,6 +569,31 @@ mod tests {
                     .unwrap();
                 assert_eq!(got, want, "seed {seed}");
             }
+        }
+    }
+
+    #[test]
+    fn a_cancelled_run_stops_at_the_next_launch() {
+        let rc = random_circuit(&INSECURE_TEST_DIGITS, 7, 3, 60, 2).unwrap();
+        let plan = Plan::new(&rc.circuit).unwrap();
+        let total = plan.bootstraps();
+        assert!(plan.levels.iter().flatten().count() >= 2);
+        // Set by the progress callback after the first launch.
+        let flag = Arc::new(AtomicBool::new(false));
+        let first = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (f, seen) = (flag.clone(), first.clone());
+        let backend = Batched::new(ClearBatch::default())
+            .with_progress(move |done, _| {
+                let _ = seen.compare_exchange(0, done, Ordering::Relaxed, Ordering::Relaxed);
+                f.store(true, Ordering::Relaxed);
+            })
+            .with_cancel(flag);
+        match backend.evaluate(&rc.circuit, &rc.inputs) {
+            Err(Error::Cancelled { done, total: t }) => {
+                assert_eq!((done, t), (first.load(Ordering::Relaxed), total));
+                assert!(done < total);
+            }
+            other => panic!("expected Cancelled, got {other:?}"),
         }
     }
 }

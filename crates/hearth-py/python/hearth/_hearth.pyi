@@ -1,0 +1,369 @@
+"""Type stubs for ``hearth._hearth``, the compiled part of the package.
+
+Names are re-exported by ``hearth``; import them from there.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from ._array import Array
+
+_Path = Union[str, PathLike[str]]
+_Shape = Union[int, Sequence[int], None]
+#: A clear operand: a Python int (or numpy integer) or a bool.
+_Clear = Union[int, bool, np.integer[Any], np.bool_]
+_Operand = Union["Value", _Clear]
+#: An encrypted array (``Program.input(..., shape=...)``) or a nested list
+#: or object array of values.
+_Values = Union[Array, npt.NDArray[np.object_], Sequence[Any]]
+#: What ``decrypt`` and ``run_clear`` give for one output.
+_Plain = Union[int, bool, npt.NDArray[Any]]
+
+def parameter_sets() -> list[str]:
+    """The names of the parameter sets a program can use (secure only)."""
+
+def backends() -> list[str]:
+    """The backends ``CompiledProgram.run`` can use here: ``"cpu"``, and
+    ``"gpu"`` in a wheel built with the ``gpu`` feature on a machine with
+    a usable CUDA device."""
+
+class HearthError(Exception):
+    """Base class of every hearth error."""
+
+class ParamsError(HearthError):
+    """An unknown parameter set, an INSECURE test set (refused by the
+    Python package), or one that cannot carry the program."""
+
+class BuildError(HearthError):
+    """The builder refused the program: a noise budget, a lookup table, a
+    value of another program, or an operation after an earlier error."""
+
+class KeyMismatchError(HearthError):
+    """A key, value bundle or program of another key or parameter set."""
+
+class FileError(HearthError):
+    """A file could not be read or written, or it is damaged, truncated,
+    forged or of another kind."""
+
+class TooLargeError(HearthError):
+    """Over a size, work or memory limit (a file, a program, a run)."""
+
+class ShapeError(HearthError):
+    """Values of the wrong type, count or dimensions for a program or an
+    operation."""
+
+class RangeError(HearthError):
+    """A value does not fit its type (an input out of its digits' range,
+    a word constant too wide)."""
+
+class CancelledError(HearthError):
+    """A run stopped before it finished (by a cancel request)."""
+
+class Program:
+    """A program being built: declare inputs, compute on them with Python
+    operators and the kernels, mark outputs, then ``compile``."""
+
+    def __init__(self, params: str, threads: Optional[int] = None) -> None:
+        """A new program on the parameter set named `params` (see
+        ``hearth.parameter_sets()``), its algorithms planned for `threads`
+        threads (default: this machine's cores)."""
+    @property
+    def params(self) -> str:
+        """The parameter set's name."""
+    def input(self, name: str, dtype: str, shape: _Shape = None) -> Any:
+        """An encrypted input named `name` of type `dtype` (``"digits8"``,
+        ``"twos16"``, ``"u32"``, ``"i64"``, ``"bool"``, ...): one
+        :class:`Value`, or an :class:`Array` of values when `shape` is
+        given."""
+    def constant(self, value: int, dtype: str) -> Value:
+        """A clear value of type `dtype` (free: no bootstrap)."""
+    def output(self, name: str, value: Union[Value, _Values]) -> None:
+        """Marks `value` (a value, or an array of values of one type) as
+        the output named `name`. Exact integers of different lengths in
+        one array are widened to the longest."""
+    def compile(self) -> CompiledProgram:
+        """The finished program: its circuit built, every noise budget
+        checked. The Program cannot be used after."""
+
+class Value:
+    """An encrypted value of a program being built: an exact integer
+    (``digitsN`` / ``twosN``), a fixed-width word (``u8`` ... ``i128``)
+    or a ``bool``.
+
+    Operators build new values; nothing is computed until the compiled
+    program runs. Exact integers grow as needed; words wrap like Python
+    ints reduced to their width (``//`` and ``%`` floor, shifts of the
+    width or more shift everything out). ``bool(value)`` raises: the value
+    is encrypted.
+    """
+
+    @property
+    def dtype(self) -> str:
+        """The type's name (``"digits9"``, ``"u32"``, ``"bool"``, ...)."""
+    def __len__(self) -> int: ...
+    def __bool__(self) -> bool: ...
+    def __add__(self, other: _Operand) -> Value: ...
+    def __radd__(self, other: _Operand) -> Value: ...
+    def __sub__(self, other: _Operand) -> Value: ...
+    def __rsub__(self, other: _Operand) -> Value: ...
+    def __mul__(self, other: _Operand) -> Value: ...
+    def __rmul__(self, other: _Operand) -> Value: ...
+    def __floordiv__(self, other: _Operand) -> Value: ...
+    def __rfloordiv__(self, other: _Operand) -> Value: ...
+    def __mod__(self, other: _Operand) -> Value: ...
+    def __rmod__(self, other: _Operand) -> Value: ...
+    def __and__(self, other: _Operand) -> Value: ...
+    def __rand__(self, other: _Operand) -> Value: ...
+    def __or__(self, other: _Operand) -> Value: ...
+    def __ror__(self, other: _Operand) -> Value: ...
+    def __xor__(self, other: _Operand) -> Value: ...
+    def __rxor__(self, other: _Operand) -> Value: ...
+    def __lshift__(self, other: _Operand) -> Value: ...
+    def __rshift__(self, other: _Operand) -> Value: ...
+    def __neg__(self) -> Value: ...
+    def __pos__(self) -> Value: ...
+    def __invert__(self) -> Value: ...
+    def __abs__(self) -> Value: ...
+    def __lt__(self, other: _Operand) -> Value: ...
+    def __le__(self, other: _Operand) -> Value: ...
+    def __gt__(self, other: _Operand) -> Value: ...
+    def __ge__(self, other: _Operand) -> Value: ...
+    def __eq__(self, other: object) -> Value: ...  # type: ignore[override]
+    def __ne__(self, other: object) -> Value: ...  # type: ignore[override]
+    def max(self, other: _Operand) -> Value:
+        """The larger of the two (`other` a value or an int)."""
+    def min(self, other: _Operand) -> Value:
+        """The smaller of the two."""
+    def relu(self) -> Value:
+        """``max(self, 0)``."""
+    def square(self) -> Value:
+        """``self * self``."""
+    def signum(self) -> Value:
+        """The sign: -1, 0 or 1 (exact integers)."""
+    def round(self, i: int) -> Value:
+        """Rounded to a multiple of ``2**i`` (exact integers)."""
+    def shr_floor(self, k: int) -> Value:
+        """``floor(self / 2**k)`` for any ``k``."""
+    def wrap(self, n: int) -> Value:
+        """Reduced to ``n``-bit two's complement (exact integers)."""
+    def wrapping_add(self, other: Value, n: int) -> Value:
+        """``(self + other)`` reduced to ``n``-bit two's complement."""
+    def wrapping_mul(self, other: Value, n: int) -> Value:
+        """``(self * other)`` reduced to ``n``-bit two's complement."""
+    def widen(self, n: int) -> Value:
+        """The same integer on at least ``n`` digits."""
+    def to_bits(self) -> Value:
+        """An integer's two's-complement bits as its digits (same value)."""
+    def to_word(self, dtype: str) -> Value:
+        """An integer modulo ``2**bits`` as a word of type `dtype`, or a
+        boolean as an unsigned word (0 or 1)."""
+    def to_int(self) -> Value:
+        """A word's (or boolean's) exact value as an exact integer."""
+    def cast(self, dtype: str) -> Value:
+        """Rust's ``as``: a word as another word type (truncated, or
+        extended by its own signedness)."""
+    def div_rem(self, other: _Operand) -> tuple[Value, Value]:
+        """Rust's truncating ``(self / other, self % other)`` (words; a
+        zero divisor gives all ones, or -1 / 1 when signed, and the
+        dividend)."""
+    def checked_div(self, other: _Operand) -> tuple[Value, Value]:
+        """Rust's ``checked_div``: the quotient and whether it is
+        defined."""
+    def overflowing_add(self, other: _Operand) -> tuple[Value, Value]:
+        """The wrapped sum and whether it overflowed."""
+    def overflowing_sub(self, other: _Operand) -> tuple[Value, Value]:
+        """The wrapped difference and whether it overflowed."""
+    def overflowing_mul(self, other: _Operand) -> tuple[Value, Value]:
+        """The wrapped product and whether it overflowed."""
+    def rotate_left(self, amount: _Operand) -> Value:
+        """Rotated left by a clear amount (modulo the width) or an
+        encrypted unsigned word."""
+    def rotate_right(self, amount: _Operand) -> Value:
+        """Rotated right."""
+    def count_ones(self) -> Value:
+        """Bits set, as a ``u32``."""
+    def leading_zeros(self) -> Value:
+        """Leading zero bits, as a ``u32``."""
+    def reverse_bits(self) -> Value:
+        """The bits in reverse order."""
+    def swap_bytes(self) -> Value:
+        """The bytes in reverse order."""
+    def bit(self, i: int) -> Value:
+        """Bit ``i`` as a boolean."""
+    def select(self, x: _Operand, y: _Operand) -> Value:
+        """``if self { x } else { y }`` for a boolean and two words of
+        one type."""
+
+class CompiledProgram:
+    """A finished program: its circuit, signature and cost. Holds no key;
+    save it, send it, run it on a server."""
+
+    @staticmethod
+    def load(path: _Path) -> CompiledProgram:
+        """Reads a program file, building it again with every check."""
+    def save(self, path: _Path) -> None:
+        """Writes the program file (ops, signature and cost; no key)."""
+    @staticmethod
+    def from_bytes(data: bytes) -> CompiledProgram:
+        """Reads program bytes (``to_bytes``)."""
+    def to_bytes(self) -> bytes:
+        """The program as file bytes."""
+    @property
+    def params(self) -> str:
+        """The parameter set's name."""
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Its cost from the count backend: ``pbs`` (bootstraps),
+        ``depth``, ``level_widths`` (bootstraps per level), ``peak_live``
+        (most ciphertexts alive), ``inputs`` and ``outputs``
+        (ciphertexts)."""
+    def memory_estimate(self, threads: Optional[int] = None) -> int:
+        """Estimated peak memory of an encrypted run on `threads` threads
+        (default: this machine's cores), in bytes."""
+    @property
+    def signature(self) -> dict[str, list[tuple[str, str, list[int]]]]:
+        """Inputs and outputs: ``{"inputs": [(name, dtype, dims)],
+        "outputs": [...]}``."""
+    def run_clear(self, *args: Any) -> Union[_Plain, tuple[_Plain, ...]]:
+        """Runs on plain values with the clear backend (no keys, no
+        noise): the outputs as ``ClientKey.decrypt`` gives them. For tests
+        and debugging."""
+    def run(
+        self,
+        server_key: ServerKey,
+        inputs: Bundle,
+        backend: str = "cpu",
+        threads: Optional[int] = None,
+        progress: bool = True,
+    ) -> Bundle:
+        """Runs on encrypted inputs (a bundle from ``ClientKey.encrypt``)
+        with `server_key`; returns the encrypted outputs as a bundle.
+
+        The GIL is released while it runs; `progress` shows bootstraps
+        done / total, rate and time left (tqdm when installed). Ctrl-C
+        stops the run within about a bootstrap per thread and raises
+        ``KeyboardInterrupt``; nothing of it is left running. `backend`
+        ``"gpu"`` runs on tfhe-rs's CUDA code in a wheel built with the
+        ``gpu`` feature; elsewhere it warns (``RuntimeWarning``) and runs
+        on the CPU."""
+
+class ClientKey:
+    """The secret key: encrypts inputs and decrypts outputs. Never sent
+    to a server."""
+
+    @staticmethod
+    def generate(params: str) -> ClientKey:
+        """A fresh key for the parameter set named `params`."""
+    @staticmethod
+    def load(path: _Path) -> ClientKey:
+        """Reads a key written by ``save``."""
+    def save(self, path: _Path) -> None:
+        """Writes the key (atomically; keep it private)."""
+    @property
+    def params(self) -> str:
+        """The parameter set's name."""
+    @property
+    def key_id(self) -> str:
+        """The key's id (bundles and server keys carry it)."""
+    def server_key(self) -> ServerKey:
+        """The server key for this key (seconds: bootstrap and
+        key-switching keys are generated)."""
+    def compressed_server_key(self) -> CompressedServerKey:
+        """The server key in seeded form: several times smaller as a
+        file, decompressed when loaded."""
+    def encrypt(self, program: CompiledProgram, *args: Any) -> Bundle:
+        """Encrypts the inputs of `program`, one argument per input in the
+        order they were declared: ints or bools for scalars, array-likes
+        of the declared shape for tensors."""
+    def decrypt(self, bundle: Bundle) -> Union[_Plain, tuple[_Plain, ...]]:
+        """Decrypts a bundle: one value for a one-output bundle, else a
+        tuple (ints, bools, numpy arrays for tensors)."""
+
+class ServerKey:
+    """The evaluation key a server runs programs with: bootstrap and
+    key-switching keys. Safe to share."""
+
+    @staticmethod
+    def load(path: _Path) -> ServerKey:
+        """Reads a server key file (full or compressed)."""
+    def save(self, path: _Path) -> None:
+        """Writes the key in full form."""
+    @property
+    def params(self) -> str:
+        """The parameter set's name."""
+    @property
+    def key_id(self) -> str:
+        """The id of the client key it belongs to."""
+
+class CompressedServerKey:
+    """A server key in seeded form, several times smaller: what a client
+    uploads."""
+
+    @staticmethod
+    def load(path: _Path) -> CompressedServerKey:
+        """Reads a compressed server key file."""
+    def save(self, path: _Path) -> None:
+        """Writes the compressed key."""
+    def decompress(self) -> ServerKey:
+        """The full server key (seconds)."""
+    @property
+    def params(self) -> str:
+        """The parameter set's name."""
+
+class Bundle:
+    """Encrypted values in one file: typed, bound to a key id and a
+    parameter set."""
+
+    @staticmethod
+    def load(path: _Path) -> Bundle:
+        """Reads a bundle file."""
+    def save(self, path: _Path) -> None:
+        """Writes the bundle."""
+    @staticmethod
+    def from_bytes(data: bytes) -> Bundle:
+        """Reads bundle bytes (``to_bytes``)."""
+    def to_bytes(self) -> bytes:
+        """The bundle as file bytes."""
+    @property
+    def params(self) -> str:
+        """The parameter set's name."""
+    @property
+    def key_id(self) -> str:
+        """The id of the key its values are encrypted under."""
+    @property
+    def entries(self) -> list[tuple[str, str, list[int]]]:
+        """Its values: ``(name, dtype, dims)`` each."""
+
+def dot(x: _Values, y: Any, bias: int = 0) -> Value:
+    """``sum(x[i] * y[i]) + bias`` as one fused sum: `x` encrypted, `y`
+    encrypted or clear integers."""
+
+def matmul(a: _Values, b: Any, bias: Optional[Any] = None) -> Any:
+    """The matrix product ``a @ b (+ bias)``: `a` encrypted ``[m, k]``
+    (or a vector), `b` encrypted or clear ``[k, n]`` (or a vector); `bias`
+    is clear ``[n]``, with clear `b` only."""
+
+def conv2d(
+    x: _Values,
+    w: Any,
+    bias: Optional[Any] = None,
+    stride: int = 1,
+    padding: int = 0,
+) -> Array:
+    """A 2-D convolution (cross-correlation, as in CNNs): `x` is encrypted
+    ``[C, H, W]``, `w` clear or encrypted ``[R, C, K, L]``, `bias` clear
+    ``[R]``; zero `padding` on every side."""
+
+def relu(x: _Values) -> Array:
+    """``max(x, 0)`` elementwise."""
+
+def max_pool(x: _Values, s: int) -> Array:
+    """Max over ``s x s`` windows of a ``[C, H, W]`` array."""
+
+def avg_pool(x: _Values, s: int) -> Array:
+    """Floor of the mean over ``s x s`` windows (`s` a power of two)."""
