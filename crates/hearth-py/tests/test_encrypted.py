@@ -2,6 +2,7 @@
 client and a server, the GIL released during a run, Ctrl-C."""
 
 import _thread
+import sys
 import threading
 import time
 
@@ -114,3 +115,23 @@ def test_backend_choice(digits_keys):
         with pytest.warns(RuntimeWarning, match="running on the CPU"):
             out = prog.run(server, inputs, backend="gpu", progress=False)
     assert key.decrypt(out) == 25 + 81
+
+
+def test_progress_is_shown(digits_keys, capfd, monkeypatch):
+    key, server = digits_keys
+    prog = long_program(3)
+    pbs = prog.stats["pbs"]
+    inputs = key.encrypt(prog, [1, -2, 3])
+    # Without tqdm: a plain line on stderr (every 10 s, and at the end).
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    out = prog.run(server, inputs, threads=1)
+    assert f"hearth: {pbs}/{pbs} PBS" in capfd.readouterr().err
+    assert key.decrypt(out) == 14
+    monkeypatch.undo()
+    pytest.importorskip("tqdm")
+    out = prog.run(server, inputs, threads=1)
+    assert f"{pbs}/{pbs}" in capfd.readouterr().err
+    assert key.decrypt(out) == 14
+    # progress=False prints nothing.
+    prog.run(server, inputs, threads=1, progress=False)
+    assert capfd.readouterr().err == ""
