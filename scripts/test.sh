@@ -2,7 +2,8 @@
 # The test command: every Rust test (release), then the Python package's
 # tests. The Python side needs only python3 (3.9 or later): it makes a
 # virtual environment in .venv, installs maturin, numpy and pytest from
-# PyPI into it (and tqdm, so that both progress displays are tested), builds the package there (maturin develop --release) and
+# PyPI into it (and tqdm and mypy, so that both progress displays and the
+# type stubs are tested), builds the package there (maturin develop --release) and
 # runs pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q "maturin>=1.5,<2" numpy pytest tqdm
+.venv/bin/python -m pip install -q "maturin>=1.5,<2" numpy pytest tqdm mypy
 VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
     maturin develop --release -q -m crates/hearth-py/Cargo.toml
 .venv/bin/python -m pytest -q crates/hearth-py/tests

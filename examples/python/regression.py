@@ -77,8 +77,8 @@ def main() -> int:
     scale = model["weight_scale"]
     print(f"{'row':>4} {'decrypted':>10} {'integer model':>14} {'expected.csv':>13} {'float':>8}")
     for i, v in enumerate(y):
-        f = f"{float_y[i]:8.2f}" if float_y is not None else "       -"
-        print(f"{i:>4} {int(v):>10} {model_y[i]:>14} {expected[i]:>13} {f}  ({int(v) / scale:.2f})")
+        fl = f"{float_y[i]:8.2f}" if float_y is not None else "       -"
+        print(f"{i:>4} {int(v):>10} {model_y[i]:>14} {expected[i]:>13} {fl}  ({int(v) / scale:.2f})")
     if float_y is not None:
         err = np.abs(np.asarray(y, dtype=float) / scale - float_y).max()
         print(f"largest difference from scikit-learn's float prediction: {err:.3f} (quantisation)")

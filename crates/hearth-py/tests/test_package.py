@@ -74,3 +74,10 @@ def test_examples(name, args, expect):
     r = example(name, *args)
     assert r.returncode == 0, r.stdout + r.stderr
     assert expect in r.stdout
+
+
+def test_stubs_type_check_the_package_and_examples():
+    api = pytest.importorskip("mypy.api")
+    paths = [pathlib.Path(hearth.__file__).parent, ROOT / "examples" / "python"]
+    out, err, status = api.run([*map(str, paths), "--ignore-missing-imports", "--no-incremental"])
+    assert status == 0, out + err

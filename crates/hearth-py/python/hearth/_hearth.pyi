@@ -21,8 +21,9 @@ _Operand = Union["Value", _Clear]
 #: An encrypted array (``Program.input(..., shape=...)``) or a nested list
 #: or object array of values.
 _Values = Union[Array, npt.NDArray[np.object_], Sequence[Any]]
-#: What ``decrypt`` and ``run_clear`` give for one output.
-_Plain = Union[int, bool, npt.NDArray[Any]]
+# ``decrypt`` and ``run_clear`` return ``Any``: an int, a bool or a numpy
+# array per output (a tuple of them for several outputs), which the
+# program's signature decides at run time.
 
 def parameter_sets() -> list[str]:
     """The names of the parameter sets a program can use (secure only)."""
@@ -229,7 +230,7 @@ class CompiledProgram:
     def signature(self) -> dict[str, list[tuple[str, str, list[int]]]]:
         """Inputs and outputs: ``{"inputs": [(name, dtype, dims)],
         "outputs": [...]}``."""
-    def run_clear(self, *args: Any) -> Union[_Plain, tuple[_Plain, ...]]:
+    def run_clear(self, *args: Any) -> Any:
         """Runs on plain values with the clear backend (no keys, no
         noise): the outputs as ``ClientKey.decrypt`` gives them. For tests
         and debugging."""
@@ -280,7 +281,7 @@ class ClientKey:
         """Encrypts the inputs of `program`, one argument per input in the
         order they were declared: ints or bools for scalars, array-likes
         of the declared shape for tensors."""
-    def decrypt(self, bundle: Bundle) -> Union[_Plain, tuple[_Plain, ...]]:
+    def decrypt(self, bundle: Bundle) -> Any:
         """Decrypts a bundle: one value for a one-output bundle, else a
         tuple (ints, bools, numpy arrays for tensors)."""
 
