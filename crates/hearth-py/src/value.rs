@@ -430,6 +430,17 @@ impl Value {
         self.one(py, op)
     }
 
+    /// A word op's wrapped result and whether it overflowed.
+    fn overflowing(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        kind: Overflowing,
+        what: &str,
+    ) -> PyResult<(Value, Value)> {
+        self.word_pair(py, other, |a, b| Op::WordOverflowing(kind, a, b), what)
+    }
+
     fn word_pair(
         &self,
         py: Python<'_>,
@@ -698,12 +709,7 @@ impl Value {
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
     ) -> PyResult<(Value, Value)> {
-        self.word_pair(
-            py,
-            other,
-            |a, b| Op::WordOverflowing(Overflowing::Add, a, b),
-            "overflowing_add",
-        )
+        self.overflowing(py, other, Overflowing::Add, "overflowing_add")
     }
 
     /// The wrapped difference and whether it overflowed.
@@ -712,12 +718,7 @@ impl Value {
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
     ) -> PyResult<(Value, Value)> {
-        self.word_pair(
-            py,
-            other,
-            |a, b| Op::WordOverflowing(Overflowing::Sub, a, b),
-            "overflowing_sub",
-        )
+        self.overflowing(py, other, Overflowing::Sub, "overflowing_sub")
     }
 
     /// The wrapped product and whether it overflowed.
@@ -726,12 +727,7 @@ impl Value {
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
     ) -> PyResult<(Value, Value)> {
-        self.word_pair(
-            py,
-            other,
-            |a, b| Op::WordOverflowing(Overflowing::Mul, a, b),
-            "overflowing_mul",
-        )
+        self.overflowing(py, other, Overflowing::Mul, "overflowing_mul")
     }
 
     /// Rotated left by a clear amount (modulo the width) or an encrypted

@@ -17,7 +17,7 @@ use num_bigint::BigInt;
 use crate::backend::{Backend, ClearBackend, CpuBackend, RunReport};
 use crate::bits::{self, Bits};
 use crate::circuit::{Circuit, CircuitBuilder, Wire};
-use crate::crypto::bundle::{Bundle, Entry};
+use crate::crypto::bundle::{check_values, Bundle, Entry};
 use crate::crypto::encoding::{
     check_cover, clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value,
     Encrypted, Param, Shape,
@@ -488,23 +488,9 @@ impl CompiledProgram {
     pub fn run_clear(&self, values: &[Vec<BigInt>]) -> Result<Vec<Vec<BigInt>>, Error> {
         let params = self.circuit.params.params();
         let ins = &self.signature.inputs;
-        if ins.len() != values.len() {
-            return Err(Error::InputCount {
-                expected: ins.len(),
-                found: values.len(),
-            });
-        }
+        check_values(ins, values)?;
         let mut inputs = Vec::with_capacity(self.inputs.len());
         for (p, vs) in ins.iter().zip(values) {
-            let n = p.count()?;
-            if vs.len() != n {
-                return Err(Error::Dimensions(format!(
-                    "{} needs {n} values (dims {:?}), {} given",
-                    p.name,
-                    p.dims,
-                    vs.len()
-                )));
-            }
             for v in vs {
                 inputs.push(match p.shape {
                     Shape::Int { digits } => clear_digits(params, v.clone(), digits)?,

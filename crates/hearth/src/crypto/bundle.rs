@@ -279,6 +279,29 @@ fn split(params: &[Param], cts: Vec<Ciphertext>) -> Result<Vec<Entry>, Error> {
         .collect()
 }
 
+/// Checks that `values` holds one list per param, each of the param's
+/// count (its dims' product).
+pub(crate) fn check_values(params: &[Param], values: &[Vec<BigInt>]) -> Result<(), Error> {
+    if params.len() != values.len() {
+        return Err(Error::InputCount {
+            expected: params.len(),
+            found: values.len(),
+        });
+    }
+    for (param, vs) in params.iter().zip(values) {
+        let n = param.count()?;
+        if vs.len() != n {
+            return Err(Error::Dimensions(format!(
+                "{} needs {n} values (dims {:?}), {} given",
+                param.name,
+                param.dims,
+                vs.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The digits [`ClientKey::encrypt`] takes for `value` as a `shape`: an
 /// integer's signed-binary or two's-complement digits, a word's bits as 0
 /// or 2 (the bits family's encoding).
@@ -319,23 +342,9 @@ impl ClientKey {
         params: &[Param],
         values: &[Vec<BigInt>],
     ) -> Result<Bundle, Error> {
-        if params.len() != values.len() {
-            return Err(Error::InputCount {
-                expected: params.len(),
-                found: values.len(),
-            });
-        }
+        check_values(params, values)?;
         let mut digits = Vec::new();
         for (param, vs) in params.iter().zip(values) {
-            let n = param.count()?;
-            if vs.len() != n {
-                return Err(Error::Dimensions(format!(
-                    "{} needs {n} values (dims {:?}), {} given",
-                    param.name,
-                    param.dims,
-                    vs.len()
-                )));
-            }
             for v in vs {
                 digits.extend(plain_digits(param.shape, v)?);
             }
