@@ -134,6 +134,17 @@ pub enum Error {
         /// Bootstraps in the circuit.
         total: usize,
     },
+    /// A rank of an MPI run (feature `mpi`) did not answer within the
+    /// run's timeout, or answered what it should not. The run is lost; the
+    /// MPI job should then be aborted (the rank may hold a half-sent
+    /// message).
+    #[error("MPI rank {rank}: {reason}")]
+    Rank {
+        /// The rank, in `MPI_COMM_WORLD`.
+        rank: i32,
+        /// What it did or failed to do.
+        reason: String,
+    },
     /// The builder refused a circuit.
     #[error(transparent)]
     Build(#[from] BuildError),

@@ -45,6 +45,25 @@ pub struct CpuBackend<'k> {
     pub(super) scratch: Vec<Mutex<PbsScratch>>,
     progress: Option<Box<Progress>>,
     cancel: Option<Arc<AtomicBool>>,
+    /// Pool threads from this index on are remote slots of `remote`.
+    pub(super) local: usize,
+    pub(super) remote: Option<Arc<dyn Remote>>,
+}
+
+/// Bootstraps run outside this process (the `mpi` backend's workers): a
+/// pool thread with index `local + slot` hands its bootstraps to `slot`,
+/// so the scheduler, cancel, progress and memory accounting stay one.
+pub(super) trait Remote: Send + Sync {
+    /// Bootstraps `input` (big-key LWE, the combined terms) with table
+    /// `table` of the run and the many-LUT `offsets`, into `outputs`.
+    fn bootstrap(
+        &self,
+        slot: usize,
+        table: usize,
+        offsets: &[u64],
+        input: &[u64],
+        outputs: &mut [LweCiphertextOwned<u64>],
+    ) -> Result<(), Error>;
 }
 
 /// The thread count from `HEARTH_THREADS`, else the machine's parallelism.
@@ -109,6 +128,8 @@ impl<'k> CpuBackend<'k> {
             scratch,
             progress: None,
             cancel: None,
+            local: threads,
+            remote: None,
         }
     }
 
@@ -164,6 +185,9 @@ impl<'k> CpuBackend<'k> {
                 }
             }
         });
+        if let Some(e) = run.failure.lock().unwrap().take() {
+            return Err(e);
+        }
         let done = run.done.load(Ordering::Relaxed);
         if done < circuit.bootstraps.len() {
             return Err(Error::Cancelled {
@@ -214,6 +238,9 @@ struct Run<'a> {
     done: AtomicUsize,
     live: AtomicUsize,
     peak: AtomicUsize,
+    /// The first remote failure; no bootstrap starts after it.
+    failure: Mutex<Option<Error>>,
+    failed: AtomicBool,
 }
 
 impl<'a> Run<'a> {
@@ -271,6 +298,8 @@ impl<'a> Run<'a> {
             done: AtomicUsize::new(0),
             live: AtomicUsize::new(live),
             peak: AtomicUsize::new(live),
+            failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
         }
     }
 
@@ -303,7 +332,7 @@ impl<'a> Run<'a> {
     }
 
     fn execute<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize) {
-        if self.backend.cancelled() {
+        if self.backend.cancelled() || self.failed.load(Ordering::Relaxed) {
             return;
         }
         let bs = &self.circuit.bootstraps[b];
@@ -315,13 +344,25 @@ impl<'a> Run<'a> {
             let mut scratch = self.backend.scratch[thread].lock().unwrap();
             let scratch = &mut *scratch;
             self.combine_into(&bs.input, scratch.input_mut(), true);
-            key.bootstrap_input(
-                scratch,
-                &self.accumulators[bs.table],
-                &bs.offsets,
-                self.backend.fft.as_view(),
-                &mut outputs,
-            );
+            match &self.backend.remote {
+                Some(remote) if thread >= self.backend.local => {
+                    let slot = thread - self.backend.local;
+                    let input = scratch.input_mut();
+                    if let Err(e) = remote.bootstrap(slot, bs.table, &bs.offsets, input, &mut outputs)
+                    {
+                        self.failed.store(true, Ordering::Relaxed);
+                        self.failure.lock().unwrap().get_or_insert(e);
+                        return;
+                    }
+                }
+                _ => key.bootstrap_input(
+                    scratch,
+                    &self.accumulators[bs.table],
+                    &bs.offsets,
+                    self.backend.fft.as_view(),
+                    &mut outputs,
+                ),
+            }
         }
         let mut stored = 0;
         for (j, out) in outputs.into_iter().enumerate() {

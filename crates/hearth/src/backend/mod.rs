@@ -13,6 +13,8 @@ mod clear;
 mod count;
 mod cpu;
 mod cpu_batch;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 #[cfg(feature = "gpu")]
 mod gpu;
 
@@ -21,6 +23,8 @@ pub use clear::ClearBackend;
 pub use count::{CountBackend, Depth};
 pub use cpu::{default_threads, resolve_threads, CpuBackend, Progress, RunReport};
 pub use cpu_batch::CpuBatch;
+#[cfg(feature = "mpi")]
+pub use mpi::{Cluster, MpiBackend};
 #[cfg(feature = "gpu")]
 pub use gpu::{gpu_available, GpuBackend, GpuBatch, GpuKey};
 

@@ -45,6 +45,7 @@ pub type FreshId = u32;
 
 /// `sum_i w_i * fresh_i + constant`, terms sorted by fresh id, no zero weight.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "mpi", derive(serde::Serialize, serde::Deserialize))]
 pub struct LinearExpr {
     /// `(fresh value, weight)` pairs.
     pub terms: Vec<(FreshId, i64)>,
@@ -64,6 +65,7 @@ impl LinearExpr {
 /// One blind rotation: its input expression, the table it rotates and the
 /// offsets (digit units) at which outputs are extracted.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "mpi", derive(serde::Serialize, serde::Deserialize))]
 pub struct Bootstrap {
     /// The selector: a linear combination of fresh values.
     pub input: LinearExpr,
@@ -91,6 +93,49 @@ pub struct Circuit {
     pub(crate) outputs: Vec<LinearExpr>,
     /// Depth of each fresh value (0 for inputs).
     pub(crate) depth: Vec<u32>,
+}
+
+/// A circuit's fields for sending to another MPI rank of the same job
+/// (trusted: what arrives is what rank 0 built). Not public, so that no
+/// circuit can be read from outside bytes.
+#[cfg(feature = "mpi")]
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct CircuitWire {
+    params: ParamsId,
+    inputs: Vec<(FreshId, Range)>,
+    tables: Vec<Vec<u64>>,
+    bootstraps: Vec<Bootstrap>,
+    outputs: Vec<LinearExpr>,
+    depth: Vec<u32>,
+}
+
+#[cfg(feature = "mpi")]
+impl From<&Circuit> for CircuitWire {
+    fn from(c: &Circuit) -> Self {
+        CircuitWire {
+            params: c.params,
+            inputs: c.inputs.clone(),
+            tables: c.tables.clone(),
+            bootstraps: c.bootstraps.clone(),
+            outputs: c.outputs.clone(),
+            depth: c.depth.clone(),
+        }
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl From<CircuitWire> for Circuit {
+    fn from(w: CircuitWire) -> Self {
+        Circuit {
+            id: next_circuit_id(),
+            params: w.params,
+            inputs: w.inputs,
+            tables: w.tables,
+            bootstraps: w.bootstraps,
+            outputs: w.outputs,
+            depth: w.depth,
+        }
+    }
 }
 
 /// Hardware-independent cost of a circuit.

@@ -9,6 +9,7 @@
 
 /// Values `lo, lo + step, ..., hi`, read modulo `m`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "mpi", derive(serde::Serialize, serde::Deserialize))]
 pub struct Range {
     /// Smallest value.
     pub lo: i64,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::commons::math::random::{Seed, Uniform};
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::files::{check_ids, decode, inconsistent, read_bytes, write_file, FileKind};
+use crate::crypto::files::{check_ids, decode, encode, inconsistent, read_bytes, write_file, FileKind};
 use crate::crypto::keys::{KeyId, KeySwitchKey, ServerKey, ServerKeyData};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
@@ -381,6 +381,19 @@ impl CompressedServerKey {
             self.data.key_id,
             &self.data,
             false,
+        )
+    }
+
+    /// The file bytes [`CompressedServerKey::save`] writes; both
+    /// [`CompressedServerKey::from_bytes`] and [`ServerKey::from_bytes`]
+    /// read them.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+        encode(
+            Path::new("<compressed server key>"),
+            FileKind::CompressedServerKey,
+            self.data.params,
+            self.data.key_id,
+            &self.data,
         )
     }
 

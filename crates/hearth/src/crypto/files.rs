@@ -417,6 +417,18 @@ impl ServerKey {
         )
     }
 
+    /// The file bytes [`ServerKey::save`] writes (for sending the keys
+    /// elsewhere, e.g. to MPI ranks); [`ServerKey::from_bytes`] reads them.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+        encode(
+            Path::new("<server key>"),
+            FileKind::ServerKey,
+            self.data.params,
+            self.data.key_id,
+            &self.data,
+        )
+    }
+
     /// Reads evaluation keys written by [`ServerKey::save`] or
     /// [`CompressedServerKey::save`] (decompressed here), checking them
     /// against the parameter set: the file's bytes, then

@@ -1,0 +1,774 @@
+//! The MPI backend (feature `mpi`): a circuit's bootstraps spread over the
+//! ranks of an `mpirun` / `srun` launch, and batch mode (many inputs of one
+//! circuit scattered over the ranks).
+//!
+//! Every rank runs the same program. Rank 0 does the work of the
+//! [`CpuBackend`] with more pool threads than it has cores: threads below
+//! its own thread count bootstrap locally, each further thread is a
+//! *remote slot*, thread `i` of some worker rank. A remote slot sends the
+//! combined big-key LWE (rank 0 computes every linear combination) to its
+//! worker and waits for the extracted outputs, so the dependency-counting
+//! scheduler, cancel, progress and memory accounting are the CPU backend's.
+//! A worker ([`Cluster::serve`]) runs one receive loop and bootstraps on its
+//! own pool with the CPU code.
+//!
+//! Waiting is polling (`MPI_Improbe` / `MPI_Test`) with sleeps of at most
+//! [`POLL_MAX`], so that an idle rank uses no core (Open MPI's blocking
+//! calls spin) and every wait on another rank has a deadline: a rank that
+//! does not answer within [`Cluster::timeout`] gives [`Error::Rank`] naming
+//! it. A rank that dies is `mpirun`'s to report: it ends the whole job.
+//!
+//! Protocol, per message from rank 0 to a worker (tags):
+//! * `0..T` — a bootstrap for slot `t`: `[table, n, offsets[n], lwe]`;
+//!   the reply (same tag) is the `n` output LWEs, or empty on failure.
+//! * [`TAG_TABLES`] — the accumulators of the next run, concatenated.
+//! * [`TAG_BATCH`] — a circuit and input rows (bincode); the reply is the
+//!   output rows or a message, after a [`TAG_ALIVE`] a second meanwhile.
+//! * [`TAG_STOP`] — end [`Cluster::serve`].
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bincode::Options;
+use mpi::environment::Universe;
+use mpi::point_to_point::{MatchedReceiveVec, Message, Status};
+use mpi::request::{Request, Scope, StaticScope};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Threading;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use tfhe::core_crypto::prelude::*;
+
+use super::cpu::Remote;
+use super::{Backend, CpuBackend, RunReport};
+use crate::circuit::{Circuit, CircuitWire};
+use crate::crypto::bootstrap::accumulator;
+use crate::crypto::keys::{Ciphertext, KeyId, ServerKey};
+use crate::error::Error;
+
+/// Tag of the accumulators sent before each run.
+const TAG_TABLES: i32 = 30_000;
+/// Tag of a batch-mode job.
+const TAG_BATCH: i32 = 30_001;
+/// Tag that ends [`Cluster::serve`].
+const TAG_STOP: i32 = 30_002;
+/// Tag of a worker's sign of life during a batch.
+const TAG_ALIVE: i32 = 30_004;
+/// Tag of a worker's greeting after it has the key.
+const TAG_HELLO: i32 = 30_003;
+/// Most threads a worker may serve (tags below the control tags).
+const MAX_WORKER_THREADS: usize = TAG_TABLES as usize;
+
+/// Longest sleep between two polls of a pending message.
+pub const POLL_MAX: Duration = Duration::from_micros(200);
+
+/// The default of [`Cluster::timeout`].
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The communicator, shared by the pool threads of rank 0 and of a worker:
+/// MPI is initialised with `MPI_THREAD_MULTIPLE` ([`Cluster::init`] refuses
+/// otherwise), which makes concurrent calls on one communicator legal.
+struct Comm(SimpleCommunicator);
+// SAFETY: `MPI_THREAD_MULTIPLE` (checked in `Cluster::init`) allows any
+// thread to call MPI on this communicator at any time.
+unsafe impl Send for Comm {}
+unsafe impl Sync for Comm {}
+
+/// This process's place in an MPI launch: initialises MPI (with
+/// `MPI_THREAD_MULTIPLE`) and holds hearth's own communicator, a duplicate
+/// of `MPI_COMM_WORLD`, so that hearth's messages never meet the caller's.
+///
+/// Rank 0 runs the program: [`Cluster::share_key`], then
+/// [`Cluster::backend`] as often as it likes, then [`Cluster::finish`] (also
+/// done on drop). Every other rank calls [`Cluster::work`], which returns
+/// when rank 0 finishes.
+pub struct Cluster {
+    comm: Arc<Comm>,
+    timeout: Duration,
+    /// Rank 0: the shared key's id, once shared.
+    shared: Mutex<Option<KeyId>>,
+    /// Rank 0: each worker's thread count (index `rank - 1`).
+    workers: Mutex<Vec<usize>>,
+    finished: AtomicBool,
+    /// One run at a time: the slots' tags are reused by every run.
+    run_lock: Mutex<()>,
+    // Last: finalises MPI after the communicator is freed.
+    _universe: Universe,
+}
+
+impl Cluster {
+    /// Initialises MPI for hearth. `timeout`: how long any wait on another
+    /// rank may last (a bootstrap's reply, a send, the key's greeting).
+    pub fn init(timeout: Duration) -> Result<Cluster, Error> {
+        let (universe, level) = mpi::initialize_with_threading(Threading::Multiple)
+            .ok_or_else(|| Error::Config("MPI was already initialised in this process".into()))?;
+        if level != Threading::Multiple {
+            return Err(Error::Config(format!(
+                "the MPI library offers thread level {level:?}; hearth needs MPI_THREAD_MULTIPLE"
+            )));
+        }
+        if timeout.is_zero() {
+            return Err(Error::Config("the rank timeout must be positive".into()));
+        }
+        let comm = Arc::new(Comm(universe.world().duplicate()));
+        Ok(Cluster {
+            comm,
+            timeout,
+            shared: Mutex::new(None),
+            workers: Mutex::new(Vec::new()),
+            finished: AtomicBool::new(false),
+            run_lock: Mutex::new(()),
+            _universe: universe,
+        })
+    }
+
+    /// This process's rank (0 runs the program).
+    pub fn rank(&self) -> i32 {
+        self.comm.0.rank()
+    }
+
+    /// Ranks in the launch.
+    pub fn size(&self) -> i32 {
+        self.comm.0.size()
+    }
+
+    /// How long a wait on another rank may last.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Rank 0: sends a server key's file bytes (from [`ServerKey::to_bytes`]
+    /// or, 4-6x smaller, [`crate::CompressedServerKey::to_bytes`]) to every
+    /// worker, which reads them with [`ServerKey::from_bytes`] and answers
+    /// with its thread count. Once per cluster: a second call with bytes of
+    /// the same key does nothing, of another key is refused.
+    pub fn share_key(&self, key_bytes: &[u8]) -> Result<(), Error> {
+        self.check_root("share_key")?;
+        let key_id = crate::crypto::files::info_from_bytes(
+            std::path::Path::new("<shared key>"),
+            key_bytes,
+        )?
+        .key_id;
+        let mut shared = self.shared.lock().unwrap();
+        match *shared {
+            Some(id) if id == key_id => return Ok(()),
+            Some(id) => {
+                return Err(Error::WrongKey {
+                    expected: id,
+                    found: key_id,
+                })
+            }
+            None => {}
+        }
+        if self.finished.load(Ordering::Relaxed) {
+            return Err(Error::Config("the cluster has finished".into()));
+        }
+        // Non-blocking broadcasts on every rank (they do not match blocking
+        // ones): the workers wait without spinning.
+        let mut len = key_bytes.len() as u64;
+        let root = self.comm.0.process_at_rank(0);
+        mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut len)));
+        if len > 0 {
+            // The broadcast needs a mutable buffer; rank 0's is a copy.
+            let mut bytes = key_bytes.to_vec();
+            mpi::request::scope(|scope| {
+                complete(root.immediate_broadcast_into(scope, &mut bytes[..]))
+            });
+        }
+        let deadline = Instant::now() + self.timeout;
+        let mut workers = Vec::new();
+        for rank in 1..self.size() {
+            let (hello, _) = self.receive(rank, TAG_HELLO, deadline)?;
+            match hello.as_slice() {
+                [0, threads, id] if *id == key_id.0 => workers.push(*threads as usize),
+                [0, _, id] => {
+                    return Err(Error::Rank {
+                        rank,
+                        reason: format!("read the key as {}, not {key_id}", KeyId(*id)),
+                    })
+                }
+                _ => {
+                    return Err(Error::Rank {
+                        rank,
+                        reason: "could not read the shared server key".into(),
+                    })
+                }
+            }
+        }
+        *self.workers.lock().unwrap() = workers;
+        *shared = Some(key_id);
+        Ok(())
+    }
+
+    /// Rank 0: a backend on `threads` local threads plus every worker's
+    /// threads, for `key` (which must be the key given to
+    /// [`Cluster::share_key`]).
+    pub fn backend<'a>(
+        &'a self,
+        key: &'a ServerKey,
+        threads: usize,
+    ) -> Result<MpiBackend<'a>, Error> {
+        self.check_root("backend")?;
+        match *self.shared.lock().unwrap() {
+            Some(id) if id == key.key_id() => {}
+            Some(id) => {
+                return Err(Error::WrongKey {
+                    expected: id,
+                    found: key.key_id(),
+                })
+            }
+            None => {
+                return Err(Error::Config(
+                    "share the key with Cluster::share_key before making a backend".into(),
+                ))
+            }
+        }
+        if self.finished.load(Ordering::Relaxed) {
+            return Err(Error::Config("the cluster has finished".into()));
+        }
+        if threads == 0 {
+            return Err(Error::Config("thread count must be positive".into()));
+        }
+        let workers = self.workers.lock().unwrap().clone();
+        let slots: Vec<(i32, i32)> = workers
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &t)| (0..t as i32).map(move |i| (w as i32 + 1, i)))
+            .collect();
+        let total = threads + slots.len();
+        let mut cpu = CpuBackend::with_pool(key, Arc::new(CpuBackend::pool(total)?));
+        cpu.local = threads;
+        let remote = Arc::new(Slots {
+            comm: self.comm.clone(),
+            slots,
+            timeout: self.timeout,
+            lwe_size: key.params().big_lwe_dimension().to_lwe_size().0,
+            sent: AtomicU64::new(0),
+        });
+        cpu.remote = Some(remote.clone());
+        Ok(MpiBackend {
+            cluster: self,
+            cpu,
+            local: CpuBackend::new(key, Some(threads))?,
+            remote,
+            workers,
+        })
+    }
+
+    /// Every other rank: receives the key from rank 0 and serves its
+    /// bootstraps and batches on `threads` threads until rank 0 finishes.
+    /// Returns `Ok(false)` when rank 0 finished without sharing a key.
+    pub fn work(&self, threads: usize) -> Result<bool, Error> {
+        if self.rank() == 0 {
+            return Err(Error::Config("rank 0 runs the program; work() is for the other ranks".into()));
+        }
+        let root = self.comm.0.process_at_rank(0);
+        let mut len = 0u64;
+        mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut len)));
+        if len == 0 {
+            return Ok(false);
+        }
+        let mut bytes = vec![0u8; len as usize];
+        mpi::request::scope(|scope| {
+            complete(root.immediate_broadcast_into(scope, &mut bytes[..]))
+        });
+        let key = ServerKey::from_bytes(std::path::Path::new("<key from rank 0>"), &bytes);
+        drop(bytes);
+        let threads = threads.clamp(1, MAX_WORKER_THREADS);
+        let hello = match &key {
+            Ok(k) => vec![0, threads as u64, k.key_id().0],
+            Err(_) => vec![1],
+        };
+        let deadline = Instant::now() + self.timeout;
+        self.send(0, TAG_HELLO, hello, deadline)?;
+        let key = key?;
+        self.serve(&key, threads)?;
+        Ok(true)
+    }
+
+    /// A worker's loop: bootstraps, tables and batches until [`TAG_STOP`].
+    fn serve(&self, key: &ServerKey, threads: usize) -> Result<(), Error> {
+        let cpu = CpuBackend::new(key, Some(threads))?;
+        // The same pool, reporting signs of life to rank 0 during batches.
+        let comm = self.comm.clone();
+        let last = Mutex::new(Instant::now());
+        let alive = CpuBackend::with_pool(key, cpu.pool.clone()).with_progress(move |_, _| {
+            let mut last = last.lock().unwrap();
+            if last.elapsed() >= Duration::from_secs(1) {
+                *last = Instant::now();
+                let _ = send_until(&comm, 0, TAG_ALIVE, Vec::<u8>::new(), None);
+            }
+        });
+        let params = key.params();
+        let glwe = params.glwe_dimension.to_glwe_size().0 * params.polynomial_size.0;
+        let mut tables: Arc<Vec<GlweCiphertextOwned<u64>>> = Arc::new(Vec::new());
+        let root = self.comm.0.process_at_rank(0);
+        cpu.pool.in_place_scope(|scope| -> Result<(), Error> {
+            loop {
+                let (msg, status) = wait(|| root.immediate_matched_probe());
+                match status.tag() {
+                    TAG_STOP => {
+                        let _: (Vec<u64>, Status) = (msg, status).matched_receive_vec();
+                        return Ok(());
+                    }
+                    TAG_TABLES => {
+                        let (data, _) = (msg, status).matched_receive_vec::<u64>();
+                        tables = Arc::new(
+                            data.chunks_exact(glwe)
+                                .map(|c| {
+                                    GlweCiphertext::from_container(
+                                        c.to_vec(),
+                                        params.polynomial_size,
+                                        CiphertextModulus::new_native(),
+                                    )
+                                })
+                                .collect(),
+                        );
+                    }
+                    TAG_BATCH => {
+                        let (data, _) = (msg, status).matched_receive_vec::<u8>();
+                        let reply = batch_job(&alive, &data);
+                        // Rank 0 may still be on its own share: no deadline.
+                        send_until(&self.comm, 0, TAG_BATCH, reply, None)?;
+                    }
+                    tag if (tag as usize) < threads => {
+                        let (job, _) = (msg, status).matched_receive_vec::<u64>();
+                        let tables = tables.clone();
+                        let (cpu, comm) = (&cpu, &self.comm);
+                        scope.spawn(move |_| {
+                            let reply = bootstrap_job(cpu, &tables, &job).unwrap_or_default();
+                            comm.0.process_at_rank(0).send_with_tag(&reply[..], tag);
+                        });
+                    }
+                    tag => {
+                        let _: (Vec<u8>, Status) = (msg, status).matched_receive_vec();
+                        return Err(Error::Config(format!(
+                            "rank {}: unexpected message (tag {tag}) from rank 0",
+                            self.rank()
+                        )));
+                    }
+                }
+            }
+        })
+    }
+
+    /// Rank 0: ends the workers' loops (or, before any key was shared,
+    /// their wait for one). Idempotent; also done on drop.
+    pub fn finish(&self) {
+        if self.rank() != 0 || self.finished.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if self.shared.lock().unwrap().is_none() {
+            let mut len = 0u64;
+            let root = self.comm.0.process_at_rank(0);
+            mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut len)));
+            return;
+        }
+        let deadline = Instant::now() + self.timeout;
+        for rank in 1..self.size() {
+            // A worker that does not take it is past helping; mpirun ends it.
+            let _ = self.send(rank, TAG_STOP, Vec::<u64>::new(), deadline);
+        }
+    }
+
+    /// Ends every rank of the launch with `code` (after an [`Error::Rank`],
+    /// whose rank may hold half a message).
+    pub fn abort(&self, code: i32) -> ! {
+        self.comm.0.abort(code)
+    }
+
+    fn check_root(&self, what: &str) -> Result<(), Error> {
+        if self.rank() != 0 {
+            return Err(Error::Config(format!(
+                "{what} is for rank 0; rank {} calls Cluster::work",
+                self.rank()
+            )));
+        }
+        Ok(())
+    }
+
+    fn send<T: Equivalence + 'static>(
+        &self,
+        rank: i32,
+        tag: i32,
+        data: Vec<T>,
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        send_until(&self.comm, rank, tag, data, Some((deadline, self.timeout)))
+    }
+
+    fn receive(&self, rank: i32, tag: i32, deadline: Instant) -> Result<(Vec<u64>, Status), Error> {
+        receive_until(&self.comm, rank, tag, deadline, self.timeout)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Calls `f` until it gives a value or `deadline` passes (`None`),
+/// sleeping between calls from 5 us, doubling up to [`POLL_MAX`].
+fn poll<T>(mut f: impl FnMut() -> Option<T>, deadline: Option<Instant>) -> Option<T> {
+    let mut nap = Duration::from_micros(5);
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            return None;
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(POLL_MAX);
+    }
+}
+
+/// [`poll`] without a deadline.
+fn wait<T>(mut f: impl FnMut() -> Option<T>) -> T {
+    loop {
+        if let Some(v) = poll(&mut f, Some(Instant::now() + DEFAULT_TIMEOUT)) {
+            return v;
+        }
+    }
+}
+
+/// Completes a request by polling, however long it takes (a blocking wait
+/// would spin a core for as long as the other side takes to get there).
+fn complete<'a, D: ?Sized, S: Scope<'a>>(request: Request<'a, D, S>) {
+    let mut request = Some(request);
+    wait(|| match request.take()?.test() {
+        Ok(_) => Some(()),
+        Err(r) => {
+            request = Some(r);
+            None
+        }
+    });
+}
+
+/// Sends `data`, polling until it is taken or `deadline` passes; on a
+/// timeout the buffer is leaked (MPI may still read it).
+fn send_until<T: Equivalence + 'static>(
+    comm: &Comm,
+    rank: i32,
+    tag: i32,
+    data: Vec<T>,
+    deadline: Option<(Instant, Duration)>,
+) -> Result<(), Error> {
+    let buf: &'static [T] = Box::leak(data.into_boxed_slice());
+    let mut request = Some(
+        comm.0
+            .process_at_rank(rank)
+            .immediate_send_with_tag(StaticScope, buf, tag),
+    );
+    let done = poll(
+        || match request.take()?.test() {
+            Ok(_) => Some(()),
+            Err(r) => {
+                request = Some(r);
+                None
+            }
+        },
+        deadline.map(|d| d.0),
+    );
+    match (done, deadline) {
+        (Some(()), _) | (None, None) => {
+            // SAFETY: the send completed, so MPI no longer reads `buf`, and
+            // no other reference to it exists.
+            drop(unsafe { Box::from_raw(buf as *const [T] as *mut [T]) });
+            Ok(())
+        }
+        (None, Some((_, timeout))) => {
+            std::mem::forget(request);
+            Err(late(rank, timeout))
+        }
+    }
+}
+
+/// The error for a rank that did not take or send a message in time.
+fn late(rank: i32, timeout: Duration) -> Error {
+    Error::Rank {
+        rank,
+        reason: format!("did not answer within {timeout:?}"),
+    }
+}
+
+/// Receives a message of `tag` from `rank`, waiting until `deadline`.
+fn receive_until(
+    comm: &Comm,
+    rank: i32,
+    tag: i32,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<(Vec<u64>, Status), Error> {
+    let process = comm.0.process_at_rank(rank);
+    let (msg, status): (Message, Status) =
+        poll(|| process.immediate_matched_probe_with_tag(tag), Some(deadline))
+            .ok_or_else(|| late(rank, timeout))?;
+    Ok((msg, status).matched_receive_vec())
+}
+
+/// A worker's bootstrap: `[table, n, offsets[n], lwe]` to the `n` outputs,
+/// concatenated; `None` for a malformed job.
+fn bootstrap_job(
+    cpu: &CpuBackend<'_>,
+    tables: &[GlweCiphertextOwned<u64>],
+    job: &[u64],
+) -> Option<Vec<u64>> {
+    let key = cpu.key;
+    let lwe_size = key.params().big_lwe_dimension().to_lwe_size().0;
+    let (&table, rest) = job.split_first()?;
+    let (&n, rest) = rest.split_first()?;
+    let n = usize::try_from(n).ok().filter(|&n| n <= rest.len())?;
+    let (offsets, input) = rest.split_at(n);
+    let acc = tables.get(usize::try_from(table).ok()?)?;
+    if input.len() != lwe_size || n == 0 {
+        return None;
+    }
+    let mut outputs: Vec<_> = offsets.iter().map(|_| key.new_lwe()).collect();
+    let thread = rayon::current_thread_index()?;
+    let mut scratch = cpu.scratch[thread].lock().unwrap();
+    scratch.input_mut().copy_from_slice(input);
+    key.bootstrap_input(&mut scratch, acc, offsets, cpu.fft.as_view(), &mut outputs);
+    Some(outputs.iter().flat_map(|o| o.as_ref().iter().copied()).collect())
+}
+
+/// Rank 0's remote slots: slot `s` is thread `slots[s].1` of rank
+/// `slots[s].0`.
+struct Slots {
+    comm: Arc<Comm>,
+    slots: Vec<(i32, i32)>,
+    timeout: Duration,
+    lwe_size: usize,
+    /// Bootstraps sent, over all runs.
+    sent: AtomicU64,
+}
+
+impl Remote for Slots {
+    fn bootstrap(
+        &self,
+        slot: usize,
+        table: usize,
+        offsets: &[u64],
+        input: &[u64],
+        outputs: &mut [LweCiphertextOwned<u64>],
+    ) -> Result<(), Error> {
+        let (rank, tag) = self.slots[slot];
+        let mut job = Vec::with_capacity(2 + offsets.len() + input.len());
+        job.extend([table as u64, offsets.len() as u64]);
+        job.extend_from_slice(offsets);
+        job.extend_from_slice(input);
+        let deadline = Instant::now() + self.timeout;
+        send_until(&self.comm, rank, tag, job, Some((deadline, self.timeout)))?;
+        let (reply, _) = receive_until(&self.comm, rank, tag, deadline, self.timeout)?;
+        if reply.len() != outputs.len() * self.lwe_size {
+            return Err(Error::Rank {
+                rank,
+                reason: format!("could not bootstrap (table {table}; it replied {} words)", reply.len()),
+            });
+        }
+        for (out, chunk) in outputs.iter_mut().zip(reply.chunks_exact(self.lwe_size)) {
+            out.as_mut().copy_from_slice(chunk);
+        }
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Evaluates circuits on rank 0's threads and every worker's (see the
+/// module documentation); made by [`Cluster::backend`].
+pub struct MpiBackend<'a> {
+    cluster: &'a Cluster,
+    cpu: CpuBackend<'a>,
+    /// Rank 0's own threads, for its share of a batch.
+    local: CpuBackend<'a>,
+    remote: Arc<Slots>,
+    workers: Vec<usize>,
+}
+
+impl<'a> MpiBackend<'a> {
+    /// Calls `f(done, total)` after every bootstrap (as
+    /// [`CpuBackend::with_progress`]).
+    pub fn with_progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
+        self.cpu = self.cpu.with_progress(f);
+        self
+    }
+
+    /// Stops a run soon after `flag` is set (as [`CpuBackend::with_cancel`]).
+    pub fn with_cancel(mut self, flag: Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.cpu = self.cpu.with_cancel(flag);
+        self
+    }
+
+    /// Threads on rank 0 and on each worker (rank `i + 1` at index `i`).
+    pub fn threads(&self) -> (usize, &[usize]) {
+        (self.cpu.local, &self.workers)
+    }
+
+    /// Bootstraps sent to workers so far.
+    pub fn remote_bootstraps(&self) -> u64 {
+        self.remote.sent.load(Ordering::Relaxed)
+    }
+
+    /// Evaluates `circuit` over all ranks and reports time and peak memory
+    /// (`threads` in the report: all slots, local and remote).
+    pub fn run(
+        &self,
+        circuit: &Circuit,
+        inputs: &[Ciphertext],
+    ) -> Result<(Vec<Ciphertext>, RunReport), Error> {
+        let _one_run = self.cluster.run_lock.lock().unwrap();
+        self.cpu.check_run(circuit, inputs)?;
+        if !self.workers.is_empty() {
+            let params = self.cpu.key.params();
+            let tables: Vec<u64> = circuit
+                .tables
+                .iter()
+                .flat_map(|t| accumulator(params, t).into_container())
+                .collect();
+            let deadline = Instant::now() + self.cluster.timeout;
+            for rank in 1..=self.workers.len() as i32 {
+                self.cluster.send(rank, TAG_TABLES, tables.clone(), deadline)?;
+            }
+        }
+        self.cpu.run(circuit, inputs)
+    }
+
+    /// Batch mode: `circuit` on each row of inputs, the rows scattered over
+    /// the ranks in proportion to their threads (no traffic per bootstrap),
+    /// each rank evaluating its rows with its own CPU backend; the output
+    /// rows come back in order. A worker that sends no sign of life (one a
+    /// second while it works) within the timeout gives [`Error::Rank`].
+    pub fn run_batch(
+        &self,
+        circuit: &Circuit,
+        rows: &[Vec<Ciphertext>],
+    ) -> Result<Vec<Vec<Ciphertext>>, Error> {
+        let _one_run = self.cluster.run_lock.lock().unwrap();
+        for row in rows {
+            self.cpu.check_run(circuit, row)?;
+        }
+        let weights: Vec<usize> = std::iter::once(self.cpu.local)
+            .chain(self.workers.iter().copied())
+            .collect();
+        let bounds = shares(rows.len(), &weights);
+        let deadline = Instant::now() + self.cluster.timeout;
+        for (w, pair) in bounds.windows(2).enumerate().skip(1) {
+            let job = BatchJob {
+                circuit: circuit.into(),
+                rows: rows[pair[0]..pair[1]].to_vec(),
+            };
+            let bytes = codec()
+                .serialize(&job)
+                .map_err(|e| Error::Config(format!("cannot encode a batch: {e}")))?;
+            self.cluster.send(w as i32, TAG_BATCH, bytes, deadline)?;
+        }
+        let mut out = batch_on(&self.local, circuit, &rows[..bounds[1]])?;
+        for (w, pair) in bounds.windows(2).enumerate().skip(1) {
+            let back = self.batch_reply(w as i32)?;
+            if back.len() != pair[1] - pair[0] {
+                return Err(Error::Rank {
+                    rank: w as i32,
+                    reason: format!("returned {} rows of {}", back.len(), pair[1] - pair[0]),
+                });
+            }
+            out.extend(back);
+        }
+        Ok(out)
+    }
+
+    /// Waits for `rank`'s batch reply, taking its signs of life meanwhile.
+    fn batch_reply(&self, rank: i32) -> Result<Vec<Vec<Ciphertext>>, Error> {
+        let timeout = self.cluster.timeout;
+        let process = self.cluster.comm.0.process_at_rank(rank);
+        loop {
+            let (msg, status) = poll(
+                || process.immediate_matched_probe(),
+                Some(Instant::now() + timeout),
+            )
+            .ok_or_else(|| Error::Rank {
+                rank,
+                reason: format!("sent no sign of life within {timeout:?} of its batch"),
+            })?;
+            let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
+            match status.tag() {
+                TAG_ALIVE => continue,
+                TAG_BATCH => {
+                    let reply: Result<Vec<Vec<Ciphertext>>, String> =
+                        codec().deserialize(&bytes).map_err(|e| Error::Rank {
+                            rank,
+                            reason: format!("sent a malformed batch reply: {e}"),
+                        })?;
+                    return reply.map_err(|reason| Error::Rank { rank, reason });
+                }
+                tag => {
+                    return Err(Error::Rank {
+                        rank,
+                        reason: format!("sent an unexpected message (tag {tag}) during a batch"),
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// Bounds of contiguous shares of `n` rows by `weights`: share `i` is
+/// `bounds[i]..bounds[i + 1]`.
+fn shares(n: usize, weights: &[usize]) -> Vec<usize> {
+    let total: usize = weights.iter().sum::<usize>().max(1);
+    let mut bounds = vec![0];
+    let mut acc = 0;
+    for w in weights {
+        acc += w;
+        bounds.push(n * acc / total);
+    }
+    bounds
+}
+
+/// `circuit` on every row, the rows' bootstraps interleaved on `cpu`'s pool.
+fn batch_on(
+    cpu: &CpuBackend<'_>,
+    circuit: &Circuit,
+    rows: &[Vec<Ciphertext>],
+) -> Result<Vec<Vec<Ciphertext>>, Error> {
+    cpu.pool.install(|| {
+        rows.par_iter()
+            .map(|row| cpu.run(circuit, row).map(|(out, _)| out))
+            .collect()
+    })
+}
+
+#[derive(Serialize, Deserialize)]
+struct BatchJob {
+    circuit: CircuitWire,
+    rows: Vec<Vec<Ciphertext>>,
+}
+
+fn codec() -> impl Options {
+    bincode::DefaultOptions::new().with_fixint_encoding()
+}
+
+/// A worker's batch: the reply, bincode of `Result<rows, message>`.
+fn batch_job(cpu: &CpuBackend<'_>, data: &[u8]) -> Vec<u8> {
+    let result: Result<Vec<Vec<Ciphertext>>, String> = codec()
+        .deserialize::<BatchJob>(data)
+        .map_err(|e| format!("malformed batch: {e}"))
+        .and_then(|job| {
+            let circuit = Circuit::from(job.circuit);
+            for row in &job.rows {
+                cpu.check_run(&circuit, row).map_err(|e| e.to_string())?;
+            }
+            batch_on(cpu, &circuit, &job.rows).map_err(|e| e.to_string())
+        });
+    codec().serialize(&result).unwrap_or_default()
+}
+
+impl Backend for MpiBackend<'_> {
+    type Digit = Ciphertext;
+
+    fn evaluate(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<Vec<Ciphertext>, Error> {
+        Ok(self.run(circuit, inputs)?.0)
+    }
+}
