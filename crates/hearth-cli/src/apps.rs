@@ -74,6 +74,14 @@ pub enum App {
     },
 }
 
+impl App {
+    /// The thread option when the application runs on `--backend mpi`.
+    pub fn mpi_threads(&self) -> Option<crate::options::Threads> {
+        let (App::Regression { common, .. } | App::Digits { common, .. }) = self;
+        (common.backend == crate::engine::Engine::Mpi).then_some(common.threads)
+    }
+}
+
 pub fn run(app: App) -> Result<(), Error> {
     match app {
         App::Regression {
@@ -365,6 +373,19 @@ fn execute(
         eprintln!(
             "ran {} PBS on the gpu in {:.1} s",
             st.pbs,
+            start.elapsed().as_secs_f64()
+        );
+        return out.iter().map(|o| plan.decrypt(&client, o)).collect();
+    }
+    if common.backend == crate::engine::Engine::Mpi {
+        let mpi = crate::engine::with_bar(common.backend, &server, None, Some(threads), Some(&bar))?;
+        let start = Instant::now();
+        let out = prog.run_encrypted(&mpi, &ins)?;
+        bar.finish_and_clear();
+        eprintln!(
+            "ran {} PBS on {} in {:.1} s",
+            st.pbs,
+            mpi.describe(),
             start.elapsed().as_secs_f64()
         );
         return out.iter().map(|o| plan.decrypt(&client, o)).collect();

@@ -63,11 +63,22 @@ pub enum Which {
         json: JsonOut,
     },
     /// Scheduler efficiency on random circuits with uneven level widths.
+    ///
+    /// `--backend mpi` (under `mpirun -np P`): the circuit over all ranks,
+    /// then on the cpu backend with as many threads on rank 0, each beside
+    /// the simulator's prediction.
     Engine {
         #[command(flatten)]
         params: ParamsArg,
         #[command(flatten)]
         threads: Threads,
+        /// cpu, or mpi: the ranks of this launch (`--threads` per rank).
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: crate::engine::Engine,
+        /// With mpi: cores that all ranks share (one host, oversubscribed),
+        /// for the prediction; default a core per thread.
+        #[arg(long)]
+        cores: Option<usize>,
         /// Bootstraps in the random circuit.
         #[arg(long, default_value_t = 2000)]
         bootstraps: usize,
@@ -77,6 +88,34 @@ pub enum Which {
         /// Seed of the random circuit and its inputs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Predicted wall time on 1 to 64 ranks of T threads: the MPI
+    /// backend's schedule replayed on a circuit's bootstraps (no keys).
+    Simulate {
+        /// `mul32` (a 32-digit product on DIGITS_128) or a program file
+        /// (`hearth app digits --images 1 --export DIR` writes the CNN's);
+        /// repeat for several.
+        #[arg(long, default_value = "mul32")]
+        circuit: Vec<String>,
+        /// Rank counts to predict for.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+        ranks: Vec<usize>,
+        /// Threads per rank.
+        #[arg(long, default_value_t = 16)]
+        threads: usize,
+        /// Milliseconds per bootstrap with every thread busy (default:
+        /// measured here, one thread, DIGITS_128).
+        #[arg(long)]
+        pbs_ms: Option<f64>,
+        /// Microseconds to move one ciphertext between ranks (default: 16.4
+        /// KB at 10 Gb/s).
+        #[arg(long, default_value_t = 13.0)]
+        transfer_us: f64,
+        /// Microseconds added to each remote bootstrap (the backend's polls).
+        #[arg(long, default_value_t = 400.0)]
+        latency_us: f64,
         #[command(flatten)]
         json: JsonOut,
     },
@@ -232,11 +271,31 @@ pub fn run(which: Which) -> Result<(), Error> {
         Which::Engine {
             params,
             threads,
+            backend: crate::engine::Engine::Mpi,
+            cores,
             bootstraps,
             streams,
             seed,
             json,
+        } => crate::scale_bench::mpi_engine(params.params, threads, bootstraps, streams, seed, cores, json),
+        Which::Engine {
+            params,
+            threads,
+            bootstraps,
+            streams,
+            seed,
+            json,
+            ..
         } => engine(params.params, threads, bootstraps, streams, seed, json),
+        Which::Simulate {
+            circuit,
+            ranks,
+            threads,
+            pbs_ms,
+            transfer_us,
+            latency_us,
+            json,
+        } => crate::scale_bench::simulate_table(&circuit, &ranks, threads, pbs_ms, transfer_us, latency_us, json),
         Which::Noise {
             params,
             threads,
@@ -463,7 +522,7 @@ fn throughput<B: Backend<Digit = Ciphertext>>(
 }
 
 /// [`throughput`] on a fresh cpu backend of `threads` threads.
-fn cpu_throughput(
+pub(crate) fn cpu_throughput(
     client: &ClientKey,
     server: &ServerKey,
     threads: usize,

@@ -11,7 +11,7 @@ use hearth::{
     Bundle, ClientKey, CompiledProgram, Error, FileError, ParameterSet, ServerKey, ServerKeySizes,
 };
 
-use crate::keygen::{cpu_with_bar, pbs_bar};
+use crate::keygen::pbs_bar;
 use crate::options::Threads;
 
 /// `NAME=FILE` of `--input`.
@@ -186,8 +186,12 @@ pub fn run(
         Some(gpu) => prog.run_bundle(&gpu, &input)?,
         None => {
             let bar = pbs_bar(st.pbs);
-            let cpu = cpu_with_bar(&server, threads, &bar)?;
-            let r = prog.run_bundle(&cpu, &input)?;
+            let engine = match backend {
+                crate::engine::Engine::Gpu => crate::engine::Engine::Cpu,
+                other => other,
+            };
+            let ev = crate::engine::with_bar(engine, &server, Some(server_key), Some(threads), Some(&bar))?;
+            let r = prog.run_bundle(&ev, &input)?;
             bar.finish_and_clear();
             r
         }

@@ -21,6 +21,11 @@ pub enum Engine {
     /// tfhe-rs's CUDA bootstrap, a level per launch (builds with the `gpu`
     /// feature; falls back to cpu, saying so, where no GPU can be used).
     Gpu,
+    /// The ranks of an `mpirun` / `srun` launch of this same command: rank 0
+    /// schedules and bootstraps, every other rank bootstraps for it (builds
+    /// with the `mpi` feature; `HEARTH_RANK_TIMEOUT` seconds of silence from
+    /// a rank, 60 by default, end the run naming it).
+    Mpi,
 }
 
 /// An encrypted evaluator chosen by [`Engine`].
@@ -28,6 +33,8 @@ pub enum Evaluator<'k> {
     Cpu(CpuBackend<'k>),
     #[cfg(feature = "gpu")]
     Gpu(Box<hearth::backend::GpuBackend>),
+    #[cfg(feature = "mpi")]
+    Mpi(Box<hearth::backend::MpiBackend<'k>>),
 }
 
 impl Evaluator<'_> {
@@ -37,6 +44,28 @@ impl Evaluator<'_> {
             Evaluator::Cpu(cpu) => format!("cpu, {} threads", cpu.threads()),
             #[cfg(feature = "gpu")]
             Evaluator::Gpu(_) => "gpu".into(),
+            #[cfg(feature = "mpi")]
+            Evaluator::Mpi(mpi) => {
+                let (local, workers) = mpi.threads();
+                format!("mpi, {} ranks, threads {local} + {workers:?}", workers.len() + 1)
+            }
+        }
+    }
+}
+
+impl Evaluator<'_> {
+    /// Threads of rank 0 and of each worker (one entry but for mpi; the gpu
+    /// counts as one).
+    pub fn threads(&self) -> Vec<usize> {
+        match self {
+            Evaluator::Cpu(cpu) => vec![cpu.threads()],
+            #[cfg(feature = "gpu")]
+            Evaluator::Gpu(_) => vec![1],
+            #[cfg(feature = "mpi")]
+            Evaluator::Mpi(mpi) => {
+                let (local, workers) = mpi.threads();
+                std::iter::once(local).chain(workers.iter().copied()).collect()
+            }
         }
     }
 }
@@ -49,6 +78,8 @@ impl Backend for Evaluator<'_> {
             Evaluator::Cpu(cpu) => cpu.evaluate(circuit, inputs),
             #[cfg(feature = "gpu")]
             Evaluator::Gpu(gpu) => gpu.evaluate(circuit, inputs),
+            #[cfg(feature = "mpi")]
+            Evaluator::Mpi(mpi) => mpi.evaluate(circuit, inputs),
         }
     }
 }
@@ -61,13 +92,37 @@ pub fn evaluator<'k>(
     server: &'k ServerKey,
     threads: Option<usize>,
 ) -> Result<Evaluator<'k>, Error> {
-    if engine == Engine::Gpu {
-        match gpu(server) {
+    with_bar(engine, server, None, threads, None)
+}
+
+/// [`evaluator`] advancing `bar` as bootstraps finish (cpu and mpi);
+/// `key_file`: where the key came from (mpi sends the file's bytes).
+pub fn with_bar<'k>(
+    engine: Engine,
+    server: &'k ServerKey,
+    key_file: Option<&std::path::Path>,
+    threads: Option<usize>,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<Evaluator<'k>, Error> {
+    match engine {
+        Engine::Gpu => match gpu(server) {
             Ok(ev) => return Ok(ev),
             Err(why) => eprintln!("hearth: --backend gpu: {why}; running on the cpu backend"),
+        },
+        Engine::Mpi => {
+            let threads = hearth::backend::resolve_threads(threads)?;
+            return crate::cluster::evaluator(server, key_file, threads, bar);
         }
+        Engine::Cpu => {}
     }
-    Ok(Evaluator::Cpu(CpuBackend::new(server, threads)?))
+    let cpu = CpuBackend::new(server, threads)?;
+    Ok(Evaluator::Cpu(match bar {
+        Some(bar) => {
+            let bar = bar.clone();
+            cpu.with_progress(move |done, _| bar.set_position(done as u64))
+        }
+        None => cpu,
+    }))
 }
 
 /// The gpu backend, if `engine` names it and one can be used (else says

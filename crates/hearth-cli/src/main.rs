@@ -3,6 +3,7 @@
 mod apps;
 mod bench;
 mod bits_ops;
+mod cluster;
 mod compute;
 mod demo;
 mod deploy;
@@ -18,6 +19,7 @@ mod params_bench;
 mod plot;
 mod radix_study;
 mod report;
+mod scale_bench;
 #[cfg(feature = "tfhe-pbs-stats")]
 mod tfhe_pbs;
 mod values;
@@ -218,8 +220,48 @@ fn asc_table(out: Option<PathBuf>, check: bool) -> Result<(), hearth::Error> {
     }
 }
 
+impl Command {
+    /// The thread option of a command run with `--backend mpi`.
+    fn mpi_threads(&self) -> Option<options::Threads> {
+        use engine::Engine::Mpi;
+        match self {
+            Command::Run {
+                backend: Mpi,
+                threads,
+                ..
+            }
+            | Command::Demo {
+                backend: Mpi,
+                threads,
+            }
+            | Command::Bench {
+                which:
+                    bench::Which::Engine {
+                        backend: Mpi,
+                        threads,
+                        ..
+                    },
+            } => Some(*threads),
+            Command::App { which } => which.mpi_threads(),
+            _ => None,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Under `--backend mpi` every rank runs this command: rank 0 goes on,
+    // the others serve it and stop here.
+    if let Some(threads) = cli.command.mpi_threads() {
+        match cluster::start(threads) {
+            Ok(true) => {}
+            Ok(false) => return ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hearth: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let result = match cli.command {
         Command::Keygen {
             params,
@@ -286,6 +328,7 @@ fn main() -> ExitCode {
             which: Tool::FuzzPrograms(args),
         } => fuzz::fuzz_programs(args),
     };
+    cluster::end(&result);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

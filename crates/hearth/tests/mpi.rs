@@ -123,7 +123,7 @@ fn mpi_child() {
         return;
     };
     let timeout: u64 = std::env::var("HEARTH_MPI_TIMEOUT").unwrap().parse().unwrap();
-    let cluster = Cluster::init(Duration::from_secs(timeout)).unwrap();
+    let cluster = std::sync::Arc::new(Cluster::init(Duration::from_secs(timeout)).unwrap());
     if cluster.rank() != 0 {
         let threads = 1 + cluster.rank() as usize % 2;
         if mode == "stop" || mode == "kill" {

@@ -15,6 +15,7 @@ mod cpu;
 mod cpu_batch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod simulate;
 #[cfg(feature = "gpu")]
 mod gpu;
 

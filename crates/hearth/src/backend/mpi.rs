@@ -63,6 +63,10 @@ const MAX_WORKER_THREADS: usize = TAG_TABLES as usize;
 
 /// Longest sleep between two polls of a pending message.
 pub const POLL_MAX: Duration = Duration::from_micros(200);
+/// Longest sleep between two polls once a wait has lasted [`IDLE_AFTER`].
+const POLL_IDLE: Duration = Duration::from_millis(1);
+/// See [`POLL_IDLE`].
+const IDLE_AFTER: Duration = Duration::from_millis(100);
 
 /// The default of [`Cluster::timeout`].
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -81,8 +85,8 @@ unsafe impl Sync for Comm {}
 /// of `MPI_COMM_WORLD`, so that hearth's messages never meet the caller's.
 ///
 /// Rank 0 runs the program: [`Cluster::share_key`], then
-/// [`Cluster::backend`] as often as it likes, then [`Cluster::finish`] (also
-/// done on drop). Every other rank calls [`Cluster::work`], which returns
+/// [`Cluster::backend`] (on an `Arc<Cluster>`) as often as it likes, then
+/// [`Cluster::finish`] (also done on drop). Every other rank calls [`Cluster::work`], which returns
 /// when rank 0 finishes.
 pub struct Cluster {
     comm: Arc<Comm>,
@@ -205,11 +209,11 @@ impl Cluster {
     /// Rank 0: a backend on `threads` local threads plus every worker's
     /// threads, for `key` (which must be the key given to
     /// [`Cluster::share_key`]).
-    pub fn backend<'a>(
-        &'a self,
-        key: &'a ServerKey,
+    pub fn backend<'k>(
+        self: &Arc<Self>,
+        key: &'k ServerKey,
         threads: usize,
-    ) -> Result<MpiBackend<'a>, Error> {
+    ) -> Result<MpiBackend<'k>, Error> {
         self.check_root("backend")?;
         match *self.shared.lock().unwrap() {
             Some(id) if id == key.key_id() => {}
@@ -249,7 +253,7 @@ impl Cluster {
         });
         cpu.remote = Some(remote.clone());
         Ok(MpiBackend {
-            cluster: self,
+            cluster: self.clone(),
             cpu,
             local: CpuBackend::new(key, Some(threads))?,
             remote,
@@ -305,8 +309,18 @@ impl Cluster {
         let glwe = params.glwe_dimension.to_glwe_size().0 * params.polynomial_size.0;
         let mut tables: Arc<Vec<GlweCiphertextOwned<u64>>> = Arc::new(Vec::new());
         let root = self.comm.0.process_at_rank(0);
+        // Bootstraps in flight: while every thread has one, no job can come
+        // (rank 0 sends a slot's next job after its reply), so the loop
+        // sleeps until one finishes instead of polling.
+        let busy = (Mutex::new(0usize), std::sync::Condvar::new());
         cpu.pool.in_place_scope(|scope| -> Result<(), Error> {
             loop {
+                {
+                    let mut n = busy.0.lock().unwrap();
+                    while *n >= threads {
+                        n = busy.1.wait(n).unwrap();
+                    }
+                }
                 let (msg, status) = wait(|| root.immediate_matched_probe());
                 match status.tag() {
                     TAG_STOP => {
@@ -336,10 +350,13 @@ impl Cluster {
                     tag if (tag as usize) < threads => {
                         let (job, _) = (msg, status).matched_receive_vec::<u64>();
                         let tables = tables.clone();
-                        let (cpu, comm) = (&cpu, &self.comm);
+                        let (cpu, comm, busy) = (&cpu, &self.comm, &busy);
+                        *busy.0.lock().unwrap() += 1;
                         scope.spawn(move |_| {
                             let reply = bootstrap_job(cpu, &tables, &job).unwrap_or_default();
                             comm.0.process_at_rank(0).send_with_tag(&reply[..], tag);
+                            *busy.0.lock().unwrap() -= 1;
+                            busy.1.notify_one();
                         });
                     }
                     tag => {
@@ -411,27 +428,31 @@ impl Drop for Cluster {
 }
 
 /// Calls `f` until it gives a value or `deadline` passes (`None`),
-/// sleeping between calls from 5 us, doubling up to [`POLL_MAX`].
+/// sleeping between calls from 5 us, doubling up to [`POLL_MAX`]; after
+/// [`IDLE_AFTER`] without a value, up to [`POLL_IDLE`] (an idle rank then
+/// wakes 1 000 times a second, not 5 000).
 fn poll<T>(mut f: impl FnMut() -> Option<T>, deadline: Option<Instant>) -> Option<T> {
+    let start = Instant::now();
     let mut nap = Duration::from_micros(5);
     loop {
         if let Some(v) = f() {
             return Some(v);
         }
-        if deadline.is_some_and(|d| Instant::now() > d) {
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now > d) {
             return None;
         }
         std::thread::sleep(nap);
-        nap = (nap * 2).min(POLL_MAX);
+        let cap = if now - start > IDLE_AFTER { POLL_IDLE } else { POLL_MAX };
+        nap = (nap * 2).min(cap);
     }
 }
 
 /// [`poll`] without a deadline.
-fn wait<T>(mut f: impl FnMut() -> Option<T>) -> T {
-    loop {
-        if let Some(v) = poll(&mut f, Some(Instant::now() + DEFAULT_TIMEOUT)) {
-            return v;
-        }
+fn wait<T>(f: impl FnMut() -> Option<T>) -> T {
+    match poll(f, None) {
+        Some(v) => v,
+        None => unreachable!("poll without a deadline returns only a value"),
     }
 }
 
@@ -580,7 +601,7 @@ impl Remote for Slots {
 /// Evaluates circuits on rank 0's threads and every worker's (see the
 /// module documentation); made by [`Cluster::backend`].
 pub struct MpiBackend<'a> {
-    cluster: &'a Cluster,
+    cluster: Arc<Cluster>,
     cpu: CpuBackend<'a>,
     /// Rank 0's own threads, for its share of a batch.
     local: CpuBackend<'a>,

@@ -1,0 +1,206 @@
+//! Predicted wall time of a circuit on P ranks x T threads: the CPU and MPI
+//! backends' schedule replayed without encryption.
+//!
+//! The policy is theirs: a bootstrap is ready when the last bootstrap it
+//! reads has finished; a free slot takes the earliest ready bootstrap,
+//! rank 0's own threads before remote ones (they have no transfer). A
+//! remote slot (a worker's thread) adds a fixed latency per bootstrap (the
+//! two messages and the polls that find them) and a transfer per
+//! ciphertext: the input and each output.
+//!
+//! Cores: where all ranks share one host with fewer cores than slots (this
+//! machine, oversubscribed), every bootstrap takes `slots / cores` times
+//! longer, as when all slots are busy and share the cores evenly.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::circuit::Circuit;
+
+/// Latency the MPI backend adds to a remote bootstrap: each side polls
+/// for the other's message with sleeps of up to 200 us.
+pub const POLL_LATENCY_S: f64 = 4e-4;
+
+/// A cluster to predict for.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// Threads of rank 0, then of each worker rank.
+    pub threads: Vec<usize>,
+    /// Cores shared by all ranks (one host), or `None`: a core per thread.
+    pub cores: Option<usize>,
+    /// Seconds per bootstrap (key switch + PBS) on one thread with all
+    /// threads busy.
+    pub pbs_s: f64,
+    /// Seconds per ciphertext moved between rank 0 and a worker.
+    pub transfer_s: f64,
+    /// Seconds added to each remote bootstrap besides its transfers.
+    pub latency_s: f64,
+}
+
+impl Machine {
+    /// `ranks` ranks of `threads` threads each, a core per thread.
+    pub fn uniform(ranks: usize, threads: usize, pbs_s: f64, transfer_s: f64, latency_s: f64) -> Self {
+        Machine {
+            threads: vec![threads; ranks.max(1)],
+            cores: None,
+            pbs_s,
+            transfer_s,
+            latency_s,
+        }
+    }
+
+    /// All slots: rank 0's threads and every worker's.
+    pub fn slots(&self) -> usize {
+        self.threads.iter().sum()
+    }
+}
+
+/// What [`simulate`] predicts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// Wall time of the run, seconds.
+    pub wall_s: f64,
+    /// Bootstraps run by worker ranks.
+    pub remote: usize,
+    /// Busy slot-time over slots x wall: 1.0 when no slot ever idles.
+    pub utilisation: f64,
+}
+
+/// Replays `circuit`'s bootstraps on `machine` (see the module
+/// documentation).
+pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
+    let n = circuit.bootstraps.len();
+    let local = machine.threads.first().copied().unwrap_or(1).max(1);
+    let slots = local + machine.threads.iter().skip(1).sum::<usize>();
+    let slowdown = match machine.cores {
+        Some(c) if c > 0 && c < slots => slots as f64 / c as f64,
+        _ => 1.0,
+    };
+    let pbs = machine.pbs_s * slowdown;
+    // Dependencies, as the CPU backend counts them.
+    let mut producer = vec![u32::MAX; circuit.num_fresh()];
+    for (b, bs) in circuit.bootstraps.iter().enumerate() {
+        for j in 0..bs.offsets.len() {
+            producer[bs.first_output as usize + j] = b as u32;
+        }
+    }
+    let mut consumers = vec![Vec::new(); n];
+    let mut pending: Vec<u32> = circuit
+        .bootstraps
+        .iter()
+        .enumerate()
+        .map(|(b, bs)| {
+            let mut k = 0;
+            for &(f, _) in &bs.input.terms {
+                let p = producer[f as usize];
+                if p != u32::MAX {
+                    consumers[p as usize].push(b);
+                    k += 1;
+                }
+            }
+            k
+        })
+        .collect();
+    let mut ready: VecDeque<usize> = (0..n).filter(|&b| pending[b] == 0).collect();
+    let (mut free_local, mut free_remote) = (local, slots - local);
+    // (finish time in ns, bootstrap, remote?)
+    let mut running: BinaryHeap<Reverse<(u64, usize, bool)>> = BinaryHeap::new();
+    let (mut now, mut busy, mut remote) = (0u64, 0f64, 0usize);
+    let ns = |s: f64| (s * 1e9).round() as u64;
+    loop {
+        while let Some(&b) = ready.front() {
+            let is_remote = if free_local > 0 {
+                free_local -= 1;
+                false
+            } else if free_remote > 0 {
+                free_remote -= 1;
+                true
+            } else {
+                break;
+            };
+            ready.pop_front();
+            let mut t = pbs;
+            if is_remote {
+                let outs = circuit.bootstraps[b].offsets.len() as f64;
+                t += machine.latency_s + machine.transfer_s * (1.0 + outs);
+                remote += 1;
+            }
+            busy += t;
+            running.push(Reverse((now + ns(t), b, is_remote)));
+        }
+        let Some(Reverse((t, b, is_remote))) = running.pop() else {
+            break;
+        };
+        now = t;
+        if is_remote {
+            free_remote += 1;
+        } else {
+            free_local += 1;
+        }
+        for &c in &consumers[b] {
+            pending[c] -= 1;
+            if pending[c] == 0 {
+                ready.push_back(c);
+            }
+        }
+    }
+    let wall_s = now as f64 / 1e9;
+    Prediction {
+        wall_s,
+        remote,
+        utilisation: if wall_s > 0.0 {
+            busy / (slots as f64 * wall_s)
+        } else {
+            1.0
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::circuits::random_circuit;
+    use crate::INSECURE_TEST_DIGITS;
+
+    fn chain_and_fan() -> Circuit {
+        random_circuit(&INSECURE_TEST_DIGITS, 5, 4, 400, 6).unwrap().circuit
+    }
+
+    #[test]
+    fn one_slot_runs_every_bootstrap_in_turn() {
+        let c = chain_and_fan();
+        let p = simulate(&c, &Machine::uniform(1, 1, 0.01, 0.0, 0.0));
+        assert!((p.wall_s - 0.01 * c.bootstraps.len() as f64).abs() < 1e-6);
+        assert_eq!(p.remote, 0);
+    }
+
+    #[test]
+    fn wall_is_between_the_depth_and_the_work_bounds() {
+        let c = chain_and_fan();
+        let st = c.stats();
+        for (ranks, threads) in [(1, 2), (2, 1), (4, 4), (64, 16)] {
+            let m = Machine::uniform(ranks, threads, 0.01, 1e-5, 1e-4);
+            let p = simulate(&c, &m);
+            let work = 0.01 * st.pbs as f64 / m.slots() as f64;
+            let depth = 0.01 * st.depth as f64;
+            assert!(p.wall_s + 1e-9 >= work.max(depth), "{ranks}x{threads}: {p:?}");
+            // Greedy list scheduling is within work + critical path.
+            let slowest = 0.01 + 1e-4 + 1e-5 * 17.0;
+            assert!(p.wall_s <= work + slowest * st.depth as f64 + 1e-9, "{ranks}x{threads}: {p:?}");
+            if ranks == 1 {
+                assert_eq!(p.remote, 0);
+            } else if st.max_width() > threads {
+                assert!(p.remote > 0, "{ranks}x{threads}: {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn oversubscribed_cores_slow_every_bootstrap() {
+        let c = chain_and_fan();
+        let mut m = Machine::uniform(4, 1, 0.01, 0.0, 0.0);
+        let free = simulate(&c, &m).wall_s;
+        m.cores = Some(2);
+        assert!((simulate(&c, &m).wall_s - 2.0 * free).abs() < 1e-6);
+    }
+}
