@@ -79,6 +79,11 @@ pub enum Which {
         /// for the prediction; default a core per thread.
         #[arg(long)]
         cores: Option<usize>,
+        /// With mpi: skip the cpu backend's run on rank 0 (when ranks are
+        /// bound to their cores, rank 0 alone cannot use them all; time
+        /// `bench engine --backend cpu` apart instead).
+        #[arg(long)]
+        no_cpu: bool,
         /// Bootstraps in the random circuit.
         #[arg(long, default_value_t = 2000)]
         bootstraps: usize,
@@ -273,11 +278,20 @@ pub fn run(which: Which) -> Result<(), Error> {
             threads,
             backend: crate::engine::Engine::Mpi,
             cores,
+            no_cpu,
             bootstraps,
             streams,
             seed,
             json,
-        } => crate::scale_bench::mpi_engine(params.params, threads, bootstraps, streams, seed, cores, json),
+        } => crate::scale_bench::mpi_engine(
+            params.params,
+            threads,
+            bootstraps,
+            (streams, seed),
+            cores,
+            !no_cpu,
+            json,
+        ),
         Which::Engine {
             params,
             threads,

@@ -33,15 +33,15 @@ fn wrong(client: &ClientKey, got: &[hearth::Ciphertext], want: &[u64]) -> Result
         .sum()
 }
 
-/// `bench engine --backend mpi`, on rank 0 of a launch.
-#[allow(clippy::too_many_arguments)]
+/// `bench engine --backend mpi`, on rank 0 of a launch; `with_cpu`: also
+/// time the cpu backend on as many threads on rank 0.
 pub fn mpi_engine(
     params: &'static ParameterSet,
     threads: Threads,
     bootstraps: usize,
-    streams: usize,
-    seed: u64,
+    (streams, seed): (usize, u64),
     cores: Option<usize>,
+    with_cpu: bool,
     json: JsonOut,
 ) -> Result<(), Error> {
     let threads = threads.resolve()?;
@@ -60,8 +60,11 @@ pub fn mpi_engine(
     let slots: usize = layout.iter().sum();
     // Calibration before the runs: bootstraps on as many threads as run
     // at once on rank 0's host.
-    // The host's speed drifts: calibrated before and after, averaged.
-    let busy = cores.unwrap_or(slots).min(slots);
+    // The host's speed drifts: calibrated before and after, averaged, on
+    // as many threads as run at once on rank 0's cores: all slots up to
+    // the shared cores (`--cores`), else rank 0's own threads (ranks bound
+    // to cores of their own).
+    let busy = cores.map_or(layout[0], |c| c.min(slots)).max(1);
     eprintln!("calibrating: a batch on {busy} threads...");
     let before = pbs_seconds(&client, &server, busy)?;
     bar.set_message(mpi.describe());
@@ -70,12 +73,14 @@ pub fn mpi_engine(
     let mpi_wall = t.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let mpi_wrong = wrong(&client, &out, &want)?;
-    eprintln!("mpi: {mpi_wall:.2} s; now the cpu backend on {slots} threads of rank 0...");
-    let cpu = CpuBackend::new(&server, Some(slots))?;
-    let t = Instant::now();
-    let out = cpu.evaluate(&rc.circuit, &inputs)?;
-    let cpu_wall = t.elapsed().as_secs_f64();
-    let cpu_wrong = wrong(&client, &out, &want)?;
+    let mut cpu_run = None;
+    if with_cpu {
+        eprintln!("mpi: {mpi_wall:.2} s; now the cpu backend on {slots} threads of rank 0...");
+        let cpu = CpuBackend::new(&server, Some(slots))?;
+        let t = Instant::now();
+        let out = cpu.evaluate(&rc.circuit, &inputs)?;
+        cpu_run = Some((t.elapsed().as_secs_f64(), wrong(&client, &out, &want)?));
+    }
     let pbs_s = (before + pbs_seconds(&client, &server, busy)?) / 2.0;
     // Loopback shared memory moved a 16.4 KB ciphertext in 2-4 us here
     // (about 5 GB/s); between hosts pass --transfer-us to `bench simulate`.
@@ -112,21 +117,23 @@ pub fn mpi_engine(
             "wrong outputs",
         ],
     );
-    for (name, wall, p, wrong) in [
-        (mpi.describe(), mpi_wall, &p_mpi, mpi_wrong),
-        (format!("cpu, {slots} threads"), cpu_wall, &p_cpu, cpu_wrong),
-    ] {
+    let mut runs = vec![(mpi.describe(), mpi_wall, &p_mpi, mpi_wrong)];
+    if let Some((wall, wrong)) = cpu_run {
+        runs.push((format!("cpu, {slots} threads"), wall, &p_cpu, wrong));
+    }
+    for (name, wall, p, wrong) in &runs {
         t.row(vec![
-            name,
+            name.clone(),
             stats.pbs.to_string(),
             stats.depth.to_string(),
             format!("{wall:.2}"),
             format!("{:.2}", p.wall_s),
             format!("{:.3}", p.wall_s / wall),
-            format!("{:.3}", cpu_wall / wall),
+            cpu_run.map_or("-".into(), |(c, _)| format!("{:.3}", c / wall)),
             wrong.to_string(),
         ]);
     }
+    let (cpu_wall, cpu_wrong) = cpu_run.map_or((None, 0), |(w, n)| (Some(w), n));
     let value = json!({
         "bench": "engine-mpi",
         "params": params.name,
@@ -144,7 +151,7 @@ pub fn mpi_engine(
         "cpu_threads": slots,
         "cpu_wall_s": cpu_wall,
         "cpu_predicted_s": p_cpu.wall_s,
-        "efficiency": cpu_wall / mpi_wall,
+        "efficiency": cpu_wall.map(|c| c / mpi_wall),
         "wrong_outputs": mpi_wrong + cpu_wrong,
     });
     emit(json.json.as_deref(), &value, &[t])?;

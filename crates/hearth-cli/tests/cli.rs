@@ -508,3 +508,41 @@ fn client_sends_clear_registers() {
     let r1 = format!("r1  = {0:#010x} ({0}, clear)", image.symbols["y"]);
     assert!(out.contains(&r1), "{out}");
 }
+
+#[test]
+#[cfg(not(feature = "mpi"))]
+fn mpi_backend_without_the_feature_says_how_to_get_it() {
+    for args in [
+        vec!["demo", "--backend", "mpi"],
+        vec!["bench", "engine", "--backend", "mpi"],
+        vec!["app", "regression", "--rows", "1", "--backend", "mpi"],
+    ] {
+        let (ok, _, err) = hearth(&args);
+        assert!(!ok, "{args:?} succeeded");
+        assert!(err.contains("--features mpi"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn simulate_predicts_less_time_on_more_ranks() {
+    let (ok, out, err) = hearth(&[
+        "bench", "simulate", "--circuit", "mul32", "--ranks", "1,2,4", "--threads", "2",
+        "--pbs-ms", "20", "--json", "-",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    let walls: Vec<f64> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["wall_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(walls.len(), 3);
+    assert!(walls[0] > walls[1] && walls[1] > walls[2], "{walls:?}");
+    // One rank of 2 threads: at least #PBS x 20 ms / 2.
+    let pbs = v["rows"][0]["pbs"].as_f64().unwrap();
+    assert!(walls[0] >= pbs * 0.02 / 2.0 - 1e-9, "{walls:?}");
+    let (ok, _, err) = hearth(&["bench", "simulate", "--ranks", "0"]);
+    assert!(!ok && err.contains("positive"), "{err}");
+}

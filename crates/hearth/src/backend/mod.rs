@@ -7,6 +7,10 @@
 //! | [`CpuBackend`] | [`crate::Ciphertext`] | tfhe-rs key switch + PBS on a thread pool |
 //! | [`Batched`]`<`[`CpuBatch`]`>` | [`crate::Ciphertext`] | the same, a whole level per call (the GPU's schedule, tested in CI) |
 //! | `GpuBackend` (feature `gpu`) | [`crate::Ciphertext`] | tfhe-rs's CUDA key switch + many-LUT PBS, a whole level per launch |
+//! | `MpiBackend` (feature `mpi`) | [`crate::Ciphertext`] | the cpu backend's schedule with bootstraps also on other MPI ranks; batch mode |
+//!
+//! [`simulate`] predicts the cpu and MPI backends' wall time on P ranks x T
+//! threads from a circuit's bootstraps alone.
 
 pub mod batch;
 mod clear;

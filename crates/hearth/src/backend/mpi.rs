@@ -20,7 +20,8 @@
 //!
 //! Protocol, per message from rank 0 to a worker (tags):
 //! * `0..T` — a bootstrap for slot `t`: `[table, n, offsets[n], lwe]`;
-//!   the reply (same tag) is the `n` output LWEs, or empty on failure.
+//!   the reply (same tag) is the `n` output LWEs and the nanoseconds the
+//!   worker spent, or empty on failure.
 //! * [`TAG_TABLES`] — the accumulators of the next run, concatenated.
 //! * [`TAG_BATCH`] — a circuit and input rows (bincode); the reply is the
 //!   output rows or a message, after a [`TAG_ALIVE`] a second meanwhile.
@@ -250,6 +251,7 @@ impl Cluster {
             timeout: self.timeout,
             lwe_size: key.params().big_lwe_dimension().to_lwe_size().0,
             sent: AtomicU64::new(0),
+            compute_ns: AtomicU64::new(0),
         });
         cpu.remote = Some(remote.clone());
         Ok(MpiBackend {
@@ -548,12 +550,15 @@ fn bootstrap_job(
     if input.len() != lwe_size || n == 0 {
         return None;
     }
+    let start = Instant::now();
     let mut outputs: Vec<_> = offsets.iter().map(|_| key.new_lwe()).collect();
     let thread = rayon::current_thread_index()?;
     let mut scratch = cpu.scratch[thread].lock().unwrap();
     scratch.input_mut().copy_from_slice(input);
     key.bootstrap_input(&mut scratch, acc, offsets, cpu.fft.as_view(), &mut outputs);
-    Some(outputs.iter().flat_map(|o| o.as_ref().iter().copied()).collect())
+    let mut reply: Vec<u64> = outputs.iter().flat_map(|o| o.as_ref().iter().copied()).collect();
+    reply.push(start.elapsed().as_nanos() as u64);
+    Some(reply)
 }
 
 /// Rank 0's remote slots: slot `s` is thread `slots[s].1` of rank
@@ -565,6 +570,8 @@ struct Slots {
     lwe_size: usize,
     /// Bootstraps sent, over all runs.
     sent: AtomicU64,
+    /// A moving average of a worker's time per bootstrap, nanoseconds.
+    compute_ns: AtomicU64,
 }
 
 impl Remote for Slots {
@@ -583,7 +590,15 @@ impl Remote for Slots {
         job.extend_from_slice(input);
         let deadline = Instant::now() + self.timeout;
         send_until(&self.comm, rank, tag, job, Some((deadline, self.timeout)))?;
-        let (reply, _) = receive_until(&self.comm, rank, tag, deadline, self.timeout)?;
+        // The worker needs about as long as its last bootstraps took: sleep
+        // through most of that before polling (fewer wake-ups on busy cores).
+        let usual = self.compute_ns.load(Ordering::Relaxed);
+        std::thread::sleep(Duration::from_nanos(usual / 10 * 9));
+        let (mut reply, _) = receive_until(&self.comm, rank, tag, deadline, self.timeout)?;
+        // The last word: the worker's time on this bootstrap.
+        let took = reply.pop().unwrap_or(0);
+        let usual = if usual == 0 { took } else { (7 * usual + took) / 8 };
+        self.compute_ns.store(usual, Ordering::Relaxed);
         if reply.len() != outputs.len() * self.lwe_size {
             return Err(Error::Rank {
                 rank,
