@@ -378,7 +378,8 @@ fn execute(
         return out.iter().map(|o| plan.decrypt(&client, o)).collect();
     }
     if common.backend == crate::engine::Engine::Mpi {
-        let mpi = crate::engine::with_bar(common.backend, &server, None, Some(threads), Some(&bar))?;
+        let mpi =
+            crate::engine::with_bar(common.backend, &server, None, Some(threads), Some(&bar))?;
         let start = Instant::now();
         let out = prog.run_encrypted(&mpi, &ins)?;
         bar.finish_and_clear();

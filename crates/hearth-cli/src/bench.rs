@@ -309,7 +309,15 @@ pub fn run(which: Which) -> Result<(), Error> {
             transfer_us,
             latency_us,
             json,
-        } => crate::scale_bench::simulate_table(&circuit, &ranks, threads, pbs_ms, transfer_us, latency_us, json),
+        } => crate::scale_bench::simulate_table(
+            &circuit,
+            &ranks,
+            threads,
+            pbs_ms,
+            transfer_us,
+            latency_us,
+            json,
+        ),
         Which::Noise {
             params,
             threads,

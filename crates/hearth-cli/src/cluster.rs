@@ -22,7 +22,9 @@ fn timeout() -> Result<std::time::Duration, Error> {
             .filter(|s| s.is_finite() && *s > 0.0)
             .map(std::time::Duration::from_secs_f64)
             .ok_or_else(|| {
-                Error::Config(format!("HEARTH_RANK_TIMEOUT=`{v}` is not a positive number of seconds"))
+                Error::Config(format!(
+                    "HEARTH_RANK_TIMEOUT=`{v}` is not a positive number of seconds"
+                ))
             }),
         Err(_) => Ok(std::time::Duration::from_secs(60)),
     }

@@ -190,7 +190,13 @@ pub fn run(
                 crate::engine::Engine::Gpu => crate::engine::Engine::Cpu,
                 other => other,
             };
-            let ev = crate::engine::with_bar(engine, &server, Some(server_key), Some(threads), Some(&bar))?;
+            let ev = crate::engine::with_bar(
+                engine,
+                &server,
+                Some(server_key),
+                Some(threads),
+                Some(&bar),
+            )?;
             let r = prog.run_bundle(&ev, &input)?;
             bar.finish_and_clear();
             r

@@ -47,7 +47,10 @@ impl Evaluator<'_> {
             #[cfg(feature = "mpi")]
             Evaluator::Mpi(mpi) => {
                 let (local, workers) = mpi.threads();
-                format!("mpi, {} ranks, threads {local} + {workers:?}", workers.len() + 1)
+                format!(
+                    "mpi, {} ranks, threads {local} + {workers:?}",
+                    workers.len() + 1
+                )
             }
         }
     }
@@ -64,7 +67,9 @@ impl Evaluator<'_> {
             #[cfg(feature = "mpi")]
             Evaluator::Mpi(mpi) => {
                 let (local, workers) = mpi.threads();
-                std::iter::once(local).chain(workers.iter().copied()).collect()
+                std::iter::once(local)
+                    .chain(workers.iter().copied())
+                    .collect()
             }
         }
     }

@@ -19,7 +19,11 @@ use crate::report::{emit, Table};
 
 /// Seconds per bootstrap on `threads` threads all busy: a batch of
 /// independent bootstraps, 32 per thread.
-fn pbs_seconds(client: &ClientKey, server: &hearth::ServerKey, threads: usize) -> Result<f64, Error> {
+fn pbs_seconds(
+    client: &ClientKey,
+    server: &hearth::ServerKey,
+    threads: usize,
+) -> Result<f64, Error> {
     let (per_s, _) = crate::bench::cpu_throughput(client, server, threads, 32 * threads)?;
     Ok(threads as f64 / per_s)
 }
@@ -172,7 +176,10 @@ fn circuit_named(name: &str, threads: usize) -> Result<(String, Circuit), Error>
         p.set_threads(threads);
         let (a, b) = (p.input(32), p.input(32));
         p.output(&(&a * &b));
-        return Ok(("32-digit product (DIGITS_128)".into(), p.build()?.circuit().clone()));
+        return Ok((
+            "32-digit product (DIGITS_128)".into(),
+            p.build()?.circuit().clone(),
+        ));
     }
     let prog = CompiledProgram::load(Path::new(name))?;
     Ok((name.to_string(), prog.circuit().clone()))
@@ -194,7 +201,11 @@ pub fn simulate_table(
     }
     let pbs_s = match pbs_ms {
         Some(ms) if ms > 0.0 && ms.is_finite() => ms / 1e3,
-        Some(ms) => return Err(Error::Config(format!("--pbs-ms {ms} is not a positive time"))),
+        Some(ms) => {
+            return Err(Error::Config(format!(
+                "--pbs-ms {ms} is not a positive time"
+            )))
+        }
         None => {
             eprintln!("measuring one bootstrap on DIGITS_128 (1 thread)...");
             let (client, server) = generate(&DIGITS_128);
@@ -219,7 +230,9 @@ pub fn simulate_table(
         for &r in ranks {
             let m = Machine::uniform(r, threads, pbs_s, transfer_us * 1e-6, latency_us * 1e-6);
             let p = simulate(&circuit, &m);
-            let base = *one.get_or_insert(simulate(&circuit, &Machine::uniform(1, threads, pbs_s, 0.0, 0.0)).wall_s);
+            let base = *one.get_or_insert(
+                simulate(&circuit, &Machine::uniform(1, threads, pbs_s, 0.0, 0.0)).wall_s,
+            );
             t.row(vec![
                 r.to_string(),
                 m.slots().to_string(),
@@ -228,9 +241,11 @@ pub fn simulate_table(
                 format!("{:.3}", base / p.wall_s / r as f64),
                 format!("{:.3}", p.utilisation),
             ]);
-            rows.push(json!({"circuit": label, "pbs": st.pbs, "depth": st.depth, "ranks": r,
+            rows.push(
+                json!({"circuit": label, "pbs": st.pbs, "depth": st.depth, "ranks": r,
                 "threads": threads, "wall_s": p.wall_s, "speedup": base / p.wall_s,
-                "utilisation": p.utilisation}));
+                "utilisation": p.utilisation}),
+            );
         }
         tables.push(t);
     }

@@ -527,8 +527,18 @@ fn mpi_backend_without_the_feature_says_how_to_get_it() {
 #[test]
 fn simulate_predicts_less_time_on_more_ranks() {
     let (ok, out, err) = hearth(&[
-        "bench", "simulate", "--circuit", "mul32", "--ranks", "1,2,4", "--threads", "2",
-        "--pbs-ms", "20", "--json", "-",
+        "bench",
+        "simulate",
+        "--circuit",
+        "mul32",
+        "--ranks",
+        "1,2,4",
+        "--threads",
+        "2",
+        "--pbs-ms",
+        "20",
+        "--json",
+        "-",
     ]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");

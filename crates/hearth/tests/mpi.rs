@@ -15,7 +15,10 @@ use hearth::backend::{Backend, ClearBackend, Cluster, CpuBackend};
 use hearth::testing::circuits::random_circuit;
 use hearth::testing::programs::{Limits, ProgramSpec};
 use hearth::testing::word_programs::WordSpec;
-use hearth::{Ciphertext, ClientKey, Error, ParameterSet, DIGITS_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
+use hearth::{
+    Ciphertext, ClientKey, Error, ParameterSet, DIGITS_128, INSECURE_TEST_BITS,
+    INSECURE_TEST_DIGITS,
+};
 use rand::SeedableRng;
 
 /// Runs `mpirun -np ranks` on this binary's [`mpi_child`] in `mode`:
@@ -122,7 +125,10 @@ fn mpi_child() {
     let Ok(mode) = std::env::var("HEARTH_MPI_CHILD") else {
         return;
     };
-    let timeout: u64 = std::env::var("HEARTH_MPI_TIMEOUT").unwrap().parse().unwrap();
+    let timeout: u64 = std::env::var("HEARTH_MPI_TIMEOUT")
+        .unwrap()
+        .parse()
+        .unwrap();
     let cluster = std::sync::Arc::new(Cluster::init(Duration::from_secs(timeout)).unwrap());
     if cluster.rank() != 0 {
         let threads = 1 + cluster.rank() as usize % 2;
@@ -152,7 +158,11 @@ fn mpi_child() {
         "stop" | "kill" => {
             // Long enough that rank 1 is stopped or killed mid-run.
             let rc = random_circuit(params, 1, 4, 4000, 8).unwrap();
-            let cts: Vec<_> = rc.inputs.iter().map(|&v| client.encrypt(v as i64).unwrap()).collect();
+            let cts: Vec<_> = rc
+                .inputs
+                .iter()
+                .map(|&v| client.encrypt(v as i64).unwrap())
+                .collect();
             match mpi.run(&rc.circuit, &cts) {
                 Err(e @ Error::Rank { .. }) => {
                     eprintln!("{e}");
@@ -166,13 +176,24 @@ fn mpi_child() {
     let (circuits, size) = if mode == "real" { (2, 24) } else { (12, 40) };
     for seed in 0..circuits {
         let rc = random_circuit(params, seed, 3, size, 1 + seed as usize % 4).unwrap();
-        let cts: Vec<_> = rc.inputs.iter().map(|&v| client.encrypt(v as i64).unwrap()).collect();
+        let cts: Vec<_> = rc
+            .inputs
+            .iter()
+            .map(|&v| client.encrypt(v as i64).unwrap())
+            .collect();
         let want = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
         let (got, report) = mpi.run(&rc.circuit, &cts).unwrap();
         assert_eq!(report.pbs, size);
         let on_cpu = decrypt(&client, &cpu.evaluate(&rc.circuit, &cts).unwrap());
-        assert_eq!(decrypt(&client, &got), on_cpu, "seed {seed}: mpi differs from cpu");
-        assert_eq!(on_cpu, want, "seed {seed}: cpu differs from the clear backend");
+        assert_eq!(
+            decrypt(&client, &got),
+            on_cpu,
+            "seed {seed}: mpi differs from cpu"
+        );
+        assert_eq!(
+            on_cpu, want,
+            "seed {seed}: cpu differs from the clear backend"
+        );
     }
     // Random integer programs.
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
@@ -206,9 +227,20 @@ fn mpi_child() {
     assert_eq!(out.len(), rows.len());
     for (r, (row, got)) in rows.iter().zip(&out).enumerate() {
         let on_cpu = cpu.evaluate(&rc.circuit, row).unwrap();
-        assert_eq!(decrypt(&client, got), decrypt(&client, &on_cpu), "batch row {r}");
+        assert_eq!(
+            decrypt(&client, got),
+            decrypt(&client, &on_cpu),
+            "batch row {r}"
+        );
     }
     let remote = mpi.remote_bootstraps();
-    assert_eq!(remote > 0, cluster.size() > 1, "{remote} bootstraps sent to workers");
-    println!("MPI OK {mode} on {} ranks ({remote} bootstraps remote)", cluster.size());
+    assert_eq!(
+        remote > 0,
+        cluster.size() > 1,
+        "{remote} bootstraps sent to workers"
+    );
+    println!(
+        "MPI OK {mode} on {} ranks ({remote} bootstraps remote)",
+        cluster.size()
+    );
 }

@@ -348,7 +348,8 @@ impl<'a> Run<'a> {
                 Some(remote) if thread >= self.backend.local => {
                     let slot = thread - self.backend.local;
                     let input = scratch.input_mut();
-                    if let Err(e) = remote.bootstrap(slot, bs.table, &bs.offsets, input, &mut outputs)
+                    if let Err(e) =
+                        remote.bootstrap(slot, bs.table, &bs.offsets, input, &mut outputs)
                     {
                         self.failed.store(true, Ordering::Relaxed);
                         self.failure.lock().unwrap().get_or_insert(e);

@@ -17,21 +17,21 @@ mod clear;
 mod count;
 mod cpu;
 mod cpu_batch;
+#[cfg(feature = "gpu")]
+mod gpu;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod simulate;
-#[cfg(feature = "gpu")]
-mod gpu;
 
 pub use batch::{BatchExecutor, Batched, ClearBatch, Plan};
 pub use clear::ClearBackend;
 pub use count::{CountBackend, Depth};
 pub use cpu::{default_threads, resolve_threads, CpuBackend, Progress, RunReport};
 pub use cpu_batch::CpuBatch;
-#[cfg(feature = "mpi")]
-pub use mpi::{Cluster, MpiBackend};
 #[cfg(feature = "gpu")]
 pub use gpu::{gpu_available, GpuBackend, GpuBatch, GpuKey};
+#[cfg(feature = "mpi")]
+pub use mpi::{Cluster, MpiBackend};
 
 use crate::circuit::Circuit;
 use crate::error::Error;

@@ -9,7 +9,7 @@
 //! combined big-key LWE (rank 0 computes every linear combination) to its
 //! worker and waits for the extracted outputs, so the dependency-counting
 //! scheduler, cancel, progress and memory accounting are the CPU backend's.
-//! A worker ([`Cluster::serve`]) runs one receive loop and bootstraps on its
+//! A worker ([`Cluster::work`]) runs one receive loop and bootstraps on its
 //! own pool with the CPU code.
 //!
 //! Waiting is polling (`MPI_Improbe` / `MPI_Test`) with sleeps of at most
@@ -22,10 +22,10 @@
 //! * `0..T` — a bootstrap for slot `t`: `[table, n, offsets[n], lwe]`;
 //!   the reply (same tag) is the `n` output LWEs and the nanoseconds the
 //!   worker spent, or empty on failure.
-//! * [`TAG_TABLES`] — the accumulators of the next run, concatenated.
-//! * [`TAG_BATCH`] — a circuit and input rows (bincode); the reply is the
-//!   output rows or a message, after a [`TAG_ALIVE`] a second meanwhile.
-//! * [`TAG_STOP`] — end [`Cluster::serve`].
+//! * `TAG_TABLES` — the accumulators of the next run, concatenated.
+//! * `TAG_BATCH` — a circuit and input rows (bincode); the reply is the
+//!   output rows or a message, after a `TAG_ALIVE` a second meanwhile.
+//! * `TAG_STOP` — end [`Cluster::work`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -151,11 +151,9 @@ impl Cluster {
     /// the same key does nothing, of another key is refused.
     pub fn share_key(&self, key_bytes: &[u8]) -> Result<(), Error> {
         self.check_root("share_key")?;
-        let key_id = crate::crypto::files::info_from_bytes(
-            std::path::Path::new("<shared key>"),
-            key_bytes,
-        )?
-        .key_id;
+        let key_id =
+            crate::crypto::files::info_from_bytes(std::path::Path::new("<shared key>"), key_bytes)?
+                .key_id;
         let mut shared = self.shared.lock().unwrap();
         match *shared {
             Some(id) if id == key_id => return Ok(()),
@@ -268,7 +266,9 @@ impl Cluster {
     /// Returns `Ok(false)` when rank 0 finished without sharing a key.
     pub fn work(&self, threads: usize) -> Result<bool, Error> {
         if self.rank() == 0 {
-            return Err(Error::Config("rank 0 runs the program; work() is for the other ranks".into()));
+            return Err(Error::Config(
+                "rank 0 runs the program; work() is for the other ranks".into(),
+            ));
         }
         let root = self.comm.0.process_at_rank(0);
         let mut len = 0u64;
@@ -277,9 +277,7 @@ impl Cluster {
             return Ok(false);
         }
         let mut bytes = vec![0u8; len as usize];
-        mpi::request::scope(|scope| {
-            complete(root.immediate_broadcast_into(scope, &mut bytes[..]))
-        });
+        mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut bytes[..])));
         let key = ServerKey::from_bytes(std::path::Path::new("<key from rank 0>"), &bytes);
         drop(bytes);
         let threads = threads.clamp(1, MAX_WORKER_THREADS);
@@ -445,7 +443,11 @@ fn poll<T>(mut f: impl FnMut() -> Option<T>, deadline: Option<Instant>) -> Optio
             return None;
         }
         std::thread::sleep(nap);
-        let cap = if now - start > IDLE_AFTER { POLL_IDLE } else { POLL_MAX };
+        let cap = if now - start > IDLE_AFTER {
+            POLL_IDLE
+        } else {
+            POLL_MAX
+        };
         nap = (nap * 2).min(cap);
     }
 }
@@ -481,11 +483,11 @@ fn send_until<T: Equivalence + 'static>(
     deadline: Option<(Instant, Duration)>,
 ) -> Result<(), Error> {
     let buf: &'static [T] = Box::leak(data.into_boxed_slice());
-    let mut request = Some(
-        comm.0
-            .process_at_rank(rank)
-            .immediate_send_with_tag(StaticScope, buf, tag),
-    );
+    let mut request = Some(comm.0.process_at_rank(rank).immediate_send_with_tag(
+        StaticScope,
+        buf,
+        tag,
+    ));
     let done = poll(
         || match request.take()?.test() {
             Ok(_) => Some(()),
@@ -527,9 +529,11 @@ fn receive_until(
     timeout: Duration,
 ) -> Result<(Vec<u64>, Status), Error> {
     let process = comm.0.process_at_rank(rank);
-    let (msg, status): (Message, Status) =
-        poll(|| process.immediate_matched_probe_with_tag(tag), Some(deadline))
-            .ok_or_else(|| late(rank, timeout))?;
+    let (msg, status): (Message, Status) = poll(
+        || process.immediate_matched_probe_with_tag(tag),
+        Some(deadline),
+    )
+    .ok_or_else(|| late(rank, timeout))?;
     Ok((msg, status).matched_receive_vec())
 }
 
@@ -556,7 +560,10 @@ fn bootstrap_job(
     let mut scratch = cpu.scratch[thread].lock().unwrap();
     scratch.input_mut().copy_from_slice(input);
     key.bootstrap_input(&mut scratch, acc, offsets, cpu.fft.as_view(), &mut outputs);
-    let mut reply: Vec<u64> = outputs.iter().flat_map(|o| o.as_ref().iter().copied()).collect();
+    let mut reply: Vec<u64> = outputs
+        .iter()
+        .flat_map(|o| o.as_ref().iter().copied())
+        .collect();
     reply.push(start.elapsed().as_nanos() as u64);
     Some(reply)
 }
@@ -597,12 +604,19 @@ impl Remote for Slots {
         let (mut reply, _) = receive_until(&self.comm, rank, tag, deadline, self.timeout)?;
         // The last word: the worker's time on this bootstrap.
         let took = reply.pop().unwrap_or(0);
-        let usual = if usual == 0 { took } else { (7 * usual + took) / 8 };
+        let usual = if usual == 0 {
+            took
+        } else {
+            (7 * usual + took) / 8
+        };
         self.compute_ns.store(usual, Ordering::Relaxed);
         if reply.len() != outputs.len() * self.lwe_size {
             return Err(Error::Rank {
                 rank,
-                reason: format!("could not bootstrap (table {table}; it replied {} words)", reply.len()),
+                reason: format!(
+                    "could not bootstrap (table {table}; it replied {} words)",
+                    reply.len()
+                ),
             });
         }
         for (out, chunk) in outputs.iter_mut().zip(reply.chunks_exact(self.lwe_size)) {
@@ -666,7 +680,8 @@ impl<'a> MpiBackend<'a> {
                 .collect();
             let deadline = Instant::now() + self.cluster.timeout;
             for rank in 1..=self.workers.len() as i32 {
-                self.cluster.send(rank, TAG_TABLES, tables.clone(), deadline)?;
+                self.cluster
+                    .send(rank, TAG_TABLES, tables.clone(), deadline)?;
             }
         }
         self.cpu.run(circuit, inputs)

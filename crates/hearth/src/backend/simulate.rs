@@ -39,7 +39,13 @@ pub struct Machine {
 
 impl Machine {
     /// `ranks` ranks of `threads` threads each, a core per thread.
-    pub fn uniform(ranks: usize, threads: usize, pbs_s: f64, transfer_s: f64, latency_s: f64) -> Self {
+    pub fn uniform(
+        ranks: usize,
+        threads: usize,
+        pbs_s: f64,
+        transfer_s: f64,
+        latency_s: f64,
+    ) -> Self {
         Machine {
             threads: vec![threads; ranks.max(1)],
             cores: None,
@@ -163,7 +169,9 @@ mod tests {
     use crate::INSECURE_TEST_DIGITS;
 
     fn chain_and_fan() -> Circuit {
-        random_circuit(&INSECURE_TEST_DIGITS, 5, 4, 400, 6).unwrap().circuit
+        random_circuit(&INSECURE_TEST_DIGITS, 5, 4, 400, 6)
+            .unwrap()
+            .circuit
     }
 
     #[test]
@@ -183,10 +191,16 @@ mod tests {
             let p = simulate(&c, &m);
             let work = 0.01 * st.pbs as f64 / m.slots() as f64;
             let depth = 0.01 * st.depth as f64;
-            assert!(p.wall_s + 1e-9 >= work.max(depth), "{ranks}x{threads}: {p:?}");
+            assert!(
+                p.wall_s + 1e-9 >= work.max(depth),
+                "{ranks}x{threads}: {p:?}"
+            );
             // Greedy list scheduling is within work + critical path.
             let slowest = 0.01 + 1e-4 + 1e-5 * 17.0;
-            assert!(p.wall_s <= work + slowest * st.depth as f64 + 1e-9, "{ranks}x{threads}: {p:?}");
+            assert!(
+                p.wall_s <= work + slowest * st.depth as f64 + 1e-9,
+                "{ranks}x{threads}: {p:?}"
+            );
             if ranks == 1 {
                 assert_eq!(p.remote, 0);
             } else if st.max_width() > threads {

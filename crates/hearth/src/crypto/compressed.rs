@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::commons::math::random::{Seed, Uniform};
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::files::{check_ids, decode, encode, inconsistent, read_bytes, write_file, FileKind};
+use crate::crypto::files::{
+    check_ids, decode, encode, inconsistent, read_bytes, write_file, FileKind,
+};
 use crate::crypto::keys::{KeyId, KeySwitchKey, ServerKey, ServerKeyData};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
