@@ -40,6 +40,9 @@ mod imp {
 
     static CLUSTER: Mutex<Option<Arc<Cluster>>> = Mutex::new(None);
 
+    /// Starts MPI for a command with `--backend mpi`: `Ok(true)` on rank 0,
+    /// which runs the command; the other ranks serve and then get
+    /// `Ok(false)`.
     pub fn start(threads: Threads) -> Result<bool, Error> {
         let cluster = Cluster::init(timeout()?)?;
         if cluster.rank() == 0 {
@@ -50,6 +53,9 @@ mod imp {
         Ok(false)
     }
 
+    /// Rank 0: the MPI backend for `server` on `threads` local threads plus
+    /// the workers', advancing `bar`. `key_file`: the file the key came
+    /// from, sent as it is.
     pub fn evaluator<'k>(
         server: &'k ServerKey,
         key_file: Option<&Path>,
@@ -77,6 +83,8 @@ mod imp {
         Ok(Evaluator::Mpi(Box::new(mpi)))
     }
 
+    /// Rank 0, when the command is done: stops the workers and finalises
+    /// MPI, or, after a rank failed, aborts the launch.
     pub fn end(result: &Result<(), Error>) {
         let Some(cluster) = CLUSTER.lock().unwrap().take() else {
             return;
@@ -119,26 +127,4 @@ mod imp {
     pub fn end(_: &Result<(), Error>) {}
 }
 
-/// Starts MPI for a command with `--backend mpi`: `Ok(true)` on rank 0,
-/// which runs the command; the other ranks serve and then get `Ok(false)`.
-pub fn start(threads: Threads) -> Result<bool, Error> {
-    imp::start(threads)
-}
-
-/// Rank 0: the MPI backend for `server` on `threads` local threads plus the
-/// workers', advancing `bar`. `key_file`: the file the key came from, sent
-/// as it is.
-pub fn evaluator<'k>(
-    server: &'k ServerKey,
-    key_file: Option<&Path>,
-    threads: usize,
-    bar: Option<&ProgressBar>,
-) -> Result<Evaluator<'k>, Error> {
-    imp::evaluator(server, key_file, threads, bar)
-}
-
-/// Rank 0, when the command is done: stops the workers and finalises MPI,
-/// or, after a rank failed, aborts the launch.
-pub fn end(result: &Result<(), Error>) {
-    imp::end(result)
-}
+pub use imp::{end, evaluator, start};

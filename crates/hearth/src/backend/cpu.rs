@@ -247,29 +247,8 @@ impl<'a> Run<'a> {
     fn new(backend: &'a CpuBackend<'a>, circuit: &'a Circuit, inputs: &[Ciphertext]) -> Self {
         let params = backend.key.params();
         let n_fresh = circuit.num_fresh();
-        let mut producer = vec![u32::MAX; n_fresh];
-        for (b, bs) in circuit.bootstraps.iter().enumerate() {
-            for j in 0..bs.offsets.len() {
-                producer[bs.first_output as usize + j] = b as u32;
-            }
-        }
-        let mut consumers = vec![Vec::new(); circuit.bootstraps.len()];
-        let pending = circuit
-            .bootstraps
-            .iter()
-            .enumerate()
-            .map(|(b, bs)| {
-                let mut n = 0;
-                for &(f, _) in &bs.input.terms {
-                    let p = producer[f as usize];
-                    if p != u32::MAX {
-                        consumers[p as usize].push(b as u32);
-                        n += 1;
-                    }
-                }
-                AtomicU32::new(n)
-            })
-            .collect();
+        let (consumers, pending) = super::dependencies(circuit);
+        let pending = pending.into_iter().map(AtomicU32::new).collect();
         let uses: Vec<AtomicU32> = circuit
             .use_counts()
             .into_iter()

@@ -50,6 +50,37 @@ pub trait Backend {
     ) -> Result<Vec<Self::Digit>, Error>;
 }
 
+/// For each bootstrap of `circuit`, the bootstraps reading its outputs (one
+/// entry per term), and how many terms of its own input other bootstraps
+/// produce: the dependency counts of the cpu backend's scheduler (and of
+/// its simulation).
+pub(crate) fn dependencies(circuit: &Circuit) -> (Vec<Vec<u32>>, Vec<u32>) {
+    let mut producer = vec![u32::MAX; circuit.num_fresh()];
+    for (b, bs) in circuit.bootstraps.iter().enumerate() {
+        for j in 0..bs.offsets.len() {
+            producer[bs.first_output as usize + j] = b as u32;
+        }
+    }
+    let mut consumers = vec![Vec::new(); circuit.bootstraps.len()];
+    let pending = circuit
+        .bootstraps
+        .iter()
+        .enumerate()
+        .map(|(b, bs)| {
+            let mut n = 0;
+            for &(f, _) in &bs.input.terms {
+                let p = producer[f as usize];
+                if p != u32::MAX {
+                    consumers[p as usize].push(b as u32);
+                    n += 1;
+                }
+            }
+            n
+        })
+        .collect();
+    (consumers, pending)
+}
+
 /// `out += w * src` on LWE ciphertexts (wrapping): one term of a linear
 /// combination, as every encrypted backend computes it.
 pub(crate) fn add_scaled(out: &mut [u64], src: &[u64], w: u64) {

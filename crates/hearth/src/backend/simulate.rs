@@ -83,30 +83,7 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
         _ => 1.0,
     };
     let pbs = machine.pbs_s * slowdown;
-    // Dependencies, as the CPU backend counts them.
-    let mut producer = vec![u32::MAX; circuit.num_fresh()];
-    for (b, bs) in circuit.bootstraps.iter().enumerate() {
-        for j in 0..bs.offsets.len() {
-            producer[bs.first_output as usize + j] = b as u32;
-        }
-    }
-    let mut consumers = vec![Vec::new(); n];
-    let mut pending: Vec<u32> = circuit
-        .bootstraps
-        .iter()
-        .enumerate()
-        .map(|(b, bs)| {
-            let mut k = 0;
-            for &(f, _) in &bs.input.terms {
-                let p = producer[f as usize];
-                if p != u32::MAX {
-                    consumers[p as usize].push(b);
-                    k += 1;
-                }
-            }
-            k
-        })
-        .collect();
+    let (consumers, mut pending) = super::dependencies(circuit);
     let mut ready: VecDeque<usize> = (0..n).filter(|&b| pending[b] == 0).collect();
     let (mut free_local, mut free_remote) = (local, slots - local);
     // (finish time in ns, bootstrap, remote?)
@@ -144,6 +121,7 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
             free_local += 1;
         }
         for &c in &consumers[b] {
+            let c = c as usize;
             pending[c] -= 1;
             if pending[c] == 0 {
                 ready.push_back(c);
