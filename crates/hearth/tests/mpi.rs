@@ -239,6 +239,32 @@ fn mpi_child() {
         cluster.size() > 1,
         "{remote} bootstraps sent to workers"
     );
+    if mode == "digits" {
+        // Another key replaces the first on every worker; the first key's
+        // backend then refuses to run.
+        let client2 = ClientKey::generate(params);
+        let server2 = client2.server_key();
+        cluster.share_key(&server2.to_bytes().unwrap()).unwrap();
+        let rc = random_circuit(params, 7, 3, 30, 3).unwrap();
+        let cts: Vec<_> = rc
+            .inputs
+            .iter()
+            .map(|&v| client.encrypt(v as i64).unwrap())
+            .collect();
+        assert!(matches!(mpi.run(&rc.circuit, &cts), Err(Error::Config(_))));
+        let mpi2 = cluster.backend(&server2, 1).unwrap();
+        let cts: Vec<_> = rc
+            .inputs
+            .iter()
+            .map(|&v| client2.encrypt(v as i64).unwrap())
+            .collect();
+        let got = decrypt(&client2, &mpi2.run(&rc.circuit, &cts).unwrap().0);
+        assert_eq!(
+            got,
+            ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap(),
+            "second key"
+        );
+    }
     println!(
         "MPI OK {mode} on {} ranks ({remote} bootstraps remote)",
         cluster.size()

@@ -25,6 +25,7 @@
 //! * `TAG_TABLES` — the accumulators of the next run, concatenated.
 //! * `TAG_BATCH` — a circuit and input rows (bincode); the reply is the
 //!   output rows or a message, after a `TAG_ALIVE` a second meanwhile.
+//! * `TAG_KEY` — another server key: serve with it from now on.
 //! * `TAG_STOP` — end [`Cluster::work`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -57,6 +58,8 @@ const TAG_BATCH: i32 = 30_001;
 const TAG_STOP: i32 = 30_002;
 /// Tag of a worker's sign of life during a batch.
 const TAG_ALIVE: i32 = 30_004;
+/// Tag of another server key's file bytes.
+const TAG_KEY: i32 = 30_005;
 /// Tag of a worker's greeting after it has the key.
 const TAG_HELLO: i32 = 30_003;
 /// Most threads a worker may serve (tags below the control tags).
@@ -147,38 +150,40 @@ impl Cluster {
     /// Rank 0: sends a server key's file bytes (from [`ServerKey::to_bytes`]
     /// or, 4-6x smaller, [`crate::CompressedServerKey::to_bytes`]) to every
     /// worker, which reads them with [`ServerKey::from_bytes`] and answers
-    /// with its thread count. Once per cluster: a second call with bytes of
-    /// the same key does nothing, of another key is refused.
+    /// with its thread count. Bytes of the key already shared do nothing;
+    /// another key replaces it on every worker, and backends made for the
+    /// old one refuse to run from then on.
     pub fn share_key(&self, key_bytes: &[u8]) -> Result<(), Error> {
         self.check_root("share_key")?;
         let key_id =
             crate::crypto::files::info_from_bytes(std::path::Path::new("<shared key>"), key_bytes)?
                 .key_id;
+        let _one_run = self.run_lock.lock().unwrap();
         let mut shared = self.shared.lock().unwrap();
-        match *shared {
-            Some(id) if id == key_id => return Ok(()),
-            Some(id) => {
-                return Err(Error::WrongKey {
-                    expected: id,
-                    found: key_id,
-                })
-            }
-            None => {}
+        if *shared == Some(key_id) {
+            return Ok(());
         }
         if self.finished.load(Ordering::Relaxed) {
             return Err(Error::Config("the cluster has finished".into()));
         }
-        // Non-blocking broadcasts on every rank (they do not match blocking
-        // ones): the workers wait without spinning.
-        let mut len = key_bytes.len() as u64;
-        let root = self.comm.0.process_at_rank(0);
-        mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut len)));
-        if len > 0 {
+        if shared.is_none() {
+            // Non-blocking broadcasts on every rank (they do not match
+            // blocking ones): the workers wait without spinning.
+            let mut len = key_bytes.len() as u64;
+            let root = self.comm.0.process_at_rank(0);
+            mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut len)));
             // The broadcast needs a mutable buffer; rank 0's is a copy.
             let mut bytes = key_bytes.to_vec();
             mpi::request::scope(|scope| {
                 complete(root.immediate_broadcast_into(scope, &mut bytes[..]))
             });
+        } else {
+            // Another key: the workers are serving the old one and take the
+            // new one as a message. Backends of the old key refuse to run.
+            let deadline = Instant::now() + self.timeout;
+            for rank in 1..self.size() {
+                self.send(rank, TAG_KEY, key_bytes.to_vec(), deadline)?;
+            }
         }
         let deadline = Instant::now() + self.timeout;
         let mut workers = Vec::new();
@@ -278,22 +283,26 @@ impl Cluster {
         }
         let mut bytes = vec![0u8; len as usize];
         mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut bytes[..])));
-        let key = ServerKey::from_bytes(std::path::Path::new("<key from rank 0>"), &bytes);
-        drop(bytes);
         let threads = threads.clamp(1, MAX_WORKER_THREADS);
-        let hello = match &key {
-            Ok(k) => vec![0, threads as u64, k.key_id().0],
-            Err(_) => vec![1],
-        };
-        let deadline = Instant::now() + self.timeout;
-        self.send(0, TAG_HELLO, hello, deadline)?;
-        let key = key?;
-        self.serve(&key, threads)?;
-        Ok(true)
+        loop {
+            let key = ServerKey::from_bytes(std::path::Path::new("<key from rank 0>"), &bytes);
+            drop(bytes);
+            let hello = match &key {
+                Ok(k) => vec![0, threads as u64, k.key_id().0],
+                Err(_) => vec![1],
+            };
+            let deadline = Instant::now() + self.timeout;
+            self.send(0, TAG_HELLO, hello, deadline)?;
+            match self.serve(&key?, threads)? {
+                Some(next) => bytes = next,
+                None => return Ok(true),
+            }
+        }
     }
 
-    /// A worker's loop: bootstraps, tables and batches until [`TAG_STOP`].
-    fn serve(&self, key: &ServerKey, threads: usize) -> Result<(), Error> {
+    /// A worker's loop: bootstraps, tables and batches until [`TAG_STOP`]
+    /// (`None`) or [`TAG_KEY`] (the new key's bytes).
+    fn serve(&self, key: &ServerKey, threads: usize) -> Result<Option<Vec<u8>>, Error> {
         let cpu = CpuBackend::new(key, Some(threads))?;
         // The same pool, reporting signs of life to rank 0 during batches.
         let comm = self.comm.clone();
@@ -313,62 +322,64 @@ impl Cluster {
         // (rank 0 sends a slot's next job after its reply), so the loop
         // sleeps until one finishes instead of polling.
         let busy = (Mutex::new(0usize), std::sync::Condvar::new());
-        cpu.pool.in_place_scope(|scope| -> Result<(), Error> {
-            loop {
-                {
-                    let mut n = busy.0.lock().unwrap();
-                    while *n >= threads {
-                        n = busy.1.wait(n).unwrap();
+        cpu.pool
+            .in_place_scope(|scope| -> Result<Option<Vec<u8>>, Error> {
+                loop {
+                    {
+                        let mut n = busy.0.lock().unwrap();
+                        while *n >= threads {
+                            n = busy.1.wait(n).unwrap();
+                        }
+                    }
+                    let (msg, status) = wait(|| root.immediate_matched_probe());
+                    match status.tag() {
+                        TAG_STOP => {
+                            let _: (Vec<u64>, Status) = (msg, status).matched_receive_vec();
+                            return Ok(None);
+                        }
+                        TAG_KEY => return Ok(Some((msg, status).matched_receive_vec::<u8>().0)),
+                        TAG_TABLES => {
+                            let (data, _) = (msg, status).matched_receive_vec::<u64>();
+                            tables = Arc::new(
+                                data.chunks_exact(glwe)
+                                    .map(|c| {
+                                        GlweCiphertext::from_container(
+                                            c.to_vec(),
+                                            params.polynomial_size,
+                                            CiphertextModulus::new_native(),
+                                        )
+                                    })
+                                    .collect(),
+                            );
+                        }
+                        TAG_BATCH => {
+                            let (data, _) = (msg, status).matched_receive_vec::<u8>();
+                            let reply = batch_job(&alive, &data);
+                            // Rank 0 may still be on its own share: no deadline.
+                            send_until(&self.comm, 0, TAG_BATCH, reply, None)?;
+                        }
+                        tag if (tag as usize) < threads => {
+                            let (job, _) = (msg, status).matched_receive_vec::<u64>();
+                            let tables = tables.clone();
+                            let (cpu, comm, busy) = (&cpu, &self.comm, &busy);
+                            *busy.0.lock().unwrap() += 1;
+                            scope.spawn(move |_| {
+                                let reply = bootstrap_job(cpu, &tables, &job).unwrap_or_default();
+                                comm.0.process_at_rank(0).send_with_tag(&reply[..], tag);
+                                *busy.0.lock().unwrap() -= 1;
+                                busy.1.notify_one();
+                            });
+                        }
+                        tag => {
+                            let _: (Vec<u8>, Status) = (msg, status).matched_receive_vec();
+                            return Err(Error::Config(format!(
+                                "rank {}: unexpected message (tag {tag}) from rank 0",
+                                self.rank()
+                            )));
+                        }
                     }
                 }
-                let (msg, status) = wait(|| root.immediate_matched_probe());
-                match status.tag() {
-                    TAG_STOP => {
-                        let _: (Vec<u64>, Status) = (msg, status).matched_receive_vec();
-                        return Ok(());
-                    }
-                    TAG_TABLES => {
-                        let (data, _) = (msg, status).matched_receive_vec::<u64>();
-                        tables = Arc::new(
-                            data.chunks_exact(glwe)
-                                .map(|c| {
-                                    GlweCiphertext::from_container(
-                                        c.to_vec(),
-                                        params.polynomial_size,
-                                        CiphertextModulus::new_native(),
-                                    )
-                                })
-                                .collect(),
-                        );
-                    }
-                    TAG_BATCH => {
-                        let (data, _) = (msg, status).matched_receive_vec::<u8>();
-                        let reply = batch_job(&alive, &data);
-                        // Rank 0 may still be on its own share: no deadline.
-                        send_until(&self.comm, 0, TAG_BATCH, reply, None)?;
-                    }
-                    tag if (tag as usize) < threads => {
-                        let (job, _) = (msg, status).matched_receive_vec::<u64>();
-                        let tables = tables.clone();
-                        let (cpu, comm, busy) = (&cpu, &self.comm, &busy);
-                        *busy.0.lock().unwrap() += 1;
-                        scope.spawn(move |_| {
-                            let reply = bootstrap_job(cpu, &tables, &job).unwrap_or_default();
-                            comm.0.process_at_rank(0).send_with_tag(&reply[..], tag);
-                            *busy.0.lock().unwrap() -= 1;
-                            busy.1.notify_one();
-                        });
-                    }
-                    tag => {
-                        let _: (Vec<u8>, Status) = (msg, status).matched_receive_vec();
-                        return Err(Error::Config(format!(
-                            "rank {}: unexpected message (tag {tag}) from rank 0",
-                            self.rank()
-                        )));
-                    }
-                }
-            }
-        })
+            })
     }
 
     /// Rank 0: ends the workers' loops (or, before any key was shared,
@@ -670,6 +681,7 @@ impl<'a> MpiBackend<'a> {
         inputs: &[Ciphertext],
     ) -> Result<(Vec<Ciphertext>, RunReport), Error> {
         let _one_run = self.cluster.run_lock.lock().unwrap();
+        self.check_key()?;
         self.cpu.check_run(circuit, inputs)?;
         if !self.workers.is_empty() {
             let params = self.cpu.key.params();
@@ -698,6 +710,7 @@ impl<'a> MpiBackend<'a> {
         rows: &[Vec<Ciphertext>],
     ) -> Result<Vec<Vec<Ciphertext>>, Error> {
         let _one_run = self.cluster.run_lock.lock().unwrap();
+        self.check_key()?;
         for row in rows {
             self.cpu.check_run(circuit, row)?;
         }
@@ -728,6 +741,17 @@ impl<'a> MpiBackend<'a> {
             out.extend(back);
         }
         Ok(out)
+    }
+
+    /// The workers must still hold this backend's key (see
+    /// [`Cluster::share_key`]).
+    fn check_key(&self) -> Result<(), Error> {
+        match *self.cluster.shared.lock().unwrap() {
+            Some(id) if id == self.cpu.key.key_id() => Ok(()),
+            _ => Err(Error::Config(
+                "the cluster's workers now hold another server key: share this one again and make a new backend".into(),
+            )),
+        }
     }
 
     /// Waits for `rank`'s batch reply, taking its signs of life meanwhile.
