@@ -14,6 +14,9 @@ what=${1:-all}
 out=${OUT:-out/gpu}
 mkdir -p "$out"
 h=dist/gpu/hearth-gpu
+# A GPU that cannot be used fails every command here instead of falling
+# back to the cpu backend (a table of cpu beside cpu is no GPU figure).
+export HEARTH_REQUIRE_GPU=1
 threads=${HEARTH_THREADS:-16}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
 if [ "$what" = check ] || [ "$what" = all ]; then

@@ -367,7 +367,7 @@ fn execute(
         .map(|&v| plan.encrypt(&client, v))
         .collect::<Result<_, _>>()?;
     let bar = pbs_bar(st.pbs);
-    if let Some(gpu) = crate::engine::gpu_only(common.backend, &server) {
+    if let Some(gpu) = crate::engine::gpu_only(common.backend, &server)? {
         let start = Instant::now();
         let out = prog.run_encrypted(&gpu, &ins)?;
         eprintln!(

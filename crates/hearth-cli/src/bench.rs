@@ -595,7 +595,7 @@ fn pbs(
         batches.push(n);
         n *= 2;
     }
-    let gpu = crate::engine::gpu_only(engine, &server);
+    let gpu = crate::engine::gpu_only(engine, &server)?;
     let bar = steps(batches.len() as u64 + 1);
     let mut rows = Vec::new();
     if let Some(gpu) = &gpu {

@@ -182,7 +182,7 @@ pub fn run(
         mib(keys)
     );
     let start = Instant::now();
-    let result = match crate::engine::gpu_only(backend, &server) {
+    let result = match crate::engine::gpu_only(backend, &server)? {
         Some(gpu) => prog.run_bundle(&gpu, &input)?,
         None => {
             let bar = pbs_bar(st.pbs);

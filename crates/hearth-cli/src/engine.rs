@@ -112,7 +112,10 @@ pub fn with_bar<'k>(
     match engine {
         Engine::Gpu => match gpu(server) {
             Ok(ev) => return Ok(ev),
-            Err(why) => eprintln!("hearth: --backend gpu: {why}; running on the cpu backend"),
+            Err(why) => {
+                no_gpu(&why)?;
+                eprintln!("hearth: --backend gpu: {why}; running on the cpu backend");
+            }
         },
         Engine::Mpi => {
             let threads = hearth::backend::resolve_threads(threads)?;
@@ -131,14 +134,31 @@ pub fn with_bar<'k>(
 }
 
 /// The gpu backend, if `engine` names it and one can be used (else says
-/// why on stderr).
-pub fn gpu_only(engine: Engine, server: &ServerKey) -> Option<Evaluator<'_>> {
+/// why on stderr; with `HEARTH_REQUIRE_GPU` set, that is an error).
+pub fn gpu_only(engine: Engine, server: &ServerKey) -> Result<Option<Evaluator<'_>>, Error> {
     if engine != Engine::Gpu {
-        return None;
+        return Ok(None);
     }
-    gpu(server)
-        .map_err(|why| eprintln!("hearth: --backend gpu: {why}; cpu only"))
-        .ok()
+    match gpu(server) {
+        Ok(ev) => Ok(Some(ev)),
+        Err(why) => {
+            no_gpu(&why)?;
+            eprintln!("hearth: --backend gpu: {why}; cpu only");
+            Ok(None)
+        }
+    }
+}
+
+/// With `HEARTH_REQUIRE_GPU` set (measurements: `scripts/gpu-measure.sh`),
+/// a GPU that cannot be used fails the command instead of falling back to
+/// the cpu backend, so that no table shows cpu beside cpu as a GPU figure.
+fn no_gpu(why: &str) -> Result<(), Error> {
+    if std::env::var_os("HEARTH_REQUIRE_GPU").is_some() {
+        return Err(Error::Config(format!(
+            "--backend gpu: {why} (HEARTH_REQUIRE_GPU is set, so no fallback to the cpu backend)"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(feature = "gpu")]

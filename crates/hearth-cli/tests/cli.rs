@@ -556,3 +556,27 @@ fn simulate_predicts_less_time_on_more_ranks() {
     let (ok, _, err) = hearth(&["bench", "simulate", "--ranks", "0"]);
     assert!(!ok && err.contains("positive"), "{err}");
 }
+
+#[test]
+#[cfg(not(feature = "gpu"))]
+fn require_gpu_turns_the_fallback_into_an_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args([
+            "bench",
+            "backends",
+            "--params",
+            "GATES_128",
+            "--bootstraps",
+            "10",
+        ])
+        .env("HEARTH_THREADS", "2")
+        .env("HEARTH_REQUIRE_GPU", "1")
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a measurement without a GPU must fail"
+    );
+    assert!(err.contains("HEARTH_REQUIRE_GPU is set"), "{err}");
+}

@@ -123,10 +123,26 @@ pub struct Plan {
     pub outputs: Rows,
 }
 
+/// Words (u64) a launch's outputs may span: tfhe-rs's CUDA many-LUT
+/// bootstrap computes output `j`'s offset `j * n * (kN + 1)` in 32-bit
+/// arithmetic, so [`Plan::new`] keeps `outputs * n * (kN + 1)` below 2^32,
+/// splitting larger groups (for `DIGITS_128` at 16 outputs, n = 131 000).
+pub const MAX_LAUNCH_WORDS: u64 = 1 << 32;
+
 impl Plan {
     /// Lays out `circuit`. Bootstraps whose outputs are not evenly spaced
     /// from offset 0 (never made by [`crate::CircuitBuilder`]) are refused.
     pub fn new(circuit: &Circuit) -> Result<Plan, Error> {
+        Self::with_max_words(circuit, MAX_LAUNCH_WORDS)
+    }
+
+    /// [`Plan::new`] with launches whose outputs span fewer than
+    /// `max_words` words (at least one bootstrap each).
+    fn with_max_words(circuit: &Circuit, max_words: u64) -> Result<Plan, Error> {
+        let lwe_size = ParamsId::params(circuit.params)
+            .big_lwe_dimension()
+            .to_lwe_size()
+            .0 as u64;
         let n_fresh = circuit.num_fresh();
         let mut uses = circuit.use_counts();
         // Group bootstraps by level and output count.
@@ -162,33 +178,36 @@ impl Plan {
         for groups in &by_level {
             let mut launches = Vec::with_capacity(groups.len());
             let mut read: Vec<u32> = Vec::new();
-            for (&(outputs, stride), members) in groups {
-                // Output j of member i, in the launch's layout.
-                let fresh: Vec<u32> = (0..outputs)
-                    .flat_map(|j| {
-                        members
+            for (&(outputs, stride), group) in groups {
+                let most = ((max_words - 1) / (outputs as u64 * lwe_size)).max(1) as usize;
+                for members in group.chunks(most) {
+                    // Output j of member i, in the launch's layout.
+                    let fresh: Vec<u32> = (0..outputs)
+                        .flat_map(|j| {
+                            members
+                                .iter()
+                                .map(move |&b| circuit.bootstraps[b].first_output + j)
+                        })
+                        .collect();
+                    let mut rows = Rows::new();
+                    for &b in members {
+                        let input = &circuit.bootstraps[b].input;
+                        rows.push(input, &layout.slot_of);
+                        read.extend(input.terms.iter().map(|&(f, _)| f));
+                    }
+                    let first = layout.place(&fresh, &uses);
+                    launches.push(Launch {
+                        rows,
+                        table: members
                             .iter()
-                            .map(move |&b| circuit.bootstraps[b].first_output + j)
-                    })
-                    .collect();
-                let mut rows = Rows::new();
-                for &b in members {
-                    let input = &circuit.bootstraps[b].input;
-                    rows.push(input, &layout.slot_of);
-                    read.extend(input.terms.iter().map(|&(f, _)| f));
+                            .map(|&b| circuit.bootstraps[b].table as u32)
+                            .collect(),
+                        outputs,
+                        stride,
+                        first,
+                        bootstraps: members.iter().map(|&b| b as u32).collect(),
+                    });
                 }
-                let first = layout.place(&fresh, &uses);
-                launches.push(Launch {
-                    rows,
-                    table: members
-                        .iter()
-                        .map(|&b| circuit.bootstraps[b].table as u32)
-                        .collect(),
-                    outputs,
-                    stride,
-                    first,
-                    bootstraps: members.iter().map(|&b| b as u32).collect(),
-                });
             }
             // Blocks whose last live value this level read go back.
             for f in read {
@@ -490,6 +509,8 @@ mod tests {
     use crate::backend::ClearBackend;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
     use crate::testing::circuits::random_circuit;
+    use crate::testing::programs::{Limits, ProgramSpec};
+    use rand::SeedableRng;
 
     #[test]
     fn blocks_reuse_and_merge() {
@@ -570,6 +591,53 @@ mod tests {
                 assert_eq!(got, want, "seed {seed}");
             }
         }
+    }
+
+    #[test]
+    fn launches_too_wide_for_32_bit_offsets_are_split() {
+        // A limit of a few ciphertexts stands for 2^32 words: every group
+        // is cut into launches of 1 to 5 bootstraps, and the plans still
+        // compute what the clear backend computes.
+        let params = &INSECURE_TEST_DIGITS;
+        let lwe = params.big_lwe_dimension().to_lwe_size().0 as u64;
+        let limit = 5 * lwe + 1;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let (mut split, mut many) = (0, 0);
+        for seed in 0..30u64 {
+            let (circuit, inputs) = if seed % 2 == 0 {
+                let rc = random_circuit(params, seed, 3, 60, 1 + seed as usize % 3).unwrap();
+                (rc.circuit, rc.inputs)
+            } else {
+                let spec = ProgramSpec::random(&mut rng, &Limits::small());
+                let Ok((prog, _)) = spec.build(params) else {
+                    continue;
+                };
+                let inputs = spec.clear_inputs(params).into_iter().flatten().collect();
+                (prog.circuit().clone(), inputs)
+            };
+            let plan = Plan::with_max_words(&circuit, limit).unwrap();
+            check_plan(&circuit, &plan);
+            for l in plan.levels.iter().flatten() {
+                assert!(
+                    l.len() == 1 || l.outputs as u64 * l.len() as u64 * lwe < limit,
+                    "a launch of {} x {} outputs",
+                    l.len(),
+                    l.outputs
+                );
+                many += (l.outputs > 1) as usize;
+            }
+            split += plan.levels.iter().flatten().count()
+                - Plan::new(&circuit).unwrap().levels.iter().flatten().count();
+            let want = ClearBackend.evaluate(&circuit, &inputs).unwrap();
+            let got = Batched::new(ClearBatch::default())
+                .run_plan(&circuit, &plan, &inputs)
+                .unwrap();
+            assert_eq!(got, want, "seed {seed}");
+        }
+        assert!(
+            split > 0 && many > 0,
+            "{split} extra launches, {many} many-LUT"
+        );
     }
 
     #[test]
