@@ -64,4 +64,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/hearth" "$@"
 EOF
 chmod +x "$dist/hearth-gpu"
+# It travels with the working tree (64 MiB in all): no symbols, and the
+# newest glibc it needs, to compare with the GPU machine's.
+strip "$dist/hearth"
 du -sh "$dist"
+echo "newest glibc symbol version needed: $(objdump -T "$dist/hearth" "$dist"/lib/*.so* |
+    grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)"

@@ -9,8 +9,12 @@ fn main() {
         println!("cargo:rerun-if-changed={src}");
         println!("cargo:rerun-if-env-changed=HEARTH_GPU_SM");
         let sm = std::env::var("HEARTH_GPU_SM").unwrap_or_else(|_| "90".into());
+        // The shared CUDA runtime, as tfhe-cuda-backend links it: two
+        // runtimes in one process (cc's default is the static one) can
+        // make kernels fail to launch.
         cc::Build::new()
             .cuda(true)
+            .cudart("shared")
             .flag(format!(
                 "-gencode=arch=compute_{sm},code=[sm_{sm},compute_{sm}]"
             ))
