@@ -762,11 +762,7 @@ fn engine(
     // Single-PBS time sampled before and after the run: the host's speed drifts.
     let mut samples: Vec<Duration> = (0..15).map(|_| raw.once()).collect();
 
-    let inputs = rc
-        .inputs
-        .iter()
-        .map(|&v| client.encrypt(v as i64))
-        .collect::<Result<Vec<_>, _>>()?;
+    let inputs = rc.encrypt(&client)?;
     let bar = crate::keygen::pbs_bar(stats.pbs);
     bar.set_message(format!("on {threads} threads"));
     let cpu = crate::keygen::cpu_with_bar(&server, threads, &bar)?;
@@ -775,11 +771,7 @@ fn engine(
     samples.extend((0..15).map(|_| raw.once()));
     let single = median(samples);
     let expected = ClearBackend.evaluate(&rc.circuit, &rc.inputs)?;
-    let wrong = out
-        .iter()
-        .zip(&expected)
-        .map(|(o, &e)| client.decrypt(o).map(|d| (d != e) as usize))
-        .sum::<Result<usize, _>>()?;
+    let wrong = crate::scale_bench::wrong(&client, &out, &expected)?;
 
     let bound = single.as_secs_f64() * stats.pbs as f64 / threads as f64;
     let wall = report.wall.as_secs_f64();

@@ -77,8 +77,7 @@ mod imp {
         cluster.share_key(&bytes)?;
         let mut mpi: MpiBackend<'k> = cluster.backend(server, threads)?;
         if let Some(bar) = bar {
-            let bar = bar.clone();
-            mpi = mpi.with_progress(move |done, _| bar.set_position(done as u64));
+            mpi = mpi.with_progress(crate::keygen::advance(bar));
         }
         Ok(Evaluator::Mpi(Box::new(mpi)))
     }

@@ -45,18 +45,18 @@ impl Evaluator<'_> {
             #[cfg(feature = "gpu")]
             Evaluator::Gpu(_) => "gpu".into(),
             #[cfg(feature = "mpi")]
-            Evaluator::Mpi(mpi) => {
-                let (local, workers) = mpi.threads();
+            Evaluator::Mpi(_) => {
+                let threads = self.threads();
+                let (local, workers) = threads.split_at(1);
                 format!(
-                    "mpi, {} ranks, threads {local} + {workers:?}",
-                    workers.len() + 1
+                    "mpi, {} ranks, threads {} + {workers:?}",
+                    threads.len(),
+                    local[0]
                 )
             }
         }
     }
-}
 
-impl Evaluator<'_> {
     /// Threads of rank 0 and of each worker (one entry but for mpi; the gpu
     /// counts as one).
     pub fn threads(&self) -> Vec<usize> {
@@ -125,10 +125,7 @@ pub fn with_bar<'k>(
     }
     let cpu = CpuBackend::new(server, threads)?;
     Ok(Evaluator::Cpu(match bar {
-        Some(bar) => {
-            let bar = bar.clone();
-            cpu.with_progress(move |done, _| bar.set_position(done as u64))
-        }
+        Some(bar) => cpu.with_progress(crate::keygen::advance(bar)),
         None => cpu,
     }))
 }
@@ -255,11 +252,7 @@ pub fn compare(
     while done < bootstraps {
         let size = (bootstraps - done).min(2000);
         let rc = random_circuit(params, seed + k, 16, size, 8)?;
-        let inputs = rc
-            .inputs
-            .iter()
-            .map(|&v| client.encrypt(v as i64))
-            .collect::<Result<Vec<_>, _>>()?;
+        let inputs = rc.encrypt(&client)?;
         let want = ClearBackend.evaluate(&rc.circuit, &rc.inputs)?;
         record(
             format!("random, seed {}", seed + k),

@@ -38,9 +38,13 @@ pub fn cpu_with_bar<'k>(
     threads: usize,
     bar: &ProgressBar,
 ) -> Result<CpuBackend<'k>, Error> {
-    let progress = bar.clone();
-    Ok(CpuBackend::new(server, Some(threads))?
-        .with_progress(move |done, _| progress.set_position(done as u64)))
+    Ok(CpuBackend::new(server, Some(threads))?.with_progress(advance(bar)))
+}
+
+/// A backend's progress callback that moves `bar` to the bootstraps done.
+pub fn advance(bar: &ProgressBar) -> impl Fn(usize, usize) + Send + Sync + 'static {
+    let bar = bar.clone();
+    move |done, _| bar.set_position(done as u64)
 }
 
 /// tfhe-rs keys (default parameters) and a pool of `threads` workers that

@@ -28,9 +28,13 @@ fn pbs_seconds(
     Ok(threads as f64 / per_s)
 }
 
-/// How many bootstraps of `circuit`'s outputs decrypt to other values than
-/// the clear backend gives.
-fn wrong(client: &ClientKey, got: &[hearth::Ciphertext], want: &[u64]) -> Result<usize, Error> {
+/// How many outputs decrypt to other values than the clear backend's
+/// `want`.
+pub(crate) fn wrong(
+    client: &ClientKey,
+    got: &[hearth::Ciphertext],
+    want: &[u64],
+) -> Result<usize, Error> {
     got.iter()
         .zip(want)
         .map(|(c, &w)| client.decrypt(c).map(|d| (d != w) as usize))
@@ -52,18 +56,12 @@ pub fn mpi_engine(
     let rc = random_circuit(params, seed, 16, bootstraps, streams)?;
     let stats = rc.circuit.stats();
     let (client, server) = generate(params);
-    let inputs = rc
-        .inputs
-        .iter()
-        .map(|&v| client.encrypt(v as i64))
-        .collect::<Result<Vec<_>, _>>()?;
+    let inputs = rc.encrypt(&client)?;
     let want = ClearBackend.evaluate(&rc.circuit, &rc.inputs)?;
     let bar = pbs_bar(stats.pbs);
     let mpi = with_bar(Engine::Mpi, &server, None, Some(threads), Some(&bar))?;
     let layout = mpi.threads();
     let slots: usize = layout.iter().sum();
-    // Calibration before the runs: bootstraps on as many threads as run
-    // at once on rank 0's host.
     // The host's speed drifts: calibrated before and after, averaged, on
     // as many threads as run at once on rank 0's cores: all slots up to
     // the shared cores (`--cores`), else rank 0's own threads (ranks bound

@@ -158,11 +158,7 @@ fn mpi_child() {
         "stop" | "kill" => {
             // Long enough that rank 1 is stopped or killed mid-run.
             let rc = random_circuit(params, 1, 4, 4000, 8).unwrap();
-            let cts: Vec<_> = rc
-                .inputs
-                .iter()
-                .map(|&v| client.encrypt(v as i64).unwrap())
-                .collect();
+            let cts = rc.encrypt(&client).unwrap();
             match mpi.run(&rc.circuit, &cts) {
                 Err(e @ Error::Rank { .. }) => {
                     eprintln!("{e}");
@@ -176,11 +172,7 @@ fn mpi_child() {
     let (circuits, size) = if mode == "real" { (2, 24) } else { (12, 40) };
     for seed in 0..circuits {
         let rc = random_circuit(params, seed, 3, size, 1 + seed as usize % 4).unwrap();
-        let cts: Vec<_> = rc
-            .inputs
-            .iter()
-            .map(|&v| client.encrypt(v as i64).unwrap())
-            .collect();
+        let cts = rc.encrypt(&client).unwrap();
         let want = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
         let (got, report) = mpi.run(&rc.circuit, &cts).unwrap();
         assert_eq!(report.pbs, size);
@@ -246,18 +238,10 @@ fn mpi_child() {
         let server2 = client2.server_key();
         cluster.share_key(&server2.to_bytes().unwrap()).unwrap();
         let rc = random_circuit(params, 7, 3, 30, 3).unwrap();
-        let cts: Vec<_> = rc
-            .inputs
-            .iter()
-            .map(|&v| client.encrypt(v as i64).unwrap())
-            .collect();
+        let cts = rc.encrypt(&client).unwrap();
         assert!(matches!(mpi.run(&rc.circuit, &cts), Err(Error::Config(_))));
         let mpi2 = cluster.backend(&server2, 1).unwrap();
-        let cts: Vec<_> = rc
-            .inputs
-            .iter()
-            .map(|&v| client2.encrypt(v as i64).unwrap())
-            .collect();
+        let cts = rc.encrypt(&client2).unwrap();
         let got = decrypt(&client2, &mpi2.run(&rc.circuit, &cts).unwrap().0);
         assert_eq!(
             got,

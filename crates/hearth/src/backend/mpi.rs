@@ -56,12 +56,12 @@ const TAG_TABLES: i32 = 30_000;
 const TAG_BATCH: i32 = 30_001;
 /// Tag that ends [`Cluster::serve`].
 const TAG_STOP: i32 = 30_002;
+/// Tag of a worker's greeting after it has the key.
+const TAG_HELLO: i32 = 30_003;
 /// Tag of a worker's sign of life during a batch.
 const TAG_ALIVE: i32 = 30_004;
 /// Tag of another server key's file bytes.
 const TAG_KEY: i32 = 30_005;
-/// Tag of a worker's greeting after it has the key.
-const TAG_HELLO: i32 = 30_003;
 /// Most threads a worker may serve (tags below the control tags).
 const MAX_WORKER_THREADS: usize = TAG_TABLES as usize;
 
@@ -90,8 +90,8 @@ unsafe impl Sync for Comm {}
 ///
 /// Rank 0 runs the program: [`Cluster::share_key`], then
 /// [`Cluster::backend`] (on an `Arc<Cluster>`) as often as it likes, then
-/// [`Cluster::finish`] (also done on drop). Every other rank calls [`Cluster::work`], which returns
-/// when rank 0 finishes.
+/// [`Cluster::finish`] (also done on drop). Every other rank calls
+/// [`Cluster::work`], which returns when rank 0 finishes.
 pub struct Cluster {
     comm: Arc<Comm>,
     timeout: Duration,
@@ -249,16 +249,14 @@ impl Cluster {
         let mut cpu = CpuBackend::with_pool(key, Arc::new(CpuBackend::pool(total)?));
         cpu.local = threads;
         let remote = Arc::new(Slots {
-            comm: self.comm.clone(),
+            cluster: self.clone(),
             slots,
-            timeout: self.timeout,
             lwe_size: key.params().big_lwe_dimension().to_lwe_size().0,
             sent: AtomicU64::new(0),
             compute_ns: AtomicU64::new(0),
         });
         cpu.remote = Some(remote.clone());
         Ok(MpiBackend {
-            cluster: self.clone(),
             cpu,
             local: CpuBackend::new(key, Some(threads))?,
             remote,
@@ -427,8 +425,15 @@ impl Cluster {
         send_until(&self.comm, rank, tag, data, Some((deadline, self.timeout)))
     }
 
+    /// Receives a message of `tag` from `rank`, waiting until `deadline`.
     fn receive(&self, rank: i32, tag: i32, deadline: Instant) -> Result<(Vec<u64>, Status), Error> {
-        receive_until(&self.comm, rank, tag, deadline, self.timeout)
+        let process = self.comm.0.process_at_rank(rank);
+        let (msg, status): (Message, Status) = poll(
+            || process.immediate_matched_probe_with_tag(tag),
+            Some(deadline),
+        )
+        .ok_or_else(|| late(rank, self.timeout))?;
+        Ok((msg, status).matched_receive_vec())
     }
 }
 
@@ -471,17 +476,23 @@ fn wait<T>(f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// Tests a pending request once: `Some` when it has completed (it is
+/// then taken), `None` while it is still pending.
+fn test_once<'a, D: ?Sized, S: Scope<'a>>(request: &mut Option<Request<'a, D, S>>) -> Option<()> {
+    match request.take()?.test() {
+        Ok(_) => Some(()),
+        Err(r) => {
+            *request = Some(r);
+            None
+        }
+    }
+}
+
 /// Completes a request by polling, however long it takes (a blocking wait
 /// would spin a core for as long as the other side takes to get there).
 fn complete<'a, D: ?Sized, S: Scope<'a>>(request: Request<'a, D, S>) {
     let mut request = Some(request);
-    wait(|| match request.take()?.test() {
-        Ok(_) => Some(()),
-        Err(r) => {
-            request = Some(r);
-            None
-        }
-    });
+    wait(|| test_once(&mut request));
 }
 
 /// Sends `data`, polling until it is taken or `deadline` passes; on a
@@ -499,16 +510,7 @@ fn send_until<T: Equivalence + 'static>(
         buf,
         tag,
     ));
-    let done = poll(
-        || match request.take()?.test() {
-            Ok(_) => Some(()),
-            Err(r) => {
-                request = Some(r);
-                None
-            }
-        },
-        deadline.map(|d| d.0),
-    );
+    let done = poll(|| test_once(&mut request), deadline.map(|d| d.0));
     match (done, deadline) {
         (Some(()), _) | (None, None) => {
             // SAFETY: the send completed, so MPI no longer reads `buf`, and
@@ -529,23 +531,6 @@ fn late(rank: i32, timeout: Duration) -> Error {
         rank,
         reason: format!("did not answer within {timeout:?}"),
     }
-}
-
-/// Receives a message of `tag` from `rank`, waiting until `deadline`.
-fn receive_until(
-    comm: &Comm,
-    rank: i32,
-    tag: i32,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<(Vec<u64>, Status), Error> {
-    let process = comm.0.process_at_rank(rank);
-    let (msg, status): (Message, Status) = poll(
-        || process.immediate_matched_probe_with_tag(tag),
-        Some(deadline),
-    )
-    .ok_or_else(|| late(rank, timeout))?;
-    Ok((msg, status).matched_receive_vec())
 }
 
 /// A worker's bootstrap: `[table, n, offsets[n], lwe]` to the `n` outputs,
@@ -582,9 +567,8 @@ fn bootstrap_job(
 /// Rank 0's remote slots: slot `s` is thread `slots[s].1` of rank
 /// `slots[s].0`.
 struct Slots {
-    comm: Arc<Comm>,
+    cluster: Arc<Cluster>,
     slots: Vec<(i32, i32)>,
-    timeout: Duration,
     lwe_size: usize,
     /// Bootstraps sent, over all runs.
     sent: AtomicU64,
@@ -606,13 +590,13 @@ impl Remote for Slots {
         job.extend([table as u64, offsets.len() as u64]);
         job.extend_from_slice(offsets);
         job.extend_from_slice(input);
-        let deadline = Instant::now() + self.timeout;
-        send_until(&self.comm, rank, tag, job, Some((deadline, self.timeout)))?;
+        let deadline = Instant::now() + self.cluster.timeout;
+        self.cluster.send(rank, tag, job, deadline)?;
         // The worker needs about as long as its last bootstraps took: sleep
         // through most of that before polling (fewer wake-ups on busy cores).
         let usual = self.compute_ns.load(Ordering::Relaxed);
         std::thread::sleep(Duration::from_nanos(usual / 10 * 9));
-        let (mut reply, _) = receive_until(&self.comm, rank, tag, deadline, self.timeout)?;
+        let (mut reply, _) = self.cluster.receive(rank, tag, deadline)?;
         // The last word: the worker's time on this bootstrap.
         let took = reply.pop().unwrap_or(0);
         let usual = if usual == 0 {
@@ -641,7 +625,6 @@ impl Remote for Slots {
 /// Evaluates circuits on rank 0's threads and every worker's (see the
 /// module documentation); made by [`Cluster::backend`].
 pub struct MpiBackend<'a> {
-    cluster: Arc<Cluster>,
     cpu: CpuBackend<'a>,
     /// Rank 0's own threads, for its share of a batch.
     local: CpuBackend<'a>,
@@ -668,6 +651,10 @@ impl<'a> MpiBackend<'a> {
         (self.cpu.local, &self.workers)
     }
 
+    fn cluster(&self) -> &Cluster {
+        &self.remote.cluster
+    }
+
     /// Bootstraps sent to workers so far.
     pub fn remote_bootstraps(&self) -> u64 {
         self.remote.sent.load(Ordering::Relaxed)
@@ -680,7 +667,7 @@ impl<'a> MpiBackend<'a> {
         circuit: &Circuit,
         inputs: &[Ciphertext],
     ) -> Result<(Vec<Ciphertext>, RunReport), Error> {
-        let _one_run = self.cluster.run_lock.lock().unwrap();
+        let _one_run = self.cluster().run_lock.lock().unwrap();
         self.check_key()?;
         self.cpu.check_run(circuit, inputs)?;
         if !self.workers.is_empty() {
@@ -690,9 +677,9 @@ impl<'a> MpiBackend<'a> {
                 .iter()
                 .flat_map(|t| accumulator(params, t).into_container())
                 .collect();
-            let deadline = Instant::now() + self.cluster.timeout;
+            let deadline = Instant::now() + self.cluster().timeout;
             for rank in 1..=self.workers.len() as i32 {
-                self.cluster
+                self.cluster()
                     .send(rank, TAG_TABLES, tables.clone(), deadline)?;
             }
         }
@@ -709,7 +696,7 @@ impl<'a> MpiBackend<'a> {
         circuit: &Circuit,
         rows: &[Vec<Ciphertext>],
     ) -> Result<Vec<Vec<Ciphertext>>, Error> {
-        let _one_run = self.cluster.run_lock.lock().unwrap();
+        let _one_run = self.cluster().run_lock.lock().unwrap();
         self.check_key()?;
         for row in rows {
             self.cpu.check_run(circuit, row)?;
@@ -718,7 +705,7 @@ impl<'a> MpiBackend<'a> {
             .chain(self.workers.iter().copied())
             .collect();
         let bounds = shares(rows.len(), &weights);
-        let deadline = Instant::now() + self.cluster.timeout;
+        let deadline = Instant::now() + self.cluster().timeout;
         for (w, pair) in bounds.windows(2).enumerate().skip(1) {
             let job = BatchJob {
                 circuit: circuit.into(),
@@ -727,7 +714,7 @@ impl<'a> MpiBackend<'a> {
             let bytes = codec()
                 .serialize(&job)
                 .map_err(|e| Error::Config(format!("cannot encode a batch: {e}")))?;
-            self.cluster.send(w as i32, TAG_BATCH, bytes, deadline)?;
+            self.cluster().send(w as i32, TAG_BATCH, bytes, deadline)?;
         }
         let mut out = batch_on(&self.local, circuit, &rows[..bounds[1]])?;
         for (w, pair) in bounds.windows(2).enumerate().skip(1) {
@@ -746,7 +733,7 @@ impl<'a> MpiBackend<'a> {
     /// The workers must still hold this backend's key (see
     /// [`Cluster::share_key`]).
     fn check_key(&self) -> Result<(), Error> {
-        match *self.cluster.shared.lock().unwrap() {
+        match *self.cluster().shared.lock().unwrap() {
             Some(id) if id == self.cpu.key.key_id() => Ok(()),
             _ => Err(Error::Config(
                 "the cluster's workers now hold another server key: share this one again and make a new backend".into(),
@@ -756,8 +743,8 @@ impl<'a> MpiBackend<'a> {
 
     /// Waits for `rank`'s batch reply, taking its signs of life meanwhile.
     fn batch_reply(&self, rank: i32) -> Result<Vec<Vec<Ciphertext>>, Error> {
-        let timeout = self.cluster.timeout;
-        let process = self.cluster.comm.0.process_at_rank(rank);
+        let timeout = self.cluster().timeout;
+        let process = self.cluster().comm.0.process_at_rank(rank);
         loop {
             let (msg, status) = poll(
                 || process.immediate_matched_probe(),

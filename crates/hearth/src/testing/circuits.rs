@@ -20,6 +20,19 @@ pub struct RandomCircuit {
     pub inputs: Vec<u64>,
 }
 
+impl RandomCircuit {
+    /// Its clear inputs encrypted under `client`.
+    pub fn encrypt(
+        &self,
+        client: &crate::ClientKey,
+    ) -> Result<Vec<crate::Ciphertext>, crate::Error> {
+        self.inputs
+            .iter()
+            .map(|&v| client.encrypt(v as i64))
+            .collect()
+    }
+}
+
 /// Builds a circuit of `bootstraps` bootstraps on `inputs` inputs from
 /// `seed`, made of `streams` independent computations interleaved (as when
 /// several operations share one circuit). Within a stream, sources are drawn
