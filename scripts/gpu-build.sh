@@ -4,11 +4,13 @@
 # one folder to carry there:
 #
 #   dist/gpu/hearth        the binary
-#   dist/gpu/lib/          libcudart (CUDA 13.0) and libgomp (the binary links
-#                          the CUDA runtime statically; kept for builds that don't)
+#   dist/gpu/lib/          libcudart (CUDA 13.0: the one shared runtime that
+#                          hearth's kernel and tfhe-rs's link) and libgomp
 #   dist/gpu/hearth-gpu    runs the binary with those libraries
 #
 # Usage: scripts/gpu-build.sh [SM]     SM: compute capability, default 90 (H100)
+#        scripts/gpu-build.sh lint     clippy on the gpu feature (-D warnings),
+#                                      with the same compiler; builds nothing
 #
 # The CUDA 13.0 compiler comes from PyPI (nvidia-cuda-nvcc and friends, into
 # .gpu-tools/, ignored by git), cmake from Debian. 13.0 matches the GPU
@@ -22,6 +24,11 @@
 # CMake toolchain file names SM as the native architecture.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+mode=build
+if [ "${1:-}" = lint ]; then
+    mode=lint
+    shift
+fi
 sm=${1:-90}
 tools=$root/.gpu-tools
 cuda=$tools/cuda
@@ -49,6 +56,10 @@ export LIBRARY_PATH=$cuda/lib${LIBRARY_PATH:+:$LIBRARY_PATH}
 export CMAKE_TOOLCHAIN_FILE=$tools/toolchain.cmake
 
 cd "$root"
+if [ "$mode" = lint ]; then
+    exec cargo clippy --release -p hearth -p hearth-cli --features hearth/gpu,hearth-cli/gpu \
+        --all-targets --target-dir target/gpu -- -D warnings
+fi
 cargo build --release -p hearth-cli --features gpu --target-dir target/gpu
 
 dist=$root/dist/gpu

@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root with dist/gpu/ carried there
-# (scripts/gpu-build.sh makes it): the figures issue 10 asks for, as
-# markdown on stdout and JSON in $OUT (default out/gpu/).
+# (scripts/gpu-build.sh makes it): everything issue 26 must show, as
+# markdown (one .md per step) and JSON in $OUT (default out/gpu/), with a
+# log of each step's time in $OUT/steps.tsv.
 #
-# Usage: scripts/gpu-measure.sh [check|pbs|all]
+# Usage: scripts/gpu-measure.sh [all|check|noise|pbs|ops|cpu16]
 #   check  demo on the gpu; gpu beside cpu on random circuits (10 000
-#          bootstraps) and 32-bit add / mul / max, every digit checked
-#   pbs    PBS/s for batches 1 to 16 384, gpu beside 16 cpu threads,
-#          on DIGITS_128 and GATES_128
-set -euo pipefail
+#          bootstraps, many-LUT launches included) and 32-bit add / mul /
+#          max, on DIGITS_128 and GATES_128, every digit checked
+#   noise  100 000 gpu bootstraps at the full budget on DIGITS_128 and
+#          GATES_128, beside 20 000 on the cpu: wrong decryptions and stds
+#   pbs    PBS/s for batches 1 to 16 384, gpu beside 16 cpu threads
+#   ops    32-bit operations (both families) and the kernels on the gpu,
+#          beside tfhe-rs's CUDA integer API in the same run
+#   cpu16  the 16-thread CPU tables: bench ops (both families) and bench
+#          kernels beside tfhe-rs on 16 threads
+#   all    all of them, in that order, within $BUDGET_S seconds (default
+#          1380, 23 min): a step that would start past it is skipped and
+#          listed as skipped
+set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 out=${OUT:-out/gpu}
@@ -18,15 +28,80 @@ h=dist/gpu/hearth-gpu
 # back to the cpu backend (a table of cpu beside cpu is no GPU figure).
 export HEARTH_REQUIRE_GPU=1
 threads=${HEARTH_THREADS:-16}
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
-if [ "$what" = check ] || [ "$what" = all ]; then
-    $h demo --backend gpu --threads "$threads"
-    $h bench backends --params DIGITS_128 --threads "$threads" --bootstraps 10000 \
-        --json "$out/backends-digits.json"
-fi
-if [ "$what" = pbs ] || [ "$what" = all ]; then
+budget=${BUDGET_S:-1380}
+start=$(date +%s)
+failed=0
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/device.csv" 2>&1 || true
+nproc >"$out/cores.txt"
+printf 'step\tseconds\tstatus\n' >"$out/steps.tsv"
+
+# step NAME COMMAND...: runs COMMAND with its markdown into $out/NAME.md,
+# unless the budget is spent; records its time and exit status.
+step() {
+    local name=$1
+    shift
+    local now=$(($(date +%s) - start))
+    if [ "$now" -ge "$budget" ]; then
+        printf '%s\t0\tskipped (budget)\n' "$name" >>"$out/steps.tsv"
+        echo "== $name: skipped, ${now}s of ${budget}s spent" >&2
+        return
+    fi
+    echo "== $name (at ${now}s)" >&2
+    local t0=$(date +%s)
+    "$@" >"$out/$name.md" 2>"$out/$name.log"
+    local rc=$?
+    local dt=$(($(date +%s) - t0))
+    if [ $rc -eq 0 ]; then
+        printf '%s\t%s\tok\n' "$name" "$dt" >>"$out/steps.tsv"
+    else
+        printf '%s\t%s\tfailed (exit %s)\n' "$name" "$dt" "$rc" >>"$out/steps.tsv"
+        echo "== $name failed (exit $rc); last lines of its log:" >&2
+        tail -5 "$out/$name.log" >&2
+        failed=1
+    fi
+}
+
+want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
+
+if want check; then
+    step demo $h demo --backend gpu --threads "$threads"
     for p in DIGITS_128 GATES_128; do
-        $h bench pbs --backend gpu --params "$p" --threads "$threads" \
+        step "backends-$p" $h bench backends --params "$p" --threads "$threads" \
+            --bootstraps 10000 --json "$out/backends-$p.json"
+    done
+fi
+if want noise; then
+    for p in DIGITS_128 GATES_128; do
+        step "noise-gpu-$p" $h bench noise --backend gpu --params "$p" --count 100000 \
+            --threads "$threads" --json "$out/noise-gpu-$p.json"
+        step "noise-cpu-$p" $h bench noise --backend cpu --params "$p" --count 20000 \
+            --threads "$threads" --json "$out/noise-cpu-$p.json"
+    done
+fi
+if want pbs; then
+    for p in DIGITS_128 GATES_128; do
+        step "pbs-$p" $h bench pbs --backend gpu --params "$p" --threads "$threads" \
             --max-batch 16384 --samples 5 --json "$out/pbs-$p.json"
     done
 fi
+if want ops; then
+    step ops-gpu-digits $h bench ops --backend gpu --family digits --bits 32 \
+        --threads "$threads" --json "$out/ops-gpu-digits.json"
+    step ops-gpu-bits $h bench ops --backend gpu --family bits --bits 32 \
+        --threads "$threads" --json "$out/ops-gpu-bits.json"
+    step fuzz-gpu $h tool fuzz-programs --encrypted --backend gpu --count 20 \
+        --threads "$threads"
+    step kernels-gpu $h bench kernels --backend gpu --threads "$threads" \
+        --json "$out/kernels-gpu.json"
+fi
+if want cpu16; then
+    step ops-cpu16-digits $h bench ops --backend cpu --family digits --threads "$threads" \
+        --json "$out/ops-cpu16-digits.json"
+    step ops-cpu16-bits $h bench ops --backend cpu --family bits --threads "$threads" \
+        --json "$out/ops-cpu16-bits.json"
+    step kernels-cpu16 $h bench kernels --backend cpu --threads "$threads" \
+        --json "$out/kernels-cpu16.json"
+fi
+echo "total $(($(date +%s) - start)) s" >>"$out/steps.tsv"
+cat "$out/steps.tsv" >&2
+exit $failed

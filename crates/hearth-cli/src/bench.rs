@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use clap::Subcommand;
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::crypto::bootstrap::{accumulator, dense_slots, PbsScratch};
-use hearth::crypto::noise::{measure, NoiseModel};
+use hearth::crypto::noise::{measure_on, NoiseModel};
 use hearth::crypto::params::Margin;
 use hearth::testing::circuits::random_circuit;
 use hearth::{
@@ -136,7 +136,8 @@ pub enum Which {
     /// level of a few operations at the largest width (seconds to draw).
     Ops {
         /// count: #PBS, depth and level widths (no keys, seconds); cpu:
-        /// encrypted and timed beside tfhe-rs.
+        /// encrypted and timed beside tfhe-rs; gpu: on the gpu backend
+        /// beside tfhe-rs's CUDA integer API (`CudaServerKey`).
         #[arg(long, value_enum, default_value = "cpu")]
         backend: crate::ops::OpsBackend,
         #[command(flatten)]
@@ -186,7 +187,8 @@ pub enum Which {
     /// tfhe-rs FheUint16.
     Kernels {
         /// count: #PBS and depth of both families' forms (no keys); cpu:
-        /// encrypted and timed beside tfhe-rs.
+        /// encrypted and timed beside tfhe-rs; gpu: the same on the gpu
+        /// backend beside tfhe-rs's CUDA integer API.
         #[arg(long, value_enum, default_value = "cpu")]
         backend: crate::ops::OpsBackend,
         #[command(flatten)]
@@ -221,6 +223,10 @@ pub enum Which {
     Noise {
         #[command(flatten)]
         params: ParamsArg,
+        /// gpu: every round of 4 096 bootstraps as one circuit on the gpu
+        /// backend (inputs' errors computed on the CPU either way).
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: crate::engine::Engine,
         #[command(flatten)]
         threads: Threads,
         /// Bootstraps to run.
@@ -320,13 +326,21 @@ pub fn run(which: Which) -> Result<(), Error> {
         ),
         Which::Noise {
             params,
+            backend,
             threads,
             count,
             weight,
             margin,
             seed,
             json,
-        } => noise(params.params, threads, count, weight, margin, seed, json),
+        } => noise(
+            params.params,
+            (backend, threads),
+            count,
+            (weight, margin),
+            seed,
+            json,
+        ),
         Which::Params { samples, json } => crate::params_bench::params(samples, json.json),
         Which::Emu { threads, json } => crate::emu_bench::emu(threads.resolve()?, json.json),
         Which::Kernels {
@@ -334,12 +348,7 @@ pub fn run(which: Which) -> Result<(), Error> {
             threads,
             cases,
             json,
-        } => crate::kernels_bench::kernels(
-            backend == crate::ops::OpsBackend::Count,
-            threads.resolve()?,
-            &cases,
-            json.json,
-        ),
+        } => crate::kernels_bench::kernels(backend.engine(), threads.resolve()?, &cases, json.json),
         Which::Radix { bits, json } => crate::radix_study::radix(&bits, json.json),
         Which::TfhePbs {
             threads,
@@ -375,11 +384,12 @@ pub fn run(which: Which) -> Result<(), Error> {
             let bits = match (bits.is_empty(), backend, family) {
                 (false, _, _) => bits,
                 (true, OpsBackend::Count, Family::Digits) => vec![4, 8, 16, 32],
-                (true, OpsBackend::Cpu, Family::Digits) => vec![8, 16, 32],
+                (true, _, Family::Digits) => vec![8, 16, 32],
                 (true, OpsBackend::Count, Family::Bits) => vec![8, 16, 32, 64],
-                (true, OpsBackend::Cpu, Family::Bits) => vec![16, 32],
+                (true, _, Family::Bits) => vec![16, 32],
             };
             let timing = crate::ops::Timing {
+                engine: backend.engine().unwrap_or_default(),
                 threads: threads.resolve()?,
                 samples: samples as usize,
             };
@@ -839,13 +849,17 @@ fn engine(
 
 fn noise(
     params: &'static ParameterSet,
-    threads: Threads,
+    (engine, threads): (crate::engine::Engine, Threads),
     count: usize,
-    weight: Option<u64>,
-    margin: Option<usize>,
+    (weight, margin): (Option<u64>, Option<usize>),
     seed: u64,
     json: JsonOut,
 ) -> Result<(), Error> {
+    if engine == crate::engine::Engine::Mpi {
+        return Err(Error::Config(
+            "bench noise runs on cpu or gpu, not mpi".into(),
+        ));
+    }
     let threads = threads.resolve()?;
     let level = match margin {
         Some(l) => *Margin::ALL.get(l).ok_or_else(|| {
@@ -875,16 +889,28 @@ fn noise(
     let bar = steps(count as u64);
     bar.set_message(format!("bootstraps at quadratic weight {qw}"));
     let progress = bar.clone();
+    let gpu = crate::engine::gpu_only(engine, &server)?;
+    let on = match &gpu {
+        Some(g) => g.describe(),
+        None => format!("cpu, {threads} threads"),
+    };
     let r = pool.install(|| {
-        measure(&client, &server, qw, level, count, seed, &move |d| {
-            progress.set_position(d as u64)
-        })
+        measure_on(
+            &client,
+            &server,
+            gpu.as_ref(),
+            qw,
+            level,
+            count,
+            seed,
+            &move |d| progress.set_position(d as u64),
+        )
     })?;
     bar.finish_and_clear();
     let model = NoiseModel::of(params);
     let mut t = Table::new(
         format!(
-            "{}: {} bootstraps at quadratic weight {qw}, margin {level} (budget {budget}), {threads} threads",
+            "{}: {} bootstraps at quadratic weight {qw}, margin {level} (budget {budget}), on {on}",
             params.name, r.bootstraps
         ),
         &["quantity", "measured", "predicted (tfhe-rs formulas)"],
@@ -933,7 +959,7 @@ fn noise(
         format!("{:.1}", r.seconds),
         "-".into(),
     ]);
-    let value = json!({"bench": "noise", "threads": threads, "report": r});
+    let value = json!({"bench": "noise", "on": on, "threads": threads, "report": r});
     emit(json.json.as_deref(), &value, &[t])?;
     if r.wrong > 0 {
         return Err(Error::Config(format!("{} wrong decryptions", r.wrong)));

@@ -7,7 +7,6 @@
 use std::time::{Duration, Instant};
 
 use hearth::api::{CompiledProgram, Program, Word};
-use hearth::backend::CpuBackend;
 use hearth::digits::catalog::Op as DigitsOp;
 use hearth::{Error, DIGITS_128, GATES_128};
 use rand::{Rng, SeedableRng};
@@ -353,7 +352,7 @@ pub fn ops(
 ) -> Result<(), Error> {
     match backend {
         OpsBackend::Count => count(timing.threads, bits, json, plot),
-        OpsBackend::Cpu => encrypted(timing, bits, json, plot),
+        OpsBackend::Cpu | OpsBackend::Gpu => encrypted(timing, bits, json, plot),
     }
 }
 
@@ -430,7 +429,11 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
 }
 
 fn encrypted(
-    Timing { threads, samples }: Timing,
+    Timing {
+        engine,
+        threads,
+        samples,
+    }: Timing,
     bits: &[usize],
     json: JsonOut,
     plot: PlotOut,
@@ -442,14 +445,15 @@ fn encrypted(
     }
     let (client, server) = generate(&GATES_128);
     let (dclient, dserver) = generate(&DIGITS_128);
-    let (tck, pool) = crate::keygen::tfhe_pool(threads)?;
-    let cpu = CpuBackend::new(&server, Some(threads))?;
-    let dcpu = CpuBackend::new(&dserver, Some(threads))?;
+    let (tck, pool) = crate::keygen::tfhe_pool(threads, engine)?;
+    let cpu = crate::engine::evaluator(engine, &server, Some(threads))?;
+    let dcpu = crate::engine::evaluator(engine, &dserver, Some(threads))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(23);
     let mut t = Table::new(
         format!(
-            "Words on GATES_128, encrypted, {threads} threads: hearth beside tfhe-rs FheUint (default \
-             parameters), and the digits family (DIGITS_128) where it has the operation"
+            "Words on GATES_128, encrypted on {}: hearth beside tfhe-rs FheUint on the {engine:?} (default \
+             parameters), and the digits family (DIGITS_128) where it has the operation",
+            cpu.describe()
         ),
         &["op", "bits", "#PBS", "hearth bits (ms)", "tfhe-rs (ms)", "bits / tfhe-rs", "hearth digits (ms)", "digits / tfhe-rs"],
     );
@@ -552,7 +556,7 @@ fn encrypted(
     );
     emit(
         json.json.as_deref(),
-        &json!({"bench": "ops", "family": "bits", "backend": "cpu", "threads": threads, "samples": samples, "rows": rows}),
+        &json!({"bench": "ops", "family": "bits", "backend": format!("{engine:?}").to_lowercase(), "hearth": cpu.describe(), "threads": threads, "samples": samples, "rows": rows}),
         &[t],
     )?;
     if let Some(path) = &plot.plot {

@@ -4,9 +4,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
-use hearth::crypto::keys::signed_digit;
 use hearth::testing::circuits::random_circuit;
-use hearth::{Ciphertext, Circuit, ClientKey, Error, Int, ParameterSet, Program, ServerKey};
+use hearth::{Ciphertext, Circuit, ClientKey, Error, ParameterSet, Program, ServerKey};
 use serde_json::json;
 
 use crate::keygen::generate;
@@ -172,6 +171,32 @@ fn gpu(_: &ServerKey) -> Result<Evaluator<'_>, String> {
     Err("this build has no GPU backend (build it with scripts/gpu-build.sh)".into())
 }
 
+/// A function that makes tfhe-rs's `CudaServerKey` for `ck` the current
+/// thread's key (call it on every thread that runs tfhe-rs), or `None`
+/// where no GPU can be used (said on stderr; an error with
+/// `HEARTH_REQUIRE_GPU`).
+#[cfg(feature = "gpu")]
+pub fn tfhe_gpu_key(ck: &tfhe::ClientKey) -> Result<Option<impl Fn() + Sync>, Error> {
+    if !hearth::backend::gpu_available() {
+        let why = "no usable CUDA device (no GPU, or no driver)";
+        no_gpu(why)?;
+        eprintln!("hearth: tfhe-rs on the gpu: {why}; on the cpu");
+        return Ok(None);
+    }
+    let key = tfhe::CompressedServerKey::new(ck).decompress_to_gpu();
+    Ok(Some(move || tfhe::set_server_key(key.clone())))
+}
+
+/// Without the gpu feature, tfhe-rs runs on the CPU (said on stderr; an
+/// error with `HEARTH_REQUIRE_GPU`).
+#[cfg(not(feature = "gpu"))]
+pub fn tfhe_gpu_key(_: &tfhe::ClientKey) -> Result<Option<fn()>, Error> {
+    let why = "this build has no GPU backend (build it with scripts/gpu-build.sh)";
+    no_gpu(why)?;
+    eprintln!("hearth: tfhe-rs on the gpu: {why}; on the cpu");
+    Ok(None)
+}
+
 /// Outputs of `circuit` on `backend`, decrypted, and the run's time.
 fn timed<B: Backend<Digit = Ciphertext>>(
     backend: &B,
@@ -188,6 +213,57 @@ fn timed<B: Backend<Digit = Ciphertext>>(
         .collect::<Result<_, _>>()?;
     Ok((dec, wall))
 }
+
+/// The operands of [`ops32`]'s operations.
+const OPERANDS: (i64, i64) = (1_234_567_891, -987_654_321);
+
+/// 32-bit add, mul, max and lt on [`OPERANDS`] in `params`'s family: Ints
+/// (exact) on digits sets, signed 32-bit words (wrapping) on bits sets:
+/// (label, program, Rust's result).
+fn ops32(
+    params: &'static ParameterSet,
+    threads: usize,
+) -> Result<Vec<(String, hearth::CompiledProgram, i128)>, Error> {
+    let (x, y) = (OPERANDS.0 as i128, OPERANDS.1 as i128);
+    let wrap = |v: i128| v as i32 as i128;
+    let ops = ["add", "mul", "max", "lt"];
+    let ints = hearth::digits::check_params(params).is_ok();
+    let mut out = Vec::new();
+    for op in ops {
+        let p = Program::new(params);
+        p.set_threads(threads);
+        let want = match op {
+            "add" => x + y,
+            "mul" => x * y,
+            "max" => x.max(y),
+            _ => (x < y) as i128,
+        };
+        let (kind, want) = if ints {
+            let (a, b) = (p.input(32), p.input(32));
+            p.output(&match op {
+                "add" => &a + &b,
+                "mul" => &a * &b,
+                "max" => a.max(&b),
+                _ => a.lt(&b),
+            });
+            ("Int", want)
+        } else {
+            let (a, b) = (I32W::input(&p), I32W::input(&p));
+            match op {
+                "add" => p.output(&(&a + &b)),
+                "mul" => p.output(&(&a * &b)),
+                "max" => p.output(&a.max(&b)),
+                _ => p.output(&a.lt(&b)),
+            }
+            ("i32 word", wrap(want))
+        };
+        out.push((format!("{op}, 32 bits ({kind})"), p.build()?, want));
+    }
+    Ok(out)
+}
+
+/// A signed 32-bit word.
+type I32W<'p> = hearth::api::Word<'p, 32, true>;
 
 /// `hearth bench backends`: the gpu backend (or, without one, the cpu
 /// backend again) beside the cpu backend on the same keys and ciphertexts.
@@ -263,43 +339,30 @@ pub fn compare(
         done += size;
         k += 1;
     }
-    // 32-bit integer operations (digits family sets only).
-    let (x, y) = (1_234_567_891i64, -987_654_321i64);
-    type Op = for<'p> fn(&Int<'p>, &Int<'p>) -> Int<'p>;
-    let ops: [(&str, i128, Op); 3] = [
-        ("add, 32 bits", x as i128 + y as i128, |a, b| a + b),
-        ("mul, 32 bits", x as i128 * y as i128, |a, b| a * b),
-        ("max, 32 bits", x.max(y) as i128, |a, b| a.max(b)),
-    ];
-    for (label, want, op) in ops {
-        let p = Program::new(params);
-        p.set_threads(threads);
-        let (a, b) = (p.input(32), p.input(32));
-        p.output(&op(&a, &b));
-        let prog = match p.build() {
-            Ok(prog) => prog,
-            Err(Error::UnsupportedParams { .. }) => break,
-            Err(e) => return Err(e),
+    // 32-bit operations of the set's family: Ints (digits) or signed words
+    // (bits), each checked on the clear backend against Rust first.
+    for (label, prog, want) in ops32(params, threads)? {
+        let (x, y) = OPERANDS;
+        let ins = match prog.input_shapes()[0] {
+            hearth::Shape::Word { .. } => [
+                client.encrypt_word_of(x, 32, true)?,
+                client.encrypt_word_of(y, 32, true)?,
+            ],
+            _ => [client.encrypt_int(x, 32)?, client.encrypt_int(y, 32)?],
         };
-        let ins: Vec<Ciphertext> = [client.encrypt_int(x, 32)?, client.encrypt_int(y, 32)?]
-            .iter()
-            .flat_map(|e| e.ciphertexts().to_vec())
-            .collect();
-        let clear_in: Vec<u64> = ins
+        let clear = prog.run_clear(&[vec![x.into()], vec![y.into()]])?;
+        if clear != [vec![want.into()]] {
+            return Err(Error::Config(format!(
+                "{label}: the clear backend gives {clear:?}, Rust {want}"
+            )));
+        }
+        let flat: Vec<Ciphertext> = ins.iter().flat_map(|e| e.ciphertexts().to_vec()).collect();
+        let clear_in: Vec<u64> = flat
             .iter()
             .map(|c| client.decrypt(c))
             .collect::<Result<_, _>>()?;
         let digits = ClearBackend.evaluate(prog.circuit(), &clear_in)?;
-        let value: i128 = digits
-            .iter()
-            .rev()
-            .fold(0, |acc, &d| 2 * acc + signed_digit(params, d) as i128);
-        if value != want {
-            return Err(Error::Config(format!(
-                "{label}: clear backend gives {value}, Rust {want}"
-            )));
-        }
-        record(label.to_string(), prog.circuit(), &ins, &digits)?;
+        record(label, prog.circuit(), &flat, &digits)?;
     }
     let value = json!({"bench": "backends", "params": params.name, "threads": threads, "other": other.describe(), "rows": rows});
     emit(json.as_deref(), &value, &[t])?;

@@ -10,13 +10,13 @@
 use std::fmt::Display;
 use std::time::Instant;
 
-use hearth::backend::CpuBackend;
 use hearth::testing::programs::{Checked, Failure, Limits, ProgramSpec};
 use hearth::testing::word_programs::WordSpec;
 use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, GATES_128};
 use rand::SeedableRng;
 use rayon::prelude::*;
 
+use crate::engine::Evaluator;
 use crate::keygen::{generate, steps};
 
 /// Which integer family the programs use.
@@ -40,9 +40,12 @@ pub struct FuzzArgs {
     /// Which programs: Ints (digits) or fixed-width words (bits).
     #[arg(long, value_enum, default_value = "digits")]
     family: Family,
-    /// Run small programs encrypted (cpu backend).
+    /// Run small programs encrypted (on `--backend`).
     #[arg(long)]
     encrypted: bool,
+    /// With --encrypted: where the programs run (cpu or gpu).
+    #[arg(long, value_enum, default_value = "cpu")]
+    backend: crate::engine::Engine,
     #[command(flatten)]
     threads: crate::options::Threads,
     /// Digits: longest input (default 16; 8 with --encrypted).
@@ -62,7 +65,7 @@ pub struct FuzzArgs {
 trait Spec: Display + Sized + Send + Sync {
     fn make(seed: u64, i: u64, args: &FuzzArgs) -> Self;
     fn check(&self) -> Result<Checked, Failure>;
-    fn check_encrypted(&self, client: &ClientKey, cpu: &CpuBackend) -> Result<Checked, Failure>;
+    fn check_encrypted(&self, client: &ClientKey, on: &Evaluator) -> Result<Checked, Failure>;
     fn shrunk(&self) -> Self;
 }
 
@@ -89,8 +92,8 @@ impl Spec for ProgramSpec {
     fn check(&self) -> Result<Checked, Failure> {
         ProgramSpec::check(self, &DIGITS_128)
     }
-    fn check_encrypted(&self, client: &ClientKey, cpu: &CpuBackend) -> Result<Checked, Failure> {
-        ProgramSpec::check_encrypted(self, client, cpu)
+    fn check_encrypted(&self, client: &ClientKey, on: &Evaluator) -> Result<Checked, Failure> {
+        ProgramSpec::check_encrypted(self, client, on)
     }
     fn shrunk(&self) -> Self {
         self.shrink(|c| Spec::check(c).is_err())
@@ -120,8 +123,8 @@ impl Spec for WordSpec {
     fn check(&self) -> Result<Checked, Failure> {
         WordSpec::check(self, &GATES_128, word_threads(self))
     }
-    fn check_encrypted(&self, client: &ClientKey, cpu: &CpuBackend) -> Result<Checked, Failure> {
-        WordSpec::check_encrypted(self, client, cpu, word_threads(self))
+    fn check_encrypted(&self, client: &ClientKey, on: &Evaluator) -> Result<Checked, Failure> {
+        WordSpec::check_encrypted(self, client, on, word_threads(self))
     }
     fn shrunk(&self) -> Self {
         self.shrink(|c| Spec::check(c).is_err())
@@ -200,13 +203,18 @@ fn fuzz_clear<S: Spec>(args: &FuzzArgs, params: &ParameterSet) -> Result<(), Err
 fn fuzz_encrypted<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Result<(), Error> {
     let (count, seed) = (args.count, args.seed);
     let (client, server) = generate(params);
-    let cpu = CpuBackend::new(&server, args.threads.get())?;
+    if args.backend == crate::engine::Engine::Mpi {
+        return Err(Error::Config(
+            "fuzz-programs --encrypted runs on cpu or gpu, not mpi".into(),
+        ));
+    }
+    let on = crate::engine::evaluator(args.backend, &server, args.threads.get())?;
     let t = Instant::now();
     let bar = steps(count);
     let (mut values, mut pbs) = (0usize, 0usize);
     for i in 0..count {
         let s = S::make(seed, i, args);
-        match s.check_encrypted(&client, &cpu) {
+        match s.check_encrypted(&client, &on) {
             Ok(c) => {
                 values += c.values;
                 pbs += c.pbs;
@@ -221,10 +229,11 @@ fn fuzz_encrypted<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Re
     }
     bar.finish_and_clear();
     println!(
-        "{count} random {:?} programs (seed {seed}) encrypted on {}: 0 failures; {values} values \
+        "{count} random {:?} programs (seed {seed}) encrypted on {} ({}): 0 failures; {values} values \
          equal the clear backend ciphertext for ciphertext, {pbs} bootstraps, {:.1} s",
         args.family,
         params.name,
+        on.describe(),
         t.elapsed().as_secs_f64()
     );
     Ok(())

@@ -169,7 +169,7 @@ fn clear_weights(case: Case) -> Vec<i64> {
 }
 
 pub fn kernels(
-    count_only: bool,
+    engine: Option<crate::engine::Engine>,
     threads: usize,
     cases: &[Case],
     json: Option<PathBuf>,
@@ -227,8 +227,8 @@ pub fn kernels(
     );
     let mut tables = vec![t];
     let mut timed = Vec::new();
-    if !count_only {
-        let (t, r) = encrypted(threads, cases)?;
+    if let Some(engine) = engine {
+        let (t, r) = encrypted(engine, threads, cases)?;
         tables.push(t);
         timed = r;
     }
@@ -240,14 +240,25 @@ pub fn kernels(
 }
 
 /// Runs each case on words (GATES_128) and, for the dot products, tfhe-rs
-/// `FheUint16` in the same process on the same thread count.
-fn encrypted(threads: usize, cases: &[Case]) -> Result<(Table, Vec<serde_json::Value>), Error> {
+/// `FheUint16` in the same process on the same thread count (with `engine`
+/// gpu: hearth's gpu backend beside tfhe-rs's CUDA integer API).
+fn encrypted(
+    engine: crate::engine::Engine,
+    threads: usize,
+    cases: &[Case],
+) -> Result<(Table, Vec<serde_json::Value>), Error> {
     let (client, server) = generate(&GATES_128);
-    let (tck, pool) = crate::keygen::tfhe_pool(threads)?;
+    let (tck, pool) = crate::keygen::tfhe_pool(threads, engine)?;
+    // The key goes to the GPU once, for every case.
+    let gpu = crate::engine::gpu_only(engine, &server)?;
     let mut t = Table::new(
         format!(
-            "Kernels encrypted, {threads} threads: hearth U16 words (GATES_128) beside tfhe-rs \
-             FheUint16 (default parameters)"
+            "Kernels encrypted on {}: hearth U16 words (GATES_128) beside tfhe-rs FheUint16 on the \
+             {engine:?} (default parameters)",
+            match &gpu {
+                Some(g) => g.describe(),
+                None => format!("cpu, {threads} threads"),
+            }
         ),
         &[
             "kernel",
@@ -287,13 +298,22 @@ fn encrypted(threads: usize, cases: &[Case]) -> Result<(Table, Vec<serde_json::V
         for &v in xs.iter().chain(&ys) {
             ins.push(client.encrypt_word(v)?);
         }
-        let bar = pbs_bar(pbs);
-        bar.set_message(format!("hearth {}", case.name()));
-        let cpu = cpu_with_bar(&server, threads, &bar)?;
         let start = Instant::now();
-        let (out, report) = prog.run_encrypted_report(&cpu, &ins)?;
+        let (out, peak_live) = match &gpu {
+            Some(gpu) => (
+                prog.run_encrypted(gpu, &ins)?,
+                prog.circuit().stats().peak_live,
+            ),
+            None => {
+                let bar = pbs_bar(pbs);
+                bar.set_message(format!("hearth {}", case.name()));
+                let cpu = cpu_with_bar(&server, threads, &bar)?;
+                let (out, report) = prog.run_encrypted_report(&cpu, &ins)?;
+                bar.finish_and_clear();
+                (out, report.peak_live)
+            }
+        };
         let ours = start.elapsed();
-        bar.finish_and_clear();
         let got: Vec<u16> = out
             .iter()
             .map(|o| client.decrypt_word(o))
@@ -305,11 +325,12 @@ fn encrypted(threads: usize, cases: &[Case]) -> Result<(Table, Vec<serde_json::V
                 case.name()
             )));
         }
-        // One KS-PBS measured just before this case (the machine drifts).
+        // One KS-PBS measured just before this case (the machine drifts);
+        // the bound is the CPU's (#PBS spread over its threads).
         let single = single_pbs(&client, &server)?;
         let bound = single.mul_f64(pbs as f64 / threads as f64);
         let peak_mib =
-            report.peak_live as f64 * client.params().ciphertext_bytes() as f64 / (1 << 20) as f64;
+            peak_live as f64 * client.params().ciphertext_bytes() as f64 / (1 << 20) as f64;
         let theirs = if case.is_dot() {
             let (d, v) = pool.install(|| tfhe_dot(&xs, &ys, &w, &tck));
             if v != want[0] {
@@ -339,13 +360,13 @@ fn encrypted(threads: usize, cases: &[Case]) -> Result<(Table, Vec<serde_json::V
         rows.push(
             json!({"kernel": case.name(), "weights": format!("{form:?}").to_lowercase(), "pbs": pbs,
             "single_pbs_ms": single.as_secs_f64() * 1e3, "hearth_ms": ours.as_secs_f64() * 1e3, "bound_ms": bound.as_secs_f64() * 1e3,
-            "peak_live": report.peak_live, "peak_mib": peak_mib,
+            "peak_live": peak_live, "peak_mib": peak_mib, "engine": format!("{engine:?}").to_lowercase(),
             "tfhe_rs_ms": theirs.map(|d| d.as_secs_f64() * 1e3), "ratio": ratio}),
         );
     }
     t.note(
         "bound = #PBS x one KS-PBS (column PBS: measured on one thread just before each case) / \
-         threads; efficiency = time / bound. \
+         threads (with the gpu too: the CPU's bound, for scale); efficiency = time / bound. \
          peak MiB = most ciphertexts alive at once x one ciphertext. tfhe-rs: all FheUint16 products in \
          parallel (par_iter; by a clear u16 for clear weights), then a parallel tree sum; one run each, \
          results checked."

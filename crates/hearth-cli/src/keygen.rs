@@ -50,14 +50,28 @@ pub fn advance(bar: &ProgressBar) -> impl Fn(usize, usize) + Send + Sync + 'stat
 /// tfhe-rs keys (default parameters) and a pool of `threads` workers that
 /// each hold its server key (tfhe-rs keeps the key per thread, and its
 /// operations fan out over the current pool): run tfhe-rs inside
-/// `pool.install`.
-pub fn tfhe_pool(threads: usize) -> Result<(tfhe::ClientKey, rayon::ThreadPool), Error> {
+/// `pool.install`. With `engine` gpu, the key is tfhe-rs's `CudaServerKey`,
+/// so its integer operations run on the GPU (`HEARTH_REQUIRE_GPU` rules
+/// as for hearth's own gpu backend).
+pub fn tfhe_pool(
+    threads: usize,
+    engine: crate::engine::Engine,
+) -> Result<(tfhe::ClientKey, rayon::ThreadPool), Error> {
     eprintln!("generating tfhe-rs keys (default parameters)...");
-    let (ck, sk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
+    let config = tfhe::ConfigBuilder::default().build();
+    let ck = tfhe::ClientKey::generate(config);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Config(e.to_string()))?;
+    if engine == crate::engine::Engine::Gpu {
+        if let Some(set) = crate::engine::tfhe_gpu_key(&ck)? {
+            pool.broadcast(|_| set());
+            pool.install(set);
+            return Ok((ck, pool));
+        }
+    }
+    let sk = tfhe::ServerKey::new(&ck);
     pool.broadcast(|_| tfhe::set_server_key(sk.clone()));
     pool.install(|| tfhe::set_server_key(sk.clone()));
     Ok((ck, pool))

@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use hearth::backend::CpuBackend;
 use hearth::digits::catalog::{Inputs, Op};
 use hearth::{Error, ParameterSet, DIGITS_128};
 use rand::{Rng, SeedableRng};
@@ -11,6 +10,7 @@ use serde_json::json;
 use tfhe::prelude::*;
 use tfhe::{FheInt16, FheInt32, FheInt8};
 
+use crate::engine::Engine;
 use crate::keygen::{generate, steps};
 use crate::options::{JsonOut, PlotOut};
 use crate::plot::GroupedBars;
@@ -21,8 +21,22 @@ use crate::report::{emit, median, ms, Table};
 pub enum OpsBackend {
     /// #PBS, depth and widest level only (no keys, no time).
     Count,
-    /// Encrypted, timed, beside tfhe-rs.
+    /// Encrypted, timed, beside tfhe-rs, on the CPU.
     Cpu,
+    /// Encrypted on the gpu backend, timed beside tfhe-rs's CUDA integer
+    /// API (`CudaServerKey`) in the same run (builds with the `gpu` feature).
+    Gpu,
+}
+
+impl OpsBackend {
+    /// Where the encrypted comparison runs (`None`: count only).
+    pub fn engine(self) -> Option<Engine> {
+        match self {
+            OpsBackend::Count => None,
+            OpsBackend::Cpu => Some(Engine::Cpu),
+            OpsBackend::Gpu => Some(Engine::Gpu),
+        }
+    }
 }
 
 /// How the timed operands are encrypted.
@@ -54,7 +68,9 @@ pub fn ops(
 ) -> Result<(), Error> {
     match backend {
         OpsBackend::Count => count(timing.threads, bits, json, plot),
-        OpsBackend::Cpu => encrypted(timing, bits, inputs.into(), params, json, plot),
+        OpsBackend::Cpu | OpsBackend::Gpu => {
+            encrypted(timing, bits, inputs.into(), params, json, plot)
+        }
     }
 }
 
@@ -144,6 +160,8 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
 /// How the encrypted comparisons are timed.
 #[derive(Clone, Copy, Debug)]
 pub struct Timing {
+    /// Where both libraries run (cpu or gpu).
+    pub engine: Engine,
     /// Threads for both libraries.
     pub threads: usize,
     /// Timed runs of each side per operation; the tables show medians.
@@ -215,7 +233,11 @@ tfhe_op!(tfhe16, FheInt16, i16);
 tfhe_op!(tfhe32, FheInt32, i32);
 
 fn encrypted(
-    Timing { threads, samples }: Timing,
+    Timing {
+        engine,
+        threads,
+        samples,
+    }: Timing,
     bits: &[usize],
     inputs: Inputs,
     params: &'static ParameterSet,
@@ -228,13 +250,14 @@ fn encrypted(
         )));
     }
     let (client, server) = generate(params);
-    let (tck, pool) = crate::keygen::tfhe_pool(threads)?;
-    let cpu = CpuBackend::new(&server, Some(threads))?;
+    let (tck, pool) = crate::keygen::tfhe_pool(threads, engine)?;
+    let hearth = crate::engine::evaluator(engine, &server, Some(threads))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(17);
     let mut t = Table::new(
         format!(
-            "{} encrypted, {threads} threads, {} inputs: hearth beside tfhe-rs FheInt (default parameters)",
+            "{} encrypted on {}, {} inputs: hearth beside tfhe-rs FheInt on the {engine:?} (default parameters)",
             params.name,
+            hearth.describe(),
             match inputs {
                 Inputs::Twos => "two's-complement",
                 Inputs::SignedBinary => "signed-binary",
@@ -268,7 +291,7 @@ fn encrypted(
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             for _ in 0..samples {
                 let start = Instant::now();
-                let out = prog.run_encrypted(&cpu, &ins)?;
+                let out = prog.run_encrypted(&hearth, &ins)?;
                 ours.push(start.elapsed());
                 let got = client.decrypt_int(&out[0])?;
                 if got != want.into() {
@@ -317,7 +340,7 @@ fn encrypted(
     );
     emit(
         json.json.as_deref(),
-        &json!({"bench": "ops", "backend": "cpu", "params": params.name, "threads": threads, "samples": samples, "rows": rows}),
+        &json!({"bench": "ops", "backend": format!("{engine:?}").to_lowercase(), "hearth": hearth.describe(), "params": params.name, "threads": threads, "samples": samples, "rows": rows}),
         &[t],
     )?;
     if let Some(path) = &plot.plot {
@@ -327,8 +350,9 @@ fn encrypted(
         };
         let chart = GroupedBars::from_triples(
             format!(
-                "bench ops --family digits: {}, {kind} inputs, {threads} threads, {}",
+                "bench ops --family digits: {}, {kind} inputs, {}, {}",
                 params.name,
+                hearth.describe(),
                 crate::plot::today()
             ),
             "time hearth / tfhe-rs FheInt (below 1: hearth faster)".into(),

@@ -560,23 +560,62 @@ fn simulate_predicts_less_time_on_more_ranks() {
 #[test]
 #[cfg(not(feature = "gpu"))]
 fn require_gpu_turns_the_fallback_into_an_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
-        .args([
+    // Every GPU path of the checklist (scripts/gpu-measure.sh), in a build
+    // without the gpu feature: each must fail, not time the cpu twice.
+    let commands: [&[&str]; 5] = [
+        &[
             "bench",
             "backends",
             "--params",
             "GATES_128",
             "--bootstraps",
             "10",
-        ])
-        .env("HEARTH_THREADS", "2")
-        .env("HEARTH_REQUIRE_GPU", "1")
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success(),
-        "a measurement without a GPU must fail"
-    );
-    assert!(err.contains("HEARTH_REQUIRE_GPU is set"), "{err}");
+        ],
+        &[
+            "bench",
+            "noise",
+            "--backend",
+            "gpu",
+            "--params",
+            "GATES_128",
+            "--count",
+            "10",
+        ],
+        &["bench", "kernels", "--backend", "gpu", "--cases", "dot16"],
+        &[
+            "bench",
+            "ops",
+            "--backend",
+            "gpu",
+            "--family",
+            "bits",
+            "--bits",
+            "16",
+        ],
+        &[
+            "tool",
+            "fuzz-programs",
+            "--encrypted",
+            "--backend",
+            "gpu",
+            "--family",
+            "bits",
+            "--count",
+            "1",
+        ],
+    ];
+    for args in commands {
+        let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
+            .args(args)
+            .env("HEARTH_THREADS", "2")
+            .env("HEARTH_REQUIRE_GPU", "1")
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{args:?}: a measurement without a GPU must fail"
+        );
+        assert!(err.contains("HEARTH_REQUIRE_GPU is set"), "{args:?}: {err}");
+    }
 }

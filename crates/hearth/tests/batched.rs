@@ -140,3 +140,32 @@ fn batched_refuses_foreign_keys_and_parameters() {
         .unwrap();
     assert_eq!(client.decrypt_signed(&out[0]).unwrap(), 1);
 }
+
+/// `bench noise --backend gpu` runs each round as one circuit on a backend:
+/// on the batched CPU executor it must see what the direct measurement sees
+/// (fresh encryptions differ, so the same statistics, not the same bits).
+#[test]
+fn noise_measured_through_a_backend_matches_the_direct_measurement() {
+    use hearth::crypto::noise::{measure, measure_on};
+    use hearth::crypto::params::Margin;
+    let params = &INSECURE_TEST_DIGITS;
+    let client = ClientKey::generate(params);
+    let server = client.server_key();
+    let margin = Margin::ALL
+        .into_iter()
+        .find(|&m| params.budgets.at(m) > 0)
+        .unwrap();
+    let qw = params.budgets.at(margin);
+    let n = 6000; // two rounds through the backend
+    let direct = measure(&client, &server, qw, margin, n, 3, &|_| {}).unwrap();
+    let batch = batched(&server);
+    let via = measure_on(&client, &server, Some(&batch), qw, margin, n, 3, &|_| {}).unwrap();
+    assert_eq!((via.wrong, direct.wrong), (0, 0));
+    assert_eq!(via.bootstraps, n);
+    for (a, b, what) in [
+        (via.pbs_std_measured, direct.pbs_std_measured, "output"),
+        (via.input_std_measured, direct.input_std_measured, "input"),
+    ] {
+        assert!((0.85..1.18).contains(&(a / b)), "{what}: {a} against {b}");
+    }
+}

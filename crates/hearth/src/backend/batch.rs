@@ -64,6 +64,16 @@ impl Rows {
         self.constant.is_empty()
     }
 
+    /// Appends `other`'s rows after these.
+    fn append(&mut self, other: &Rows) {
+        let base = self.slot.len() as u32;
+        self.start
+            .extend(other.start[1..].iter().map(|&s| base + s));
+        self.slot.extend_from_slice(&other.slot);
+        self.weight.extend_from_slice(&other.weight);
+        self.constant.extend_from_slice(&other.constant);
+    }
+
     /// Row `r`'s terms `(slot, weight)`.
     pub fn terms(&self, r: usize) -> impl Iterator<Item = (Slot, u64)> + '_ {
         let range = self.start[r] as usize..self.start[r + 1] as usize;
@@ -243,6 +253,42 @@ impl Plan {
             .map(Launch::len)
             .max()
             .unwrap_or(0)
+    }
+}
+
+/// A plan's rows and tables in one set of arrays: every launch's rows in
+/// plan order, then the outputs' rows. An executor that copies its indexes
+/// to a device does so once per run and reads launch `k` at row
+/// `first_row[k]` (term indexes in `rows.start` count from the first row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packed {
+    /// All rows.
+    pub rows: Rows,
+    /// The table of each bootstrap row (outputs' rows have none).
+    pub table: Vec<u64>,
+    /// First row of each launch in plan order; the last entry is the
+    /// outputs' first row.
+    pub first_row: Vec<usize>,
+}
+
+impl Plan {
+    /// The plan's rows and tables packed for one upload.
+    pub fn packed(&self) -> Packed {
+        let mut rows = Rows::new();
+        let mut table = Vec::new();
+        let mut first_row = Vec::new();
+        for launch in self.levels.iter().flatten() {
+            first_row.push(rows.len());
+            rows.append(&launch.rows);
+            table.extend(launch.table.iter().map(|&t| t as u64));
+        }
+        first_row.push(rows.len());
+        rows.append(&self.outputs);
+        Packed {
+            rows,
+            table,
+            first_row,
+        }
     }
 }
 
@@ -455,11 +501,15 @@ impl<E: BatchExecutor> Backend for Batched<E> {
 }
 
 /// Plain digits in `Z_{2^pi}`: the batched semantics without encryption,
-/// for checking plans against [`super::ClearBackend`].
+/// for checking plans against [`super::ClearBackend`]. Like the GPU, it
+/// reads every launch from the plan's [`Packed`] arrays.
 #[derive(Default)]
 pub struct ClearBatch {
     store: Vec<u64>,
     modulus: u64,
+    packed: Option<Packed>,
+    /// Launches run so far in this run.
+    next: usize,
 }
 
 impl ClearBatch {
@@ -478,25 +528,39 @@ impl BatchExecutor for ClearBatch {
         self.modulus = ParamsId::params(circuit.params).message_modulus();
         self.store = vec![0; plan.slots];
         self.store[..inputs.len()].copy_from_slice(inputs);
+        self.packed = Some(plan.packed());
+        self.next = 0;
         Ok(())
     }
 
     fn launch(&mut self, circuit: &Circuit, launch: &Launch) -> Result<(), Error> {
         let m = self.modulus;
+        let packed = self
+            .packed
+            .take()
+            .ok_or_else(|| Error::Config("launch before start".into()))?;
+        let first = packed.first_row[self.next];
+        self.next += 1;
         for i in 0..launch.len() {
-            let x = self.combine(&launch.rows, i);
-            let table = &circuit.tables[launch.table[i] as usize];
+            let x = self.combine(&packed.rows, first + i);
+            let table = &circuit.tables[packed.table[first + i] as usize];
             for j in 0..launch.outputs as usize {
                 let at = (x + j as u64 * launch.stride) % m;
                 self.store[launch.output_slot(i, j) as usize] = table[2 * at as usize];
             }
         }
+        self.packed = Some(packed);
         Ok(())
     }
 
     fn finish(&mut self, outputs: &Rows) -> Result<Vec<u64>, Error> {
+        let packed = self
+            .packed
+            .take()
+            .ok_or_else(|| Error::Config("finish before start".into()))?;
+        let first = *packed.first_row.last().expect("the outputs' entry");
         let out = (0..outputs.len())
-            .map(|r| self.combine(outputs, r))
+            .map(|r| self.combine(&packed.rows, first + r))
             .collect();
         self.store = Vec::new();
         Ok(out)
@@ -589,6 +653,31 @@ mod tests {
                     .evaluate(&rc.circuit, &rc.inputs)
                     .unwrap();
                 assert_eq!(got, want, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn packed_rows_are_each_launchs_rows_in_plan_order() {
+        for seed in 0..10u64 {
+            let rc = random_circuit(&INSECURE_TEST_DIGITS, seed, 3, 60, 3).unwrap();
+            let plan = Plan::new(&rc.circuit).unwrap();
+            let packed = plan.packed();
+            let launches: Vec<&Launch> = plan.levels.iter().flatten().collect();
+            assert_eq!(packed.first_row.len(), launches.len() + 1);
+            let row = |rows: &Rows, r: usize| (rows.terms(r).collect::<Vec<_>>(), rows.constant[r]);
+            for (k, launch) in launches.iter().enumerate() {
+                for i in 0..launch.len() {
+                    let at = packed.first_row[k] + i;
+                    assert_eq!(row(&packed.rows, at), row(&launch.rows, i), "seed {seed}");
+                    assert_eq!(packed.table[at], launch.table[i] as u64);
+                }
+            }
+            let outputs = *packed.first_row.last().unwrap();
+            assert_eq!(packed.rows.len(), outputs + plan.outputs.len());
+            assert_eq!(packed.table.len(), outputs);
+            for r in 0..plan.outputs.len() {
+                assert_eq!(row(&packed.rows, outputs + r), row(&plan.outputs, r));
             }
         }
     }

@@ -17,6 +17,7 @@ mod clear;
 mod count;
 mod cpu;
 mod cpu_batch;
+pub mod device_memory;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "mpi")]

@@ -194,6 +194,51 @@ pub fn cheapest<K: Copy>(
 }
 
 impl Circuit {
+    /// A circuit of `n_inputs` inputs (digits in `0..2^pi`) and one level of
+    /// bootstraps `(input, table)` reading only inputs, one output each,
+    /// whose outputs are the circuit's: a batch of independent bootstraps
+    /// for measurements. Unchecked, so crate-private.
+    pub(crate) fn one_level(
+        params: &ParameterSet,
+        n_inputs: usize,
+        tables: Vec<Vec<u64>>,
+        bootstraps: Vec<(LinearExpr, usize)>,
+    ) -> Circuit {
+        let digits = Range {
+            lo: 0,
+            hi: params.message_modulus() as i64 - 1,
+            step: 1,
+        };
+        let n = n_inputs as FreshId;
+        let outputs = (0..bootstraps.len() as FreshId)
+            .map(|b| LinearExpr {
+                terms: vec![(n + b, 1)],
+                constant: 0,
+            })
+            .collect();
+        let mut depth = vec![0; n_inputs];
+        depth.resize(n_inputs + bootstraps.len(), 1);
+        Circuit {
+            id: next_circuit_id(),
+            params: params.id,
+            inputs: (0..n).map(|f| (f, digits)).collect(),
+            tables,
+            bootstraps: bootstraps
+                .into_iter()
+                .enumerate()
+                .map(|(b, (input, table))| Bootstrap {
+                    input,
+                    selector: digits,
+                    table,
+                    offsets: vec![0],
+                    first_output: n + b as FreshId,
+                })
+                .collect(),
+            outputs,
+            depth,
+        }
+    }
+
     /// The parameter set it was built for.
     pub fn params(&self) -> ParamsId {
         self.params

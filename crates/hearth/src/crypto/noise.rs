@@ -19,8 +19,10 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use tfhe::core_crypto::prelude::*;
 
+use crate::backend::Backend;
+use crate::circuit::{Circuit, FreshId, LinearExpr};
 use crate::crypto::bootstrap::{accumulator, PbsScratch};
-use crate::crypto::keys::{ClientKey, ServerKey};
+use crate::crypto::keys::{Ciphertext, ClientKey, ServerKey};
 use crate::crypto::lut::Lut;
 use crate::crypto::params::ParameterSet;
 use crate::crypto::params::{Budgets, Margin};
@@ -197,6 +199,28 @@ pub fn measure(
     seed: u64,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<NoiseReport, Error> {
+    measure_on::<crate::backend::Batched<crate::backend::CpuBatch>>(
+        client, server, None, qw, margin, count, seed, progress,
+    )
+}
+
+/// [`measure`] with every round's bootstraps run on `backend` (the GPU's)
+/// as one circuit of 4 096 independent bootstraps, where `None` runs them
+/// here on tfhe-rs's CPU bootstrap. The errors at the blind-rotation input
+/// are computed here either way (the key switch is exact integer
+/// arithmetic, the same on every backend); the outputs' errors and
+/// decryptions are the backend's.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_on<B: Backend<Digit = Ciphertext>>(
+    client: &ClientKey,
+    server: &ServerKey,
+    backend: Option<&B>,
+    qw: u64,
+    margin: Margin,
+    count: usize,
+    seed: u64,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<NoiseReport, Error> {
     let start = std::time::Instant::now();
     let p = server.params();
     if client.key_id() != server.key_id() {
@@ -243,8 +267,10 @@ pub fn measure(
         .collect();
     let (mut wrong, mut done) = (0usize, 0usize);
     let (mut pbs_sq, mut in_sum, mut in_sq) = (0f64, 0f64, 0f64);
+    let here = backend.is_none();
+    let round_size = if here { 256 } else { 4096 };
     while done < count {
-        let round = (count - done).min(256);
+        let round = (count - done).min(round_size);
         // Plans: sources, signs and a constant per bootstrap of the round.
         let plans: Vec<(Vec<(usize, bool)>, u64)> = (0..round)
             .map(|_| {
@@ -253,7 +279,7 @@ pub fn measure(
                 (terms, s * rng.gen_range(0..m / s))
             })
             .collect();
-        let results: Vec<(u64, LweCiphertextOwned<u64>, f64)> = plans
+        let results: Vec<(u64, Option<LweCiphertextOwned<u64>>, f64)> = plans
             .par_iter()
             .map_init(
                 || PbsScratch::new(p, fft.as_view()),
@@ -291,18 +317,31 @@ pub fn measure(
                     } else {
                         e as f64
                     };
-                    let mut out = [server.new_lwe()];
-                    server.bootstrap_input(scratch, &acc, &[0], fft.as_view(), &mut out);
-                    let [out] = out;
+                    let out = here.then(|| {
+                        let mut out = [server.new_lwe()];
+                        server.bootstrap_input(scratch, &acc, &[0], fft.as_view(), &mut out);
+                        let [out] = out;
+                        out
+                    });
                     (lut.eval(x as i64), out, e / two_n as f64)
                 },
             )
             .collect();
+        let mut outputs = match backend {
+            Some(b) => Some(run_round(b, server, &spread, &pool, &plans)?.into_iter()),
+            None => None,
+        };
         for (k, (want, out, e_in)) in results.into_iter().enumerate() {
-            let key_ct = crate::crypto::keys::Ciphertext {
+            let lwe = match (out, outputs.as_mut().and_then(|o| o.next())) {
+                (Some(lwe), _) | (None, Some(Ciphertext { lwe, .. })) => lwe,
+                (None, None) => {
+                    return Err(Error::Config("the backend returned too few outputs".into()))
+                }
+            };
+            let key_ct = Ciphertext {
                 params: p.id,
                 key_id: server.key_id(),
-                lwe: out,
+                lwe,
             };
             if client.decrypt(&key_ct)? != want {
                 wrong += 1;
@@ -334,6 +373,52 @@ pub fn measure(
         input_mean_measured: mean,
         seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// One round's bootstraps as one circuit on `backend`: the pool's
+/// ciphertexts are the inputs, each plan a bootstrap through `table`.
+fn run_round<B: Backend<Digit = Ciphertext>>(
+    backend: &B,
+    server: &ServerKey,
+    table: &[u64],
+    pool: &[(u64, LweCiphertextOwned<u64>)],
+    plans: &[(Vec<(usize, bool)>, u64)],
+) -> Result<Vec<Ciphertext>, Error> {
+    let p = server.params();
+    let bootstraps = plans
+        .iter()
+        .map(|(terms, c)| {
+            let terms = terms
+                .iter()
+                .map(|&(i, negative)| (i as FreshId, if negative { -1 } else { 1 }))
+                .collect();
+            (
+                LinearExpr {
+                    terms,
+                    constant: *c,
+                },
+                0,
+            )
+        })
+        .collect();
+    let circuit = Circuit::one_level(p, pool.len(), vec![table.to_vec()], bootstraps);
+    let inputs: Vec<Ciphertext> = pool
+        .iter()
+        .map(|(_, lwe)| Ciphertext {
+            params: p.id,
+            key_id: server.key_id(),
+            lwe: lwe.clone(),
+        })
+        .collect();
+    let out = backend.evaluate(&circuit, &inputs)?;
+    if out.len() != plans.len() {
+        return Err(Error::Config(format!(
+            "the backend returned {} outputs for {} bootstraps",
+            out.len(),
+            plans.len()
+        )));
+    }
+    Ok(out)
 }
 
 /// `log2(erfc(x))`, accurate also where `erfc` underflows f64.

@@ -47,6 +47,20 @@ extern "C" int hearth_combine_rows_64(void *stream, uint32_t gpu_index,
   return (int)cudaGetLastError();
 }
 
+// Free device memory on `gpu_index`, in bytes, into `free_bytes`; returns the
+// CUDA error code (0 on success).
+extern "C" int hearth_cuda_free_memory(uint32_t gpu_index,
+                                       uint64_t *free_bytes) {
+  cudaError_t e = cudaSetDevice((int)gpu_index);
+  if (e != cudaSuccess) {
+    return (int)e;
+  }
+  size_t free_mem = 0, total_mem = 0;
+  e = cudaMemGetInfo(&free_mem, &total_mem);
+  *free_bytes = (uint64_t)free_mem;
+  return (int)e;
+}
+
 // The message of a CUDA error code.
 extern "C" const char *hearth_cuda_error_string(int code) {
   return cudaGetErrorString((cudaError_t)code);

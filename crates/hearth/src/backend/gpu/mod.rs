@@ -1,11 +1,12 @@
 //! The GPU backend (feature `gpu`): each launch of a [`Plan`] is three
 //! kernels on one CUDA stream — the bootstrap inputs combined from stored
 //! ciphertexts (`combine.cu`, hearth's only CUDA code), tfhe-rs's batched key
-//! switch, and tfhe-rs's classical bootstrap with many-LUT extraction,
-//! writing its outputs straight into their slots. Ciphertexts stay on the
-//! device from the inputs' upload to the outputs' download; launches are
-//! queued without waiting, so the host prepares the next while the device
-//! runs the last.
+//! switch (its GEMM form from [`GEMM_KEYSWITCH_MIN`] bootstraps), and
+//! tfhe-rs's classical bootstrap with many-LUT extraction, writing its
+//! outputs straight into their slots. A run allocates and uploads once: the
+//! inputs, the tables and the plan's packed rows ([`Plan::packed`]); launches
+//! then only queue kernels, without waiting. Ciphertexts stay on the device
+//! from the inputs' upload to the outputs' download.
 //!
 //! Same semantics as [`super::CpuBackend`]: the keys are the server key's
 //! (converted once by [`GpuKey::new`] and kept on the device), the key
@@ -15,8 +16,9 @@
 //! of the two FFTs, inside the noise the budgets allow for.
 //!
 //! CUDA errors inside tfhe-rs's code abort the process (its convention);
-//! hearth checks device memory before it allocates and returns
-//! [`Error::TooLarge`] rather than fail there.
+//! hearth checks a run's device memory, tfhe-rs's scratch included, before
+//! it allocates ([`super::device_memory`]) and returns [`Error::TooLarge`]
+//! rather than fail there.
 
 use std::ffi::{c_void, CStr};
 use std::sync::Arc;
@@ -28,12 +30,14 @@ use tfhe::core_crypto::gpu::{
 };
 use tfhe::core_crypto::prelude::*;
 use tfhe_cuda_backend::bindings::{
-    cleanup_cuda_programmable_bootstrap_64, cuda_programmable_bootstrap_64_async,
-    scratch_cuda_programmable_bootstrap_64_async, PBS_MS_REDUCTION_T_CENTERED,
+    cleanup_cuda_programmable_bootstrap_64, cuda_keyswitch_gemm_64_64_async,
+    cuda_programmable_bootstrap_64_async, scratch_cuda_programmable_bootstrap_64_async,
+    PBS_MS_REDUCTION_T_CENTERED,
 };
 use tfhe_cuda_backend::cuda_bind::{cuda_check_valid_malloc, cuda_is_available};
 
-use super::batch::{BatchExecutor, Batched, Launch, Plan, Rows};
+use super::batch::{BatchExecutor, Batched, Launch, Packed, Plan, Rows};
+use super::device_memory::DeviceNeeds;
 use crate::circuit::Circuit;
 use crate::crypto::bootstrap::accumulator;
 use crate::crypto::keys::{Ciphertext, KeyId, KeySwitchKey, ServerKey};
@@ -54,6 +58,7 @@ extern "C" {
         lwe_size: u32,
         delta: u64,
     ) -> i32;
+    fn hearth_cuda_free_memory(gpu_index: u32, free_bytes: *mut u64) -> i32;
     fn hearth_cuda_error_string(code: i32) -> *const std::ffi::c_char;
 }
 
@@ -93,14 +98,13 @@ fn device_vec<T: Numeric>(
     Ok(unsafe { CudaVec::new_async(len.max(1), streams, 0) })
 }
 
-/// `src` copied to new device memory, in stream order. The caller keeps the
-/// result alive until the stream has been synchronised (freeing device
-/// memory would wait for the device).
+/// `src` copied to new device memory, in stream order. The caller keeps
+/// `src` alive until the stream has been synchronised.
 fn upload<T: Numeric>(src: &[T], streams: &CudaStreams, what: &str) -> Result<CudaVec<T>, Error> {
     let mut v = device_vec(src.len(), streams, what)?;
     if !src.is_empty() {
-        // SAFETY: every `src` handed here lives until the run's end (the
-        // plan's rows, or vectors kept in `RunBuffers::host`).
+        // SAFETY: every `src` handed here outlives the copy (the callers
+        // synchronise, or keep the source in `RunBuffers::packed`).
         unsafe { v.copy_from_cpu_async(src, streams, 0) };
     }
     Ok(v)
@@ -186,6 +190,33 @@ impl GpuBackend {
     }
 }
 
+/// Launches of at least this many bootstraps key-switch with tfhe-rs's
+/// GEMM key switch; smaller ones with its per-ciphertext kernel, which
+/// tfhe-rs documents as the faster one up to 128 ciphertexts on an H100.
+pub const GEMM_KEYSWITCH_MIN: usize = 128;
+
+/// The plan's packed rows and tables on the device, uploaded once per run.
+struct DeviceRows {
+    start: CudaVec<u32>,
+    slot: CudaVec<u32>,
+    weight: CudaVec<u64>,
+    constant: CudaVec<u64>,
+    table: CudaVec<u64>,
+}
+
+impl DeviceRows {
+    fn upload(packed: &Packed, s: &CudaStreams) -> Result<Self, Error> {
+        let rows = &packed.rows;
+        Ok(DeviceRows {
+            start: upload(&rows.start, s, "row starts")?,
+            slot: upload(&rows.slot, s, "row slots")?,
+            weight: upload(&rows.weight, s, "row weights")?,
+            constant: upload(&rows.constant, s, "row constants")?,
+            table: upload(&packed.table, s, "table indexes")?,
+        })
+    }
+}
+
 /// Buffers of one run on the device.
 struct RunBuffers {
     /// Every stored ciphertext (big key), `slots x (kN + 1)`.
@@ -197,13 +228,15 @@ struct RunBuffers {
     identity: CudaVec<u64>,
     /// The circuit's tables as accumulators.
     accumulators: CudaVec<u64>,
+    /// Every launch's rows and tables.
+    rows: DeviceRows,
+    /// Their host copy (the source of copies still queued) and where each
+    /// launch starts in it.
+    packed: Packed,
+    /// Launches queued so far.
+    next: usize,
     /// tfhe-rs's bootstrap scratch for the widest launch.
     pbs: *mut i8,
-    /// Per-launch uploads, freed when the run ends (freeing device memory
-    /// would wait for the device, and launches are queued without waiting).
-    kept_u32: Vec<CudaVec<u32>>,
-    kept_u64: Vec<CudaVec<u64>>,
-    host: Vec<Vec<u64>>,
 }
 
 /// A [`BatchExecutor`] on a [`GpuKey`].
@@ -215,7 +248,19 @@ pub struct GpuBatch {
 // SAFETY: the run's raw scratch pointer is only touched through `&mut self`.
 unsafe impl Send for GpuBatch {}
 
+/// Free memory of device 0, in bytes.
+fn free_memory() -> Result<u64, Error> {
+    let mut free = 0u64;
+    // SAFETY: writes one u64.
+    let code = unsafe { hearth_cuda_free_memory(0, &mut free) };
+    if code != 0 {
+        return Err(cuda_error(code, "querying free memory"));
+    }
+    Ok(free)
+}
+
 impl GpuBatch {
+    /// An executor on `key` (shared: several executors may use one key).
     pub fn new(key: Arc<GpuKey>) -> Self {
         GpuBatch { key, run: None }
     }
@@ -224,32 +269,61 @@ impl GpuBatch {
         self.key.params().big_lwe_dimension().to_lwe_size().0
     }
 
-    /// Enqueues `rows` combined from the store into `out`.
-    fn combine(&self, run: &mut RunBuffers, rows: &Rows, out: *mut c_void) -> Result<(), Error> {
+    /// Bytes of tfhe-rs's bootstrap scratch for `count` bootstraps, as its
+    /// scratch function reports without allocating device memory.
+    fn scratch_bytes(&self, count: usize) -> u64 {
+        let p = self.key.params();
         let s = &self.key.streams;
-        let start = upload(&rows.start, s, "row starts")?;
-        let slot = upload(&rows.slot, s, "row slots")?;
-        let weight = upload(&rows.weight, s, "row weights")?;
-        let constant = upload(&rows.constant, s, "row constants")?;
-        // SAFETY: every pointer is a live device buffer of the sizes the
-        // plan gives (rows.len() rows, slots below plan.slots).
+        let mut probe: *mut i8 = std::ptr::null_mut();
+        // SAFETY: `allocate_gpu_memory = false` only builds tfhe-rs's host
+        // descriptor, which the cleanup below deletes.
+        unsafe {
+            let bytes = scratch_cuda_programmable_bootstrap_64_async(
+                s.ptr[0],
+                s.gpu_indexes[0].get(),
+                &mut probe,
+                p.lwe_dimension.0 as u32,
+                p.glwe_dimension.0 as u32,
+                p.polynomial_size.0 as u32,
+                p.pbs_level.0 as u32,
+                count as u32,
+                false,
+                PBS_MS_REDUCTION_T_CENTERED,
+            );
+            cleanup_cuda_programmable_bootstrap_64(s.ptr[0], s.gpu_indexes[0].get(), &mut probe);
+            bytes
+        }
+    }
+
+    /// Enqueues rows `first..first + len` of the run's packed rows,
+    /// combined from the store, into `out`.
+    fn combine(
+        &self,
+        run: &RunBuffers,
+        first: usize,
+        len: usize,
+        out: *mut c_void,
+    ) -> Result<(), Error> {
+        let s = &self.key.streams;
+        let rows = &run.rows;
+        // SAFETY: every pointer is a live device buffer; rows `first..first
+        // + len` exist in the packed arrays, whose term indexes count from
+        // their first row, so only the per-row arrays are offset.
         let code = unsafe {
             hearth_combine_rows_64(
                 s.ptr[0],
                 s.gpu_indexes[0].get(),
                 out.cast(),
                 ptr(&run.store).cast(),
-                ptr(&start).cast(),
-                ptr(&slot).cast(),
-                ptr(&weight).cast(),
-                ptr(&constant).cast(),
-                rows.len() as u32,
+                ptr(&rows.start).cast::<u32>().add(first),
+                ptr(&rows.slot).cast(),
+                ptr(&rows.weight).cast(),
+                ptr(&rows.constant).cast::<u64>().add(first),
+                len as u32,
                 self.big_size() as u32,
                 self.key.params().delta(),
             )
         };
-        run.kept_u32.extend([start, slot]);
-        run.kept_u64.extend([weight, constant]);
         if code != 0 {
             return Err(cuda_error(code, "combining bootstrap inputs"));
         }
@@ -261,11 +335,13 @@ impl GpuBatch {
         let p = self.key.params();
         let s = &self.key.streams;
         let n = launch.len();
-        let input = ptr(&run.input);
-        self.combine(run, &launch.rows, input)?;
-        run.host
-            .push(launch.table.iter().map(|&t| t as u64).collect());
-        let tables = upload(run.host.last().expect("just pushed"), s, "table indexes")?;
+        let first = *run
+            .packed
+            .first_row
+            .get(run.next)
+            .ok_or_else(|| Error::Config("more launches than the plan has".into()))?;
+        run.next += 1;
+        self.combine(run, first, n, ptr(&run.input))?;
         // Output j of bootstrap i goes to slot first + j * n + i: tfhe-rs
         // writes many-LUT output j of sample i at out + (j * n + i) * size.
         let out = ptr(&run.store)
@@ -273,28 +349,47 @@ impl GpuBatch {
             .wrapping_add(launch.first as usize * self.big_size());
         let box_size = (p.polynomial_size.0 >> (p.pi - 1)) as u64;
         // SAFETY: buffers sized for the widest launch; `out` has room for
-        // outputs x n ciphertexts (the plan's block for this launch).
+        // outputs x n ciphertexts (the plan's block for this launch); the
+        // launch's tables are rows `first..first + n` of the packed tables.
         unsafe {
-            keyswitch_async(
-                s,
-                &mut run.small,
-                &run.identity,
-                &run.input,
-                &run.identity,
-                p.big_lwe_dimension(),
-                p.lwe_dimension,
-                &self.key.ksk,
-                p.ks_base_log,
-                p.ks_level,
-                n as u32,
-            );
+            if n >= GEMM_KEYSWITCH_MIN {
+                cuda_keyswitch_gemm_64_64_async(
+                    s.ptr[0],
+                    s.gpu_indexes[0].get(),
+                    ptr(&run.small),
+                    ptr(&run.identity),
+                    ptr(&run.input),
+                    ptr(&run.identity),
+                    ptr(&self.key.ksk),
+                    p.big_lwe_dimension().0 as u32,
+                    p.lwe_dimension.0 as u32,
+                    p.ks_base_log.0 as u32,
+                    p.ks_level.0 as u32,
+                    n as u32,
+                    true,
+                );
+            } else {
+                keyswitch_async(
+                    s,
+                    &mut run.small,
+                    &run.identity,
+                    &run.input,
+                    &run.identity,
+                    p.big_lwe_dimension(),
+                    p.lwe_dimension,
+                    &self.key.ksk,
+                    p.ks_base_log,
+                    p.ks_level,
+                    n as u32,
+                );
+            }
             cuda_programmable_bootstrap_64_async(
                 s.ptr[0],
                 s.gpu_indexes[0].get(),
                 out.cast(),
                 ptr(&run.identity),
                 ptr(&run.accumulators),
-                ptr(&tables),
+                ptr(&run.rows.table).cast::<u64>().add(first).cast(),
                 ptr(&run.small),
                 ptr(&run.identity),
                 ptr(&self.key.bsk),
@@ -309,7 +404,6 @@ impl GpuBatch {
                 (launch.stride * box_size) as u32,
             );
         }
-        run.kept_u64.push(tables);
         Ok(())
     }
 
@@ -350,6 +444,17 @@ impl BatchExecutor for GpuBatch {
         let s = &self.key.streams;
         let big = self.big_size();
         let widest = plan.widest().max(plan.outputs.len()).max(1);
+        let packed = plan.packed();
+        // Everything the run allocates, checked at once against free
+        // memory: tfhe-rs aborts the process on a failed allocation.
+        DeviceNeeds::of_run(
+            p,
+            plan,
+            &packed,
+            circuit.tables.len(),
+            self.scratch_bytes(widest),
+        )
+        .check(free_memory()?)?;
         let store = device_vec::<u64>(plan.slots.max(1) * big, s, "the run's ciphertexts")?;
         let flat: Vec<u64> = inputs
             .iter()
@@ -380,8 +485,10 @@ impl BatchExecutor for GpuBatch {
             .flat_map(|t| accumulator(p, t).into_container())
             .collect();
         let accumulators = upload(&accs, s, "lookup tables")?;
+        let rows = DeviceRows::upload(&packed, s)?;
         let mut pbs: *mut i8 = std::ptr::null_mut();
-        // SAFETY: allocates tfhe-rs's scratch for `widest` bootstraps.
+        // SAFETY: allocates tfhe-rs's scratch for `widest` bootstraps (its
+        // size was part of the check above).
         unsafe {
             scratch_cuda_programmable_bootstrap_64_async(
                 s.ptr[0],
@@ -396,6 +503,7 @@ impl BatchExecutor for GpuBatch {
                 PBS_MS_REDUCTION_T_CENTERED,
             );
         }
+        // The uploads above read host vectors: wait before they go.
         s.synchronize();
         self.run = Some(RunBuffers {
             store,
@@ -403,10 +511,10 @@ impl BatchExecutor for GpuBatch {
             small,
             identity,
             accumulators,
+            rows,
+            packed,
+            next: 0,
             pbs,
-            kept_u32: Vec::new(),
-            kept_u64: Vec::new(),
-            host: Vec::new(),
         });
         Ok(())
     }
@@ -422,14 +530,15 @@ impl BatchExecutor for GpuBatch {
     }
 
     fn finish(&mut self, outputs: &Rows) -> Result<Vec<Ciphertext>, Error> {
-        let mut run = self
+        let run = self
             .run
             .take()
             .ok_or_else(|| Error::Config("finish before start".into()))?;
         let s = &self.key.streams;
         let big = self.big_size();
+        let first = *run.packed.first_row.last().expect("the outputs' entry");
         let buf = device_vec::<u64>(outputs.len().max(1) * big, s, "the outputs")?;
-        let combined = self.combine(&mut run, outputs, ptr(&buf));
+        let combined = self.combine(&run, first, outputs.len(), ptr(&buf));
         self.run = Some(run);
         combined?;
         let mut host = vec![0u64; outputs.len() * big];
