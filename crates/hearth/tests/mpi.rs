@@ -88,9 +88,23 @@ fn two_ranks_equal_cpu_on_real_parameters() {
 
 #[test]
 fn a_stopped_rank_is_named_within_the_timeout() {
-    // Rank 1 stops itself (SIGSTOP) 1 s into serving; rank 0's wait for
-    // it must end after the 4 s timeout with an error naming rank 1.
+    // Rank 1 stops itself (SIGSTOP) 1 s after it starts, while the key is
+    // shared or while it serves (on a loaded machine, either); rank 0's
+    // wait for it must end after the 4 s timeout with an error naming it.
     let Some((ok, text, wall)) = launch(2, "stop", 4) else {
+        return;
+    };
+    assert!(!ok, "the launch must fail:\n{text}");
+    assert!(
+        text.contains("MPI rank 1: did not answer within 4s"),
+        "no error naming rank 1:\n{text}"
+    );
+    assert!(wall < Duration::from_secs(40), "took {wall:?}:\n{text}");
+}
+
+#[test]
+fn a_rank_stopped_before_the_key_arrives_is_named() {
+    let Some((ok, text, wall)) = launch(2, "stop-early", 4) else {
         return;
     };
     assert!(!ok, "the launch must fail:\n{text}");
@@ -132,6 +146,11 @@ fn mpi_child() {
     let cluster = std::sync::Arc::new(Cluster::init(Duration::from_secs(timeout)).unwrap());
     if cluster.rank() != 0 {
         let threads = 1 + cluster.rank() as usize % 2;
+        if mode == "stop-early" {
+            // Stopped before it takes the key: rank 0's sharing must end.
+            let pid = std::process::id().to_string();
+            let _ = Command::new("kill").args(["-STOP", &pid]).status();
+        }
         if mode == "stop" || mode == "kill" {
             let pid = std::process::id().to_string();
             let signal = if mode == "stop" { "-STOP" } else { "-KILL" };
@@ -150,7 +169,14 @@ fn mpi_child() {
     };
     let client = ClientKey::generate(params);
     let compressed = client.compressed_server_key();
-    cluster.share_key(&compressed.to_bytes().unwrap()).unwrap();
+    // A rank stopped or killed early may already fail the key's sharing.
+    match cluster.share_key(&compressed.to_bytes().unwrap()) {
+        Err(e @ Error::Rank { .. }) if mode.starts_with("stop") || mode == "kill" => {
+            eprintln!("{e}");
+            cluster.abort(3);
+        }
+        shared => shared.unwrap(),
+    }
     let server = compressed.decompress();
     let mpi = cluster.backend(&server, 1).unwrap();
     let cpu = CpuBackend::new(&server, Some(2)).unwrap();

@@ -168,15 +168,23 @@ impl Cluster {
         }
         if shared.is_none() {
             // Non-blocking broadcasts on every rank (they do not match
-            // blocking ones): the workers wait without spinning.
-            let mut len = key_bytes.len() as u64;
-            let root = self.comm.0.process_at_rank(0);
-            mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut len)));
-            // The broadcast needs a mutable buffer; rank 0's is a copy.
-            let mut bytes = key_bytes.to_vec();
-            mpi::request::scope(|scope| {
-                complete(root.immediate_broadcast_into(scope, &mut bytes[..]))
-            });
+            // blocking ones): the workers wait without spinning. A rank that
+            // stopped before taking the key must not hang rank 0: the
+            // broadcasts end at the deadline, and the first worker that has
+            // not said hello with the key by the next one is named.
+            let deadline = Instant::now() + self.timeout;
+            let sent = broadcast_until(&self.comm, vec![key_bytes.len() as u64], deadline)
+                && broadcast_until(&self.comm, key_bytes.to_vec(), deadline);
+            if !sent {
+                let deadline = Instant::now() + self.timeout;
+                for rank in 1..self.size() {
+                    self.receive(rank, TAG_HELLO, deadline)?;
+                }
+                return Err(Error::Config(format!(
+                    "every rank took the key, but rank 0's broadcast did not complete within {:?}",
+                    self.timeout
+                )));
+            }
         } else {
             // Another key: the workers are serving the old one and take the
             // new one as a message. Backends of the old key refuse to run.
@@ -522,6 +530,28 @@ fn send_until<T: Equivalence + 'static>(
             std::mem::forget(request);
             Err(late(rank, timeout))
         }
+    }
+}
+
+/// Rank 0: broadcasts `data` to every rank, polling until `deadline`;
+/// `false` on a timeout, when the buffer is leaked (MPI may still read it).
+fn broadcast_until<T: Equivalence + 'static>(comm: &Comm, data: Vec<T>, deadline: Instant) -> bool {
+    let raw: *mut [T] = Box::into_raw(data.into_boxed_slice());
+    // SAFETY: `raw` is a live allocation; only the request uses `buf`.
+    let buf: &'static mut [T] = unsafe { &mut *raw };
+    let mut request = Some(
+        comm.0
+            .process_at_rank(0)
+            .immediate_broadcast_into(StaticScope, buf),
+    );
+    if poll(|| test_once(&mut request), Some(deadline)).is_some() {
+        // SAFETY: the broadcast completed, so MPI no longer reads the
+        // buffer, and `buf` is no longer used.
+        drop(unsafe { Box::from_raw(raw) });
+        true
+    } else {
+        std::mem::forget(request);
+        false
     }
 }
 
