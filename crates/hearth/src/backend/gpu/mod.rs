@@ -269,30 +269,42 @@ impl GpuBatch {
         self.key.params().big_lwe_dimension().to_lwe_size().0
     }
 
-    /// Bytes of tfhe-rs's bootstrap scratch for `count` bootstraps, as its
-    /// scratch function reports without allocating device memory.
-    fn scratch_bytes(&self, count: usize) -> u64 {
+    /// tfhe-rs's bootstrap scratch for `count` bootstraps: its descriptor
+    /// and size in bytes. With `allocate` false no device memory is taken
+    /// (only the host descriptor, to release with
+    /// `cleanup_cuda_programmable_bootstrap_64`).
+    fn scratch(&self, count: usize, allocate: bool) -> (*mut i8, u64) {
         let p = self.key.params();
         let s = &self.key.streams;
-        let mut probe: *mut i8 = std::ptr::null_mut();
-        // SAFETY: `allocate_gpu_memory = false` only builds tfhe-rs's host
-        // descriptor, which the cleanup below deletes.
-        unsafe {
-            let bytes = scratch_cuda_programmable_bootstrap_64_async(
+        let mut buffer: *mut i8 = std::ptr::null_mut();
+        // SAFETY: tfhe-rs writes its descriptor into `buffer`.
+        let bytes = unsafe {
+            scratch_cuda_programmable_bootstrap_64_async(
                 s.ptr[0],
                 s.gpu_indexes[0].get(),
-                &mut probe,
+                &mut buffer,
                 p.lwe_dimension.0 as u32,
                 p.glwe_dimension.0 as u32,
                 p.polynomial_size.0 as u32,
                 p.pbs_level.0 as u32,
                 count as u32,
-                false,
+                allocate,
                 PBS_MS_REDUCTION_T_CENTERED,
-            );
-            cleanup_cuda_programmable_bootstrap_64(s.ptr[0], s.gpu_indexes[0].get(), &mut probe);
-            bytes
-        }
+            )
+        };
+        (buffer, bytes)
+    }
+
+    /// Bytes of tfhe-rs's bootstrap scratch for `count` bootstraps, as its
+    /// scratch function reports without allocating device memory.
+    fn scratch_bytes(&self, count: usize) -> u64 {
+        let s = &self.key.streams;
+        let (mut probe, bytes) = self.scratch(count, false);
+        // SAFETY: the descriptor just made, holding no device memory.
+        unsafe {
+            cleanup_cuda_programmable_bootstrap_64(s.ptr[0], s.gpu_indexes[0].get(), &mut probe)
+        };
+        bytes
     }
 
     /// Enqueues rows `first..first + len` of the run's packed rows,
@@ -486,23 +498,9 @@ impl BatchExecutor for GpuBatch {
             .collect();
         let accumulators = upload(&accs, s, "lookup tables")?;
         let rows = DeviceRows::upload(&packed, s)?;
-        let mut pbs: *mut i8 = std::ptr::null_mut();
-        // SAFETY: allocates tfhe-rs's scratch for `widest` bootstraps (its
-        // size was part of the check above).
-        unsafe {
-            scratch_cuda_programmable_bootstrap_64_async(
-                s.ptr[0],
-                s.gpu_indexes[0].get(),
-                &mut pbs,
-                p.lwe_dimension.0 as u32,
-                p.glwe_dimension.0 as u32,
-                p.polynomial_size.0 as u32,
-                p.pbs_level.0 as u32,
-                widest as u32,
-                true,
-                PBS_MS_REDUCTION_T_CENTERED,
-            );
-        }
+        // tfhe-rs's scratch for `widest` bootstraps (its size was part of
+        // the check above).
+        let (pbs, _) = self.scratch(widest, true);
         // The uploads above read host vectors: wait before they go.
         s.synchronize();
         self.run = Some(RunBuffers {
