@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Builds `hearth` with the `gpu` feature (tfhe-rs's CUDA backend) on a
-# machine without a GPU, and gathers what a GPU machine needs to run it into
-# one folder to carry there:
+# Builds `hearth` and `hearth-bench` with the `gpu` feature (tfhe-rs's
+# CUDA backend) on a machine without a GPU, and gathers what a GPU machine
+# needs to run them into one folder, packed into one file to carry there:
 #
-#   dist/gpu/hearth        the binary
-#   dist/gpu/lib/          libcudart (CUDA 13.0: the one shared runtime that
-#                          hearth's kernel and tfhe-rs's link) and libgomp
-#   dist/gpu/hearth-gpu    runs the binary with those libraries
+#   dist/gpu/hearth              the command (demo, run, fuzz-programs)
+#   dist/gpu/hearth-bench        the benchmarks
+#   dist/gpu/lib/                libcudart (CUDA 13.0: the one shared runtime
+#                                that hearth's kernel and tfhe-rs's link) and
+#                                libgomp
+#   dist/gpu/hearth-gpu,         run them with those libraries
+#   dist/gpu/hearth-bench-gpu
+#   dist/gpu.tar.xz              all of dist/gpu (the two binaries share
+#                                tfhe-rs's CUDA kernels, which xz finds):
+#                                carry this one; gpu-measure.sh unpacks it
 #
 # Usage: scripts/gpu-build.sh [SM]     SM: compute capability, default 90 (H100)
 #        scripts/gpu-build.sh lint     clippy on the gpu feature (-D warnings),
@@ -57,27 +63,32 @@ export CMAKE_TOOLCHAIN_FILE=$tools/toolchain.cmake
 
 cd "$root"
 if [ "$mode" = lint ]; then
-    exec cargo clippy --release -p hearth -p hearth-cli --features hearth/gpu,hearth-cli/gpu \
+    exec cargo clippy --release -p hearth -p hearth-cli -p hearth-bench \
+        --features hearth/gpu,hearth-cli/gpu,hearth-bench/gpu \
         --all-targets --target-dir target/gpu -- -D warnings
 fi
-cargo build --release -p hearth-cli --features gpu --target-dir target/gpu
+cargo build --release -p hearth-cli -p hearth-bench --features hearth-cli/gpu,hearth-bench/gpu \
+    --target-dir target/gpu
 
 dist=$root/dist/gpu
-rm -rf "$dist"
+rm -rf "$dist" "$dist.tar.xz"
 mkdir -p "$dist/lib"
-cp target/gpu/release/hearth "$dist/"
 cp "$cuda/lib/libcudart.so.13" "$dist/lib/"
 cp "$(gcc -print-file-name=libgomp.so.1)" "$dist/lib/"
-cat >"$dist/hearth-gpu" <<'EOF'
-#!/bin/sh
-# hearth built with the gpu feature, with the libraries it was built against.
-here=$(cd "$(dirname "$0")" && pwd)
-LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/hearth" "$@"
-EOF
-chmod +x "$dist/hearth-gpu"
-# It travels with the working tree (64 MiB in all): no symbols, and the
-# newest glibc it needs, to compare with the GPU machine's.
-strip "$dist/hearth"
-du -sh "$dist"
-echo "newest glibc symbol version needed: $(objdump -T "$dist/hearth" "$dist"/lib/*.so* |
+for bin in hearth hearth-bench; do
+    cp "target/gpu/release/$bin" "$dist/"
+    # No symbols: it travels with the working tree (64 MiB in all).
+    strip "$dist/$bin"
+    {
+        echo '#!/bin/sh'
+        echo "# $bin built with the gpu feature, with the libraries it was built against."
+        echo 'here=$(cd "$(dirname "$0")" && pwd)'
+        echo 'LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/'"$bin"'" "$@"'
+    } >"$dist/$bin-gpu"
+    chmod +x "$dist/$bin-gpu"
+done
+tar -C "$root/dist" -cf - gpu | xz -9 -T0 >"$dist.tar.xz"
+du -sh "$dist" "$dist.tar.xz"
+# The newest glibc they need, to compare with the GPU machine's.
+echo "newest glibc symbol version needed: $(objdump -T "$dist/hearth" "$dist/hearth-bench" "$dist"/lib/*.so* |
     grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine, from the repository root with dist/gpu/ carried there
-# (scripts/gpu-build.sh makes it): everything issue 26 must show, as
+# On the GPU machine, from the repository root with dist/gpu.tar.xz (or
+# dist/gpu/) carried there (scripts/gpu-build.sh makes both): everything
+# issue 34 must show, as
 # markdown (one .md per step) and JSON in $OUT (default out/gpu/), with a
 # log of each step's time in $OUT/steps.tsv.
 #
@@ -13,7 +14,7 @@
 #   pbs    PBS/s for batches 1 to 16 384, gpu beside 16 cpu threads
 #   ops    32-bit operations (both families) and the kernels on the gpu,
 #          beside tfhe-rs's CUDA integer API in the same run
-#   cpu16  the 16-thread CPU tables: bench ops (both families) and bench
+#   cpu16  the 16-thread CPU tables: hearth-bench ops (both families) and
 #          kernels beside tfhe-rs on 16 threads
 #   all    all of them, in that order, within $BUDGET_S seconds (default
 #          1380, 23 min): a step that would start past it is skipped and
@@ -23,7 +24,11 @@ cd "$(dirname "$0")/.."
 what=${1:-all}
 out=${OUT:-out/gpu}
 mkdir -p "$out"
+if [ ! -x dist/gpu/hearth-gpu ] && [ -f dist/gpu.tar.xz ]; then
+    xz -dc dist/gpu.tar.xz | tar -C dist -xf -
+fi
 h=dist/gpu/hearth-gpu
+b=dist/gpu/hearth-bench-gpu
 # A GPU that cannot be used fails every command here instead of falling
 # back to the cpu backend (a table of cpu beside cpu is no GPU figure).
 export HEARTH_REQUIRE_GPU=1
@@ -66,40 +71,40 @@ want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
 if want check; then
     step demo $h demo --backend gpu --threads "$threads"
     for p in DIGITS_128 GATES_128; do
-        step "backends-$p" $h bench backends --params "$p" --threads "$threads" \
+        step "backends-$p" $b backends --params "$p" --threads "$threads" \
             --bootstraps 10000 --json "$out/backends-$p.json"
     done
 fi
 if want noise; then
     for p in DIGITS_128 GATES_128; do
-        step "noise-gpu-$p" $h bench noise --backend gpu --params "$p" --count 100000 \
+        step "noise-gpu-$p" $b noise --backend gpu --params "$p" --count 100000 \
             --threads "$threads" --json "$out/noise-gpu-$p.json"
-        step "noise-cpu-$p" $h bench noise --backend cpu --params "$p" --count 20000 \
+        step "noise-cpu-$p" $b noise --backend cpu --params "$p" --count 20000 \
             --threads "$threads" --json "$out/noise-cpu-$p.json"
     done
 fi
 if want pbs; then
     for p in DIGITS_128 GATES_128; do
-        step "pbs-$p" $h bench pbs --backend gpu --params "$p" --threads "$threads" \
+        step "pbs-$p" $b pbs --backend gpu --params "$p" --threads "$threads" \
             --max-batch 16384 --samples 5 --json "$out/pbs-$p.json"
     done
 fi
 if want ops; then
-    step ops-gpu-digits $h bench ops --backend gpu --family digits --bits 32 \
+    step ops-gpu-digits $b ops --backend gpu --family digits --bits 32 \
         --threads "$threads" --json "$out/ops-gpu-digits.json"
-    step ops-gpu-bits $h bench ops --backend gpu --family bits --bits 32 \
+    step ops-gpu-bits $b ops --backend gpu --family bits --bits 32 \
         --threads "$threads" --json "$out/ops-gpu-bits.json"
     step fuzz-gpu $h tool fuzz-programs --encrypted --backend gpu --count 20 \
         --threads "$threads"
-    step kernels-gpu $h bench kernels --backend gpu --threads "$threads" \
+    step kernels-gpu $b kernels --backend gpu --threads "$threads" \
         --json "$out/kernels-gpu.json"
 fi
 if want cpu16; then
-    step ops-cpu16-digits $h bench ops --backend cpu --family digits --threads "$threads" \
+    step ops-cpu16-digits $b ops --backend cpu --family digits --threads "$threads" \
         --json "$out/ops-cpu16-digits.json"
-    step ops-cpu16-bits $h bench ops --backend cpu --family bits --threads "$threads" \
+    step ops-cpu16-bits $b ops --backend cpu --family bits --threads "$threads" \
         --json "$out/ops-cpu16-bits.json"
-    step kernels-cpu16 $h bench kernels --backend cpu --threads "$threads" \
+    step kernels-cpu16 $b kernels --backend cpu --threads "$threads" \
         --json "$out/kernels-cpu16.json"
 fi
 echo "total $(($(date +%s) - start)) s" >>"$out/steps.tsv"

@@ -2,8 +2,9 @@
 # The MPI backend's figures on this machine: each configuration of P ranks x
 # T threads beside the cpu backend on P x T threads (timed apart, just
 # before), and the simulator's prediction for both. Writes JSON and the
-# tables into OUT (default docs/results/mpi). Needs a build with the mpi
-# feature: cargo build --release -p hearth-cli --features mpi.
+# tables into OUT (default docs/results/mpi). Needs builds with the mpi
+# feature: cargo build --release -p hearth-cli -p hearth-bench
+# --features hearth-cli/mpi,hearth-bench/mpi.
 #
 #   scripts/mpi-measure.sh [OUT]          # ~15 min on 2 cores
 set -euo pipefail
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 out=${1:-docs/results/mpi}
 mkdir -p "$out"
 hearth=target/release/hearth
+bench=target/release/hearth-bench
 # As root in a container Open MPI needs these (harmless elsewhere).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -29,7 +31,7 @@ for c in "${configs[@]}"; do
     name="$params-$n-${ranks}x$threads"
     slots=$((ranks * threads))
     echo "== $name" >&2
-    "$hearth" bench engine --params "$params" --bootstraps "$n" --threads "$slots" \
+    "$bench" engine --params "$params" --bootstraps "$n" --threads "$slots" \
         --json "$out/$name-cpu.json" >"$out/$name-cpu.md"
     if [ "$slots" -le "$cores" ]; then
         # A rank per core set of its own (Open MPI binds a rank to one
@@ -41,13 +43,13 @@ for c in "${configs[@]}"; do
         bind=(--oversubscribe --bind-to none)
         shared=(--cores "$cores")
     fi
-    mpirun "${bind[@]}" -np "$ranks" "$hearth" bench engine --backend mpi --no-cpu \
+    mpirun "${bind[@]}" -np "$ranks" "$bench" engine --backend mpi --no-cpu \
         --params "$params" --bootstraps "$n" --threads "$threads" "${shared[@]}" \
         --json "$out/$name-mpi.json" >"$out/$name-mpi.md"
 done
 "$hearth" app digits --images 1 --export "$out/cnn1" >/dev/null
 "$hearth" app digits --images 10 --export "$out/cnn10" >/dev/null
-"$hearth" bench simulate --circuit mul32 --circuit "$out/cnn1/program.hprog" \
-    --circuit "$out/cnn10/program.hprog" --threads 16 \
+"$bench" simulate --circuit mul32 --circuit "$out/cnn1/program.hprog" \
+    --circuit "$out/cnn10/program.hprog" --threads-per-rank 16 \
     --json "$out/simulate.json" >"$out/simulate.md"
 rm -rf "$out/cnn1" "$out/cnn10"

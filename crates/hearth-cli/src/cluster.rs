@@ -3,12 +3,10 @@
 //! `hearth::backend::mpi`). Builds with the `mpi` feature; without it the
 //! backend is refused, saying how to get it.
 
-use std::path::Path;
+use std::process::ExitCode;
 
-use hearth::{Error, ServerKey};
-use indicatif::ProgressBar;
+use hearth::Error;
 
-use crate::engine::Evaluator;
 use crate::options::Threads;
 
 /// How long any rank may stay silent: `HEARTH_RANK_TIMEOUT` seconds, 60 by
@@ -34,7 +32,10 @@ fn timeout() -> Result<std::time::Duration, Error> {
 mod imp {
     use std::sync::{Arc, Mutex};
 
+    use std::path::Path;
+
     use hearth::backend::{Cluster, MpiBackend};
+    use hearth::ServerKey;
 
     use super::*;
 
@@ -54,14 +55,12 @@ mod imp {
     }
 
     /// Rank 0: the MPI backend for `server` on `threads` local threads plus
-    /// the workers', advancing `bar`. `key_file`: the file the key came
-    /// from, sent as it is.
-    pub fn evaluator<'k>(
+    /// the workers'. `key_file`: the file the key came from, sent as it is.
+    pub fn backend<'k>(
         server: &'k ServerKey,
         key_file: Option<&Path>,
         threads: usize,
-        bar: Option<&ProgressBar>,
-    ) -> Result<Evaluator<'k>, Error> {
+    ) -> Result<MpiBackend<'k>, Error> {
         let cluster = CLUSTER.lock().unwrap().clone().ok_or_else(|| {
             Error::Config("--backend mpi: MPI was not started for this command".into())
         })?;
@@ -75,11 +74,7 @@ mod imp {
             None => server.to_bytes()?,
         };
         cluster.share_key(&bytes)?;
-        let mut mpi: MpiBackend<'k> = cluster.backend(server, threads)?;
-        if let Some(bar) = bar {
-            mpi = mpi.with_progress(crate::keygen::advance(bar));
-        }
-        Ok(Evaluator::Mpi(Box::new(mpi)))
+        cluster.backend(server, threads)
     }
 
     /// Rank 0, when the command is done: stops the workers and finalises
@@ -97,33 +92,55 @@ mod imp {
     }
 }
 
+/// A command's `main`: under `--backend mpi` (`mpi` is the command's
+/// thread option then) every rank runs the command; rank 0 goes on to
+/// `run`, the others serve it and stop. Then MPI ends and the result
+/// becomes the exit status (an error is printed first).
+pub fn main(mpi: Option<Threads>, run: impl FnOnce() -> Result<(), Error>) -> ExitCode {
+    if let Some(threads) = mpi {
+        match start(threads) {
+            Ok(true) => {}
+            Ok(false) => return ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let result = run();
+    end(&result);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error of `--backend mpi` in a build without the `mpi` feature.
+pub fn missing() -> Error {
+    Error::Config(
+        "this build has no MPI backend: build with `--features mpi` (`cargo build --release \
+         -p hearth-cli --features mpi`; needs libopenmpi-dev, openmpi-bin and libclang-dev)"
+            .into(),
+    )
+}
+
 #[cfg(not(feature = "mpi"))]
 mod imp {
     use super::*;
 
-    fn missing() -> Error {
-        Error::Config(
-            "this build has no MPI backend: build with `cargo build --release -p hearth-cli \
-             --features mpi` (needs libopenmpi-dev, openmpi-bin and libclang-dev)"
-                .into(),
-        )
-    }
-
+    /// Without the `mpi` feature: the error saying how to get it.
     pub fn start(_: Threads) -> Result<bool, Error> {
         timeout()?;
         Err(missing())
     }
 
-    pub fn evaluator<'k>(
-        _: &'k ServerKey,
-        _: Option<&Path>,
-        _: usize,
-        _: Option<&ProgressBar>,
-    ) -> Result<Evaluator<'k>, Error> {
-        Err(missing())
-    }
-
+    /// Nothing to end without MPI.
     pub fn end(_: &Result<(), Error>) {}
 }
 
-pub use imp::{end, evaluator, start};
+#[cfg(feature = "mpi")]
+pub use imp::backend;
+pub use imp::{end, start};

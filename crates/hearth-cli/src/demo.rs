@@ -6,10 +6,33 @@ use std::time::Instant;
 use hearth::api::{Int, Program, U16};
 use hearth::backend::{Backend, ClearBackend, CountBackend};
 
-use crate::engine::{evaluator, Engine};
-use crate::options::Threads;
 use hearth::crypto::keys::signed_digit;
 use hearth::{CircuitBuilder, ClientKey, Error, Lut, ServerKey, Wire, DIGITS_128, GATES_128};
+use hearth_cli::backend::evaluator;
+use hearth_cli::options::Engine;
+use hearth_cli::options::{BackendArg, Threads};
+use hearth_cli::progress::generate;
+
+/// `hearth demo`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    threads: Threads,
+    #[command(flatten)]
+    backend: BackendArg,
+}
+
+impl Args {
+    /// The thread option, when the demo runs on the mpi backend.
+    pub fn mpi_threads(&self) -> Option<Threads> {
+        (self.backend.backend == Engine::Mpi).then_some(self.threads)
+    }
+}
+
+/// `hearth demo`.
+pub fn run(args: Args) -> Result<(), Error> {
+    demo(args.threads, args.backend.backend)
+}
 
 /// `a * b` for digits in [-2, 2]: floor((a+b)^2/4) - floor((a-b)^2/4),
 /// two bootstraps of depth 1.
@@ -23,14 +46,14 @@ fn product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, Error> {
 }
 
 /// `hearth demo`: runs everything on `threads`, checks every output.
-pub fn demo(threads: Threads, engine: Engine) -> Result<(), Error> {
+fn demo(threads: Threads, engine: Engine) -> Result<(), Error> {
     let params = &DIGITS_128;
     println!(
         "hearth demo: {} ({}), budget {} per bootstrap input",
         params.name, params.source, params.budgets.half
     );
     let t = Instant::now();
-    let (client, server) = crate::keygen::generate(params);
+    let (client, server) = generate(params);
     println!(
         "keys generated in {:.1} s (key {})",
         t.elapsed().as_secs_f64(),
@@ -166,7 +189,7 @@ fn integers(
 fn words(threads: Threads, engine: Engine) -> Result<bool, Error> {
     let params = &GATES_128;
     let t = Instant::now();
-    let (client, server) = crate::keygen::generate(params);
+    let (client, server) = generate(params);
     println!();
     println!(
         "words: {} ({}), keys in {:.1} s",

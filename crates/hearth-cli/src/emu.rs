@@ -49,38 +49,39 @@ pub struct RunArgs {
     /// --clear-reg, not both.
     #[arg(long = "clear-reg", value_name = "rN=VALUE", value_parser = parse_reg)]
     clear_regs: Vec<(u8, RegValue)>,
-    /// Raw bytes for the start of the data memory (the rest keeps the
-    /// ELF's initial data).
-    #[arg(long)]
+    /// Raw bytes for the start of the data memory (default: none; the
+    /// rest keeps the ELF's initial data).
+    #[arg(long, value_name = "FILE")]
     mem: Option<PathBuf>,
     /// Encrypted, or the same circuits on clear values (debugging).
-    #[arg(long, value_enum, default_value = "encrypted")]
+    #[arg(long, value_name = "MODE", value_enum, default_value = "encrypted")]
     mode: Mode,
-    /// A directory with client.key and server.key (GATES_128, from `hearth
-    /// keygen --params GATES_128`); without it, fresh keys are generated.
-    #[arg(long)]
+    /// A folder with client.key and server.key (GATES_128, from `hearth
+    /// keygen --params GATES_128`; default: fresh keys are generated).
+    #[arg(long, value_name = "DIR")]
     keys: Option<PathBuf>,
     /// Stop after this many instructions.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     max_steps: u64,
     /// The most branch decisions the key owner answers.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
     decisions: u64,
     /// One line per instruction: address, instruction, PBS, depth, time.
     #[arg(long)]
     trace: bool,
-    /// Write the final data memory (decrypted) to this file.
-    #[arg(long)]
+    /// Write the final data memory (decrypted) to this file (default:
+    /// not written).
+    #[arg(long, value_name = "FILE")]
     dump: Option<PathBuf>,
     #[command(flatten)]
-    threads: crate::options::Threads,
+    threads: hearth_cli::options::Threads,
     /// Register width: 32 (A32), or 16 (the 16-bit mode: 16-bit registers
     /// and memory words, assembly placed below 64 KiB).
-    #[arg(long, default_value_t = 32, value_parser = parse_width)]
+    #[arg(long, value_name = "BITS", default_value_t = 32, value_parser = parse_width)]
     width: u32,
 }
 
-fn parse_width(s: &str) -> Result<u32, String> {
+pub fn parse_width(s: &str) -> Result<u32, String> {
     match s {
         "16" => Ok(16),
         "32" => Ok(32),
@@ -88,7 +89,7 @@ fn parse_width(s: &str) -> Result<u32, String> {
     }
 }
 
-fn width_of(bits: u32) -> Width {
+pub fn width_of(bits: u32) -> Width {
     if bits == 16 {
         Width::W16
     } else {
@@ -100,14 +101,14 @@ fn width_of(bits: u32) -> Width {
 /// program symbol plus an offset (`@name`, `@name+8`), resolved once the
 /// program is loaded.
 #[derive(Clone, Debug)]
-enum RegValue {
+pub enum RegValue {
     /// A number.
     Number(u32),
     /// A symbol's address plus an offset.
     Symbol(String, i64),
 }
 
-fn parse_reg(s: &str) -> Result<(u8, RegValue), String> {
+pub fn parse_reg(s: &str) -> Result<(u8, RegValue), String> {
     let (r, v) = s
         .split_once('=')
         .ok_or_else(|| format!("`{s}`: expected rN=VALUE or rN=@symbol"))?;
@@ -157,17 +158,17 @@ fn parse_number(v: &str) -> Result<i64, String> {
 }
 
 /// Initial registers and their values, symbols resolved.
-struct Registers {
+pub struct Registers {
     /// From --clear-reg.
-    clear: Vec<(u8, u32)>,
+    pub clear: Vec<(u8, u32)>,
     /// From --reg, to encrypt.
-    encrypted: Vec<(u8, u32)>,
+    pub encrypted: Vec<(u8, u32)>,
 }
 
 /// The initial registers of a run on `image` with `bits`-bit registers,
 /// symbols resolved. A register given twice (by either flag), an unknown
 /// symbol or a value wider than the registers is an error.
-fn initial_registers(
+pub fn initial_registers(
     image: &Image,
     program: &std::path::Path,
     encrypted: &[(u8, RegValue)],
@@ -244,7 +245,7 @@ pub fn run(which: Emu) -> Result<(), Error> {
     }
 }
 
-fn emu_err(e: impl std::fmt::Display) -> Error {
+pub fn emu_err(e: impl std::fmt::Display) -> Error {
     Error::Config(e.to_string())
 }
 
@@ -325,12 +326,12 @@ fn run_program(args: RunArgs) -> Result<(), Error> {
 }
 
 /// What to do about an encrypted address.
-const POINTER_HINT: &str = "hint: pointers must be clear: give them with --clear-reg \
+pub const POINTER_HINT: &str = "hint: pointers must be clear: give them with --clear-reg \
                             (e.g. --clear-reg r0=@array), not --reg";
 
 /// The emulator's circuits are built for GATES_128: other keys (insecure
 /// test sets included) are refused before anything runs.
-fn gates_only(params: &hearth::ParameterSet) -> Result<(), Error> {
+pub fn gates_only(params: &hearth::ParameterSet) -> Result<(), Error> {
     if params.id != GATES_128.id {
         return Err(Error::Config(format!(
             "the emulator runs on GATES_128 keys; these are {}",
@@ -340,7 +341,7 @@ fn gates_only(params: &hearth::ParameterSet) -> Result<(), Error> {
     Ok(())
 }
 
-fn report_policy(p: &Policy) {
+pub fn report_policy(p: &Policy) {
     eprintln!(
         "key owner: {} branch decision(s) answered (budget {})",
         p.log.len(),
@@ -437,64 +438,9 @@ where
     result.map(|_| ()).map_err(emu_err)
 }
 
-#[derive(clap::Args)]
-pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:7878")]
-    listen: String,
-    /// A directory with server.key (GATES_128). The server never sees the
-    /// secret key.
-    #[arg(long)]
-    keys: PathBuf,
-    /// The largest message accepted, in MiB.
-    #[arg(long, default_value_t = 1024)]
-    max_message_mib: u64,
-    /// Seconds a client may take to answer a branch query.
-    #[arg(long, default_value_t = 600)]
-    timeout: u64,
-    #[command(flatten)]
-    threads: crate::options::Threads,
-}
-
-#[derive(clap::Args)]
-pub struct ClientArgs {
-    /// The server's address.
-    #[arg(long, default_value = "127.0.0.1:7878")]
-    connect: String,
-    /// A directory with client.key (GATES_128).
-    #[arg(long)]
-    keys: PathBuf,
-    /// The ELF executable or assembly file to run.
-    program: PathBuf,
-    /// An encrypted initial register, e.g. `--reg r0=42` (repeatable).
-    #[arg(long = "reg", value_name = "rN=VALUE", value_parser = parse_reg)]
-    regs: Vec<(u8, RegValue)>,
-    /// A clear initial register, for pointers and other public inputs:
-    /// `--clear-reg r1=0x20000`, or `--clear-reg r0=@a` for the address of
-    /// the program's symbol `a` (`@a+8` adds an offset). Sent in the clear:
-    /// the server sees it. Repeatable; not for a register given by --reg.
-    #[arg(long = "clear-reg", value_name = "rN=VALUE", value_parser = parse_reg)]
-    clear_regs: Vec<(u8, RegValue)>,
-    /// Raw bytes for the start of the data memory, sent encrypted.
-    #[arg(long)]
-    mem: Option<PathBuf>,
-    /// The most branch decisions answered; the run stops at the next one.
-    #[arg(long, default_value_t = 1000)]
-    decisions: u64,
-    /// Stop after this many instructions.
-    #[arg(long, default_value_t = 1_000_000)]
-    max_steps: u64,
-    /// Write the final data memory (decrypted) to this file.
-    #[arg(long)]
-    dump: Option<PathBuf>,
-    /// Register width: 32, or 16 for the 16-bit mode.
-    #[arg(long, default_value_t = 32, value_parser = parse_width)]
-    width: u32,
-}
-
 /// Prints registers and flags (decrypted with `dec`), and writes the data
 /// memory to `dump`.
-fn print_state<D>(
+pub fn print_state<D>(
     state: &State<D>,
     dec: &impl Fn(&[D]) -> Result<u64, Error>,
     dump: Option<&std::path::Path>,
@@ -529,91 +475,4 @@ fn print_state<D>(
         eprintln!("data memory written to {}", path.display());
     }
     Ok(())
-}
-
-/// `hearth serve`: runs clients' programs with the server key only.
-pub fn serve(args: ServeArgs) -> Result<(), Error> {
-    let key = ServerKey::load(&args.keys.join("server.key"))?;
-    gates_only(key.params())?;
-    let listener = std::net::TcpListener::bind(&args.listen)
-        .map_err(|e| Error::Config(format!("{}: {e}", args.listen)))?;
-    eprintln!(
-        "serving on {} (key {}, protocol version {})",
-        listener.local_addr().map_err(emu_err)?,
-        key.key_id(),
-        hearth_emu::remote::VERSION
-    );
-    let server = hearth_emu::remote::Server {
-        key,
-        threads: args.threads.get(),
-        limit: args.max_message_mib << 20,
-        timeout: std::time::Duration::from_secs(args.timeout),
-    };
-    server.serve(&listener, |line| eprintln!("{line}"))
-}
-
-/// `hearth client`: sends a program and its encrypted inputs, answers
-/// branch queries, prints the decrypted result.
-pub fn client(args: ClientArgs) -> Result<(), Error> {
-    let key = ClientKey::load(&args.keys.join("client.key"))?;
-    gates_only(key.params())?;
-    let elf = std::fs::read(&args.program)
-        .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
-    // Refuse locally what the server would refuse.
-    let image = Image::load_for(&elf, width_of(args.width))
-        .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
-    let bits = args.width as usize;
-    let Registers { clear, encrypted } =
-        initial_registers(&image, &args.program, &args.regs, &args.clear_regs, bits)?;
-    let cts = |v: u64, n: usize| values::encrypt(&key, v, n);
-    let mut memory = Vec::new();
-    if let Some(path) = &args.mem {
-        let bytes =
-            std::fs::read(path).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
-        for b in bytes {
-            memory.extend(cts(b as u64, 8)?);
-        }
-    }
-    let regs = encrypted
-        .iter()
-        .map(|&(r, v)| Ok((r, cts(v as u64, bits)?)))
-        .collect::<Result<Vec<_>, Error>>()?;
-    let request = hearth_emu::remote::Message::Run {
-        program: elf,
-        regs,
-        clear_regs: clear,
-        memory,
-        max_steps: args.max_steps,
-        width: args.width,
-    };
-    let mut stream = std::net::TcpStream::connect(&args.connect)
-        .map_err(|e| Error::Config(format!("{}: {e}", args.connect)))?;
-    let mut policy = Policy::new(args.decisions);
-    let run = hearth_emu::remote::run_remote(
-        &mut stream,
-        &key,
-        request,
-        &mut policy,
-        hearth_emu::remote::MAX_MESSAGE,
-    )
-    .map_err(emu_err)?;
-    for (pc, taken) in &policy.log {
-        eprintln!(
-            "decision at {pc:#010x}: {}",
-            if *taken { "taken" } else { "not taken" }
-        );
-    }
-    report_policy(&policy);
-    let dec = |d: &[hearth::Ciphertext]| values::decrypt(&key, d);
-    eprintln!("{} instructions, {} PBS on the server", run.steps, run.pbs);
-    print_state(&run.state, &dec, args.dump.as_deref())?;
-    match run.error {
-        Some(e) => {
-            if e.contains("address depends on encrypted data") {
-                eprintln!("{POINTER_HINT}");
-            }
-            Err(Error::Config(format!("the run stopped early: {e}")))
-        }
-        None => Ok(()),
-    }
 }

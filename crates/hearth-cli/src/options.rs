@@ -1,8 +1,12 @@
 //! Options that several commands share, declared once and used with
-//! `#[command(flatten)]`: `--threads`, `--json`, `--params`, `--plot`.
+//! `#[command(flatten)]`, and the value syntax they share: `--threads N`,
+//! `--params NAME`, `--backend BACKEND`, `--family FAMILY`,
+//! `--max-memory SIZE`, `--format FORMAT`; sizes (`parse_size`) and
+//! durations (`parse_duration`) with units. `crate::help` checks every
+//! command's options against them.
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::builder::{PossibleValue, TypedValueParser};
 use hearth::crypto::params::ALL;
@@ -11,7 +15,7 @@ use hearth::{Error, ParameterSet};
 /// `--threads`, with `HEARTH_THREADS` as its default.
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct Threads {
-    /// Worker threads (default: HEARTH_THREADS or all cores).
+    /// Worker threads (default: HEARTH_THREADS, else all cores).
     #[arg(long = "threads", env = "HEARTH_THREADS", value_name = "N")]
     pub threads: Option<usize>,
 }
@@ -26,15 +30,6 @@ impl Threads {
     pub fn resolve(self) -> Result<usize, Error> {
         hearth::backend::resolve_threads(self.threads)
     }
-}
-
-/// `--json FILE`.
-#[derive(clap::Args, Clone, Debug, Default)]
-pub struct JsonOut {
-    /// Also write the results as JSON to FILE (`-`: JSON on stdout, the
-    /// tables on stderr).
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<PathBuf>,
 }
 
 /// `--params NAME`: a secure parameter set of the library's table.
@@ -52,13 +47,177 @@ pub struct ParamsArg {
     pub params: &'static ParameterSet,
 }
 
-/// `--plot FILE.svg`.
-#[derive(clap::Args, Clone, Debug, Default)]
-pub struct PlotOut {
-    /// Also draw the results as an SVG plot into FILE.svg (its folder must
-    /// exist).
-    #[arg(long = "plot", value_name = "FILE.svg", value_parser = parse_svg_path)]
-    pub plot: Option<PathBuf>,
+/// Where encrypted circuits run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// tfhe-rs's CPU bootstrap on a thread pool.
+    #[default]
+    Cpu,
+    /// tfhe-rs's CUDA bootstrap, a level per launch (builds with the `gpu`
+    /// feature; falls back to cpu, saying so, where no GPU can be used).
+    Gpu,
+    /// The ranks of an `mpirun` / `srun` launch of this same command: rank 0
+    /// schedules and bootstraps, every other rank bootstraps for it (builds
+    /// with the `mpi` feature; `HEARTH_RANK_TIMEOUT` seconds of silence from
+    /// a rank, 60 by default, end the run naming it).
+    Mpi,
+}
+
+/// `--backend BACKEND`: where encrypted circuits run.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct BackendArg {
+    /// Where the encrypted circuits run: cpu, gpu (a build with the `gpu`
+    /// feature; else cpu, saying why) or mpi (the ranks of an `mpirun`
+    /// launch; a build with the `mpi` feature).
+    #[arg(
+        long = "backend",
+        value_name = "BACKEND",
+        value_enum,
+        default_value = "cpu"
+    )]
+    pub backend: Engine,
+}
+
+/// Which integer family a command's programs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Family {
+    /// `Int` (signed-binary digits), on DIGITS_128.
+    Digits,
+    /// Fixed-width words (two's-complement bits), on GATES_128.
+    Bits,
+}
+
+/// `--family FAMILY`.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct FamilyArg {
+    /// Integer family: digits (exact `Int`s, DIGITS_128) or bits
+    /// (fixed-width words, GATES_128).
+    #[arg(
+        long = "family",
+        value_name = "FAMILY",
+        value_enum,
+        default_value = "digits"
+    )]
+    pub family: Family,
+}
+
+/// `--max-memory SIZE`: the most memory a run may be estimated to need.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct MaxMemory {
+    /// Refuse to start work whose estimated peak memory is over SIZE
+    /// (bytes, or with a unit: 512MiB, 8GiB; default: this machine's
+    /// memory).
+    #[arg(
+        long = "max-memory",
+        value_name = "SIZE",
+        value_parser = parse_size,
+        alias = "memory-limit"
+    )]
+    pub max_memory: Option<u64>,
+}
+
+impl MaxMemory {
+    /// The limit in bytes: the one given, else this machine's memory
+    /// (`u64::MAX` where it cannot be read).
+    pub fn bytes(self) -> u64 {
+        self.max_memory.unwrap_or_else(machine_memory)
+    }
+}
+
+/// This machine's memory in bytes (`MemTotal` of /proc/meminfo), or
+/// `u64::MAX` where it cannot be read.
+pub fn machine_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            kib.checked_mul(1024)
+        })
+        .unwrap_or(u64::MAX)
+}
+
+/// `--format FORMAT`: how results are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// JSON.
+    Json,
+    /// CSV: a header line, then rows.
+    Csv,
+    /// NumPy's `.npy` (int64).
+    Npy,
+}
+
+impl Format {
+    /// The format a path's extension names, if any.
+    pub fn of_path(path: &std::path::Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            "npy" => Some(Format::Npy),
+            _ => None,
+        }
+    }
+
+    /// The name used on the command line and as a file extension.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Npy => "npy",
+        }
+    }
+}
+
+/// A size: bytes, or with a unit (`KiB`, `MiB`, `GiB`, `TiB`; `K`, `M`,
+/// `G`, `T` mean the same).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (n, unit) =
+        split_unit(s).ok_or_else(|| format!("{s:?} is not a size (e.g. 8GiB, 512MiB, 1000000)"))?;
+    let shift = match unit.as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        "t" | "tib" => 40,
+        other => return Err(format!("unknown size unit {other:?} (KiB, MiB, GiB, TiB)")),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+/// A duration: seconds, or with a unit (`us`, `ms`, `s`, `min`, `h`); the
+/// number may have a fraction (`0.5s`, `2.5ms`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("{s:?} is not a duration (e.g. 300, 500ms, 5min)");
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let seconds = match unit.trim().to_ascii_lowercase().as_str() {
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "" | "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown duration unit {other:?} (us, ms, s, min, h)"
+            ))
+        }
+    };
+    Duration::try_from_secs_f64(n * seconds).map_err(|_| format!("{s:?} is too long"))
+}
+
+/// A whole number and the unit after it, lower case.
+fn split_unit(s: &str) -> Option<(u64, String)> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    Some((num.parse().ok()?, unit.trim().to_ascii_lowercase()))
 }
 
 /// The set named `s` for a front end: insecure sets and unknown names are
@@ -94,29 +253,37 @@ impl TypedValueParser for ParamsParser {
     }
 }
 
-/// A plot path: it must end in `.svg` and its folder must exist, checked
-/// before a long benchmark starts.
-pub fn parse_svg_path(s: &str) -> Result<PathBuf, String> {
-    let path = PathBuf::from(s);
-    let is_svg = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-    if !is_svg {
-        return Err("plots are SVG: name the file *.svg".into());
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(format!("folder {} does not exist", dir.display()));
-    }
-    Ok(path)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_and_durations_parse() {
+        assert_eq!(parse_size("8GiB"), Ok(8 << 30));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("8 parsecs").is_err());
+        assert!(parse_size("GiB").is_err());
+        assert!(parse_size("99999999999TiB").is_err());
+        assert_eq!(parse_duration("300"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("5min"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("2 h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("13us"), Ok(Duration::from_micros(13)));
+        assert!(parse_duration("3 days").is_err());
+        assert!(parse_duration("1e999").is_err());
+        assert!(parse_duration("..").is_err());
+    }
+
+    #[test]
+    fn formats_follow_extensions() {
+        use std::path::Path;
+        assert_eq!(Format::of_path(Path::new("a/b.JSON")), Some(Format::Json));
+        assert_eq!(Format::of_path(Path::new("b.csv")), Some(Format::Csv));
+        assert_eq!(Format::of_path(Path::new("out")), None);
+        assert!(machine_memory() > 0);
+    }
 
     #[test]
     fn params_parser_takes_secure_sets_only() {
@@ -132,17 +299,5 @@ mod tests {
             .map(|v| v.get_name().to_string())
             .collect();
         assert_eq!(listed.join(", "), hearth::crypto::params::names(true));
-    }
-
-    #[test]
-    fn plot_paths_are_checked() {
-        let dir = std::env::temp_dir();
-        let ok = dir.join("x.svg");
-        assert_eq!(parse_svg_path(ok.to_str().unwrap()).unwrap(), ok);
-        assert!(parse_svg_path("plot.svg").is_ok());
-        assert!(parse_svg_path("plot.png").unwrap_err().contains("*.svg"));
-        let missing = dir.join("hearth-no-such-folder").join("x.svg");
-        let e = parse_svg_path(missing.to_str().unwrap()).unwrap_err();
-        assert!(e.contains("does not exist"), "{e}");
     }
 }

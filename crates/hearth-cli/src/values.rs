@@ -203,6 +203,17 @@ pub fn to_json_object(entries: &[(Param, Vec<BigInt>)]) -> Value {
     )
 }
 
+/// Writes the entries to `path` as one pretty JSON object, by name.
+pub fn write_json(path: &Path, entries: &[(Param, Vec<BigInt>)]) -> Result<(), Error> {
+    let text = serde_json::to_string_pretty(&to_json_object(entries))
+        .map_err(|e| Error::Config(e.to_string()))?;
+    std::fs::write(path, text + "\n").map_err(|source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(())
+}
+
 /// Writes each entry to `dir/NAME.npy` or `dir/NAME.csv` (`i64` values
 /// only); returns the files written.
 pub fn write_tables(

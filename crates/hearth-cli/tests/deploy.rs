@@ -84,7 +84,7 @@ fn regression_rows_round_trip_through_files_and_bad_inputs_are_refused() {
         s(&input),
         "--out",
         s(&out),
-        "--memory-limit",
+        "--max-memory",
         "4GiB",
     ]);
     let got = d.join("got.json");
@@ -143,7 +143,7 @@ fn regression_rows_round_trip_through_files_and_bad_inputs_are_refused() {
             s(bundle).into(),
             "--out".into(),
             s(&d.join("x.hb")).into(),
-            "--memory-limit".into(),
+            "--max-memory".into(),
             limit.into(),
         ]
     };

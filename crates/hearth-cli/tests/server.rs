@@ -221,8 +221,8 @@ fn the_server_under_load_faults_and_kill_9() {
         "--out",
         &d_str("out.hb"),
         "--wait",
-        "--poll-ms",
-        "50",
+        "--poll",
+        "50ms",
     ]);
     let values = hearth(&[
         "decrypt",

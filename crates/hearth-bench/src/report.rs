@@ -1,8 +1,17 @@
 //! Benchmark output: markdown tables and JSON.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hearth::Error;
+
+/// `--json FILE`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct JsonOut {
+    /// Also write the results as JSON to FILE (default: none; `-`: JSON on
+    /// stdout, the tables on stderr).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
 
 /// A markdown table.
 pub struct Table {
@@ -13,6 +22,7 @@ pub struct Table {
 }
 
 impl Table {
+    /// An empty table under `title` with these column headers.
     pub fn new(title: impl Into<String>, headers: &[&str]) -> Self {
         Table {
             title: title.into(),
@@ -27,6 +37,7 @@ impl Table {
         self.note = Some(text.to_string());
     }
 
+    /// Adds a row of cells.
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }

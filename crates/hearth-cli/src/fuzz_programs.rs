@@ -16,48 +16,38 @@ use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, GATES_128};
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-use crate::engine::Evaluator;
-use crate::keygen::{generate, steps};
-
-/// Which integer family the programs use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Family {
-    /// `Int` (signed-binary digits), on DIGITS_128.
-    Digits,
-    /// Fixed-width words (two's-complement bits), on GATES_128.
-    Bits,
-}
+use hearth_cli::backend::Evaluator;
+use hearth_cli::options::{BackendArg, Family, FamilyArg, Threads};
+use hearth_cli::progress::{generate, steps};
 
 /// What `fuzz-programs` runs.
 #[derive(clap::Args)]
 pub struct FuzzArgs {
     /// Number of programs.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
     count: u64,
     /// Seed of the run (program i uses the seed and i).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Which programs: Ints (digits) or fixed-width words (bits).
-    #[arg(long, value_enum, default_value = "digits")]
-    family: Family,
+    #[command(flatten)]
+    family: FamilyArg,
     /// Run small programs encrypted (on `--backend`).
     #[arg(long)]
     encrypted: bool,
-    /// With --encrypted: where the programs run (cpu or gpu).
-    #[arg(long, value_enum, default_value = "cpu")]
-    backend: crate::engine::Engine,
     #[command(flatten)]
-    threads: crate::options::Threads,
+    backend: BackendArg,
+    #[command(flatten)]
+    threads: Threads,
     /// Digits: longest input (default 16; 8 with --encrypted).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     max_input_len: Option<usize>,
-    /// Most operations per program (digits: 10, bits: 8; with --encrypted
-    /// 6 and 3).
-    #[arg(long)]
+    /// Most operations per program (default: digits 10, bits 8; with
+    /// --encrypted 6 and 3).
+    #[arg(long, value_name = "N")]
     max_ops: Option<usize>,
     /// Digits: longest value; bigger operations become negations (default
     /// 48; 24 with --encrypted).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     max_len: Option<usize>,
 }
 
@@ -132,7 +122,7 @@ impl Spec for WordSpec {
 }
 
 pub fn fuzz_programs(args: FuzzArgs) -> Result<(), Error> {
-    match args.family {
+    match args.family.family {
         Family::Digits => run::<ProgramSpec>(&args, &DIGITS_128),
         Family::Bits => run::<WordSpec>(&args, &GATES_128),
     }
@@ -193,7 +183,7 @@ fn fuzz_clear<S: Spec>(args: &FuzzArgs, params: &ParameterSet) -> Result<(), Err
     println!(
         "{count} random {:?} programs (seed {seed}, {} rules) on the clear backend: 0 failures; \
          {values} values checked against plain arithmetic, {pbs} bootstraps evaluated, {:.1} s",
-        args.family,
+        args.family.family,
         params.name,
         t.elapsed().as_secs_f64()
     );
@@ -203,12 +193,12 @@ fn fuzz_clear<S: Spec>(args: &FuzzArgs, params: &ParameterSet) -> Result<(), Err
 fn fuzz_encrypted<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Result<(), Error> {
     let (count, seed) = (args.count, args.seed);
     let (client, server) = generate(params);
-    if args.backend == crate::engine::Engine::Mpi {
+    if args.backend.backend == hearth_cli::options::Engine::Mpi {
         return Err(Error::Config(
             "fuzz-programs --encrypted runs on cpu or gpu, not mpi".into(),
         ));
     }
-    let on = crate::engine::evaluator(args.backend, &server, args.threads.get())?;
+    let on = hearth_cli::backend::evaluator(args.backend.backend, &server, args.threads.get())?;
     let t = Instant::now();
     let bar = steps(count);
     let (mut values, mut pbs) = (0usize, 0usize);
@@ -231,7 +221,7 @@ fn fuzz_encrypted<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Re
     println!(
         "{count} random {:?} programs (seed {seed}) encrypted on {} ({}): 0 failures; {values} values \
          equal the clear backend ciphertext for ciphertext, {pbs} bootstraps, {:.1} s",
-        args.family,
+        args.family.family,
         params.name,
         on.describe(),
         t.elapsed().as_secs_f64()

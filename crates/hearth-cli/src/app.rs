@@ -14,30 +14,34 @@ use hearth::{ClientKey, Error, FileError, ParameterSet, BITS_128, DIGITS_128, GA
 use num_bigint::BigInt;
 use serde_json::{json, Value};
 
-use crate::fuzz::Family;
-use crate::keygen::{cpu_with_bar, generate, pbs_bar};
+use hearth_cli::backend;
+use hearth_cli::options::Engine;
+use hearth_cli::options::{BackendArg, Family, FamilyArg, Format, MaxMemory, Threads};
+use hearth_cli::progress::{cpu_with_bar, generate, pbs_bar};
 
 /// What every application takes.
 #[derive(clap::Args)]
 pub struct Common {
-    /// Integer family: exact Ints (DIGITS_128) or 32-bit words (GATES_128).
-    #[arg(long, value_enum, default_value = "digits")]
-    family: Family,
     #[command(flatten)]
-    threads: crate::options::Threads,
-    /// Where the circuit runs.
-    #[arg(long, value_enum, default_value = "cpu")]
-    backend: crate::engine::Engine,
-    /// Refuse to run when the estimated memory exceeds this many MiB.
-    #[arg(long, default_value_t = 16384)]
-    memory_limit_mib: u64,
-    /// Write the results here (.csv or .json).
-    #[arg(long)]
+    family: FamilyArg,
+    #[command(flatten)]
+    threads: Threads,
+    #[command(flatten)]
+    backend: BackendArg,
+    #[command(flatten)]
+    max_memory: MaxMemory,
+    /// Also write the results to this file (default: none): one row per
+    /// input with the decrypted and the expected outputs.
+    #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// The format of --out: json or csv (default: from --out's extension,
+    /// csv when it names neither).
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    format: Option<Format>,
     /// Instead of running, write the compiled program (program.hprog),
     /// its clear inputs (values.json, for `hearth encrypt --values`) and
     /// the clear model's outputs (expected.json, as `hearth decrypt`
-    /// prints them) into this folder.
+    /// prints them) into this folder (default: run).
     #[arg(long, value_name = "DIR")]
     export: Option<PathBuf>,
 }
@@ -47,13 +51,13 @@ pub enum App {
     /// Linear-regression inference y = X w + b on the diabetes dataset.
     Regression {
         /// Rows to encrypt and evaluate (from the start of the input).
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, value_name = "N", default_value_t = 10)]
         rows: usize,
         /// Features: a CSV with columns f0..f9 (and `target`), or an NPY [rows, 10].
-        #[arg(long, default_value = "data/diabetes/rows.csv")]
+        #[arg(long, value_name = "FILE", default_value = "data/diabetes/rows.csv")]
         input: PathBuf,
         /// The quantised model (weights, bias).
-        #[arg(long, default_value = "data/diabetes/model.json")]
+        #[arg(long, value_name = "FILE", default_value = "data/diabetes/model.json")]
         model: PathBuf,
         #[command(flatten)]
         common: Common,
@@ -61,13 +65,17 @@ pub enum App {
     /// A small quantised CNN (conv 3x3 + ReLU + avg-pool 2 + dense) on 8x8 digits.
     Digits {
         /// Images to encrypt and classify (from the start of the input).
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, value_name = "N", default_value_t = 3)]
         images: usize,
         /// Images: a CSV with columns p0..p63 (and `label`, `prediction`), or an NPY [n, 8, 8].
-        #[arg(long, default_value = "data/digits/test_images.csv")]
+        #[arg(
+            long,
+            value_name = "FILE",
+            default_value = "data/digits/test_images.csv"
+        )]
         input: PathBuf,
         /// The quantised model.
-        #[arg(long, default_value = "data/digits/model.json")]
+        #[arg(long, value_name = "FILE", default_value = "data/digits/model.json")]
         model: PathBuf,
         #[command(flatten)]
         common: Common,
@@ -76,9 +84,9 @@ pub enum App {
 
 impl App {
     /// The thread option when the application runs on `--backend mpi`.
-    pub fn mpi_threads(&self) -> Option<crate::options::Threads> {
+    pub fn mpi_threads(&self) -> Option<Threads> {
         let (App::Regression { common, .. } | App::Digits { common, .. }) = self;
-        (common.backend == crate::engine::Engine::Mpi).then_some(common.threads)
+        (common.backend.backend == Engine::Mpi).then_some(common.threads)
     }
 }
 
@@ -315,12 +323,7 @@ fn export(
             .map(|(p, (_, vs))| (p.clone(), vs.iter().map(|&v| BigInt::from(v)).collect()))
             .collect();
         let path = dir.join(name);
-        let text = serde_json::to_string_pretty(&crate::values::to_json_object(&entries))
-            .map_err(|e| Error::Config(e.to_string()))?;
-        std::fs::write(&path, text + "\n").map_err(|source| FileError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        crate::values::write_json(&path, &entries)?;
         Ok::<_, Error>(path)
     };
     let sig = prog.signature();
@@ -360,14 +363,14 @@ fn execute(
         st.max_width(),
         estimate as f64 / (1 << 20) as f64
     );
-    prog.check_memory(threads, common.memory_limit_mib.saturating_mul(1 << 20))?;
+    prog.check_memory(threads, common.max_memory.bytes())?;
     let (client, server) = generate(plan.params);
     let ins: Vec<Encrypted> = values
         .iter()
         .map(|&v| plan.encrypt(&client, v))
         .collect::<Result<_, _>>()?;
     let bar = pbs_bar(st.pbs);
-    if let Some(gpu) = crate::engine::gpu_only(common.backend, &server)? {
+    if let Some(gpu) = backend::gpu_only(common.backend.backend, &server)? {
         let start = Instant::now();
         let out = prog.run_encrypted(&gpu, &ins)?;
         eprintln!(
@@ -377,9 +380,14 @@ fn execute(
         );
         return out.iter().map(|o| plan.decrypt(&client, o)).collect();
     }
-    if common.backend == crate::engine::Engine::Mpi {
-        let mpi =
-            crate::engine::with_bar(common.backend, &server, None, Some(threads), Some(&bar))?;
+    if common.backend.backend == Engine::Mpi {
+        let mpi = backend::with_bar(
+            common.backend.backend,
+            &server,
+            None,
+            Some(threads),
+            Some(&bar),
+        )?;
         let start = Instant::now();
         let out = prog.run_encrypted(&mpi, &ins)?;
         bar.finish_and_clear();
@@ -419,7 +427,11 @@ fn conclude(
     what: &str,
 ) -> Result<(), Error> {
     if let Some(out) = &common.out {
-        write_results(out, header, table, summary)?;
+        let format = common
+            .format
+            .or_else(|| Format::of_path(out))
+            .unwrap_or(Format::Csv);
+        write_results(out, format, header, table, summary)?;
     }
     if !exact {
         return Err(Error::Config(format!(
@@ -431,11 +443,17 @@ fn conclude(
 
 fn write_results(
     out: &Path,
+    format: Format,
     header: &[&str],
     rows: &[Vec<i64>],
     summary: Value,
 ) -> Result<(), Error> {
-    if out.extension().is_some_and(|e| e == "json") {
+    if format == Format::Npy {
+        return Err(Error::Config(
+            "`hearth app --out` writes json or csv, not npy".into(),
+        ));
+    }
+    if format == Format::Json {
         let rows: Vec<Value> = rows
             .iter()
             .map(|r| {
@@ -480,7 +498,7 @@ fn regression(rows: usize, input: &Path, model: &Path, common: &Common) -> Resul
     let x = read_rows(input, &names, rows)?;
     let target = csv_column(input, "target", rows);
     let threads = common.threads.resolve()?;
-    let plan = Plan::new(common.family, x.iter().flatten().copied())?;
+    let plan = Plan::new(common.family.family, x.iter().flatten().copied())?;
     let wt = Tensor::from_i64(&[k, 1], &w)?;
     let bt = Tensor::from_i64(&[1], &[bias])?;
     fn kernel<'p, E: Element<'p>>(
@@ -494,9 +512,13 @@ fn regression(rows: usize, input: &Path, model: &Path, common: &Common) -> Resul
         }
         Ok(())
     }
-    let prog = compile(&plan, common.family, threads, &[rows, k], &|p, ins| {
-        each_family!(ins, kernel, p, &wt, &bt)
-    })?;
+    let prog = compile(
+        &plan,
+        common.family.family,
+        threads,
+        &[rows, k],
+        &|p, ins| each_family!(ins, kernel, p, &wt, &bt),
+    )?;
     // Plain Rust integers.
     let want: Vec<i64> = x
         .iter()
@@ -680,13 +702,13 @@ fn digits(images: usize, input: &Path, model: &Path, common: &Common) -> Result<
     let labels = csv_column(input, "label", images);
     let python = csv_column(input, "prediction", images);
     let threads = common.threads.resolve()?;
-    let plan = Plan::new(common.family, x.iter().flatten().copied())?;
+    let plan = Plan::new(common.family.family, x.iter().flatten().copied())?;
     fn kernel<'p, E: Element<'p>>(p: &'p Program, x: &Tensor<E>, cnn: &Cnn) -> Result<(), Error> {
         cnn.build(p, x)
     }
     let prog = compile(
         &plan,
-        common.family,
+        common.family.family,
         threads,
         &[images, 1, 8, 8],
         &|p, ins| each_family!(ins, kernel, p, &cnn),

@@ -12,8 +12,8 @@ use hearth::{ClientKey, Error, GATES_128};
 use hearth_emu::alu::ArmWord;
 use serde_json::json;
 
-use crate::keygen::generate;
 use crate::report::{emit, ms, Table};
+use hearth_cli::progress::generate;
 
 /// TFHE's bootstrapped gate in the paper (NAND, Table 1), ms.
 const PAPER_G_MS: f64 = 25.57;

@@ -19,8 +19,8 @@ use serde_json::json;
 use tfhe::prelude::*;
 use tfhe::FheUint16;
 
-use crate::keygen::{cpu_with_bar, generate, pbs_bar};
 use crate::report::{emit, ms, Table};
+use hearth_cli::progress::{cpu_with_bar, generate, pbs_bar};
 
 /// One benchmark case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -169,7 +169,7 @@ fn clear_weights(case: Case) -> Vec<i64> {
 }
 
 pub fn kernels(
-    engine: Option<crate::engine::Engine>,
+    engine: Option<hearth_cli::options::Engine>,
     threads: usize,
     cases: &[Case],
     json: Option<PathBuf>,
@@ -243,14 +243,14 @@ pub fn kernels(
 /// `FheUint16` in the same process on the same thread count (with `engine`
 /// gpu: hearth's gpu backend beside tfhe-rs's CUDA integer API).
 fn encrypted(
-    engine: crate::engine::Engine,
+    engine: hearth_cli::options::Engine,
     threads: usize,
     cases: &[Case],
 ) -> Result<(Table, Vec<serde_json::Value>), Error> {
     let (client, server) = generate(&GATES_128);
-    let (tck, pool) = crate::keygen::tfhe_pool(threads, engine)?;
+    let (tck, pool) = crate::tfhe::tfhe_pool(threads, engine)?;
     // The key goes to the GPU once, for every case.
-    let gpu = crate::engine::gpu_only(engine, &server)?;
+    let gpu = hearth_cli::backend::gpu_only(engine, &server)?;
     let mut t = Table::new(
         format!(
             "Kernels encrypted on {}: hearth U16 words (GATES_128) beside tfhe-rs FheUint16 on the \

@@ -14,11 +14,12 @@ use serde_json::json;
 use tfhe::prelude::*;
 use tfhe::{FheUint16, FheUint32, FheUint64, FheUint8};
 
-use crate::keygen::{generate, steps};
 use crate::ops::{OpsBackend, Timing};
-use crate::options::{JsonOut, PlotOut};
 use crate::plot::GroupedBars;
+use crate::plot::PlotOut;
+use crate::report::JsonOut;
 use crate::report::{emit, median, ms, Table};
+use hearth_cli::progress::{generate, steps};
 
 /// One benchmarked word operation (unsigned operands).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -445,9 +446,9 @@ fn encrypted(
     }
     let (client, server) = generate(&GATES_128);
     let (dclient, dserver) = generate(&DIGITS_128);
-    let (tck, pool) = crate::keygen::tfhe_pool(threads, engine)?;
-    let cpu = crate::engine::evaluator(engine, &server, Some(threads))?;
-    let dcpu = crate::engine::evaluator(engine, &dserver, Some(threads))?;
+    let (tck, pool) = crate::tfhe::tfhe_pool(threads, engine)?;
+    let cpu = hearth_cli::backend::evaluator(engine, &server, Some(threads))?;
+    let dcpu = hearth_cli::backend::evaluator(engine, &dserver, Some(threads))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(23);
     let mut t = Table::new(
         format!(

@@ -12,10 +12,12 @@ use hearth::testing::circuits::random_circuit;
 use hearth::{Circuit, ClientKey, CompiledProgram, Error, ParameterSet, Program, DIGITS_128};
 use serde_json::json;
 
-use crate::engine::{with_bar, Engine};
-use crate::keygen::{generate, pbs_bar};
-use crate::options::{JsonOut, Threads};
+use crate::report::JsonOut;
 use crate::report::{emit, Table};
+use hearth_cli::backend::with_bar;
+use hearth_cli::options::Engine;
+use hearth_cli::options::Threads;
+use hearth_cli::progress::{generate, pbs_bar};
 
 /// Seconds per bootstrap on `threads` threads all busy: a batch of
 /// independent bootstraps, 32 per thread.
@@ -24,7 +26,7 @@ fn pbs_seconds(
     server: &hearth::ServerKey,
     threads: usize,
 ) -> Result<f64, Error> {
-    let (per_s, _) = crate::bench::cpu_throughput(client, server, threads, 32 * threads)?;
+    let (per_s, _) = crate::pbs::cpu_throughput(client, server, threads, 32 * threads)?;
     Ok(threads as f64 / per_s)
 }
 
@@ -85,7 +87,7 @@ pub fn mpi_engine(
     }
     let pbs_s = (before + pbs_seconds(&client, &server, busy)?) / 2.0;
     // Loopback shared memory moved a 16.4 KB ciphertext in 2-4 us here
-    // (about 5 GB/s); between hosts pass --transfer-us to `bench simulate`.
+    // (about 5 GB/s); between hosts pass --transfer to `hearth-bench simulate`.
     let transfer_s = params.ciphertext_bytes() as f64 / 5e9;
     let latency_s = hearth::backend::simulate::POLL_LATENCY_S;
     let predict = |threads: Vec<usize>| {
@@ -201,7 +203,7 @@ pub fn simulate_table(
         Some(ms) if ms > 0.0 && ms.is_finite() => ms / 1e3,
         Some(ms) => {
             return Err(Error::Config(format!(
-                "--pbs-ms {ms} is not a positive time"
+                "--pbs {ms} ms is not a positive time"
             )))
         }
         None => {

@@ -4,11 +4,40 @@
 //! writes it. Drawn with plotters' SVG backend only: text goes into the
 //! file as `<text>` elements, so no font files are read.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hearth::{Error, FileError};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// `--plot FILE.svg`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct PlotOut {
+    /// Also draw the results as an SVG plot into FILE.svg (default: none;
+    /// its folder must exist).
+    #[arg(long = "plot", value_name = "FILE.svg", value_parser = parse_svg_path)]
+    pub plot: Option<PathBuf>,
+}
+
+/// A plot path: it must end in `.svg` and its folder must exist, checked
+/// before a long benchmark starts.
+pub fn parse_svg_path(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    let is_svg = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if !is_svg {
+        return Err("plots are SVG: name the file *.svg".into());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!("folder {} does not exist", dir.display()));
+    }
+    Ok(path)
+}
 
 /// Series colours (Okabe-Ito: distinguishable with colour blindness).
 const COLORS: [RGBColor; 8] = [
@@ -569,6 +598,18 @@ pub fn throughput(title: &str, series: &[Series]) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plot_paths_are_checked() {
+        let dir = std::env::temp_dir();
+        let ok = dir.join("x.svg");
+        assert_eq!(parse_svg_path(ok.to_str().unwrap()).unwrap(), ok);
+        assert!(parse_svg_path("plot.svg").is_ok());
+        assert!(parse_svg_path("plot.png").unwrap_err().contains("*.svg"));
+        let missing = dir.join("hearth-no-such-folder").join("x.svg");
+        let e = parse_svg_path(missing.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+    }
 
     /// Occurrences of `needle` in `hay`.
     fn count(hay: &str, needle: &str) -> usize {

@@ -10,11 +10,12 @@ use serde_json::json;
 use tfhe::prelude::*;
 use tfhe::{FheInt16, FheInt32, FheInt8};
 
-use crate::engine::Engine;
-use crate::keygen::{generate, steps};
-use crate::options::{JsonOut, PlotOut};
 use crate::plot::GroupedBars;
+use crate::plot::PlotOut;
+use crate::report::JsonOut;
 use crate::report::{emit, median, ms, Table};
+use hearth_cli::options::Engine;
+use hearth_cli::progress::{generate, steps};
 
 /// Where `bench ops` evaluates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -250,8 +251,8 @@ fn encrypted(
         )));
     }
     let (client, server) = generate(params);
-    let (tck, pool) = crate::keygen::tfhe_pool(threads, engine)?;
-    let hearth = crate::engine::evaluator(engine, &server, Some(threads))?;
+    let (tck, pool) = crate::tfhe::tfhe_pool(threads, engine)?;
+    let hearth = hearth_cli::backend::evaluator(engine, &server, Some(threads))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(17);
     let mut t = Table::new(
         format!(

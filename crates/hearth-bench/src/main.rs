@@ -1,0 +1,513 @@
+//! `hearth-bench`: hearth's benchmarks, each beside tfhe-rs or the
+//! papers' figures in the same run: markdown tables on stdout, `--json`
+//! and `--plot` files. Each benchmark is in the module named for it; the
+//! options, backends and progress bars are the `hearth` command's
+//! (`hearth_cli`). `hearth bench ARGS` runs this binary.
+
+mod backends;
+mod bits_ops;
+mod emu;
+mod engine;
+mod kernels;
+mod noise;
+mod ops;
+mod params;
+mod pbs;
+mod plot;
+mod radix;
+mod report;
+mod scale;
+mod tfhe;
+#[cfg(feature = "tfhe-pbs-stats")]
+mod tfhe_pbs;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use hearth::Error;
+use hearth_cli::cluster;
+use hearth_cli::options::{parse_duration, Engine, Family, ParamsArg, Threads};
+
+use crate::plot::PlotOut;
+use crate::report::JsonOut;
+
+#[derive(Parser)]
+#[command(
+    name = "hearth-bench",
+    version,
+    about = "hearth's benchmarks (markdown tables on stdout; --json FILE also writes JSON, `-` for stdout)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    which: Which,
+}
+
+#[derive(Subcommand)]
+enum Which {
+    /// Single-PBS latency beside tfhe-rs shortint, and batch throughput.
+    ///
+    /// `--plot`: bootstraps per second against the batch size for each
+    /// backend measured, and the two points of the 1-thread / T-thread
+    /// scaling run.
+    Pbs {
+        #[command(flatten)]
+        params: ParamsArg,
+        /// gpu: throughput of the gpu backend beside the cpu backend's.
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: Engine,
+        #[command(flatten)]
+        threads: Threads,
+        /// Largest batch (powers of two from 1).
+        #[arg(long, value_name = "N", default_value_t = 1024)]
+        max_batch: usize,
+        /// Latency samples per side.
+        #[arg(long, value_name = "N", default_value_t = 30)]
+        samples: usize,
+        #[command(flatten)]
+        json: JsonOut,
+        #[command(flatten)]
+        plot: PlotOut,
+    },
+    /// The gpu backend beside the cpu backend, same keys: decrypted values of
+    /// random circuits and of 32-bit integer operations (each against the
+    /// clear backend and plain Rust), and their times.
+    Backends {
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        threads: Threads,
+        /// Bootstraps of random circuits, in all (circuits of 2 000).
+        #[arg(long, value_name = "N", default_value_t = 10_000)]
+        bootstraps: usize,
+        /// Seed of the random circuits and inputs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Scheduler efficiency on random circuits with uneven level widths.
+    ///
+    /// `--backend mpi` (under `mpirun -np P`): the circuit over all ranks,
+    /// then on the cpu backend with as many threads on rank 0, each beside
+    /// the simulator's prediction.
+    Engine {
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        threads: Threads,
+        /// cpu, or mpi: the ranks of this launch (`--threads` per rank).
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: Engine,
+        /// With mpi: cores that all ranks share (one host, oversubscribed),
+        /// for the prediction; default a core per thread.
+        #[arg(long, value_name = "N")]
+        cores: Option<usize>,
+        /// With mpi: skip the cpu backend's run on rank 0 (when ranks are
+        /// bound to their cores, rank 0 alone cannot use them all; time
+        /// `bench engine --backend cpu` apart instead).
+        #[arg(long)]
+        no_cpu: bool,
+        /// Bootstraps in the random circuit.
+        #[arg(long, value_name = "N", default_value_t = 2000)]
+        bootstraps: usize,
+        /// Independent computations interleaved in the circuit.
+        #[arg(long, value_name = "N", default_value_t = 8)]
+        streams: usize,
+        /// Seed of the random circuit and its inputs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Predicted wall time on 1 to 64 ranks of T threads: the MPI
+    /// backend's schedule replayed on a circuit's bootstraps (no keys).
+    Simulate {
+        /// `mul32` (a 32-digit product on DIGITS_128) or a program file
+        /// (`hearth app digits --images 1 --export DIR` writes the CNN's);
+        /// repeat for several.
+        #[arg(long, value_name = "CIRCUIT", default_value = "mul32")]
+        circuit: Vec<String>,
+        /// Rank counts to predict for.
+        #[arg(
+            long,
+            value_name = "N",
+            value_delimiter = ',',
+            default_value = "1,2,4,8,16,32,64"
+        )]
+        ranks: Vec<usize>,
+        /// Threads of each rank.
+        #[arg(long, value_name = "N", default_value_t = 16)]
+        threads_per_rank: usize,
+        /// Time of one bootstrap with every thread busy (default: measured
+        /// here, one thread, DIGITS_128).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        pbs: Option<Duration>,
+        /// Time to move one ciphertext between ranks (the default is 16.4
+        /// KB at 10 Gb/s).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "13us")]
+        transfer: Duration,
+        /// Time added to each remote bootstrap (the backend's polls).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "400us")]
+        latency: Duration,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Every digits operation: on the count backend beside PARMESAN, or
+    /// encrypted beside tfhe-rs's FheInt.
+    ///
+    /// `--params` is the digits family's set for the timed comparison
+    /// (DIGITS_KS32_128: the 32-bit key switch, faster on CPUs); `--family
+    /// bits` runs the words on GATES_128 beside tfhe-rs's FheUint.
+    ///
+    /// `--plot`: on cpu, hearth / tfhe-rs time per operation and width
+    /// (bars from 1.0, log scale); on count, the bootstraps ready at each
+    /// level of a few operations at the largest width (seconds to draw).
+    Ops {
+        /// count: #PBS, depth and level widths (no keys, seconds); cpu:
+        /// encrypted and timed beside tfhe-rs; gpu: on the gpu backend
+        /// beside tfhe-rs's CUDA integer API (`CudaServerKey`).
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: crate::ops::OpsBackend,
+        #[command(flatten)]
+        threads: Threads,
+        /// Operand sizes (default: 4,8,16,32 for count, 8,16,32 for cpu;
+        /// bits family: 8,16,32,64 and 16,32).
+        #[arg(long, value_delimiter = ',')]
+        bits: Vec<usize>,
+        /// digits (Int, DIGITS_128 beside PARMESAN and FheInt) or bits
+        /// (words, GATES_128 beside FheUint and the digits family).
+        #[arg(long, value_enum, default_value = "digits")]
+        family: Family,
+        /// How the digits family's operands are encrypted for the timed
+        /// comparison: two's complement (like FheInt's) or signed-binary
+        /// digits (PARMESAN's). The count backend shows both.
+        #[arg(long, value_name = "KIND", value_enum, default_value = "twos")]
+        inputs: crate::ops::InputsArg,
+        /// Timed runs of each side per operation (cpu backend), alternating
+        /// hearth and tfhe-rs; the tables show the medians.
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+        samples: u32,
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        json: JsonOut,
+        #[command(flatten)]
+        plot: PlotOut,
+    },
+    /// Candidate parameter sets side by side: budgets and KS-PBS latency.
+    Params {
+        /// Latency samples per set.
+        #[arg(long, value_name = "N", default_value_t = 30)]
+        samples: usize,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Issue 9's study: signed-binary against wide redundant digits
+    /// (radix 4, 8) on the count backend.
+    Radix {
+        /// Operand sizes in bits.
+        #[arg(long, value_delimiter = ',', default_value = "8,16,32,64")]
+        bits: Vec<usize>,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// The CSA paper's kernels: dot products and convolutions, beside
+    /// tfhe-rs FheUint16.
+    Kernels {
+        /// count: #PBS and depth of both families' forms (no keys); cpu:
+        /// encrypted and timed beside tfhe-rs; gpu: the same on the gpu
+        /// backend beside tfhe-rs's CUDA integer API.
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: crate::ops::OpsBackend,
+        #[command(flatten)]
+        threads: Threads,
+        /// Kernels to run, comma-separated (default: all).
+        #[arg(long, value_name = "CASE", value_enum, value_delimiter = ',')]
+        cases: Vec<crate::kernels::Case>,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// tfhe-rs's own #PBS per operation beside hearth's (needs a build with
+    /// `--features tfhe-pbs-stats`).
+    TfhePbs {
+        #[command(flatten)]
+        threads: Threads,
+        /// Operand sizes in bits (8, 16, 32).
+        #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
+        bits: Vec<usize>,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// CryptoEmu's functional units (16 and 32 bits) on the bits family:
+    /// #PBS, depth, time and time in units of one bootstrap, beside the
+    /// paper's latencies in units of its own.
+    Emu {
+        #[command(flatten)]
+        threads: Threads,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Bootstraps at the full noise budget: wrong decryptions and measured noise.
+    Noise {
+        #[command(flatten)]
+        params: ParamsArg,
+        /// gpu: every round of 4 096 bootstraps as one circuit on the gpu
+        /// backend (inputs' errors computed on the CPU either way).
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: Engine,
+        #[command(flatten)]
+        threads: Threads,
+        /// Bootstraps to run.
+        #[arg(long, value_name = "N", default_value_t = 20_000)]
+        count: usize,
+        /// Quadratic weight of every bootstrap input (default: the budget).
+        #[arg(long, value_name = "N")]
+        weight: Option<u64>,
+        /// Margin level: values 2^level units apart, margin 2^level / 2
+        /// (default: the lowest level with a nonzero budget).
+        #[arg(long, value_name = "N")]
+        margin: Option<usize>,
+        /// Seed of the inputs.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+}
+
+fn run(which: Which) -> Result<(), Error> {
+    match which {
+        Which::Pbs {
+            params,
+            backend,
+            threads,
+            max_batch,
+            samples,
+            json,
+            plot,
+        } => crate::pbs::pbs(
+            params.params,
+            backend,
+            threads,
+            max_batch,
+            samples.max(3),
+            json,
+            plot,
+        ),
+        Which::Backends {
+            params,
+            threads,
+            bootstraps,
+            seed,
+            json,
+        } => crate::backends::compare(
+            params.params,
+            threads.resolve()?,
+            bootstraps,
+            seed,
+            json.json,
+        ),
+        Which::Engine {
+            params,
+            threads,
+            backend: Engine::Mpi,
+            cores,
+            no_cpu,
+            bootstraps,
+            streams,
+            seed,
+            json,
+        } => crate::scale::mpi_engine(
+            params.params,
+            threads,
+            bootstraps,
+            (streams, seed),
+            cores,
+            !no_cpu,
+            json,
+        ),
+        Which::Engine {
+            params,
+            threads,
+            bootstraps,
+            streams,
+            seed,
+            json,
+            ..
+        } => crate::engine::engine(params.params, threads, bootstraps, streams, seed, json),
+        Which::Simulate {
+            circuit,
+            ranks,
+            threads_per_rank,
+            pbs,
+            transfer,
+            latency,
+            json,
+        } => crate::scale::simulate_table(
+            &circuit,
+            &ranks,
+            threads_per_rank,
+            pbs.map(|d| d.as_secs_f64() * 1e3),
+            transfer.as_secs_f64() * 1e6,
+            latency.as_secs_f64() * 1e6,
+            json,
+        ),
+        Which::Noise {
+            params,
+            backend,
+            threads,
+            count,
+            weight,
+            margin,
+            seed,
+            json,
+        } => crate::noise::noise(
+            params.params,
+            (backend, threads),
+            count,
+            (weight, margin),
+            seed,
+            json,
+        ),
+        Which::Params { samples, json } => crate::params::params(samples, json.json),
+        Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
+        Which::Kernels {
+            backend,
+            threads,
+            cases,
+            json,
+        } => crate::kernels::kernels(backend.engine(), threads.resolve()?, &cases, json.json),
+        Which::Radix { bits, json } => crate::radix::radix(&bits, json.json),
+        Which::TfhePbs {
+            threads,
+            bits,
+            json,
+        } => {
+            let threads = threads.resolve()?;
+            #[cfg(feature = "tfhe-pbs-stats")]
+            return crate::tfhe_pbs::tfhe_pbs(threads, &bits, json.json);
+            #[cfg(not(feature = "tfhe-pbs-stats"))]
+            {
+                let _ = (threads, bits, json);
+                Err(Error::Config(
+                    "this build has no tfhe-rs PBS counter: run `cargo run --release -p \
+                     hearth-bench --features tfhe-pbs-stats -- tfhe-pbs`"
+                        .into(),
+                ))
+            }
+        }
+        Which::Ops {
+            backend,
+            threads,
+            bits,
+            family,
+            inputs,
+            samples,
+            params,
+            json,
+            plot,
+        } => {
+            use crate::ops::OpsBackend;
+            let bits = match (bits.is_empty(), backend, family) {
+                (false, _, _) => bits,
+                (true, OpsBackend::Count, Family::Digits) => vec![4, 8, 16, 32],
+                (true, _, Family::Digits) => vec![8, 16, 32],
+                (true, OpsBackend::Count, Family::Bits) => vec![8, 16, 32, 64],
+                (true, _, Family::Bits) => vec![16, 32],
+            };
+            let timing = crate::ops::Timing {
+                engine: backend.engine().unwrap_or_default(),
+                threads: threads.resolve()?,
+                samples: samples as usize,
+            };
+            match family {
+                Family::Digits => {
+                    crate::ops::ops(backend, timing, &bits, inputs, params.params, json, plot)
+                }
+                Family::Bits => crate::bits_ops::ops(backend, timing, &bits, json, plot),
+            }
+        }
+    }
+}
+
+impl Which {
+    /// The thread option of a benchmark run with `--backend mpi`.
+    fn mpi_threads(&self) -> Option<Threads> {
+        match self {
+            Which::Engine {
+                backend: Engine::Mpi,
+                threads,
+                ..
+            } => Some(*threads),
+            _ => None,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    cluster::main(cli.which.mpi_threads(), || run(cli.which))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use clap::CommandFactory;
+
+    /// The whole tree as compiled (`tfhe-pbs` and `--backend gpu` are in
+    /// every build): every benchmark and option has help, in the `hearth`
+    /// command's vocabulary.
+    #[test]
+    fn every_option_keeps_the_vocabulary() {
+        hearth_cli::help::assert_vocabulary(&Cli::command());
+    }
+
+    #[test]
+    fn shared_options_parse_once_for_every_command() {
+        let cli = Cli::try_parse_from([
+            "hearth-bench",
+            "ops",
+            "--threads",
+            "3",
+            "--params",
+            "digits_ks32_128",
+            "--json",
+            "-",
+            "--plot",
+            "ops.svg",
+        ])
+        .unwrap();
+        let Which::Ops {
+            threads,
+            params,
+            json,
+            plot,
+            ..
+        } = cli.which
+        else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(threads.get(), Some(3));
+        assert_eq!(params.params.name, "DIGITS_KS32_128");
+        assert_eq!(json.json, Some(PathBuf::from("-")));
+        assert_eq!(plot.plot, Some(PathBuf::from("ops.svg")));
+        for args in [
+            &["hearth-bench", "noise", "--params", "insecure_test_bits"][..],
+            &["hearth-bench", "pbs", "--params", "INSECURE_TEST_DIGITS"],
+        ] {
+            let e = Cli::try_parse_from(args)
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(e.contains("INSECURE") && e.contains("--params"), "{e}");
+        }
+        let e = Cli::try_parse_from(["hearth-bench", "pbs", "--plot", "pbs.png"])
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("*.svg"), "{e}");
+    }
+}

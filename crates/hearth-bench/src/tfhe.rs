@@ -1,0 +1,61 @@
+//! tfhe-rs's side of the comparisons: its keys on a thread pool, on the
+//! CPU or (feature `gpu`) as its `CudaServerKey`.
+
+use hearth::Error;
+use hearth_cli::backend::{no_gpu_reason, require_gpu};
+use hearth_cli::options::Engine;
+
+/// tfhe-rs keys (default parameters) and a pool of `threads` workers that
+/// each hold its server key (tfhe-rs keeps the key per thread, and its
+/// operations fan out over the current pool): run tfhe-rs inside
+/// `pool.install`. With `engine` gpu, the key is tfhe-rs's `CudaServerKey`,
+/// so its integer operations run on the GPU (`HEARTH_REQUIRE_GPU` rules
+/// as for hearth's own gpu backend).
+pub fn tfhe_pool(
+    threads: usize,
+    engine: Engine,
+) -> Result<(tfhe::ClientKey, rayon::ThreadPool), Error> {
+    eprintln!("generating tfhe-rs keys (default parameters)...");
+    let config = tfhe::ConfigBuilder::default().build();
+    let ck = tfhe::ClientKey::generate(config);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Config(e.to_string()))?;
+    if engine == Engine::Gpu {
+        if let Some(set) = gpu_key(&ck)? {
+            pool.broadcast(|_| set());
+            pool.install(set);
+            return Ok((ck, pool));
+        }
+    }
+    let sk = tfhe::ServerKey::new(&ck);
+    pool.broadcast(|_| tfhe::set_server_key(sk.clone()));
+    pool.install(|| tfhe::set_server_key(sk.clone()));
+    Ok((ck, pool))
+}
+
+/// A function that makes tfhe-rs's `CudaServerKey` for `ck` the current
+/// thread's key (call it on every thread that runs tfhe-rs), or `None`
+/// where no GPU can be used (said on stderr; an error with
+/// `HEARTH_REQUIRE_GPU`).
+#[cfg(feature = "gpu")]
+pub fn gpu_key(ck: &tfhe::ClientKey) -> Result<Option<impl Fn() + Sync>, Error> {
+    if let Some(why) = no_gpu_reason() {
+        require_gpu(why)?;
+        eprintln!("hearth: tfhe-rs on the gpu: {why}; on the cpu");
+        return Ok(None);
+    }
+    let key = tfhe::CompressedServerKey::new(ck).decompress_to_gpu();
+    Ok(Some(move || tfhe::set_server_key(key.clone())))
+}
+
+/// Without the gpu feature, tfhe-rs runs on the CPU (said on stderr; an
+/// error with `HEARTH_REQUIRE_GPU`).
+#[cfg(not(feature = "gpu"))]
+pub fn gpu_key(_: &tfhe::ClientKey) -> Result<Option<fn()>, Error> {
+    let why = no_gpu_reason().unwrap_or_default();
+    require_gpu(why)?;
+    eprintln!("hearth: tfhe-rs on the gpu: {why}; on the cpu");
+    Ok(None)
+}

@@ -1,0 +1,287 @@
+//! The `hearth-bench` command as a user runs it: refusals, the keyless
+//! benchmarks (count backend, simulator), and, `#[ignore]`d for CI
+//! (`.ci/run`), every benchmark the README and the book name, at a small
+//! size.
+
+use std::process::Command;
+
+fn bench(args: &[&str]) -> (bool, String, String) {
+    bench_env(args, &[])
+}
+
+fn bench_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearth-bench"));
+    cmd.args(args).env("HEARTH_THREADS", "2");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn insecure_parameters_are_refused_by_every_benchmark() {
+    for args in [
+        vec!["pbs", "--params", "INSECURE_TEST_BITS"],
+        vec!["engine", "--params", "insecure_test_digits"],
+        vec!["noise", "--params", "INSECURE_TEST_DIGITS"],
+        vec!["ops", "--params", "INSECURE_TEST_DIGITS"],
+        vec!["backends", "--params", "INSECURE_TEST_BITS"],
+    ] {
+        let (ok, _, err) = bench(&args);
+        assert!(!ok, "{args:?} succeeded");
+        assert!(err.contains("INSECURE"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn count_bench_is_at_most_parmesans_costs() {
+    let (ok, out, err) = bench(&["ops", "--backend", "count", "--bits", "4,8,16"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("| mul | 16 |") && out.contains("| scalar mul x805 | 16 | "),
+        "{out}"
+    );
+    assert!(
+        !out.contains("| NO |"),
+        "an operation costs more than PARMESAN's:\n{out}"
+    );
+}
+
+#[test]
+fn count_bench_draws_level_profiles() {
+    let dir = std::env::temp_dir().join(format!("hearth-bench-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for family in ["digits", "bits"] {
+        let path = dir.join(format!("{family}.svg"));
+        let (ok, _, err) = bench(&[
+            "ops",
+            "--backend",
+            "count",
+            "--family",
+            family,
+            "--bits",
+            "8,16",
+            "--plot",
+            path.to_str().unwrap(),
+        ]);
+        assert!(ok, "{err}");
+        assert!(err.contains("plot written to"), "{err}");
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.ends_with("</svg>\n"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("16-digit") || svg.contains("u16 words"),
+            "{svg}"
+        );
+        assert!(svg.contains("max: ") && svg.contains("2 threads"), "{svg}");
+    }
+    // Refused before anything runs: not SVG, or a folder that is missing.
+    for bad in ["plot.png", "/no/such/folder/plot.svg"] {
+        let (ok, _, err) = bench(&["ops", "--backend", "count", "--plot", bad]);
+        assert!(!ok && err.contains("--plot"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn radix_study_counts_both_representations() {
+    let (ok, out, err) = bench(&["radix", "--bits", "8", "--json", "-"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    let rows = v["rows"].as_array().expect("rows");
+    assert!(!rows.is_empty(), "{v}");
+    assert!(rows.iter().all(|r| r["bits"] == 8), "{v}");
+}
+
+#[test]
+fn simulate_predicts_less_time_on_more_ranks() {
+    let (ok, out, err) = bench(&[
+        "simulate",
+        "--circuit",
+        "mul32",
+        "--ranks",
+        "1,2,4",
+        "--threads-per-rank",
+        "2",
+        "--pbs",
+        "20ms",
+        "--json",
+        "-",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    let walls: Vec<f64> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["wall_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(walls.len(), 3);
+    assert!(walls[0] > walls[1] && walls[1] > walls[2], "{walls:?}");
+    // One rank of 2 threads: at least #PBS x 20 ms / 2.
+    let pbs = v["rows"][0]["pbs"].as_f64().unwrap();
+    assert!(walls[0] >= pbs * 0.02 / 2.0 - 1e-9, "{walls:?}");
+    let (ok, _, err) = bench(&["simulate", "--ranks", "0"]);
+    assert!(!ok && err.contains("positive"), "{err}");
+}
+
+#[test]
+#[cfg(not(feature = "mpi"))]
+fn mpi_backend_without_the_feature_says_how_to_get_it() {
+    let (ok, _, err) = bench(&["engine", "--backend", "mpi"]);
+    assert!(!ok);
+    assert!(err.contains("--features mpi"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+#[cfg(not(feature = "tfhe-pbs-stats"))]
+fn tfhe_pbs_without_the_feature_says_how_to_get_it() {
+    let (ok, _, err) = bench(&["tfhe-pbs"]);
+    assert!(!ok);
+    assert!(err.contains("--features tfhe-pbs-stats"), "{err}");
+}
+
+#[test]
+#[cfg(not(feature = "gpu"))]
+fn require_gpu_turns_the_fallback_into_an_error() {
+    // Every GPU path of the checklist (scripts/gpu-measure.sh), in a build
+    // without the gpu feature: each must fail, not time the cpu twice.
+    let commands: [&[&str]; 4] = [
+        &["backends", "--params", "GATES_128", "--bootstraps", "10"],
+        &[
+            "noise",
+            "--backend",
+            "gpu",
+            "--params",
+            "GATES_128",
+            "--count",
+            "10",
+        ],
+        &["kernels", "--backend", "gpu", "--cases", "dot16"],
+        &[
+            "ops",
+            "--backend",
+            "gpu",
+            "--family",
+            "bits",
+            "--bits",
+            "16",
+        ],
+    ];
+    for args in commands {
+        let (ok, _, err) = bench_env(args, &[("HEARTH_REQUIRE_GPU", "1")]);
+        assert!(!ok, "{args:?}: a measurement without a GPU must fail");
+        assert!(err.contains("HEARTH_REQUIRE_GPU is set"), "{args:?}: {err}");
+    }
+}
+
+/// Each benchmark at a small size, with what its output must show.
+const SMALL: &[(&[&str], &str)] = &[
+    (
+        &[
+            "pbs",
+            "--params",
+            "GATES_128",
+            "--max-batch",
+            "4",
+            "--samples",
+            "3",
+        ],
+        "tfhe-rs",
+    ),
+    (&["engine", "--bootstraps", "64", "--streams", "4"], "bound"),
+    (
+        &["noise", "--params", "GATES_128", "--count", "200"],
+        "wrong",
+    ),
+    (&["ops", "--backend", "count", "--bits", "8"], "PARMESAN"),
+    (
+        &[
+            "ops",
+            "--params",
+            "DIGITS_KS32_128",
+            "--bits",
+            "8",
+            "--samples",
+            "1",
+        ],
+        "tfhe-rs",
+    ),
+    (
+        &[
+            "ops",
+            "--family",
+            "bits",
+            "--backend",
+            "count",
+            "--bits",
+            "8",
+        ],
+        "#PBS",
+    ),
+    (
+        &["ops", "--family", "bits", "--bits", "8", "--samples", "1"],
+        "tfhe-rs",
+    ),
+    (&["params", "--samples", "1"], "DIGITS_128"),
+    (&["radix", "--bits", "8"], "radix"),
+    (&["kernels", "--backend", "count"], "#PBS"),
+    (&["kernels", "--cases", "dot16"], "tfhe-rs"),
+    (&["emu"], "CryptoEmu"),
+    (
+        &["backends", "--params", "GATES_128", "--bootstraps", "64"],
+        "cpu",
+    ),
+    (
+        &["simulate", "--circuit", "mul32", "--ranks", "1,2"],
+        "ranks",
+    ),
+];
+
+/// Every benchmark that README.md or the book names (`hearth-bench NAME`)
+/// runs at a small size and prints what it should. `tfhe-pbs` needs the
+/// `tfhe-pbs-stats` feature; without it, its refusal is checked above.
+/// Minutes on 2 cores: `.ci/run` runs it.
+#[test]
+#[ignore]
+fn every_documented_benchmark_runs() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut docs = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    if let Ok(dir) = std::fs::read_dir(format!("{root}/docs/src")) {
+        for entry in dir.flatten() {
+            docs += &std::fs::read_to_string(entry.path()).unwrap_or_default();
+        }
+    }
+    let named: std::collections::BTreeSet<&str> = docs
+        .split("hearth-bench ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-'))
+        .filter(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.is_empty())
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    let covered: Vec<&str> = SMALL.iter().map(|(args, _)| args[0]).collect();
+    for name in &named {
+        assert!(
+            covered.contains(name) || *name == "tfhe-pbs",
+            "`hearth-bench {name}` is documented but not run here"
+        );
+    }
+    assert!(named.len() >= 8, "{named:?}");
+    for (args, want) in SMALL {
+        let (ok, out, err) = bench(args);
+        assert!(ok, "{args:?}:\n{out}\n{err}");
+        assert!(out.contains(want), "{args:?}: no `{want}` in\n{out}");
+        assert!(!out.contains("| NO |"), "{args:?}:\n{out}");
+    }
+}
