@@ -11,13 +11,14 @@ use crate::error::Error;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClearBackend;
 
-fn eval_expr(expr: &LinearExpr, fresh: &[u64], m: u64) -> u64 {
+/// `expr` mod `m = mask + 1` (a power of two): wrapping arithmetic mod
+/// 2^64 agrees with it, so one mask at the end is enough.
+fn eval_expr(expr: &LinearExpr, fresh: &[u64], mask: u64) -> u64 {
     let mut acc = expr.constant;
     for &(f, w) in &expr.terms {
-        let term = (w.rem_euclid(m as i64) as u64).wrapping_mul(fresh[f as usize]) % m;
-        acc = (acc + term) % m;
+        acc = acc.wrapping_add((w as u64).wrapping_mul(fresh[f as usize]));
     }
-    acc
+    acc & mask
 }
 
 impl Backend for ClearBackend {
@@ -27,6 +28,8 @@ impl Backend for ClearBackend {
         check_input_count(circuit, inputs.len())?;
         let params = ParamsId::params(circuit.params);
         let m = params.message_modulus();
+        debug_assert!(m.is_power_of_two());
+        let mask = m - 1;
         let mut fresh = vec![0u64; circuit.num_fresh()];
         for (i, (&(f, range), &v)) in circuit.inputs.iter().zip(inputs).enumerate() {
             if v >= m || !range.contains_residue(v, m) {
@@ -40,7 +43,7 @@ impl Backend for ClearBackend {
             fresh[f as usize] = v;
         }
         for (i, b) in circuit.bootstraps.iter().enumerate() {
-            let x = eval_expr(&b.input, &fresh, m);
+            let x = eval_expr(&b.input, &fresh, mask);
             if !b.selector.contains_residue(x, m) {
                 return Err(Error::SelectorOutOfRange {
                     bootstrap: i,
@@ -49,13 +52,13 @@ impl Backend for ClearBackend {
             }
             let table = &circuit.tables[b.table];
             for (j, &offset) in b.offsets.iter().enumerate() {
-                fresh[b.first_output as usize + j] = table[2 * ((x + offset) % m) as usize];
+                fresh[b.first_output as usize + j] = table[2 * ((x + offset) & mask) as usize];
             }
         }
         Ok(circuit
             .outputs
             .iter()
-            .map(|o| eval_expr(o, &fresh, m))
+            .map(|o| eval_expr(o, &fresh, mask))
             .collect())
     }
 }

@@ -61,9 +61,18 @@ impl Range {
         (0..self.count(m)).map(|k| (lo + k * step) % m).collect()
     }
 
-    /// Whether residue `x` (in `0..m`) is a possible value.
+    /// Whether residue `x` (in `0..m`) is a possible value. Allocates
+    /// nothing: the clear backend asks it of every bootstrap it evaluates.
     pub fn contains_residue(&self, x: u64, m: u64) -> bool {
-        self.residues(m).contains(&(x % m))
+        let step = (self.step as u64) % m;
+        let (x, mut r) = (x % m, self.lo.rem_euclid(m as i64) as u64);
+        for _ in 0..self.count(m) {
+            if r == x {
+                return true;
+            }
+            r = (r + step) % m;
+        }
+        false
     }
 
     /// Whether every possible residue is one of `lo..=hi` mod `m`.
