@@ -6,7 +6,7 @@
 # Prints every file's size. Usage: scripts/deploy-e2e.sh [WORKDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --bin hearth -q
+cargo build --release -p hearth-cli -q
 H=$PWD/target/release/hearth
 W=${1:-$(mktemp -d)}
 mkdir -p "$W"
