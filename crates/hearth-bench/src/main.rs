@@ -4,6 +4,10 @@
 //! options, backends and progress bars are the `hearth` command's
 //! (`hearth_cli`). `hearth bench ARGS` runs this binary.
 
+// Without the feature `tfhe-rs` (the test command's build) the helpers of
+// the comparisons (ratio plots, references, timing options) go unused.
+#![cfg_attr(not(feature = "tfhe-rs"), allow(dead_code))]
+
 mod backends;
 mod bits_ops;
 mod emu;

@@ -1,10 +1,25 @@
-//! tfhe-rs's side of the comparisons: its keys on a thread pool, on the
-//! CPU or (feature `gpu`) as its `CudaServerKey`.
+//! tfhe-rs's side of the comparisons (feature `tfhe-rs`, on by default):
+//! its keys on a thread pool, on the CPU or (feature `gpu`) as its
+//! `CudaServerKey`.
 
 use hearth::Error;
+#[cfg(feature = "tfhe-rs")]
 use hearth_cli::backend::{no_gpu_reason, require_gpu};
+#[cfg(feature = "tfhe-rs")]
 use hearth_cli::options::Engine;
 
+/// The error of a comparison with tfhe-rs in a build without them
+/// (`--no-default-features`, as the test command builds this crate).
+#[cfg(not(feature = "tfhe-rs"))]
+pub fn missing() -> Error {
+    Error::Config(
+        "this build has no comparisons with tfhe-rs: build hearth-bench with its default \
+         features (`cargo run --release -p hearth-bench -- ...`)"
+            .into(),
+    )
+}
+
+#[cfg(feature = "tfhe-rs")]
 /// tfhe-rs keys (default parameters) and a pool of `threads` workers that
 /// each hold its server key (tfhe-rs keeps the key per thread, and its
 /// operations fan out over the current pool): run tfhe-rs inside
@@ -35,6 +50,7 @@ pub fn tfhe_pool(
     Ok((ck, pool))
 }
 
+#[cfg(feature = "tfhe-rs")]
 /// A function that makes tfhe-rs's `CudaServerKey` for `ck` the current
 /// thread's key (call it on every thread that runs tfhe-rs), or `None`
 /// where no GPU can be used (said on stderr; an error with
@@ -50,6 +66,7 @@ pub fn gpu_key(ck: &tfhe::ClientKey) -> Result<Option<impl Fn() + Sync>, Error> 
     Ok(Some(move || tfhe::set_server_key(key.clone())))
 }
 
+#[cfg(feature = "tfhe-rs")]
 /// Without the gpu feature, tfhe-rs runs on the CPU (said on stderr; an
 /// error with `HEARTH_REQUIRE_GPU`).
 #[cfg(not(feature = "gpu"))]

@@ -156,7 +156,7 @@ fn tfhe_pbs_without_the_feature_says_how_to_get_it() {
 fn require_gpu_turns_the_fallback_into_an_error() {
     // Every GPU path of the checklist (scripts/gpu-measure.sh), in a build
     // without the gpu feature: each must fail, not time the cpu twice.
-    let commands: [&[&str]; 4] = [
+    let mut commands: Vec<&[&str]> = vec![
         &["backends", "--params", "GATES_128", "--bootstraps", "10"],
         &[
             "noise",
@@ -167,8 +167,11 @@ fn require_gpu_turns_the_fallback_into_an_error() {
             "--count",
             "10",
         ],
-        &["kernels", "--backend", "gpu", "--cases", "dot16"],
-        &[
+    ];
+    // Beside tfhe-rs's CUDA integer API: in builds with the comparisons.
+    if cfg!(feature = "tfhe-rs") {
+        commands.push(&["kernels", "--backend", "gpu", "--cases", "dot16"]);
+        commands.push(&[
             "ops",
             "--backend",
             "gpu",
@@ -176,8 +179,8 @@ fn require_gpu_turns_the_fallback_into_an_error() {
             "bits",
             "--bits",
             "16",
-        ],
-    ];
+        ]);
+    }
     for args in commands {
         let (ok, _, err) = bench_env(args, &[("HEARTH_REQUIRE_GPU", "1")]);
         assert!(!ok, "{args:?}: a measurement without a GPU must fail");
@@ -185,7 +188,28 @@ fn require_gpu_turns_the_fallback_into_an_error() {
     }
 }
 
+/// Without the feature `tfhe-rs` (as the test command builds this crate),
+/// every comparison with tfhe-rs says how to get it.
+#[test]
+#[cfg(not(feature = "tfhe-rs"))]
+fn comparisons_without_tfhe_rs_say_how_to_get_them() {
+    for args in [
+        &["ops", "--bits", "8"][..],
+        &["ops", "--family", "bits", "--bits", "8"],
+        &["kernels", "--cases", "dot16"],
+        &["pbs", "--params", "GATES_128"],
+    ] {
+        let (ok, _, err) = bench(args);
+        assert!(!ok, "{args:?} succeeded");
+        assert!(
+            err.contains("no comparisons with tfhe-rs"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 /// Each benchmark at a small size, with what its output must show.
+#[cfg(feature = "tfhe-rs")]
 const SMALL: &[(&[&str], &str)] = &[
     (
         &[
@@ -254,6 +278,7 @@ const SMALL: &[(&[&str], &str)] = &[
 /// Minutes on 2 cores: `.ci/run` runs it.
 #[test]
 #[ignore]
+#[cfg(feature = "tfhe-rs")]
 fn every_documented_benchmark_runs() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let mut docs = std::fs::read_to_string(format!("{root}/README.md")).unwrap();

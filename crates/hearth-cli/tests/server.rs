@@ -22,7 +22,7 @@ use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 
 const CLIENTS: usize = 8;
-const JOBS_PER_CLIENT: usize = 20;
+const JOBS_PER_CLIENT: usize = 8;
 
 /// Longest wait for one job: a lost job fails the test instead of
 /// hanging it.

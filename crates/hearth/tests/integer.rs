@@ -82,7 +82,7 @@ fn digits_128_encrypted_matches_clear_on_8_bit_values() {
     let client = ClientKey::generate(&DIGITS_128);
     let server = client.server_key();
     let cpu = CpuBackend::new(&server, Some(2)).unwrap();
-    for (x, y) in [(173i64, -89i64), (-255, 254)] {
+    for (x, y) in [(-255i64, 254i64)] {
         let ex = client.encrypt_int(x, 8).unwrap();
         let ey = client.encrypt_int(y, 8).unwrap();
         let enc = prog.run_encrypted(&cpu, &[ex, ey]).unwrap();

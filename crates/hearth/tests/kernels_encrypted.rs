@@ -4,25 +4,26 @@
 use hearth::api::{Program, U16};
 use hearth::backend::CpuBackend;
 use hearth::kernels::{self, ConvOrder, Padding, Tensor, Weights};
-use hearth::{ClientKey, DIGITS_128, GATES_128};
+use hearth::testing::keys::keys;
+use hearth::{DIGITS_128, GATES_128};
 use rand::{Rng, SeedableRng};
 
-/// A 16-element dot product of encrypted 16-bit words (wrapping, as
-/// `u16`), on GATES_128.
+/// A 4-element dot product of encrypted 16-bit words (wrapping, as
+/// `u16`), on GATES_128 (every length and shape on the clear backend in
+/// `tests/kernels.rs`).
 #[test]
-fn dot_product_of_16_words_of_16_bits() {
+fn dot_product_of_4_words_of_16_bits() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-    let xs: Vec<u16> = (0..16).map(|_| rng.gen()).collect();
-    let ys: Vec<u16> = (0..16).map(|_| rng.gen()).collect();
+    let xs: Vec<u16> = (0..4).map(|_| rng.gen()).collect();
+    let ys: Vec<u16> = (0..4).map(|_| rng.gen()).collect();
     let p = Program::new(&GATES_128);
     {
-        let t = || Tensor::new(&[16], (0..16).map(|_| U16::input(&p)).collect()).unwrap();
+        let t = || Tensor::new(&[4], (0..4).map(|_| U16::input(&p)).collect()).unwrap();
         let (x, y) = (t(), t());
         p.output(&kernels::dot(&p, &x, &y).unwrap());
     }
     let prog = p.build().unwrap();
-    let client = ClientKey::generate(&GATES_128);
-    let server = client.server_key();
+    let (client, server) = keys(&GATES_128);
     let ins: Vec<_> = xs
         .iter()
         .chain(&ys)
@@ -38,17 +39,18 @@ fn dot_product_of_16_words_of_16_bits() {
     assert_eq!(client.decrypt_word::<u16>(&out[0]).unwrap(), want);
 }
 
-/// A 5x5 convolution (clear filter, bias) of an encrypted 8x8 image of
-/// exact integers, then ReLU, on DIGITS_128.
+/// A 3x3 convolution (clear filter, bias) of an encrypted 5x5 image of
+/// exact integers, then ReLU, on DIGITS_128 (every shape, stride and
+/// padding on the clear backend in `tests/kernels.rs`).
 #[test]
-fn convolution_5x5_on_an_8x8_image() {
+fn convolution_3x3_on_a_5x5_image() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(6);
-    let img: Vec<i64> = (0..64).map(|_| rng.gen_range(0..16)).collect();
-    let w: Vec<i64> = (0..25).map(|_| rng.gen_range(-4..=4)).collect();
+    let img: Vec<i64> = (0..25).map(|_| rng.gen_range(0..16)).collect();
+    let w: Vec<i64> = (0..9).map(|_| rng.gen_range(-4..=4)).collect();
     let p = Program::new(&DIGITS_128);
     {
-        let x = Tensor::new(&[1, 8, 8], (0..64).map(|_| p.input(4)).collect()).unwrap();
-        let wt = Tensor::from_i64(&[1, 1, 5, 5], &w).unwrap();
+        let x = Tensor::new(&[1, 5, 5], (0..25).map(|_| p.input(4)).collect()).unwrap();
+        let wt = Tensor::from_i64(&[1, 1, 3, 3], &w).unwrap();
         let bias = Tensor::from_i64(&[1], &[-20]).unwrap();
         let y = kernels::conv2d(
             &p,
@@ -65,8 +67,7 @@ fn convolution_5x5_on_an_8x8_image() {
         }
     }
     let prog = p.build().unwrap();
-    let client = ClientKey::generate(&DIGITS_128);
-    let server = client.server_key();
+    let (client, server) = keys(&DIGITS_128);
     let ins: Vec<_> = img
         .iter()
         .map(|&v| client.encrypt_int(v, 4).unwrap())
@@ -76,10 +77,10 @@ fn convolution_5x5_on_an_8x8_image() {
         .unwrap();
     let got: Vec<i64> = out.iter().map(|o| client.decrypt_i64(o).unwrap()).collect();
     let mut want = Vec::new();
-    for i in 0..4 {
-        for j in 0..4 {
-            let s: i64 = (0..25)
-                .map(|t| w[t] * img[(i + t / 5) * 8 + j + t % 5])
+    for i in 0..3 {
+        for j in 0..3 {
+            let s: i64 = (0..9)
+                .map(|t| w[t] * img[(i + t / 3) * 5 + j + t % 3])
                 .sum::<i64>()
                 - 20;
             want.push(s.max(0));

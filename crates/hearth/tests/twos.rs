@@ -229,7 +229,7 @@ fn encrypted_twos_inputs_decrypt_exactly() {
     p.output(&x.max(&y));
     p.output(&x.wrapping_mul(&y, 16));
     let prog = p.build().unwrap();
-    for (a, b) in [(-32768i64, 32767i64), (12345, -12345), (-7, -7)] {
+    for (a, b) in [(-32768i64, 32767i64), (-7, -7)] {
         let ins = [
             client.encrypt_int_twos(a, 16).unwrap(),
             client.encrypt_int_twos(b, 16).unwrap(),

@@ -1,7 +1,9 @@
 //! Random circuits and random programs, shared by the tests, the
-//! benchmarks and `hearth tool fuzz-programs`.
+//! benchmarks and `hearth tool fuzz-programs`, and keys shared by the tests
+//! of one process.
 
 pub mod circuits;
+pub mod keys;
 pub mod programs;
 pub mod word_programs;
 

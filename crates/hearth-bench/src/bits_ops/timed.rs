@@ -1,0 +1,285 @@
+//! The words beside tfhe-rs's `FheUint`, encrypted and timed on the same threads (feature `tfhe-rs`).
+
+use std::time::{Duration, Instant};
+
+use hearth_cli::progress::{generate, steps};
+use rand::{Rng, SeedableRng};
+
+use super::*;
+use crate::plot::GroupedBars;
+use crate::report::{median, ms};
+use tfhe::prelude::*;
+use tfhe::{FheUint16, FheUint32, FheUint64, FheUint8};
+
+/// One tfhe-rs operation on `FheUintN` (on the current rayon pool):
+/// (time, result as in [`BitsOp::reference`]).
+macro_rules! tfhe_op {
+    ($name:ident, $fhe:ty, $clear:ty, $n:expr) => {
+        fn $name(op: BitsOp, x: u128, y: u128, ck: &tfhe::ClientKey) -> (Duration, u128) {
+            let a = <$fhe>::encrypt(x as $clear, ck);
+            let b = <$fhe>::encrypt(y as $clear, ck);
+            let t = Instant::now();
+            let dec = |r: $fhe| -> u128 {
+                let v: $clear = r.decrypt(ck);
+                v as u128
+            };
+            let r: Box<dyn FnOnce() -> u128> = match op {
+                BitsOp::Add => {
+                    let r = &a + &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Sub => {
+                    let r = &a - &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Mul => {
+                    let r = &a * &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::MulConst => {
+                    let r = &a * (805u32 as $clear);
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Div => {
+                    let r = &a / &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::DivConst => {
+                    let (q, r) = a.div_rem(7 as $clear);
+                    Box::new(move || dec(q) | (dec(r) << $n))
+                }
+                BitsOp::Rem => {
+                    let r = &a % &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::ShlEnc => {
+                    let r = &a << &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::ShrEnc => {
+                    let r = &a >> &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::RotlEnc => {
+                    let r = (&a).rotate_left(&b);
+                    Box::new(move || dec(r))
+                }
+                BitsOp::And => {
+                    let r = &a & &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Or => {
+                    let r = &a | &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Xor => {
+                    let r = &a ^ &b;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Eq => {
+                    let r = a.eq(&b);
+                    Box::new(move || {
+                        let v: bool = r.decrypt(ck);
+                        v as u128
+                    })
+                }
+                BitsOp::Lt => {
+                    let r = a.lt(&b);
+                    Box::new(move || {
+                        let v: bool = r.decrypt(ck);
+                        v as u128
+                    })
+                }
+                BitsOp::Max => {
+                    let r = a.max(&b);
+                    Box::new(move || dec(r))
+                }
+                BitsOp::Min => {
+                    let r = a.min(&b);
+                    Box::new(move || dec(r))
+                }
+                BitsOp::OverflowingAdd => {
+                    let (s, o) = a.overflowing_add(&b);
+                    Box::new(move || {
+                        let ov: bool = o.decrypt(ck);
+                        dec(s) | ((ov as u128) << $n)
+                    })
+                }
+                BitsOp::Neg => {
+                    let r = -&a;
+                    Box::new(move || dec(r))
+                }
+                BitsOp::CountOnes => {
+                    let r = a.count_ones();
+                    Box::new(move || {
+                        let v: u32 = r.decrypt(ck);
+                        v as u128
+                    })
+                }
+                BitsOp::LeadingZeros => {
+                    let r = a.leading_zeros();
+                    Box::new(move || {
+                        let v: u32 = r.decrypt(ck);
+                        v as u128
+                    })
+                }
+                BitsOp::Select => {
+                    let r = a.lt(&b).select(&a, &b);
+                    Box::new(move || dec(r))
+                }
+            };
+            let d = t.elapsed();
+            (d, r())
+        }
+    };
+}
+
+tfhe_op!(tfhe8, FheUint8, u8, 8);
+tfhe_op!(tfhe16, FheUint16, u16, 16);
+tfhe_op!(tfhe32, FheUint32, u32, 32);
+tfhe_op!(tfhe64, FheUint64, u64, 64);
+
+pub(super) fn encrypted(
+    Timing {
+        engine,
+        threads,
+        samples,
+    }: Timing,
+    bits: &[usize],
+    json: JsonOut,
+    plot: PlotOut,
+) -> Result<(), Error> {
+    if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32, 64].contains(&n)) {
+        return Err(Error::Config(format!(
+            "--bits {n}: the comparison covers 8, 16, 32 and 64"
+        )));
+    }
+    let (client, server) = generate(&GATES_128);
+    let (dclient, dserver) = generate(&DIGITS_128);
+    let (tck, pool) = crate::tfhe::tfhe_pool(threads, engine)?;
+    let cpu = hearth_cli::backend::evaluator(engine, &server, Some(threads))?;
+    let dcpu = hearth_cli::backend::evaluator(engine, &dserver, Some(threads))?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    let mut t = Table::new(
+        format!(
+            "Words on GATES_128, encrypted on {}: hearth beside tfhe-rs FheUint on the {engine:?} (default \
+             parameters), and the digits family (DIGITS_128) where it has the operation",
+            cpu.describe()
+        ),
+        &["op", "bits", "#PBS", "hearth bits (ms)", "tfhe-rs (ms)", "bits / tfhe-rs", "hearth digits (ms)", "digits / tfhe-rs"],
+    );
+    let mut rows = Vec::new();
+    let mut ratios = Vec::new();
+    let bar = steps((BitsOp::ALL.len() * bits.len()) as u64);
+    for &n in bits {
+        for op in BitsOp::ALL {
+            bar.set_message(format!("{} at {n} bits", op.name()));
+            let m = (1u128 << n) - 1;
+            let (x, y) = (rng.gen::<u128>() & m, rng.gen::<u128>() & (m >> (n / 2)));
+            // Shift amounts below the width (tfhe-rs does not reduce them
+            // modulo the width); no division by zero.
+            let y = match op {
+                BitsOp::ShlEnc | BitsOp::ShrEnc | BitsOp::RotlEnc => y % n as u128,
+                _ => y.max(1),
+            };
+            let prog = build(op, n, &GATES_128, threads)?;
+            let pbs = prog.circuit().stats().pbs;
+            let ins = [
+                client.encrypt_word_of(x, n, false)?,
+                client.encrypt_word_of(y, n, false)?,
+            ];
+            let want = op.reference(n, x, y);
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            for _ in 0..samples {
+                let start = Instant::now();
+                let out = prog.run_encrypted(&cpu, &ins)?;
+                ours.push(start.elapsed());
+                let mut got = 0u128;
+                let mut shift = 0;
+                for o in &out {
+                    let v = client.decrypt_word_value(o)?;
+                    got |= u128::try_from(v).unwrap_or(0) << shift;
+                    shift += o.shape().len();
+                }
+                if got != want {
+                    return Err(Error::Config(format!(
+                        "{} at {n}: hearth gave {got}, expected {want}",
+                        op.name()
+                    )));
+                }
+                let (t, v) = pool.install(|| match n {
+                    8 => tfhe8(op, x, y, &tck),
+                    16 => tfhe16(op, x, y, &tck),
+                    32 => tfhe32(op, x, y, &tck),
+                    _ => tfhe64(op, x, y, &tck),
+                });
+                if v != want {
+                    return Err(Error::Config(format!(
+                        "{} at {n}: tfhe-rs gave {v}, expected {want}",
+                        op.name()
+                    )));
+                }
+                theirs.push(t);
+            }
+            let (ours, theirs) = (median(ours), median(theirs));
+            let digits = match op.digits() {
+                Some(d) if n <= 32 => {
+                    let prog = d.program(&DIGITS_128, n)?;
+                    let mut ins = vec![dclient.encrypt_int(x as i64 >> 1, n)?];
+                    if d.arity() == 2 {
+                        ins.push(dclient.encrypt_int(y as i64 >> 1, n)?);
+                    }
+                    let mut times = Vec::new();
+                    for _ in 0..samples {
+                        let start = Instant::now();
+                        prog.run_encrypted(&dcpu, &ins)?;
+                        times.push(start.elapsed());
+                    }
+                    Some(median(times))
+                }
+                _ => None,
+            };
+            let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
+            let dratio = digits.map(|d| d.as_secs_f64() / theirs.as_secs_f64());
+            ratios.push((op.name().to_string(), format!("{n} bits"), ratio));
+            t.row(vec![
+                op.name().into(),
+                n.to_string(),
+                pbs.to_string(),
+                ms(ours),
+                ms(theirs),
+                format!("{ratio:.2}"),
+                digits.map_or("-".into(), ms),
+                dratio.map_or("-".into(), |r| format!("{r:.2}")),
+            ]);
+            rows.push(json!({
+                "op": op.name(), "bits": n, "pbs": pbs,
+                "hearth_ms": ours.as_secs_f64() * 1e3, "tfhe_rs_ms": theirs.as_secs_f64() * 1e3, "ratio": ratio,
+                "digits_ms": digits.map(|d| d.as_secs_f64() * 1e3), "digits_ratio": dratio,
+            }));
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    t.note(
+        "Unsigned operands; times are medians of the runs (--samples), hearth and tfhe-rs alternating; results checked against Rust for both libraries. The digits \
+         family's product is exact (2n digits), tfhe-rs's wraps. Division by zero is not timed.",
+    );
+    emit(
+        json.json.as_deref(),
+        &json!({"bench": "ops", "family": "bits", "backend": format!("{engine:?}").to_lowercase(), "hearth": cpu.describe(), "threads": threads, "samples": samples, "rows": rows}),
+        &[t],
+    )?;
+    if let Some(path) = &plot.plot {
+        let chart = GroupedBars::from_triples(
+            format!(
+                "bench ops --family bits: words on GATES_128, {threads} threads, {}",
+                crate::plot::today()
+            ),
+            "time hearth / tfhe-rs FheUint (below 1: hearth faster)".into(),
+            &ratios,
+        );
+        crate::plot::save(path, &crate::plot::ratio_bars(&chart)?)?;
+    }
+    Ok(())
+}
