@@ -291,7 +291,7 @@ fn every_operation_encrypted_equals_the_clear_backend() {
                 clear_word(x, 8, signed).unwrap(),
                 clear_word(y, 8, signed).unwrap(),
             ];
-            let (out, clear) = encrypted_equals_clear(&client, &cpu, &prog, &enc, &words)
+            let (out, clear) = encrypted_equals_clear(client, &cpu, &prog, &enc, &words)
                 .unwrap_or_else(|e| panic!("x = {x}, y = {y}, signed = {signed}: {e}"));
             // The typed decryption reads the same values.
             let first = client.decrypt_word_value(&out[0]).unwrap();
