@@ -30,7 +30,7 @@ fn dot_product_of_4_words_of_16_bits() {
         .map(|&v| client.encrypt_word(v).unwrap())
         .collect();
     let out = prog
-        .run_encrypted(&CpuBackend::new(&server, None).unwrap(), &ins)
+        .run_encrypted(&CpuBackend::new(server, None).unwrap(), &ins)
         .unwrap();
     let want = xs
         .iter()
@@ -73,7 +73,7 @@ fn convolution_3x3_on_a_5x5_image() {
         .map(|&v| client.encrypt_int(v, 4).unwrap())
         .collect();
     let out = prog
-        .run_encrypted(&CpuBackend::new(&server, None).unwrap(), &ins)
+        .run_encrypted(&CpuBackend::new(server, None).unwrap(), &ins)
         .unwrap();
     let got: Vec<i64> = out.iter().map(|o| client.decrypt_i64(o).unwrap()).collect();
     let mut want = Vec::new();
