@@ -1,17 +1,10 @@
-//! `hearth demo`: a small encrypted computation, checked against the clear
-//! backend, with its cost from the count backend.
+//! `hearth demo`: the first demo (crates/hearth-demo) on the backend and
+//! threads the options name.
 
-use std::time::Instant;
-
-use hearth::api::{Int, Program, U16};
-use hearth::backend::{Backend, ClearBackend, CountBackend};
-
-use hearth::crypto::keys::signed_digit;
-use hearth::{CircuitBuilder, ClientKey, Error, Lut, ServerKey, Wire, DIGITS_128, GATES_128};
-use hearth_cli::backend::evaluator;
-use hearth_cli::options::Engine;
-use hearth_cli::options::{BackendArg, Threads};
-use hearth_cli::progress::generate;
+use hearth::backend::Backend;
+use hearth::{Ciphertext, Circuit, Error, ServerKey};
+use hearth_cli::backend::{evaluator, Evaluator};
+use hearth_cli::options::{BackendArg, Engine, Threads};
 
 /// `hearth demo`.
 #[derive(clap::Args)]
@@ -29,217 +22,51 @@ impl Args {
     }
 }
 
+/// The demo's evaluators: `--backend` on `--threads`.
+struct Chosen {
+    engine: Engine,
+    threads: Threads,
+}
+
+/// One of the command's evaluators, as the demo takes them.
+struct Shown<'k>(Evaluator<'k>);
+
+impl Backend for Shown<'_> {
+    type Digit = Ciphertext;
+
+    fn evaluate(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<Vec<Ciphertext>, Error> {
+        self.0.evaluate(circuit, inputs)
+    }
+}
+
+impl hearth_demo::Evaluator for Shown<'_> {
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+}
+
+impl hearth_demo::Evaluators for Chosen {
+    fn evaluator<'k>(
+        &self,
+        server: &'k ServerKey,
+    ) -> Result<Box<dyn hearth_demo::Evaluator + 'k>, Error> {
+        Ok(Box::new(Shown(evaluator(
+            self.engine,
+            server,
+            self.threads.get(),
+        )?)))
+    }
+
+    fn threads(&self) -> usize {
+        self.threads.resolve().unwrap_or(1)
+    }
+}
+
 /// `hearth demo`.
 pub fn run(args: Args) -> Result<(), Error> {
-    demo(args.threads, args.backend.backend)
-}
-
-/// `a * b` for digits in [-2, 2]: floor((a+b)^2/4) - floor((a-b)^2/4),
-/// two bootstraps of depth 1.
-fn product(b: &mut CircuitBuilder, x: Wire, y: Wire) -> Result<Wire, Error> {
-    let quarter_square = Lut::from_fn(5, -4, 4, |v| (v * v) / 4)?;
-    let s = b.add(x, y)?;
-    let d = b.sub(x, y)?;
-    let qs = b.bootstrap(s, &quarter_square)?;
-    let qd = b.bootstrap(d, &quarter_square)?;
-    Ok(b.sub(qs, qd)?)
-}
-
-/// `hearth demo`: runs everything on `threads`, checks every output.
-fn demo(threads: Threads, engine: Engine) -> Result<(), Error> {
-    let params = &DIGITS_128;
-    println!(
-        "hearth demo: {} ({}), budget {} per bootstrap input",
-        params.name, params.source, params.budgets.half
-    );
-    let t = Instant::now();
-    let (client, server) = generate(params);
-    println!(
-        "keys generated in {:.1} s (key {})",
-        t.elapsed().as_secs_f64(),
-        client.key_id()
-    );
-
-    // Four encrypted digits in [-2, 2].
-    let values = [2i64, -1, 1, -2];
-    let mut b = CircuitBuilder::new(params);
-    let x: Vec<Wire> = (0..4).map(|_| b.input(-2, 2)).collect::<Result<_, _>>()?;
-    let weighted = b.linear(&[(x[0], 3), (x[1], -2), (x[2], 1)], 0)?;
-    let sign = Lut::from_fn(5, -12, 12, i64::signum)?;
-    let weighted_sign = b.bootstrap(weighted, &sign)?;
-    let relu = Lut::from_fn(5, -4, 4, |v| v.max(0))?;
-    let diff = b.sub(x[0], x[1])?;
-    let relu_diff = b.bootstrap(diff, &relu)?;
-    let max = b.add(x[1], relu_diff)?;
-    let p01 = product(&mut b, x[0], x[1])?;
-    let p23 = product(&mut b, x[2], x[3])?;
-    let dot = b.add(p01, p23)?;
-    let dot_sign = b.bootstrap(dot, &sign)?;
-    let names = [
-        "3*x0 - 2*x1 + x2",
-        "sign(3*x0 - 2*x1 + x2)",
-        "max(x0, x1)",
-        "x0*x1 + x2*x3",
-        "sign(x0*x1 + x2*x3)",
-    ];
-    for w in [weighted, weighted_sign, max, dot, dot_sign] {
-        b.output(w)?;
-    }
-    let circuit = b.build();
-    let stats = CountBackend.stats(&circuit);
-
-    let cts = values
-        .iter()
-        .map(|&v| client.encrypt(v))
-        .collect::<Result<Vec<_>, _>>()?;
-    let ev = evaluator(engine, &server, threads.get())?;
-    let t = Instant::now();
-    let out = ev.evaluate(&circuit, &cts)?;
-    let wall = t.elapsed();
-    let clear_inputs: Vec<u64> = values.iter().map(|&v| v.rem_euclid(32) as u64).collect();
-    let expected = ClearBackend.evaluate(&circuit, &clear_inputs)?;
-
-    println!("inputs x0..x3 = {values:?} (encrypted)");
-    println!("| output | decrypted | clear backend | plain Rust |");
-    println!("|---|---|---|---|");
-    let plain = [
-        3 * values[0] - 2 * values[1] + values[2],
-        (3 * values[0] - 2 * values[1] + values[2]).signum(),
-        values[0].max(values[1]),
-        values[0] * values[1] + values[2] * values[3],
-        (values[0] * values[1] + values[2] * values[3]).signum(),
-    ];
-    let mut ok = true;
-    for ((name, ct), (&e, &p)) in names.iter().zip(&out).zip(expected.iter().zip(&plain)) {
-        let d = client.decrypt_signed(ct)?;
-        let e = signed_digit(params, e);
-        ok &= d == e && d == p;
-        println!("| {name} | {d} | {e} | {p} |");
-    }
-    println!(
-        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
-        stats.pbs,
-        stats.depth,
-        stats.max_width(),
-        ev.describe(),
-        wall.as_secs_f64() * 1e3
-    );
-    ok &= integers(&client, &server, threads, engine)?;
-    ok &= words(threads, engine)?;
-    if !ok {
-        return Err(Error::Config(
-            "demo: decrypted results differ from the expected values".into(),
-        ));
-    }
-    println!("all outputs match the clear backend and plain integer arithmetic");
-    Ok(())
-}
-
-/// Signed-binary integers through the typed API: the maximum of three
-/// encrypted 8-bit values and a weighted sum of them, in one program.
-fn integers(
-    client: &ClientKey,
-    server: &ServerKey,
-    threads: Threads,
-    engine: Engine,
-) -> Result<bool, Error> {
-    let values = [-87i64, 113, 42];
-    let weights = [3i64, -5, 7];
-    let p = Program::new(&DIGITS_128);
-    let x: Vec<_> = (0..3).map(|_| p.input(8)).collect();
-    let max = x[0].max(&x[1]).max(&x[2]);
-    let terms: Vec<_> = x.iter().zip(weights).map(|(xi, w)| xi * w).collect();
-    let weighted = Int::sum(&p, &terms);
-    p.output(&max);
-    p.output(&weighted);
-    let prog = p.build()?;
-    let stats = CountBackend.stats(prog.circuit());
-    let inputs = values
-        .iter()
-        .map(|&v| client.encrypt_int(v, 8))
-        .collect::<Result<Vec<_>, _>>()?;
-    let ev = evaluator(engine, server, threads.get())?;
-    let t = Instant::now();
-    let out = prog.run_encrypted(&ev, &inputs)?;
-    let wall = t.elapsed();
-    let got = [client.decrypt_i64(&out[0])?, client.decrypt_i64(&out[1])?];
-    let want = [
-        values.iter().copied().max().expect("three values"),
-        values.iter().zip(weights).map(|(v, w)| v * w).sum(),
-    ];
-    println!();
-    println!("signed-binary integers: x = {values:?} (8 digits each, encrypted)");
-    println!("| output | decrypted | plain Rust |");
-    println!("|---|---|---|");
-    println!("| max(x0, x1, x2) | {} | {} |", got[0], want[0]);
-    println!("| 3*x0 - 5*x1 + 7*x2 | {} | {} |", got[1], want[1]);
-    println!(
-        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
-        stats.pbs,
-        stats.depth,
-        stats.max_width(),
-        ev.describe(),
-        wall.as_secs_f64() * 1e3
-    );
-    Ok(got == want)
-}
-
-/// Fixed-width words on GATES_128: Rust's wrapping semantics on 16-bit
-/// unsigned integers, one program.
-fn words(threads: Threads, engine: Engine) -> Result<bool, Error> {
-    let params = &GATES_128;
-    let t = Instant::now();
-    let (client, server) = generate(params);
-    println!();
-    println!(
-        "words: {} ({}), keys in {:.1} s",
-        params.name,
-        params.source,
-        t.elapsed().as_secs_f64()
-    );
-    let (x, y) = (51_234u16, 4_321u16);
-    let p = Program::new(params);
-    let ev = evaluator(engine, &server, threads.get())?;
-    p.set_threads(threads.resolve()?);
-    let a = U16::input(&p);
-    let b = U16::input(&p);
-    let sum = &a + &b;
-    let lt = a.lt(&b);
-    let rot = a.rotate_left_by(&b);
-    let (q, r) = a.div_rem(&b);
-    for w in [&sum, &rot, &q, &r] {
-        p.output(w);
-    }
-    p.output(&lt);
-    let prog = p.build()?;
-    let stats = CountBackend.stats(prog.circuit());
-    let inputs = [client.encrypt_word(x)?, client.encrypt_word(y)?];
-    let t = Instant::now();
-    let out = prog.run_encrypted(&ev, &inputs)?;
-    let wall = t.elapsed();
-    let got: Vec<u16> = out[..4]
-        .iter()
-        .map(|o| client.decrypt_word::<u16>(o))
-        .collect::<Result<_, _>>()?;
-    let got_lt = client.decrypt_bool(&out[4])?;
-    let want = [x.wrapping_add(y), x.rotate_left(y as u32), x / y, x % y];
-    println!("x = {x}, y = {y} (u16, encrypted)");
-    println!("| output | decrypted | plain Rust |");
-    println!("|---|---|---|");
-    for (name, (g, w)) in ["x + y (wrapping)", "x.rotate_left(y)", "x / y", "x % y"]
-        .iter()
-        .zip(got.iter().zip(&want))
-    {
-        println!("| {name} | {g} | {w} |");
-    }
-    println!("| x < y | {got_lt} | {} |", x < y);
-    println!(
-        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
-        stats.pbs,
-        stats.depth,
-        stats.max_width(),
-        ev.describe(),
-        wall.as_secs_f64() * 1e3
-    );
-    Ok(got == want && got_lt == (x < y))
+    args.threads.resolve()?;
+    hearth_demo::run(&Chosen {
+        engine: args.backend.backend,
+        threads: args.threads,
+    })
 }

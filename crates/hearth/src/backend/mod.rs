@@ -51,6 +51,20 @@ pub trait Backend {
     ) -> Result<Vec<Self::Digit>, Error>;
 }
 
+/// A boxed backend evaluates as the backend in it (so that `dyn Backend`
+/// values can run programs: `CompiledProgram::run_encrypted(&boxed, ..)`).
+impl<B: Backend + ?Sized> Backend for Box<B> {
+    type Digit = B::Digit;
+
+    fn evaluate(
+        &self,
+        circuit: &Circuit,
+        inputs: &[Self::Digit],
+    ) -> Result<Vec<Self::Digit>, Error> {
+        (**self).evaluate(circuit, inputs)
+    }
+}
+
 /// For each bootstrap of `circuit`, the bootstraps reading its outputs (one
 /// entry per term), and how many terms of its own input other bootstraps
 /// produce: the dependency counts of the cpu backend's scheduler (and of
