@@ -3,7 +3,7 @@
 //! instructions with both; hand-written programs (labels, literal pools,
 //! data directives) give the same code and data and run to the same state.
 
-mod common;
+use crate::common;
 
 use common::{link, ArmTools};
 use hearth::backend::ClearBackend;

@@ -4,7 +4,7 @@
 //! memory, addresses that depend on encrypted data, and a branch decision
 //! budget exhausted mid-run (the state stays at the branch).
 
-mod common;
+use crate::common;
 
 use common::{link, ArmTools};
 use hearth::api::clear_word;

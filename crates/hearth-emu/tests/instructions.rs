@@ -7,7 +7,7 @@
 //! a clear prologue, so the circuits and the oblivious conditional
 //! execution are what is checked.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write;
 

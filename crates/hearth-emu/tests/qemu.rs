@@ -12,7 +12,7 @@
 //!
 //! Needs `gcc-arm-none-eabi` and `qemu-user` (`.ci/run` installs them).
 
-mod common;
+use crate::common;
 
 use common::{compile, corpus, flag_value, flags_of, link_with, qemu, reg_value, ArmTools, Cpu};
 use hearth::api::clear_word_value;

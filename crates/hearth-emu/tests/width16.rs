@@ -2,7 +2,7 @@
 //! PUSH / POP slots, literal loads), clear and encrypted, and what it
 //! refuses (MOVT, bit fields beyond bit 15, code above 64 KiB).
 
-mod common;
+use crate::common;
 
 use hearth::api::clear_word_value;
 use hearth::backend::ClearBackend;

@@ -2,6 +2,7 @@
 client and a server, the GIL released during a run, Ctrl-C."""
 
 import _thread
+import signal
 import sys
 import threading
 import time
@@ -88,11 +89,18 @@ def test_ctrl_c_stops_a_run(digits_keys):
     key, server = digits_keys
     prog = long_program(24)
     bundle = key.encrypt(prog, list(range(24)))
+    # Python's own Ctrl-C handler: a process started in the background
+    # inherits SIGINT ignored, and interrupt_main() then does nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, _thread.interrupt_main)
     start = time.perf_counter()
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        prog.run(server, bundle, progress=False)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            prog.run(server, bundle, progress=False)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     stopped = time.perf_counter() - start
     timer.join()
     # The whole run takes several times longer than this.

@@ -3,7 +3,7 @@
 //! same bits as decompressing in memory, the files are at least 4x
 //! (`DIGITS_128`) / 5x (`GATES_128`) smaller, and damaged or forged files
 //! are refused with typed errors. Run in release mode
-//! (`cargo test --release --test compressed`).
+//! (`cargo test --release -p hearth --test all compressed::`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -336,7 +336,7 @@ fn median_secs<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
 }
 
 /// Sizes and times for the README and docs/results/compressed-keys.md
-/// (`cargo test --release -p hearth --test compressed -- --ignored
+/// (`cargo test --release -p hearth --test all compressed:: -- --ignored
 /// --nocapture`): both kinds of file, generation of each, decompression
 /// in memory, and `ServerKey::load` of each file (just written, so from
 /// the page cache). Times are medians of 3 runs on all cores.

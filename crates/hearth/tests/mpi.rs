@@ -39,7 +39,9 @@ fn launch(ranks: usize, mode: &str, timeout_s: u64) -> Option<(bool, String, Dur
         .args(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(ranks.to_string())
         .arg(exe)
-        .args(["--exact", "mpi_child", "--nocapture", "--test-threads=1"])
+        .arg("--exact")
+        .arg(child_test_name())
+        .args(["--nocapture", "--test-threads=1"])
         .env("HEARTH_MPI_CHILD", mode)
         .env("HEARTH_MPI_TIMEOUT", timeout_s.to_string())
         .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
@@ -128,6 +130,14 @@ fn a_killed_rank_ends_the_launch_naming_it() {
 
 fn decrypt(client: &ClientKey, cts: &[Ciphertext]) -> Vec<u64> {
     cts.iter().map(|c| client.decrypt(c).unwrap()).collect()
+}
+
+/// [`mpi_child`]'s name for the test harness: its module path without the
+/// crate's name (`mpi::mpi_child`).
+fn child_test_name() -> String {
+    let path = module_path!();
+    let module = path.split_once("::").map_or(path, |(_, m)| m);
+    format!("{module}::mpi_child")
 }
 
 /// One rank of a launch (does nothing outside one).

@@ -76,7 +76,7 @@ proptest! {
     }
 }
 
-/// The long run: `cargo test --release --test programs -- --ignored`
+/// The long run: `cargo test --release -p hearth --test all programs:: -- --ignored`
 /// (10^6 programs; the CLI does the same in parallel).
 #[test]
 #[ignore = "long: a million random programs"]
