@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: every Rust test (release) with the MPI backend's tests
-# on 1, 2 and 4 ranks among them, the Python package's tests, then the
-# benchmarks' tests. The Python side needs only python3 (3.9 or later): it
+# on 1, 2 and 4 ranks and the benchmarks' tests among them, then the
+# Python package's tests. The Python side needs only python3 (3.9 or later): it
 # makes a virtual environment in .venv, installs maturin, numpy and pytest
 # from PyPI into it (and tqdm and mypy, so that both progress displays and
 # the type stubs are tested), builds the package there (maturin develop
@@ -12,9 +12,9 @@
 # same features of the shared dependencies; the library is built with the
 # same features everywhere (`testing` and, where Open MPI is installed,
 # `mpi`: the Python package is built with them too, though it uses neither);
-# and the benchmarks' tests build hearth-bench without its comparisons with
-# tfhe-rs (`--no-default-features`), which would need a build of tfhe of
-# their own. CI runs those comparisons (.ci/run).
+# and hearth-bench is built without its comparisons with tfhe-rs
+# (`--no-default-features`), which would need a build of tfhe of their
+# own. CI runs those comparisons (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,8 +38,10 @@ else
     [ -z "${HEARTH_REQUIRE_MPI:-}" ] || exit 1
 fi
 
-# (hearth-py has no Rust tests: maturin builds it below.)
-cargo test --release --workspace --exclude hearth-bench --exclude hearth-py --features "$features"
+# Every crate's tests in one build, hearth-bench's without its comparisons
+# with tfhe-rs (`--no-default-features`: only hearth-bench has default
+# features). hearth-py has no Rust tests: maturin builds it below.
+cargo test --release --workspace --exclude hearth-py --no-default-features --features "$features"
 
 python=${PYTHON:-python3}
 usable() { "$python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; }
@@ -61,6 +63,3 @@ else
     echo "Python tests skipped: no $python >= 3.9 with venv (set PYTHON=...)" >&2
     [ -z "${HEARTH_REQUIRE_PYTHON:-}" ] || exit 1
 fi
-
-# The benchmarks: their options, refusals and keyless tables.
-cargo test --release -p hearth-bench --no-default-features --features "$features"

@@ -1,7 +1,9 @@
 //! The library's integration tests, one module per file, in one test
 //! binary: one link instead of one per file, and the two test threads
 //! busy across files (`cargo test --release -p hearth --test all twos::`
-//! runs one file's tests).
+//! runs one file's tests). The MPI tests are a binary of their own
+//! (`--test mpi`): each launches `mpirun` on it, and their timeouts must
+//! not compete with the encrypted tests for the cores.
 
 mod batched;
 mod bits;
@@ -15,7 +17,6 @@ mod integer;
 mod kernels;
 mod kernels_encrypted;
 mod ks32;
-mod mpi;
 mod program_files;
 mod programs;
 mod twos;

@@ -25,19 +25,20 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
     p.output(&(&x * &y));
     let prog = p.build().unwrap();
     let cpu = CpuBackend::new(&server, None).unwrap();
-    for (a, b) in [(-32768i64, 255i64), (-5, -5)] {
-        let ins = [
-            client.encrypt_int_twos(a, 16).unwrap(),
-            client.encrypt_int(b, 8).unwrap(),
-        ];
-        let out = prog.run_encrypted(&cpu, &ins).unwrap();
-        let got: Vec<i64> = out.iter().map(|o| client.decrypt_i64(o).unwrap()).collect();
-        assert_eq!(
-            got,
-            vec![a - b, (a < b) as i64, a.max(b), a * b],
-            "{a}, {b}"
-        );
-    }
+    // One pair: the circuit is the same for every input, and the digits
+    // tests check the same circuits on the clear backend.
+    let (a, b) = (-32768i64, 255i64);
+    let ins = [
+        client.encrypt_int_twos(a, 16).unwrap(),
+        client.encrypt_int(b, 8).unwrap(),
+    ];
+    let out = prog.run_encrypted(&cpu, &ins).unwrap();
+    let got: Vec<i64> = out.iter().map(|o| client.decrypt_i64(o).unwrap()).collect();
+    assert_eq!(
+        got,
+        vec![a - b, (a < b) as i64, a.max(b), a * b],
+        "{a}, {b}"
+    );
 
     // A KS32 key whose header names DIGITS_128 is refused.
     let mut bytes = std::fs::read(d.join("server.key")).unwrap();

@@ -441,7 +441,8 @@ impl Cluster {
             Some(deadline),
         )
         .ok_or_else(|| late(rank, self.timeout))?;
-        Ok((msg, status).matched_receive_vec())
+        let data = receive_until(msg, status, deadline).ok_or_else(|| late(rank, self.timeout))?;
+        Ok((data, status))
     }
 }
 
@@ -552,6 +553,32 @@ fn broadcast_until<T: Equivalence + 'static>(comm: &Comm, data: Vec<T>, deadline
     } else {
         std::mem::forget(request);
         false
+    }
+}
+
+/// Receives the body of a probed message, or `None` once `deadline`
+/// passes. The probe sees a large message's envelope before its body,
+/// which comes only while the sender runs: a blocking receive would hang
+/// rank 0 on a rank stopped in between (seen on an overloaded machine).
+fn receive_until<T: Equivalence + Default + Clone + 'static>(
+    msg: Message,
+    status: Status,
+    deadline: Instant,
+) -> Option<Vec<T>> {
+    let count = usize::try_from(status.count(T::equivalent_datatype())).unwrap_or(0);
+    let raw: *mut [T] = Box::into_raw(vec![T::default(); count].into_boxed_slice());
+    // SAFETY: `raw` is a live allocation; only the request uses `buf`.
+    let buf: &'static mut [T] = unsafe { &mut *raw };
+    let mut request = Some(msg.immediate_matched_receive_into(StaticScope, buf));
+    if poll(|| test_once(&mut request), Some(deadline)).is_some() {
+        // SAFETY: the receive completed, so MPI no longer writes the
+        // buffer, and `buf` is no longer used.
+        Some(unsafe { Box::from_raw(raw) }.into_vec())
+    } else {
+        // MPI may still write into the buffer: it stays allocated (the
+        // run ends with a rank error).
+        std::mem::forget(request);
+        None
     }
 }
 
@@ -784,7 +811,13 @@ impl<'a> MpiBackend<'a> {
                 rank,
                 reason: format!("sent no sign of life within {timeout:?} of its batch"),
             })?;
-            let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
+            let bytes: Vec<u8> =
+                receive_until(msg, status, Instant::now() + timeout).ok_or_else(|| {
+                    Error::Rank {
+                        rank,
+                        reason: format!("stopped sending its batch reply for {timeout:?}"),
+                    }
+                })?;
             match status.tag() {
                 TAG_ALIVE => continue,
                 TAG_BATCH => {
