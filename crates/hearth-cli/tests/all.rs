@@ -4,4 +4,5 @@
 
 mod cli;
 mod deploy;
+mod docs;
 mod server;

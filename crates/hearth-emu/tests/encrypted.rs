@@ -104,7 +104,7 @@ fn encrypted_run_equals_clear_run() {
     assert_eq!(reg_value(&clear.state.regs[0]), 1_234_568);
 }
 
-/// A compiled C program of the corpus (bubble sort of 5 words, conditional
+/// A compiled C program of the corpus (bubble sort of 4 words, conditional
 /// stores decided obliviously) on encrypted memory: the data memory
 /// decrypts to qemu-arm's.
 #[test]

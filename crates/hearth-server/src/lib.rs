@@ -30,7 +30,8 @@
 //! ([`request::split_job`]); [`request::parse_job`] is the whole
 //! validation, callable on any bytes (a fuzz target).
 //!
-//! The README's example, compiled here:
+//! The book's client example (`docs/server.md`, where it runs against a
+//! server of its own), compiled here:
 //!
 //! ```no_run
 //! use hearth::api::U8;

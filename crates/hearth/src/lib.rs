@@ -13,6 +13,13 @@
 //! static checks, where each paper's algorithms live, and how to add an
 //! operation, a backend or a parameter set.
 //!
+//! **[The book](../book/index.html)** is the user's guide: getting started
+//! from Rust, Python, the command line and the server, both integer
+//! families and their algorithms, parameters, MPI, GPUs, benchmarks, file
+//! formats and troubleshooting (`mdbook build docs` writes it beside these
+//! API docs, in `target/doc/book`; its sources are the repository's
+//! `docs/`).
+//!
 //! ```no_run
 //! use hearth::{backend::{Backend, ClearBackend, CpuBackend}, CircuitBuilder, ClientKey, Lut, DIGITS_128};
 //!

@@ -1,24 +1,24 @@
 //! Kernels encrypted with real parameters (release mode): each result
 //! decrypts to the plain Rust integer result.
 
-use hearth::api::{Program, U16};
+use hearth::api::{Program, U8};
 use hearth::backend::CpuBackend;
 use hearth::kernels::{self, ConvOrder, Padding, Tensor, Weights};
 use hearth::testing::keys::keys;
 use hearth::{DIGITS_128, GATES_128};
 use rand::{Rng, SeedableRng};
 
-/// A 4-element dot product of encrypted 16-bit words (wrapping, as
-/// `u16`), on GATES_128 (every length and shape on the clear backend in
-/// `tests/kernels.rs`).
+/// A 4-element dot product of encrypted 8-bit words (wrapping, as
+/// `u8`), on GATES_128 (every length, width and shape on the clear
+/// backend in `tests/kernels.rs`).
 #[test]
-fn dot_product_of_4_words_of_16_bits() {
+fn dot_product_of_4_words_of_8_bits() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-    let xs: Vec<u16> = (0..4).map(|_| rng.gen()).collect();
-    let ys: Vec<u16> = (0..4).map(|_| rng.gen()).collect();
+    let xs: Vec<u8> = (0..4).map(|_| rng.gen()).collect();
+    let ys: Vec<u8> = (0..4).map(|_| rng.gen()).collect();
     let p = Program::new(&GATES_128);
     {
-        let t = || Tensor::new(&[4], (0..4).map(|_| U16::input(&p)).collect()).unwrap();
+        let t = || Tensor::new(&[4], (0..4).map(|_| U8::input(&p)).collect()).unwrap();
         let (x, y) = (t(), t());
         p.output(&kernels::dot(&p, &x, &y).unwrap());
     }
@@ -35,8 +35,8 @@ fn dot_product_of_4_words_of_16_bits() {
     let want = xs
         .iter()
         .zip(&ys)
-        .fold(0u16, |a, (&x, &y)| a.wrapping_add(x.wrapping_mul(y)));
-    assert_eq!(client.decrypt_word::<u16>(&out[0]).unwrap(), want);
+        .fold(0u8, |a, (&x, &y)| a.wrapping_add(x.wrapping_mul(y)));
+    assert_eq!(client.decrypt_word::<u8>(&out[0]).unwrap(), want);
 }
 
 /// A 3x3 convolution (clear filter, bias) of an encrypted 4x4 image of

@@ -7,14 +7,14 @@ use hearth::api::Program;
 use hearth::backend::CpuBackend;
 use hearth::crypto::noise::{measure, NoiseModel};
 use hearth::crypto::params::Margin;
-use hearth::{ClientKey, Error, FileError, ServerKey, DIGITS_128, DIGITS_KS32_128};
+use hearth::{Error, FileError, ServerKey, DIGITS_128, DIGITS_KS32_128};
 
 #[test]
 fn ks32_keys_round_trip_and_programs_are_exact() {
     let d = std::env::temp_dir().join(format!("hearth-ks32-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
-    let client = ClientKey::generate(&DIGITS_KS32_128);
-    client.server_key().save(&d.join("server.key")).unwrap();
+    let (client, server) = hearth::testing::keys::keys(&DIGITS_KS32_128);
+    server.save(&d.join("server.key")).unwrap();
     let server = ServerKey::load(&d.join("server.key")).unwrap();
 
     let p = Program::new(&DIGITS_KS32_128);
@@ -51,18 +51,17 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// 1 000 bootstraps at the full margin-1/2 budget: no wrong output, and the
-/// noise the blind rotation sees is the model's (within 10%; the measured
-/// standard deviation of 1 000 samples is within about 2% of the true one).
+/// 600 bootstraps at the full margin-1/2 budget: no wrong output, and the
+/// noise the blind rotation sees is the model's (within 12%; the measured
+/// standard deviation of 600 samples is within about 3% of the true one).
 #[test]
 fn ks32_noise_matches_the_model() {
-    let client = ClientKey::generate(&DIGITS_KS32_128);
-    let server = client.server_key();
+    let (client, server) = hearth::testing::keys::keys(&DIGITS_KS32_128);
     let budget = DIGITS_KS32_128.budgets.half;
-    let r = measure(&client, &server, budget, Margin::Half, 1000, 5, &|_| {}).unwrap();
+    let r = measure(client, server, budget, Margin::Half, 600, 5, &|_| {}).unwrap();
     assert_eq!(r.wrong, 0);
     let ratio = r.input_std_measured / r.input_std_predicted;
-    assert!((0.9..1.1).contains(&ratio), "input std ratio {ratio}");
+    assert!((0.88..1.12).contains(&ratio), "input std ratio {ratio}");
     // Same variances as the 64-bit pattern with the same decomposition.
     let (a, b) = (
         NoiseModel::of(&DIGITS_KS32_128),

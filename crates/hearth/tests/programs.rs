@@ -146,7 +146,7 @@ mod words {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
         #[test]
         fn random_word_programs_are_exact(spec in program(), threads in prop::sample::select(vec![2usize, 16])) {

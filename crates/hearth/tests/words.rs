@@ -300,7 +300,8 @@ fn every_operation_encrypted_equals_the_clear_backend() {
     }
 }
 
-/// The README's word example, on the clear backend.
+/// The book's word example (`docs/words.md`, encrypted there on `U8`) on
+/// `U32`, on the clear backend.
 #[test]
 fn readme_example() {
     use hearth::api::{clear_word, U32};
