@@ -7,10 +7,11 @@
 //! builds the library alone. `hearth demo` runs the same demo with the
 //! command's options (`--threads`, `--backend cpu|gpu|mpi`).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hearth::api::{Int, Program, U16};
 use hearth::backend::{Backend, ClearBackend, CountBackend};
+use hearth::circuit::Stats;
 use hearth::crypto::keys::signed_digit;
 use hearth::{
     Ciphertext, CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ServerKey, Wire, DIGITS_128,
@@ -57,6 +58,19 @@ fn keys(params: &'static ParameterSet) -> (ClientKey, ServerKey) {
     let client = ClientKey::generate(params);
     let server = client.server_key();
     (client, server)
+}
+
+/// A table's last line: the circuit's cost (count backend), where it
+/// ran and how long it took.
+fn footer(stats: &Stats, ev: &dyn Evaluator, wall: Duration) {
+    println!(
+        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
+        stats.pbs,
+        stats.depth,
+        stats.max_width(),
+        ev.describe(),
+        wall.as_secs_f64() * 1e3
+    );
 }
 
 /// `a * b` for digits in [-2, 2]: floor((a+b)^2/4) - floor((a-b)^2/4),
@@ -142,14 +156,7 @@ pub fn run(on: &dyn Evaluators) -> Result<(), Error> {
         ok &= d == e && d == p;
         println!("| {name} | {d} | {e} | {p} |");
     }
-    println!(
-        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
-        stats.pbs,
-        stats.depth,
-        stats.max_width(),
-        ev.describe(),
-        wall.as_secs_f64() * 1e3
-    );
+    footer(&stats, &*ev, wall);
     ok &= integers(on, &client, &server)?;
     ok &= words(on)?;
     if !ok {
@@ -194,14 +201,7 @@ fn integers(on: &dyn Evaluators, client: &ClientKey, server: &ServerKey) -> Resu
     println!("|---|---|---|");
     println!("| max(x0, x1, x2) | {} | {} |", got[0], want[0]);
     println!("| 3*x0 - 5*x1 + 7*x2 | {} | {} |", got[1], want[1]);
-    println!(
-        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
-        stats.pbs,
-        stats.depth,
-        stats.max_width(),
-        ev.describe(),
-        wall.as_secs_f64() * 1e3
-    );
+    footer(&stats, &*ev, wall);
     Ok(got == want)
 }
 
@@ -254,13 +254,6 @@ fn words(on: &dyn Evaluators) -> Result<bool, Error> {
         println!("| {name} | {g} | {w} |");
     }
     println!("| x < y | {got_lt} | {} |", x < y);
-    println!(
-        "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
-        stats.pbs,
-        stats.depth,
-        stats.max_width(),
-        ev.describe(),
-        wall.as_secs_f64() * 1e3
-    );
+    footer(&stats, &*ev, wall);
     Ok(got == want && got_lt == (x < y))
 }
