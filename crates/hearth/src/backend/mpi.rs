@@ -537,23 +537,11 @@ fn send_until<T: Equivalence + 'static>(
 /// Rank 0: broadcasts `data` to every rank, polling until `deadline`;
 /// `false` on a timeout, when the buffer is leaked (MPI may still read it).
 fn broadcast_until<T: Equivalence + 'static>(comm: &Comm, data: Vec<T>, deadline: Instant) -> bool {
-    let raw: *mut [T] = Box::into_raw(data.into_boxed_slice());
-    // SAFETY: `raw` is a live allocation; only the request uses `buf`.
-    let buf: &'static mut [T] = unsafe { &mut *raw };
-    let mut request = Some(
-        comm.0
-            .process_at_rank(0)
-            .immediate_broadcast_into(StaticScope, buf),
-    );
-    if poll(|| test_once(&mut request), Some(deadline)).is_some() {
-        // SAFETY: the broadcast completed, so MPI no longer reads the
-        // buffer, and `buf` is no longer used.
-        drop(unsafe { Box::from_raw(raw) });
-        true
-    } else {
-        std::mem::forget(request);
-        false
-    }
+    let root = comm.0.process_at_rank(0);
+    transfer_until(data.into_boxed_slice(), deadline, |buf| {
+        root.immediate_broadcast_into(StaticScope, buf)
+    })
+    .is_some()
 }
 
 /// Receives the body of a probed message, or `None` once `deadline`
@@ -566,17 +554,32 @@ fn receive_until<T: Equivalence + Default + Clone + 'static>(
     deadline: Instant,
 ) -> Option<Vec<T>> {
     let count = usize::try_from(status.count(T::equivalent_datatype())).unwrap_or(0);
-    let raw: *mut [T] = Box::into_raw(vec![T::default(); count].into_boxed_slice());
+    transfer_until(
+        vec![T::default(); count].into_boxed_slice(),
+        deadline,
+        |buf| msg.immediate_matched_receive_into(StaticScope, buf),
+    )
+    .map(<[T]>::into_vec)
+}
+
+/// Runs the non-blocking transfer `start` makes on `data`, polling until
+/// `deadline`: the buffer back once the transfer completed, or `None`,
+/// when it is leaked (MPI may still read or write it; the run ends with a
+/// rank error).
+fn transfer_until<T: 'static>(
+    data: Box<[T]>,
+    deadline: Instant,
+    start: impl FnOnce(&'static mut [T]) -> Request<'static, [T], StaticScope>,
+) -> Option<Box<[T]>> {
+    let raw: *mut [T] = Box::into_raw(data);
     // SAFETY: `raw` is a live allocation; only the request uses `buf`.
     let buf: &'static mut [T] = unsafe { &mut *raw };
-    let mut request = Some(msg.immediate_matched_receive_into(StaticScope, buf));
+    let mut request = Some(start(buf));
     if poll(|| test_once(&mut request), Some(deadline)).is_some() {
-        // SAFETY: the receive completed, so MPI no longer writes the
+        // SAFETY: the transfer completed, so MPI no longer uses the
         // buffer, and `buf` is no longer used.
-        Some(unsafe { Box::from_raw(raw) }.into_vec())
+        Some(unsafe { Box::from_raw(raw) })
     } else {
-        // MPI may still write into the buffer: it stays allocated (the
-        // run ends with a rank error).
         std::mem::forget(request);
         None
     }
