@@ -38,11 +38,6 @@ else
     [ -z "${HEARTH_REQUIRE_MPI:-}" ] || exit 1
 fi
 
-# Every crate's tests in one build, hearth-bench's without its comparisons
-# with tfhe-rs (`--no-default-features`: only hearth-bench has default
-# features). hearth-py has no Rust tests: maturin builds it below.
-cargo test --release --workspace --exclude hearth-py --no-default-features --features "$features"
-
 python=${PYTHON:-python3}
 usable() { "$python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; }
 if ! usable && command -v apt-get >/dev/null; then
@@ -50,12 +45,31 @@ if ! usable && command -v apt-get >/dev/null; then
     if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq python3 python3-venv >/dev/null || true
 fi
+# The Python tools download and install in the background while cargo
+# builds (the network, not the two cores, is their limit).
+pip_log=$(mktemp)
+trap 'rm -f "$pip_log"' EXIT
+pip_pid=""
 if usable; then
-    if [ ! -x .venv/bin/python ]; then
-        "$python" -m venv .venv
+    (
+        if [ ! -x .venv/bin/python ]; then "$python" -m venv .venv; fi
+        .venv/bin/python -m pip install -q --upgrade pip
+        .venv/bin/python -m pip install -q "maturin>=1.5,<2" numpy pytest tqdm mypy
+    ) >"$pip_log" 2>&1 &
+    pip_pid=$!
+fi
+
+# Every crate's tests in one build, hearth-bench's without its comparisons
+# with tfhe-rs (`--no-default-features`: only hearth-bench has default
+# features). hearth-py has no Rust tests: maturin builds it below.
+cargo test --release --workspace --exclude hearth-py --no-default-features --features "$features"
+
+if [ -n "$pip_pid" ]; then
+    if ! wait "$pip_pid"; then
+        cat "$pip_log" >&2
+        echo "installing the Python tools into .venv failed" >&2
+        exit 1
     fi
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q "maturin>=1.5,<2" numpy pytest tqdm mypy
     VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
         maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features"
     .venv/bin/python -m pytest -q crates/hearth-py/tests

@@ -3,14 +3,16 @@
 //! on encrypted data (decided by the key owner's oracle), on GATES_128
 //! keys and the cpu backend, against the same program on the clear
 //! backend; and a compiled C program of the corpus on encrypted memory
-//! against qemu-arm.
+//! against qemu-arm (on INSECURE_TEST_BITS, whose circuits are GATES_128's,
+//! so that its thousands of bootstraps take seconds).
 
 use crate::common;
 
 use common::reg_value;
 use hearth::api::{clear_word, clear_word_value};
 use hearth::backend::{ClearBackend, CpuBackend};
-use hearth::{ClientKey, GATES_128};
+use hearth::testing::keys::keys;
+use hearth::{GATES_128, INSECURE_TEST_BITS};
 use hearth_emu::values;
 use hearth_emu::{Byte, ClearOracle, Flag, Image, KeyOracle, Machine, Policy, State, Val};
 
@@ -52,11 +54,10 @@ fn encrypted_run_equals_clear_run() {
     let mut co = ClearOracle(Policy::new(10));
     clear.run(&mut co, 1000, |_| {}).unwrap();
     // Encrypted.
-    let key = ClientKey::generate(&GATES_128);
-    let server = key.server_key();
-    let cpu = CpuBackend::new(&server, None).unwrap();
-    let enc = |v: u64, n: usize| values::encrypt(&key, v, n).unwrap();
-    let dec = |d: &[hearth::Ciphertext]| values::decrypt(&key, d).unwrap();
+    let (key, server) = keys(&GATES_128);
+    let cpu = CpuBackend::new(server, None).unwrap();
+    let enc = |v: u64, n: usize| values::encrypt(key, v, n).unwrap();
+    let dec = |d: &[hearth::Ciphertext]| values::decrypt(key, d).unwrap();
     let img = image();
     let mem = img
         .data
@@ -67,7 +68,7 @@ fn encrypted_run_equals_clear_run() {
     s.regs[4] = Val::Enc(enc(3, 32));
     let mut m = Machine::new(img, s, &cpu, &GATES_128);
     let mut ko = KeyOracle {
-        key: &key,
+        key,
         policy: Policy::new(10),
     };
     m.run(&mut ko, 1000, |_| {}).unwrap();
@@ -115,18 +116,17 @@ fn encrypted_bubble_sort_equals_qemu() {
     let elf = common::compile(&arm, "bubble", "encrypted");
     let (_, dump) = common::qemu(&arm, &elf);
     let img = Image::from_elf(&std::fs::read(&elf).unwrap()).unwrap();
-    let key = ClientKey::generate(&GATES_128);
-    let server = key.server_key();
-    let cpu = CpuBackend::new(&server, None).unwrap();
+    let (key, server) = keys(&INSECURE_TEST_BITS);
+    let cpu = CpuBackend::new(server, None).unwrap();
     let mem = img
         .data
         .iter()
-        .map(|&b| Byte::Enc(values::encrypt(&key, b as u64, 8).unwrap()))
+        .map(|&b| Byte::Enc(values::encrypt(key, b as u64, 8).unwrap()))
         .collect();
     let s = State::new(img.entry, img.data_base, mem);
-    let mut m = Machine::new(img, s, &cpu, &GATES_128);
+    let mut m = Machine::new(img, s, &cpu, &INSECURE_TEST_BITS);
     let mut ko = KeyOracle {
-        key: &key,
+        key,
         policy: Policy::new(0),
     };
     m.run(&mut ko, 10_000, |_| {}).unwrap();
@@ -136,7 +136,7 @@ fn encrypted_bubble_sort_equals_qemu() {
         .iter()
         .map(|b| match b {
             Byte::Clear(v) => *v,
-            Byte::Enc(d) => values::decrypt(&key, d).unwrap() as u8,
+            Byte::Enc(d) => values::decrypt(key, d).unwrap() as u8,
         })
         .collect();
     assert_eq!(memory, dump);

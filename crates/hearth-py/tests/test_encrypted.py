@@ -61,8 +61,8 @@ def long_program(n, kind="digits12"):
 
 def test_gil_released_during_run(digits_keys):
     key, server = digits_keys
-    prog = long_program(1)
-    bundle = key.encrypt(prog, [-2000])
+    prog = long_program(1, "digits8")  # 119 bootstraps: a second or two
+    bundle = key.encrypt(prog, [-200])
     ticks = []
     stop = threading.Event()
 
@@ -78,7 +78,7 @@ def test_gil_released_during_run(digits_keys):
     end = time.perf_counter()
     stop.set()
     t.join()
-    assert key.decrypt(out) == 2000**2
+    assert key.decrypt(out) == 200**2
     during = [x for x in ticks if start < x < end]
     # A thread sleeping 10 ms per tick: at least a third of its ticks.
     assert end - start > 0.5
@@ -106,8 +106,8 @@ def test_ctrl_c_stops_a_run(digits_keys):
     # The whole run takes several times longer than this.
     assert stopped < 4.0, stopped
     # Nothing is left running: the next run works and is exact.
-    small = long_program(1)
-    assert key.decrypt(small.run(server, key.encrypt(small, [-77]), progress=False)) == 77**2
+    small = long_program(1, "digits4")
+    assert key.decrypt(small.run(server, key.encrypt(small, [-7]), progress=False)) == 7**2
 
 
 def test_backend_choice(digits_keys):
@@ -127,19 +127,19 @@ def test_backend_choice(digits_keys):
 
 def test_progress_is_shown(digits_keys, capfd, monkeypatch):
     key, server = digits_keys
-    prog = long_program(3, "digits4")
+    prog = long_program(1, "digits4")
     pbs = prog.stats["pbs"]
-    inputs = key.encrypt(prog, [1, -2, 3])
+    inputs = key.encrypt(prog, [-3])
     # Without tqdm: a plain line on stderr (every 10 s, and at the end).
     monkeypatch.setitem(sys.modules, "tqdm", None)
     out = prog.run(server, inputs, threads=1)
     assert f"hearth: {pbs}/{pbs} PBS" in capfd.readouterr().err
-    assert key.decrypt(out) == 14
+    assert key.decrypt(out) == 9
     monkeypatch.undo()
     pytest.importorskip("tqdm")
     out = prog.run(server, inputs, threads=1)
     assert f"{pbs}/{pbs}" in capfd.readouterr().err
-    assert key.decrypt(out) == 14
+    assert key.decrypt(out) == 9
     # progress=False prints nothing.
     prog.run(server, inputs, threads=1, progress=False)
     assert capfd.readouterr().err == ""

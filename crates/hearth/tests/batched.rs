@@ -41,8 +41,8 @@ fn same_ciphertexts(params: &'static ParameterSet, seeds: std::ops::Range<u64>, 
 
 #[test]
 fn batched_cpu_equals_cpu_bit_for_bit_insecure() {
-    same_ciphertexts(&INSECURE_TEST_DIGITS, 0..30, 60);
-    same_ciphertexts(&INSECURE_TEST_BITS, 100..120, 60);
+    same_ciphertexts(&INSECURE_TEST_DIGITS, 0..16, 60);
+    same_ciphertexts(&INSECURE_TEST_BITS, 100..110, 60);
 }
 
 #[test]
@@ -53,18 +53,16 @@ fn batched_cpu_equals_cpu_bit_for_bit_digits_128() {
 #[test]
 fn batched_integer_programs_equal_the_clear_backend() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-    let client = ClientKey::generate(&DIGITS_128);
-    let server = client.server_key();
-    let batch = batched(&server);
+    let (client, server) = hearth::testing::keys::keys(&DIGITS_128);
+    let batch = batched(server);
     for i in 0..3 {
         let spec = ProgramSpec::random(&mut rng, &Limits::small());
         if let Err(e) = spec.check_encrypted(&client, &batch) {
             panic!("program {i}: {e}\n{spec}");
         }
     }
-    let client = ClientKey::generate(&GATES_128);
-    let server = client.server_key();
-    let batch = batched(&server);
+    let (client, server) = hearth::testing::keys::keys(&GATES_128);
+    let batch = batched(server);
     for i in 0..2 {
         let mut spec = WordSpec::random(&mut rng, 3);
         spec.bits = 8;
@@ -156,8 +154,10 @@ fn noise_measured_through_a_backend_matches_the_direct_measurement() {
         .find(|&m| params.budgets.at(m) > 0)
         .unwrap();
     let qw = params.budgets.at(margin);
-    let n = 4500; // two rounds through the backend (4 096 + 404)
-    let direct = measure(&client, &server, qw, margin, n, 3, &|_| {}).unwrap();
+    // Two rounds through the backend (4 096 + 104); 1 500 direct samples
+    // put the direct standard deviations within about 2%.
+    let n = 4200;
+    let direct = measure(&client, &server, qw, margin, 1500, 3, &|_| {}).unwrap();
     let batch = batched(&server);
     let via = measure_on(&client, &server, Some(&batch), qw, margin, n, 3, &|_| {}).unwrap();
     assert_eq!((via.wrong, direct.wrong), (0, 0));

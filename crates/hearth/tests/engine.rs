@@ -203,15 +203,15 @@ fn trivial_ciphertexts_and_signed_views() {
 
 #[test]
 fn intermediates_are_freed_after_their_last_use() {
-    // 8 independent chains of 600 bootstraps each: x_{i+1} = f(x_i + x_{i-1}).
+    // 8 independent chains of 300 bootstraps each: x_{i+1} = f(x_i + x_{i-1}).
     // Freed after last use, at most a few values per chain are alive;
-    // kept, all 4 800 would be.
+    // kept, all 2 400 would be.
     let params = &INSECURE_TEST_DIGITS;
     let client = ClientKey::generate(params);
     let server = client.server_key();
     let lut = Lut::negacyclic(5, |v| (3 * v + 1) % 32).unwrap();
     let mut b = CircuitBuilder::new(params);
-    let (chains, length) = (8, 600);
+    let (chains, length) = (8, 300);
     let mut ends = Vec::new();
     for _ in 0..chains {
         let mut prev = b.input(0, 3).unwrap();
@@ -241,13 +241,16 @@ fn intermediates_are_freed_after_their_last_use() {
     let cpu = CpuBackend::new(&server, Some(2))
         .unwrap()
         .with_progress(move |d, total| {
-            assert_eq!(total, 4800);
+            assert_eq!(total, chains * length);
             seen.fetch_max(d, std::sync::atomic::Ordering::Relaxed);
         });
     let (out, report) = cpu.run(&circuit, &cts).unwrap();
     let got: Vec<u64> = out.iter().map(|c| client.decrypt(c).unwrap()).collect();
     assert_eq!(got, expected);
-    assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), 4800);
+    assert_eq!(
+        done.load(std::sync::atomic::Ordering::Relaxed),
+        chains * length
+    );
     assert!(
         report.peak_live <= 3 * chains,
         "peak live {}",

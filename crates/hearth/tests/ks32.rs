@@ -18,7 +18,7 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
     let server = ServerKey::load(&d.join("server.key")).unwrap();
 
     let p = Program::new(&DIGITS_KS32_128);
-    let (x, y) = (p.input_twos(16), p.input(8));
+    let (x, y) = (p.input_twos(8), p.input(8));
     p.output(&(&x - &y));
     p.output(&x.lt(&y));
     p.output(&x.max(&y));
@@ -27,9 +27,9 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
     let cpu = CpuBackend::new(&server, None).unwrap();
     // One pair: the circuit is the same for every input, and the digits
     // tests check the same circuits on the clear backend.
-    let (a, b) = (-32768i64, 255i64);
+    let (a, b) = (-128i64, 255i64);
     let ins = [
-        client.encrypt_int_twos(a, 16).unwrap(),
+        client.encrypt_int_twos(a, 8).unwrap(),
         client.encrypt_int(b, 8).unwrap(),
     ];
     let out = prog.run_encrypted(&cpu, &ins).unwrap();

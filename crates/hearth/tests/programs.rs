@@ -7,7 +7,7 @@
 use hearth::backend::CpuBackend;
 use hearth::digits::Comparison;
 use hearth::testing::programs::{Limits, Op, ProgramSpec};
-use hearth::{ClientKey, DIGITS_128, INSECURE_TEST_DIGITS};
+use hearth::{DIGITS_128, INSECURE_TEST_DIGITS};
 use proptest::prelude::*;
 use rand::SeedableRng;
 
@@ -66,7 +66,7 @@ fn program() -> impl Strategy<Value = ProgramSpec> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 2500, ..ProptestConfig::default() })]
 
     #[test]
     fn random_programs_are_exact(spec in program()) {
@@ -93,9 +93,8 @@ fn a_million_random_programs() {
 
 #[test]
 fn random_programs_encrypted_equal_the_clear_backend() {
-    let client = ClientKey::generate(&DIGITS_128);
-    let server = client.server_key();
-    let cpu = CpuBackend::new(&server, None).unwrap();
+    let (client, server) = hearth::testing::keys::keys(&DIGITS_128);
+    let cpu = CpuBackend::new(server, None).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let mut pbs = 0;
     for i in 0..3 {
@@ -111,7 +110,7 @@ fn random_programs_encrypted_equal_the_clear_backend() {
 
 mod words {
     use hearth::testing::word_programs::{WordOp, WordSpec};
-    use hearth::{ClientKey, GATES_128, INSECURE_TEST_BITS};
+    use hearth::{GATES_128, INSECURE_TEST_BITS};
     use proptest::prelude::*;
     use rand::SeedableRng;
 
@@ -146,7 +145,7 @@ mod words {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
         #[test]
         fn random_word_programs_are_exact(spec in program(), threads in prop::sample::select(vec![2usize, 16])) {
@@ -158,9 +157,8 @@ mod words {
 
     #[test]
     fn random_word_programs_encrypted_equal_the_clear_backend() {
-        let client = ClientKey::generate(&GATES_128);
-        let server = client.server_key();
-        let cpu = hearth::backend::CpuBackend::new(&server, None).unwrap();
+        let (client, server) = hearth::testing::keys::keys(&GATES_128);
+        let cpu = hearth::backend::CpuBackend::new(server, None).unwrap();
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
         let mut pbs = 0;
         for i in 0..4 {

@@ -218,9 +218,8 @@ fn twos_inputs_cost_less() {
 
 #[test]
 fn encrypted_twos_inputs_decrypt_exactly() {
-    let client = ClientKey::generate(&DIGITS_128);
-    let server = client.server_key();
-    let cpu = CpuBackend::new(&server, None).unwrap();
+    let (client, server) = hearth::testing::keys::keys(&DIGITS_128);
+    let cpu = CpuBackend::new(server, None).unwrap();
     let p = Program::new(&DIGITS_128);
     let (x, y) = (p.input_twos(16), p.input_twos(16));
     p.output(&(&x - &y));
@@ -229,7 +228,9 @@ fn encrypted_twos_inputs_decrypt_exactly() {
     p.output(&x.max(&y));
     p.output(&x.wrapping_mul(&y, 16));
     let prog = p.build().unwrap();
-    for (a, b) in [(-32768i64, 32767i64), (-7, -7)] {
+    // One pair (the extremes): the circuit is the same for every input,
+    // and the clear-backend tests above check it on many.
+    for (a, b) in [(-32768i64, 32767i64)] {
         let ins = [
             client.encrypt_int_twos(a, 16).unwrap(),
             client.encrypt_int_twos(b, 16).unwrap(),
