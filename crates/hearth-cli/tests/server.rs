@@ -1,6 +1,6 @@
 //! `hearth server` as a separate process under load and faults, with real
 //! keys (GATES_128; release mode): the CLI client path (`submit`,
-//! `fetch --wait`, `decrypt`), 8 concurrent clients x 20 jobs while
+//! `fetch --wait`, `decrypt`), 8 concurrent clients x 4 jobs while
 //! another client sends refused requests of every kind and two clients
 //! die mid-upload, then `kill -9` with jobs queued and restarts on the
 //! same data folder. Every accepted job's result is checked against
@@ -22,7 +22,7 @@ use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 
 const CLIENTS: usize = 8;
-const JOBS_PER_CLIENT: usize = 8;
+const JOBS_PER_CLIENT: usize = 4;
 
 /// Longest wait for one job: a lost job fails the test instead of
 /// hanging it.

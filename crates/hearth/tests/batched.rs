@@ -57,7 +57,7 @@ fn batched_integer_programs_equal_the_clear_backend() {
     let batch = batched(server);
     for i in 0..3 {
         let spec = ProgramSpec::random(&mut rng, &Limits::small());
-        if let Err(e) = spec.check_encrypted(&client, &batch) {
+        if let Err(e) = spec.check_encrypted(client, &batch) {
             panic!("program {i}: {e}\n{spec}");
         }
     }
@@ -67,7 +67,7 @@ fn batched_integer_programs_equal_the_clear_backend() {
         let mut spec = WordSpec::random(&mut rng, 3);
         spec.bits = 8;
         spec.inputs.iter_mut().for_each(|x| *x &= 0xff);
-        if let Err(e) = spec.check_encrypted(&client, &batch, 2) {
+        if let Err(e) = spec.check_encrypted(client, &batch, 2) {
             panic!("word program {i}: {e}\n{spec}");
         }
     }

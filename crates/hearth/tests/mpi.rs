@@ -203,7 +203,7 @@ fn mpi_child() {
         }
         _ => {}
     }
-    let (circuits, size) = if mode == "real" { (2, 24) } else { (12, 40) };
+    let (circuits, size) = if mode == "real" { (1, 24) } else { (12, 40) };
     for seed in 0..circuits {
         let rc = random_circuit(params, seed, 3, size, 1 + seed as usize % 4).unwrap();
         let cts = rc.encrypt(&client).unwrap();
@@ -241,7 +241,8 @@ fn mpi_child() {
     }
     // Batch mode: rows scattered over the ranks, back in order.
     let rc = random_circuit(params, 99, 3, 16, 2).unwrap();
-    let rows: Vec<Vec<_>> = (0..7)
+    let rows = if mode == "real" { 3 } else { 7 };
+    let rows: Vec<Vec<_>> = (0..rows)
         .map(|r| {
             rc.inputs
                 .iter()

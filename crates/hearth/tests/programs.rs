@@ -99,7 +99,7 @@ fn random_programs_encrypted_equal_the_clear_backend() {
     let mut pbs = 0;
     for i in 0..3 {
         let spec = ProgramSpec::random(&mut rng, &Limits::small());
-        match spec.check_encrypted(&client, &cpu) {
+        match spec.check_encrypted(client, &cpu) {
             Ok(c) => pbs += c.pbs,
             Err(e) => panic!("program {i}: {e}\n{spec}"),
         }
@@ -165,7 +165,7 @@ mod words {
             let mut spec = WordSpec::random(&mut rng, 3);
             spec.bits = 8;
             spec.inputs.iter_mut().for_each(|x| *x &= 0xff);
-            match spec.check_encrypted(&client, &cpu, 2) {
+            match spec.check_encrypted(client, &cpu, 2) {
                 Ok(c) => pbs += c.pbs,
                 Err(e) => panic!("program {i}: {e}\n{spec}"),
             }
