@@ -4,8 +4,8 @@
 # Python package's tests. The Python side needs only python3 (3.9 or later): it
 # makes a virtual environment in .venv, installs maturin, numpy and pytest
 # from PyPI into it (and tqdm and mypy, so that both progress displays and
-# the type stubs are tested), builds the package there (maturin develop
-# --release) and runs pytest.
+# the type stubs are tested) while cargo builds, then builds the package
+# there (maturin develop --release) and runs pytest.
 #
 # One build serves all three: `tfhe` and the library compile once. The
 # workspace-hack crate (crates/hearth-hack) makes every build ask for the

@@ -49,7 +49,7 @@ fn regression_rows_round_trip_through_files_and_bad_inputs_are_refused() {
         s(&keys),
     ]);
     ok(&["keygen", "--params", "DIGITS_128", "--out", s(&other)]);
-    ok(&["app", "regression", "--rows", "2", "--export", s(&app)]);
+    ok(&["app", "regression", "--rows", "1", "--export", s(&app)]);
     let (prog, values) = (app.join("program.hprog"), app.join("values.json"));
     let inspect = ok(&["inspect", s(&prog)]);
     assert!(
@@ -57,7 +57,7 @@ fn regression_rows_round_trip_through_files_and_bad_inputs_are_refused() {
         "{inspect}"
     );
     assert!(
-        inspect.contains("x [2, 10]") && inspect.contains("PBS, depth"),
+        inspect.contains("x [1, 10]") && inspect.contains("PBS, depth"),
         "{inspect}"
     );
 
