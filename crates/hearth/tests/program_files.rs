@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use hearth::api::ops::{Op, ValueId};
-use hearth::api::U32;
+use hearth::api::{U16, U32};
 use hearth::backend::{ClearBackend, CpuBackend};
 use hearth::testing::programs::{check_outputs, Limits, ProgramSpec};
 use hearth::testing::word_programs::WordSpec;
@@ -251,18 +251,17 @@ fn bundles_run_encrypted_and_refuse_what_does_not_fit() {
 
 #[test]
 fn a_word_program_file_runs_on_real_parameters() {
-    let client = ClientKey::generate(&GATES_128);
-    let server = client.server_key();
+    let (client, server) = hearth::testing::keys::keys(&GATES_128);
     let p = Program::new(&GATES_128);
-    let a = U32::input(&p);
-    let b = U32::input(&p);
+    let a = U16::input(&p);
+    let b = U16::input(&p);
     p.output(&(&(&a ^ &b) + &a.rotate_left(7)));
     let prog = reloaded(&p.build().unwrap()).unwrap();
-    let (x, y) = (0xDEAD_BEEFu32, 0x0123_4567u32);
+    let (x, y) = (0xBEEFu16, 0x4567u16);
     let bundle = client
         .encrypt_bundle(&prog.signature().inputs, &[vec![x.into()], vec![y.into()]])
         .unwrap();
-    let cpu = CpuBackend::new(&server, None).unwrap();
+    let cpu = CpuBackend::new(server, None).unwrap();
     let out = client
         .decrypt_bundle(&prog.run_bundle(&cpu, &bundle).unwrap())
         .unwrap();
