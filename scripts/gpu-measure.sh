@@ -5,7 +5,9 @@
 # markdown (one .md per step) and JSON in $OUT (default out/gpu/), with a
 # log of each step's time in $OUT/steps.tsv.
 #
-# Usage: scripts/gpu-measure.sh [all|check|noise|pbs|ops|cpu16]
+# Usage: scripts/gpu-measure.sh [all | STEP...]   STEP: check noise pbs ops cpu16
+#        (several steps run in the order given, so that the figures that
+#        matter most come first when device time is short)
 #   check  demo on the gpu; gpu beside cpu on random circuits (10 000
 #          bootstraps, many-LUT launches included) and 32-bit add / mul /
 #          max, on DIGITS_128 and GATES_128, every digit checked
@@ -16,12 +18,24 @@
 #          beside tfhe-rs's CUDA integer API in the same run
 #   cpu16  the 16-thread CPU tables: hearth-bench ops (both families) and
 #          kernels beside tfhe-rs on 16 threads
-#   all    all of them, in that order, within $BUDGET_S seconds (default
-#          1380, 23 min): a step that would start past it is skipped and
-#          listed as skipped
+#   all    all of them, in that order
+# Every run stays within $BUDGET_S seconds (default 1380, 23 min): a step
+# that would start past it is skipped, one still running then is stopped,
+# and steps.tsv lists both.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-what=${1:-all}
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(all)
+[ "${steps[0]}" = all ] && steps=(check noise pbs ops cpu16)
+for s in "${steps[@]}"; do
+    case $s in
+    check | noise | pbs | ops | cpu16) ;;
+    *)
+        echo "gpu-measure.sh: unknown step '$s' (all, check, noise, pbs, ops, cpu16)" >&2
+        exit 2
+        ;;
+    esac
+done
 out=${OUT:-out/gpu}
 mkdir -p "$out"
 if [ ! -x dist/gpu/hearth-gpu ] && [ -f dist/gpu.tar.xz ]; then
@@ -53,11 +67,16 @@ step() {
     fi
     echo "== $name (at ${now}s)" >&2
     local t0=$(date +%s)
-    "$@" >"$out/$name.md" 2>"$out/$name.log"
+    # A step still running when the budget ends is stopped there, so the
+    # steps before it and the log come back within the device's time.
+    timeout --kill-after=10 "$((budget - now))" "$@" >"$out/$name.md" 2>"$out/$name.log"
     local rc=$?
     local dt=$(($(date +%s) - t0))
     if [ $rc -eq 0 ]; then
         printf '%s\t%s\tok\n' "$name" "$dt" >>"$out/steps.tsv"
+    elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        printf '%s\t%s\tstopped (budget)\n' "$name" "$dt" >>"$out/steps.tsv"
+        failed=1
     else
         printf '%s\t%s\tfailed (exit %s)\n' "$name" "$dt" "$rc" >>"$out/steps.tsv"
         echo "== $name failed (exit $rc); last lines of its log:" >&2
@@ -66,30 +85,28 @@ step() {
     fi
 }
 
-want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
-
-if want check; then
+run_check() {
     step demo $h demo --backend gpu --threads "$threads"
     for p in DIGITS_128 GATES_128; do
         step "backends-$p" $b backends --params "$p" --threads "$threads" \
             --bootstraps 10000 --json "$out/backends-$p.json"
     done
-fi
-if want noise; then
+}
+run_noise() {
     for p in DIGITS_128 GATES_128; do
         step "noise-gpu-$p" $b noise --backend gpu --params "$p" --count 100000 \
             --threads "$threads" --json "$out/noise-gpu-$p.json"
         step "noise-cpu-$p" $b noise --backend cpu --params "$p" --count 20000 \
             --threads "$threads" --json "$out/noise-cpu-$p.json"
     done
-fi
-if want pbs; then
+}
+run_pbs() {
     for p in DIGITS_128 GATES_128; do
         step "pbs-$p" $b pbs --backend gpu --params "$p" --threads "$threads" \
             --max-batch 16384 --samples 5 --json "$out/pbs-$p.json"
     done
-fi
-if want ops; then
+}
+run_ops() {
     step ops-gpu-digits $b ops --backend gpu --family digits --bits 32 \
         --threads "$threads" --json "$out/ops-gpu-digits.json"
     step ops-gpu-bits $b ops --backend gpu --family bits --bits 32 \
@@ -98,15 +115,18 @@ if want ops; then
         --threads "$threads"
     step kernels-gpu $b kernels --backend gpu --threads "$threads" \
         --json "$out/kernels-gpu.json"
-fi
-if want cpu16; then
+}
+run_cpu16() {
     step ops-cpu16-digits $b ops --backend cpu --family digits --threads "$threads" \
         --json "$out/ops-cpu16-digits.json"
     step ops-cpu16-bits $b ops --backend cpu --family bits --threads "$threads" \
         --json "$out/ops-cpu16-bits.json"
     step kernels-cpu16 $b kernels --backend cpu --threads "$threads" \
         --json "$out/kernels-cpu16.json"
-fi
+}
+for s in "${steps[@]}"; do
+    "run_$s"
+done
 echo "total $(($(date +%s) - start)) s" >>"$out/steps.tsv"
 cat "$out/steps.tsv" >&2
 exit $failed

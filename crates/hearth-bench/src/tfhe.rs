@@ -26,10 +26,7 @@ pub fn missing() -> Error {
 /// `pool.install`. With `engine` gpu, the key is tfhe-rs's `CudaServerKey`,
 /// so its integer operations run on the GPU (`HEARTH_REQUIRE_GPU` rules
 /// as for hearth's own gpu backend).
-pub fn tfhe_pool(
-    threads: usize,
-    engine: Engine,
-) -> Result<(tfhe::ClientKey, rayon::ThreadPool), Error> {
+pub fn tfhe_pool(threads: usize, engine: Engine) -> Result<(tfhe::ClientKey, TfhePool), Error> {
     eprintln!("generating tfhe-rs keys (default parameters)...");
     let config = tfhe::ConfigBuilder::default().build();
     let ck = tfhe::ClientKey::generate(config);
@@ -41,13 +38,36 @@ pub fn tfhe_pool(
         if let Some(set) = gpu_key(&ck)? {
             pool.broadcast(|_| set());
             pool.install(set);
-            return Ok((ck, pool));
+            return Ok((ck, TfhePool(pool)));
         }
     }
     let sk = tfhe::ServerKey::new(&ck);
     pool.broadcast(|_| tfhe::set_server_key(sk.clone()));
     pool.install(|| tfhe::set_server_key(sk.clone()));
-    Ok((ck, pool))
+    Ok((ck, TfhePool(pool)))
+}
+
+#[cfg(feature = "tfhe-rs")]
+/// The pool of [`tfhe_pool`]: dropping it drops each worker's tfhe-rs key
+/// while the process is still running. Left to the workers' own exit, a
+/// `CudaServerKey` would be freed after the CUDA driver has begun to shut
+/// down, and tfhe-rs aborts on that error ("driver shutting down").
+pub struct TfhePool(rayon::ThreadPool);
+
+#[cfg(feature = "tfhe-rs")]
+impl std::ops::Deref for TfhePool {
+    type Target = rayon::ThreadPool;
+
+    fn deref(&self) -> &rayon::ThreadPool {
+        &self.0
+    }
+}
+
+#[cfg(feature = "tfhe-rs")]
+impl Drop for TfhePool {
+    fn drop(&mut self) {
+        self.0.broadcast(|_| tfhe::unset_server_key());
+    }
 }
 
 #[cfg(feature = "tfhe-rs")]

@@ -118,18 +118,18 @@ fn digits_128_decompressed_key_is_exact_and_4x_smaller() {
 
 #[test]
 fn gates_128_decompressed_key_is_exact_and_5x_smaller() {
-    check_set(&GATES_128, 5.0, 10..12);
+    check_set(&GATES_128, 5.0, 10..11);
 }
 
 #[test]
 fn ks32_decompressed_key_is_exact() {
     // The plain KS32 key switch is already 32-bit: 3.2x.
-    check_set(&DIGITS_KS32_128, 3.0, 20..22);
+    check_set(&DIGITS_KS32_128, 3.0, 20..21);
 }
 
 #[test]
 fn bits_128_decompressed_key_is_exact() {
-    check_set(&BITS_128, 4.0, 30..32);
+    check_set(&BITS_128, 4.0, 30..31);
 }
 
 #[test]

@@ -22,7 +22,6 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
     p.output(&(&x - &y));
     p.output(&x.lt(&y));
     p.output(&x.max(&y));
-    p.output(&(&x * &y));
     let prog = p.build().unwrap();
     let cpu = CpuBackend::new(&server, None).unwrap();
     // One pair: the circuit is the same for every input, and the digits
@@ -34,11 +33,7 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
     ];
     let out = prog.run_encrypted(&cpu, &ins).unwrap();
     let got: Vec<i64> = out.iter().map(|o| client.decrypt_i64(o).unwrap()).collect();
-    assert_eq!(
-        got,
-        vec![a - b, (a < b) as i64, a.max(b), a * b],
-        "{a}, {b}"
-    );
+    assert_eq!(got, vec![a - b, (a < b) as i64, a.max(b)], "{a}, {b}");
 
     // A KS32 key whose header names DIGITS_128 is refused.
     let mut bytes = std::fs::read(d.join("server.key")).unwrap();
