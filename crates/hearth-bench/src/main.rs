@@ -18,6 +18,7 @@ mod ops;
 mod params;
 mod pbs;
 mod plot;
+mod programs;
 mod radix;
 mod report;
 mod scale;
@@ -232,6 +233,29 @@ enum Which {
         #[command(flatten)]
         json: JsonOut,
     },
+    /// Whole programs in words (a sum, a dot product, a polynomial, an
+    /// argmax, a sort, a mixing round, a CRC-16, the diabetes regression,
+    /// a Hamming distance), every output checked against plain Rust.
+    ///
+    /// tfhe-rs's versions of the same programs are still to come.
+    Programs {
+        /// count: #PBS, depth and widest level (no keys); cpu / gpu: also
+        /// encrypted on that backend, timed.
+        #[arg(long, value_enum, default_value = "count")]
+        backend: crate::ops::OpsBackend,
+        #[command(flatten)]
+        threads: Threads,
+        /// Programs to run, comma-separated: sum, dot, horner, argmax, sort,
+        /// chacha, crc16, regression, hamming (default: all).
+        #[arg(long, value_name = "CASE", value_delimiter = ',')]
+        cases: Vec<String>,
+        /// Encrypted runs per program, each on new random inputs; the
+        /// median is shown.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        samples: usize,
+        #[command(flatten)]
+        json: JsonOut,
+    },
     /// tfhe-rs's own #PBS per operation beside hearth's (needs a build with
     /// `--features tfhe-pbs-stats`).
     TfhePbs {
@@ -383,6 +407,19 @@ fn run(which: Which) -> Result<(), Error> {
             json,
         } => crate::kernels::kernels(backend.engine(), threads.resolve()?, &cases, json.json),
         Which::Radix { bits, json } => crate::radix::radix(&bits, json.json),
+        Which::Programs {
+            backend,
+            threads,
+            cases,
+            samples,
+            json,
+        } => crate::programs::programs(
+            backend.engine(),
+            threads.resolve()?,
+            &cases,
+            samples,
+            json.json.as_deref(),
+        ),
         Which::TfhePbs {
             threads,
             bits,

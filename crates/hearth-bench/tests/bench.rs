@@ -92,6 +92,21 @@ fn count_bench_draws_level_profiles() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every program's #PBS on the count backend (no keys), and an unknown
+/// program named with the list of the known ones.
+#[test]
+fn programs_count_every_program_and_refuse_unknown_ones() {
+    let (ok, out, err) = bench(&["programs", "--json", "-"]);
+    assert!(ok, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 9, "{out}");
+    assert!(rows.iter().all(|r| r["pbs"].as_u64().unwrap() > 0), "{out}");
+    let (ok, _, err) = bench(&["programs", "--cases", "sum,nope"]);
+    assert!(!ok);
+    assert!(err.contains("nope") && err.contains("hamming"), "{err}");
+}
+
 #[test]
 fn radix_study_counts_both_representations() {
     let (ok, out, err) = bench(&["radix", "--bits", "8", "--json", "-"]);
@@ -269,6 +284,19 @@ const SMALL: &[(&[&str], &str)] = &[
     (
         &["simulate", "--circuit", "mul32", "--ranks", "1,2"],
         "ranks",
+    ),
+    (&["programs"], "CRC-16"),
+    (
+        &[
+            "programs",
+            "--backend",
+            "cpu",
+            "--cases",
+            "hamming",
+            "--samples",
+            "1",
+        ],
+        "Hamming",
     ),
 ];
 

@@ -4,6 +4,8 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 create_exception!(
     hearth,
@@ -65,6 +67,31 @@ create_exception!(
     "A run stopped before it finished (by a cancel request)."
 );
 
+/// `FileTooLargeError`: a file over its size limit is a damaged or forged
+/// file and a size limit at once, so it derives from `FileError` and
+/// `TooLargeError` (made once, with Python's `type`: `create_exception!`
+/// takes one base).
+static FILE_TOO_LARGE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn file_too_large(py: Python<'_>) -> PyResult<&Py<PyType>> {
+    FILE_TOO_LARGE.get_or_try_init(py, || {
+        let bases = PyTuple::new(
+            py,
+            [py.get_type::<FileError>(), py.get_type::<TooLargeError>()],
+        )?;
+        let dict = PyDict::new(py);
+        dict.set_item("__module__", "hearth")?;
+        dict.set_item(
+            "__doc__",
+            "A file whose stated size is over its limit: a FileError and a TooLargeError.",
+        )?;
+        let class = py
+            .get_type::<PyType>()
+            .call1(("FileTooLargeError", bases, dict))?;
+        Ok(class.cast_into::<PyType>()?.unbind())
+    })
+}
+
 /// The Python exception for a hearth error.
 pub fn to_py(e: hearth::Error) -> PyErr {
     use hearth::Error as E;
@@ -82,7 +109,12 @@ pub fn to_py(e: hearth::Error) -> PyErr {
             ShapeError::new_err(msg)
         }
         E::Build(_) | E::Lut(_) | E::SelectorOutOfRange { .. } => BuildError::new_err(msg),
-        E::File(hearth::FileError::TooLarge { .. }) => TooLargeError::new_err(msg),
+        E::File(hearth::FileError::TooLarge { .. }) => {
+            Python::attach(|py| match file_too_large(py) {
+                Ok(class) => PyErr::from_type(class.bind(py).clone(), msg),
+                Err(e) => e,
+            })
+        }
         E::File(_) => FileError::new_err(msg),
         E::Cancelled { .. } => CancelledError::new_err(msg),
         _ => HearthError::new_err(msg),
@@ -110,6 +142,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("KeyMismatchError", py.get_type::<KeyMismatchError>())?;
     m.add("FileError", py.get_type::<FileError>())?;
     m.add("TooLargeError", py.get_type::<TooLargeError>())?;
+    m.add("FileTooLargeError", file_too_large(py)?.bind(py))?;
     m.add("ShapeError", py.get_type::<ShapeError>())?;
     m.add("RangeError", py.get_type::<RangeError>())?;
     m.add("CancelledError", py.get_type::<CancelledError>())?;

@@ -99,3 +99,22 @@ def test_files_damaged_wrong_key(tmp_path, digits_keys):
     gates = hearth.ClientKey.generate("GATES_128")
     with pytest.raises(hearth.KeyMismatchError):
         gates.encrypt(prog, [1, 2])
+
+
+def test_damaged_headers_are_file_errors(tmp_path, digits_keys):
+    """A flipped bit anywhere in a file's 36-byte header (its parameter set,
+    its key id included) is a FileError, never a load or a KeyMismatchError."""
+    assert issubclass(hearth.FileTooLargeError, hearth.FileError)
+    assert issubclass(hearth.FileTooLargeError, hearth.TooLargeError)
+    key, _ = digits_keys
+    prog = small_program()
+    prog.save(tmp_path / "p.hprog")
+    key.encrypt(prog, [3, -5]).save(tmp_path / "in.hbundle")
+    for name, load in [("p.hprog", hearth.CompiledProgram.load), ("in.hbundle", hearth.Bundle.load)]:
+        good = (tmp_path / name).read_bytes()
+        for bit in range(36 * 8):
+            data = bytearray(good)
+            data[bit // 8] ^= 1 << (bit % 8)
+            (tmp_path / "bad").write_bytes(bytes(data))
+            with pytest.raises(hearth.FileError):
+                load(tmp_path / "bad")

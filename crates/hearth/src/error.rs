@@ -323,7 +323,7 @@ pub enum FileError {
         path: PathBuf,
     },
     /// A format version this build does not read.
-    #[error("{path}: format version {found} is not supported (this build reads {supported})")]
+    #[error("{path}: {}", version_message(*found, *supported))]
     UnsupportedVersion {
         /// The file.
         path: PathBuf,
@@ -392,4 +392,20 @@ pub enum FileError {
         /// What does not fit.
         reason: String,
     },
+}
+
+/// What a file of another format version is, and what to do about it.
+fn version_message(found: u16, supported: u16) -> String {
+    if found < supported {
+        format!(
+            "written in format version {found} by an older hearth; this build reads version \
+             {supported} only: write the file again with this build (keys: `hearth keygen`; \
+             programs: compile again; values: encrypt again)"
+        )
+    } else {
+        format!(
+            "format version {found} is not supported (this build reads {supported}): \
+             a newer hearth wrote it, or it is damaged"
+        )
+    }
 }

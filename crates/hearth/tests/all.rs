@@ -13,6 +13,7 @@ mod compressed;
 mod digits;
 mod engine;
 mod files;
+mod headers;
 mod integer;
 mod kernels;
 mod kernels_encrypted;

@@ -153,10 +153,18 @@ fn forged(src: &Path, dst: &Path, f: impl FnOnce(&mut Vec<u8>)) -> PathBuf {
     f(&mut payload);
     let mut out = header.to_vec();
     out[24..32].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    out[32..36].copy_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    let crc = hearth::crypto::files::checksum(&out, &payload);
+    out[32..36].copy_from_slice(&crc.to_le_bytes());
     out.extend_from_slice(&payload);
     std::fs::write(dst, out).unwrap();
     dst.to_path_buf()
+}
+
+/// Makes the checksum of a file's bytes right again after a change to its
+/// header, as a forger would.
+fn fix_checksum(b: &mut [u8]) {
+    let crc = hearth::crypto::files::checksum(&b[..36], &b[36..]);
+    b[32..36].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Copies `src` to `dst` with `f` applied to all of its bytes.
@@ -228,8 +236,14 @@ fn bad_compressed_files_are_refused() {
     let bits_key = d.join("bits.key");
     let bits_client = ClientKey::generate(&INSECURE_TEST_BITS);
     bits_client.compressed_server_key().save(&bits_key).unwrap();
+    // Damaged (checksum left as it was), then forged (checksum made right).
     let p = patched(&bits_key, &d.join("pid2.key"), |b| {
         b[12..14].copy_from_slice(&digits_id)
+    });
+    assert!(matches!(refusal(&p), FileError::Corrupted { .. }));
+    let p = patched(&bits_key, &d.join("pid3.key"), |b| {
+        b[12..14].copy_from_slice(&digits_id);
+        fix_checksum(b);
     });
     assert!(
         matches!(refusal(&p), FileError::Inconsistent { ref reason, .. } if reason.contains("ids"))
@@ -245,7 +259,8 @@ fn bad_compressed_files_are_refused() {
         b[0..4].copy_from_slice(&digits_index)
     });
     let p = patched(&p, &d.join("relabel2.key"), |b| {
-        b[12..14].copy_from_slice(&digits_id)
+        b[12..14].copy_from_slice(&digits_id);
+        fix_checksum(b);
     });
     assert!(
         matches!(refusal(&p), FileError::Inconsistent { ref reason, .. } if reason.contains("bootstrap key (n")),

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth::crypto::files::{load_ciphertexts, read_info, save_ciphertexts, FileKind};
+use hearth::crypto::files::{checksum, load_ciphertexts, read_info, save_ciphertexts, FileKind};
 use hearth::{ClientKey, Error, FileError, ServerKey, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
 
 fn dir(name: &str) -> PathBuf {
@@ -108,6 +108,13 @@ fn bad_files_are_refused() {
     let p = patched(&good, &d.join("pid2.ct"), |b| {
         b[12..14].copy_from_slice(&bits)
     });
+    assert!(matches!(file_err(load(&p)), FileError::Corrupted { .. }));
+    // The same with the checksum made right: the payload's ids disagree.
+    let p = patched(&good, &d.join("pid3.ct"), |b| {
+        b[12..14].copy_from_slice(&bits);
+        let crc = checksum(&b[..36], &b[36..]);
+        b[32..36].copy_from_slice(&crc.to_le_bytes());
+    });
     assert!(matches!(file_err(load(&p)), FileError::Inconsistent { .. }));
     // Absurd payload length.
     let p = patched(&good, &d.join("huge.ct"), |b| {
@@ -119,7 +126,8 @@ fn bad_files_are_refused() {
         b.truncate(36);
         let payload = [0xffu8; 16];
         b[24..32].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-        b[32..36].copy_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        let crc = checksum(b, &payload);
+        b[32..36].copy_from_slice(&crc.to_le_bytes());
         b.extend_from_slice(&payload);
     });
     assert!(matches!(file_err(load(&p)), FileError::Malformed { .. }));
@@ -170,7 +178,9 @@ fn keys_that_do_not_fit_their_parameters_are_refused() {
     // Relabel the header of a bits key as digits: ids inside disagree.
     let digits_id = hearth::ParamsId::InsecureTestDigits.to_u16().to_le_bytes();
     let p = patched(&d.join("bits.key"), &d.join("relabel.key"), |b| {
-        b[12..14].copy_from_slice(&digits_id)
+        b[12..14].copy_from_slice(&digits_id);
+        let crc = checksum(&b[..36], &b[36..]);
+        b[32..36].copy_from_slice(&crc.to_le_bytes());
     });
     assert!(matches!(
         ClientKey::load(&p),
@@ -191,8 +201,8 @@ fn keys_that_do_not_fit_their_parameters_are_refused() {
 /// as a forger would.
 fn fix_header(bytes: &mut [u8]) {
     let body_len = (bytes.len() - 36) as u64;
-    let crc = crc32fast::hash(&bytes[36..]);
     bytes[24..32].copy_from_slice(&body_len.to_le_bytes());
+    let crc = checksum(&bytes[..36], &bytes[36..]);
     bytes[32..36].copy_from_slice(&crc.to_le_bytes());
 }
 

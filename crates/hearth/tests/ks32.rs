@@ -35,10 +35,19 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
     let got: Vec<i64> = out.iter().map(|o| client.decrypt_i64(o).unwrap()).collect();
     assert_eq!(got, vec![a - b, (a < b) as i64, a.max(b)], "{a}, {b}");
 
-    // A KS32 key whose header names DIGITS_128 is refused.
+    // A KS32 key whose header names DIGITS_128 is refused: as damage
+    // (the checksum covers the header), and as a forgery with the checksum
+    // made right (the key switch's word size differs).
     let mut bytes = std::fs::read(d.join("server.key")).unwrap();
     bytes[12..14].copy_from_slice(&1u16.to_le_bytes());
-    std::fs::write(d.join("claims-ks64.key"), bytes).unwrap();
+    std::fs::write(d.join("claims-ks64.key"), &bytes).unwrap();
+    assert!(matches!(
+        ServerKey::load(&d.join("claims-ks64.key")),
+        Err(Error::File(FileError::Corrupted { .. }))
+    ));
+    let crc = hearth::crypto::files::checksum(&bytes[..36], &bytes[36..]);
+    bytes[32..36].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(d.join("claims-ks64.key"), &bytes).unwrap();
     assert!(matches!(
         ServerKey::load(&d.join("claims-ks64.key")),
         Err(Error::File(FileError::Inconsistent { .. }))

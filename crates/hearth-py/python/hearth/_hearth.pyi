@@ -54,6 +54,10 @@ class FileError(HearthError):
 class TooLargeError(HearthError):
     """Over a size, work or memory limit (a file, a program, a run)."""
 
+class FileTooLargeError(FileError, TooLargeError):
+    """A file whose stated size is over its limit: a FileError and a
+    TooLargeError."""
+
 class ShapeError(HearthError):
     """Values of the wrong type, count or dimensions for a program or an
     operation."""

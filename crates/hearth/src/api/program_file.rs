@@ -116,6 +116,16 @@ impl CompiledProgram {
     /// Reads program bytes from anywhere (`origin` names them in errors).
     pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<CompiledProgram, Error> {
         let (info, data): (_, ProgramData) = decode(origin, bytes, FileKind::Program)?;
+        // A program holds no key: its header's key id is always 0.
+        if info.key_id != KeyId(0) {
+            return Err(inconsistent(
+                origin,
+                format!(
+                    "a program names no key, but its header holds key id {}",
+                    info.key_id
+                ),
+            ));
+        }
         rebuild(origin, info.params, data)
     }
 }

@@ -9,10 +9,13 @@
 //! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts, 4 compressed server key, 5 program, 6 bundle |
 //! | 2 | parameter-set id |
 //! | 2 | reserved (0) |
-//! | 8 | key id |
+//! | 8 | key id (0 in a program file: a program holds no key) |
 //! | 8 | payload length |
-//! | 4 | CRC-32 of the payload |
+//! | 4 | CRC-32 of the header's first 32 bytes and the payload |
 //!
+//! The checksum covers the header too (format version 3), so a damaged
+//! parameter-set id, kind or key id is a damaged file ([`FileError`]),
+//! never a load on another set or a key mismatch later.
 //! Reading checks every field before it deserializes, bounds the payload by
 //! the largest size the parameter set allows, and checks the decoded entities
 //! against the header and the parameter set, so a truncated, corrupted,
@@ -38,7 +41,9 @@ const MAGIC: [u8; 8] = *b"HEARTH\0\n";
 /// Version 2: the key-switch key names its word size (KS32 sets). Kind 4
 /// (compressed server key) came later without a new version: no existing
 /// file changes meaning, and older builds refuse kind 4 as unknown.
-pub const FORMAT_VERSION: u16 = 2;
+/// Version 3: the checksum covers the header as well as the payload, and
+/// the reserved bytes must be zero. Older files are refused, saying so.
+pub const FORMAT_VERSION: u16 = 3;
 const HEADER_LEN: usize = 36;
 
 /// What a hearth file holds.
@@ -160,11 +165,23 @@ pub(crate) fn encode<T: Serialize>(
     bytes.extend_from_slice(&0u16.to_le_bytes());
     bytes.extend_from_slice(&key_id.0.to_le_bytes());
     bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    bytes.extend_from_slice(&checksum(&bytes, &body).to_le_bytes());
     debug_assert_eq!(bytes.len(), HEADER_LEN);
     bytes.extend_from_slice(&body);
     Ok(bytes)
 }
+
+/// The CRC-32 a file stores: of the header's first 32 bytes (everything
+/// but the checksum itself), then of the payload.
+pub fn checksum(header: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&header[..CHECKED_HEADER_LEN]);
+    h.update(payload);
+    h.finalize()
+}
+
+/// The header bytes the checksum covers.
+const CHECKED_HEADER_LEN: usize = 32;
 
 pub(crate) fn write_file<T: Serialize>(
     path: &Path,
@@ -255,6 +272,13 @@ fn parse_header(path: &Path, header: &[u8]) -> Result<FileInfo, Error> {
         path: path.to_path_buf(),
         id: u16_at(12),
     })?;
+    if u16_at(14) != 0 {
+        return Err(FileError::Malformed {
+            path: path.to_path_buf(),
+            reason: format!("reserved header bytes 14-15 hold {}, not 0", u16_at(14)),
+        }
+        .into());
+    }
     Ok(FileInfo {
         kind,
         version,
@@ -325,9 +349,13 @@ pub(crate) fn decode<T: DeserializeOwned>(
 ) -> Result<(FileInfo, T), Error> {
     let info = info_from_bytes(path, bytes)?;
     check_size(path, &info, expected, (bytes.len() - HEADER_LEN) as u64)?;
-    let checksum = u32::from_le_bytes(bytes[32..36].try_into().expect("4 bytes"));
+    let stored = u32::from_le_bytes(
+        bytes[CHECKED_HEADER_LEN..HEADER_LEN]
+            .try_into()
+            .expect("4 bytes"),
+    );
     let body = &bytes[HEADER_LEN..];
-    if crc32fast::hash(body) != checksum {
+    if checksum(bytes, body) != stored {
         return Err(FileError::Corrupted {
             path: path.to_path_buf(),
         }

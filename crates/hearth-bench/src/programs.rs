@@ -1,0 +1,450 @@
+//! `hearth-bench programs`: whole programs (a sum, a dot product, a
+//! polynomial, an argmax, a sort, a mixing round, a CRC, a regression),
+//! each written once with hearth's word API and checked against plain
+//! Rust: #PBS and depth on the count backend, or encrypted and timed.
+//! tfhe-rs's versions of the same programs, beside these in one run, are
+//! still to come (issue 38).
+
+use std::path::Path;
+use std::time::Instant;
+
+use hearth::api::{Bool, I32, U16, U32, U8};
+use hearth::{CompiledProgram, Error, ParameterSet, Program, GATES_128};
+use hearth_cli::options::Engine;
+use hearth_cli::progress::{generate, steps};
+use num_bigint::BigInt;
+use rand::SeedableRng;
+use serde_json::json;
+
+use crate::report::{emit, median, ms, Table};
+
+/// Runs every program: #PBS, depth and widest level (count backend), and
+/// with `engine` each encrypted `samples` times on random inputs, every
+/// output checked against plain Rust. Words run on `GATES_128`.
+pub fn programs(
+    engine: Option<Engine>,
+    threads: usize,
+    cases: &[String],
+    samples: usize,
+    json_out: Option<&Path>,
+) -> Result<(), Error> {
+    let mut specs = all();
+    if let Some(bad) = cases.iter().find(|c| !specs.iter().any(|s| s.key == *c)) {
+        let keys: Vec<_> = specs.iter().map(|s| s.key).collect();
+        return Err(Error::Config(format!(
+            "--cases {bad}: no such program (programs: {})",
+            keys.join(", ")
+        )));
+    }
+    if !cases.is_empty() {
+        specs.retain(|s| cases.iter().any(|c| c == s.key));
+    }
+    let params = &GATES_128;
+    let keys = engine.map(|_| generate(params));
+    let backend = match (&keys, engine) {
+        (Some((_, server)), Some(engine)) => Some(hearth_cli::backend::evaluator(
+            engine,
+            server,
+            Some(threads),
+        )?),
+        _ => None,
+    };
+    let mut t = Table::new(
+        format!(
+            "Whole programs in words on {}, planned for {threads} threads{}",
+            params.name,
+            backend.as_ref().map_or(String::new(), |b| format!(
+                ", encrypted on {}",
+                b.describe()
+            ))
+        ),
+        &["program", "#PBS", "depth", "widest level", "hearth (ms)"],
+    );
+    let mut rows = Vec::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(38);
+    let bar = steps(specs.len() as u64);
+    for spec in &specs {
+        bar.set_message(spec.name);
+        let prog = spec.program(params, threads)?;
+        let st = prog.circuit().stats();
+        let mut time = None;
+        if let (Some((client, _)), Some(backend)) = (&keys, &backend) {
+            let mut times = Vec::new();
+            for _ in 0..samples.max(1) {
+                let ins = spec.random_inputs(&mut rng);
+                let cts = spec
+                    .inputs
+                    .iter()
+                    .zip(&ins)
+                    .map(|(&(bits, signed), &v)| client.encrypt_word_of(v, bits, signed))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let start = Instant::now();
+                let out = prog.run_encrypted(backend, &cts)?;
+                times.push(start.elapsed());
+                let got = out
+                    .iter()
+                    .map(|o| client.decrypt_word_value(o))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let want: Vec<BigInt> =
+                    spec.reference(&ins).into_iter().map(BigInt::from).collect();
+                if got != want {
+                    return Err(Error::Config(format!(
+                        "{}: hearth gave {got:?} for {ins:?}, plain Rust {want:?}",
+                        spec.name
+                    )));
+                }
+            }
+            time = Some(median(times));
+        }
+        t.row(vec![
+            spec.name.into(),
+            st.pbs.to_string(),
+            st.depth.to_string(),
+            st.max_width().to_string(),
+            time.map_or("-".into(), ms),
+        ]);
+        rows.push(json!({
+            "program": spec.name, "pbs": st.pbs, "depth": st.depth, "widest_level": st.max_width(),
+            "hearth_ms": time.map(|d| d.as_secs_f64() * 1e3),
+        }));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    t.note(
+        "Every encrypted run's outputs are checked against plain Rust on the same random inputs; \
+         times are medians of --samples runs. tfhe-rs's versions of these programs are not in \
+         this table yet.",
+    );
+    emit(
+        json_out,
+        &json!({"bench": "programs", "params": params.name, "threads": threads,
+                "backend": engine.map(|e| format!("{e:?}").to_lowercase()), "rows": rows}),
+        &[t],
+    )
+}
+
+/// One program: its inputs (bits, signed), how hearth builds it, and what
+/// plain Rust computes from the same inputs.
+pub struct Spec {
+    /// Its name in `--cases`.
+    pub key: &'static str,
+    pub name: &'static str,
+    pub inputs: &'static [(usize, bool)],
+    build: fn(&Program),
+    reference: fn(&[i128]) -> Vec<i128>,
+}
+
+impl Spec {
+    /// The program on `params` (words need a set of the bits or the
+    /// digits family), planned for `threads`.
+    pub fn program(
+        &self,
+        params: &'static ParameterSet,
+        threads: usize,
+    ) -> Result<CompiledProgram, Error> {
+        let p = Program::new(params);
+        p.set_threads(threads);
+        (self.build)(&p);
+        p.build()
+    }
+
+    /// Plain Rust's outputs for `inputs` (each within its width).
+    pub fn reference(&self, inputs: &[i128]) -> Vec<i128> {
+        (self.reference)(inputs)
+    }
+
+    /// Random inputs within each input's width.
+    pub fn random_inputs(&self, rng: &mut impl rand::Rng) -> Vec<i128> {
+        self.inputs
+            .iter()
+            .map(|&(bits, signed)| {
+                let v = rng.gen::<u128>() & ((1u128 << bits) - 1);
+                if signed {
+                    ((v << (128 - bits)) as i128) >> (128 - bits)
+                } else {
+                    v as i128
+                }
+            })
+            .collect()
+    }
+}
+
+const U32X16: &[(usize, bool)] = &[(32, false); 16];
+const U16X16: &[(usize, bool)] = &[(16, false); 16];
+const U16X32: &[(usize, bool)] = &[(16, false); 32];
+const U16X8: &[(usize, bool)] = &[(16, false); 8];
+const U32X4: &[(usize, bool)] = &[(32, false); 4];
+const U8X8: &[(usize, bool)] = &[(8, false); 8];
+const I32X10: &[(usize, bool)] = &[(32, true); 10];
+const U32X2: &[(usize, bool)] = &[(32, false); 2];
+
+/// Horner's coefficients, highest degree first.
+const HORNER: [u32; 5] = [3, 5, 7, 11, 13];
+/// The diabetes model's weights and bias (data/diabetes/model.json).
+const DIABETES_WEIGHTS: [i32; 10] = [-27, -99, 297, 139, -258, 124, -36, 44, 370, 14];
+const DIABETES_BIAS: i32 = 78704;
+/// Batcher's odd-even merge sort on 8 inputs: 19 compare-exchanges.
+const SORT8: [(usize, usize); 19] = [
+    (0, 1),
+    (2, 3),
+    (0, 2),
+    (1, 3),
+    (1, 2),
+    (4, 5),
+    (6, 7),
+    (4, 6),
+    (5, 7),
+    (5, 6),
+    (0, 4),
+    (2, 6),
+    (2, 4),
+    (1, 5),
+    (3, 7),
+    (3, 5),
+    (1, 2),
+    (3, 4),
+    (5, 6),
+];
+
+/// Every program of the benchmark, in the issue's order.
+pub fn all() -> Vec<Spec> {
+    vec![
+        Spec {
+            key: "sum",
+            name: "sum of 16 u32",
+            inputs: U32X16,
+            build: |p| {
+                let xs: Vec<_> = (0..16).map(|_| U32::input(p)).collect();
+                let one = BigInt::from(1);
+                let scaled: Vec<_> = xs.iter().map(|x| (x, &one)).collect();
+                p.output(&U32::fused_sum(p, &[], &scaled, &BigInt::from(0)));
+            },
+            reference: |x| vec![x.iter().fold(0u32, |s, &v| s.wrapping_add(v as u32)) as i128],
+        },
+        Spec {
+            key: "dot",
+            name: "dot product of 16 u16 pairs in u32",
+            inputs: U16X32,
+            build: |p| {
+                let xs: Vec<U32> = (0..32).map(|_| U16::input(p).cast()).collect();
+                p.output(&U32::dot(p, &xs[..16], &xs[16..]));
+            },
+            reference: |x| {
+                let s = (0..16).fold(0u32, |s, i| {
+                    s.wrapping_add((x[i] as u32).wrapping_mul(x[16 + i] as u32))
+                });
+                vec![s as i128]
+            },
+        },
+        Spec {
+            key: "horner",
+            name: "Horner, degree 4, u32",
+            inputs: &[(32, false)],
+            build: |p| {
+                let x = U32::input(p);
+                let mut acc = U32::constant(p, HORNER[0]);
+                for &c in &HORNER[1..] {
+                    acc = &(&acc * &x) + &U32::constant(p, c);
+                }
+                p.output(&acc);
+            },
+            reference: |x| {
+                let x = x[0] as u32;
+                let y = HORNER[1..]
+                    .iter()
+                    .fold(HORNER[0], |acc, &c| acc.wrapping_mul(x).wrapping_add(c));
+                vec![y as i128]
+            },
+        },
+        Spec {
+            key: "argmax",
+            name: "max and argmax of 16 u16",
+            inputs: U16X16,
+            build: |p| {
+                let mut best: Vec<(U16, U8)> = (0..16)
+                    .map(|i| (U16::input(p), U8::constant(p, i)))
+                    .collect();
+                // A tournament: the later of two wins only when larger, so
+                // ties keep the first index, as Rust's below.
+                while best.len() > 1 {
+                    best = best
+                        .chunks(2)
+                        .map(|pair| {
+                            let ((a, ia), (b, ib)) = (&pair[0], &pair[1]);
+                            let later: Bool = b.gt(a);
+                            (later.select(b, a), later.select(ib, ia))
+                        })
+                        .collect();
+                }
+                p.output(&best[0].0);
+                p.output(&best[0].1);
+            },
+            reference: |x| {
+                let max = *x.iter().max().unwrap();
+                let arg = x.iter().position(|&v| v == max).unwrap();
+                vec![max, arg as i128]
+            },
+        },
+        Spec {
+            key: "sort",
+            name: "sorting network on 8 u16",
+            inputs: U16X8,
+            build: |p| {
+                let mut v: Vec<U16> = (0..8).map(|_| U16::input(p)).collect();
+                for (i, j) in SORT8 {
+                    let (lo, hi) = (v[i].min(&v[j]), v[i].max(&v[j]));
+                    v[i] = lo;
+                    v[j] = hi;
+                }
+                for x in &v {
+                    p.output(x);
+                }
+            },
+            reference: |x| {
+                let mut v = x.to_vec();
+                v.sort_unstable();
+                v
+            },
+        },
+        Spec {
+            key: "chacha",
+            name: "ChaCha quarter-round, u32",
+            inputs: U32X4,
+            build: |p| {
+                let (mut a, mut b, mut c, mut d) =
+                    (U32::input(p), U32::input(p), U32::input(p), U32::input(p));
+                for (r1, r2) in [(16, 12), (8, 7)] {
+                    a = &a + &b;
+                    d = (&d ^ &a).rotate_left(r1);
+                    c = &c + &d;
+                    b = (&b ^ &c).rotate_left(r2);
+                }
+                for x in [&a, &b, &c, &d] {
+                    p.output(x);
+                }
+            },
+            reference: |x| {
+                let [mut a, mut b, mut c, mut d] = [0, 1, 2, 3].map(|i| x[i] as u32);
+                for (r1, r2) in [(16, 12), (8, 7)] {
+                    a = a.wrapping_add(b);
+                    d = (d ^ a).rotate_left(r1);
+                    c = c.wrapping_add(d);
+                    b = (b ^ c).rotate_left(r2);
+                }
+                [a, b, c, d].iter().map(|&v| v as i128).collect()
+            },
+        },
+        Spec {
+            key: "crc16",
+            name: "CRC-16 of 8 bytes",
+            inputs: U8X8,
+            build: |p| {
+                // CRC-16/CCITT-FALSE, bit by bit: shift, and where the top
+                // bit was set, xor the polynomial.
+                let mut crc = U16::constant(p, 0xffffu32);
+                let poly = U16::constant(p, 0x1021u32);
+                for _ in 0..8 {
+                    let byte: U16 = U8::input(p).cast();
+                    crc = &crc ^ &(&byte << 8);
+                    for _ in 0..8 {
+                        let top = crc.bit(15);
+                        let shifted = &crc << 1;
+                        crc = top.select(&(&shifted ^ &poly), &shifted);
+                    }
+                }
+                p.output(&crc);
+            },
+            reference: |x| vec![crc16(x) as i128],
+        },
+        Spec {
+            key: "regression",
+            name: "diabetes regression, i32",
+            inputs: I32X10,
+            build: |p| {
+                let xs: Vec<_> = (0..10).map(|_| I32::input(p)).collect();
+                let ws: Vec<_> = DIABETES_WEIGHTS.iter().map(|&w| BigInt::from(w)).collect();
+                p.output(&I32::dot_clear(p, &xs, &ws, &BigInt::from(DIABETES_BIAS)));
+            },
+            reference: |x| {
+                let y = x
+                    .iter()
+                    .zip(DIABETES_WEIGHTS)
+                    .fold(DIABETES_BIAS, |s, (&v, w)| {
+                        s.wrapping_add((v as i32).wrapping_mul(w))
+                    });
+                vec![y as i128]
+            },
+        },
+        Spec {
+            // Where hearth is weakest today: count_ones on words.
+            key: "hamming",
+            name: "Hamming distance of two u32",
+            inputs: U32X2,
+            build: |p| {
+                let (a, b) = (U32::input(p), U32::input(p));
+                p.output(&(&a ^ &b).count_ones());
+            },
+            reference: |x| vec![((x[0] as u32) ^ (x[1] as u32)).count_ones() as i128],
+        },
+    ]
+}
+
+fn crc16(bytes: &[i128]) -> u16 {
+    let mut crc = 0xffffu16;
+    for &b in bytes {
+        crc ^= (b as u16) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `prog` on the clear backend (one value per input).
+    fn run_clear(prog: &CompiledProgram, inputs: &[i128]) -> Vec<i128> {
+        let values: Vec<Vec<BigInt>> = inputs.iter().map(|&v| vec![BigInt::from(v)]).collect();
+        let out = prog.run_clear(&values).unwrap();
+        out.iter()
+            .flatten()
+            .map(|v| i128::try_from(v).expect("a word fits in i128"))
+            .collect()
+    }
+
+    /// Every program on the clear backend equals plain Rust on random
+    /// inputs, on the bits family's test set, with the CRC-16 also checked
+    /// against its published check value.
+    #[test]
+    fn every_program_equals_plain_rust_on_the_clear_backend() {
+        // The standard check value of CRC-16/CCITT-FALSE ("123456789").
+        let check: Vec<i128> = b"123456789".iter().map(|&b| b as i128).collect();
+        assert_eq!(crc16(&check), 0x29b1);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(38);
+        for spec in all() {
+            let prog = spec.program(&hearth::INSECURE_TEST_BITS, 2).unwrap();
+            for case in 0..12 {
+                let mut ins = spec.random_inputs(&mut rng);
+                // Ties and extremes, where the selections decide.
+                if case == 0 {
+                    ins.iter_mut().for_each(|v| *v = 0);
+                } else if case == 1 {
+                    let v = ins[0];
+                    ins.iter_mut().step_by(2).for_each(|x| *x = v);
+                }
+                assert_eq!(
+                    run_clear(&prog, &ins),
+                    spec.reference(&ins),
+                    "{}: {ins:?}",
+                    spec.name
+                );
+            }
+        }
+    }
+}
