@@ -56,6 +56,11 @@ pub struct Args {
     /// Do not log accepted, finished and failed jobs on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Serve on an address other than loopback (default: refused). The
+    /// server has no access tokens and no TLS yet: anyone who reaches the
+    /// port could register keys and run jobs.
+    #[arg(long)]
+    insecure: bool,
 }
 
 /// `hearth server`: serves until Ctrl-C or SIGTERM.
@@ -71,6 +76,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.key_cache = args.key_cache;
     config.body_timeout = args.body_timeout;
     config.log = !args.quiet;
+    config.insecure = args.insecure;
     let threads = config.threads;
     let data = args.data.clone();
     hearth_server::run(config, &args.listen, |addr| {

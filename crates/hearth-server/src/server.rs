@@ -90,6 +90,10 @@ pub struct Config {
     pub body_timeout: Duration,
     /// One line on stderr per accepted, finished and failed job.
     pub log: bool,
+    /// Serve on an address other than loopback. The server has no access
+    /// tokens and no TLS yet, so anyone who reaches its port could use it:
+    /// without this, [`start`] and [`run`] refuse such an address.
+    pub insecure: bool,
 }
 
 impl Config {
@@ -109,7 +113,22 @@ impl Config {
             key_cache: 4,
             body_timeout: Duration::from_secs(300),
             log: false,
+            insecure: false,
         }
+    }
+
+    /// Refuses `addr` unless it is a loopback address or `insecure` is
+    /// set (see [`Config::insecure`]).
+    fn check_exposure(&self, addr: SocketAddr) -> Result<(), ServerError> {
+        if addr.ip().is_loopback() || self.insecure {
+            return Ok(());
+        }
+        Err(ServerError::Config(format!(
+            "refusing to serve on {addr}, not a loopback address: this server has no access \
+             tokens and no TLS yet, so anyone who reaches the port could register keys and run \
+             jobs. Listen on 127.0.0.1 (reach it through an SSH tunnel or a TLS proxy), or pass \
+             --insecure (`Config::insecure` in Rust) to serve anyway"
+        )))
     }
 
     /// The limits one job is admitted against.
@@ -935,12 +954,14 @@ impl Drop for ServerHandle {
 
 /// Opens the server on `config` and serves on `listen` (`HOST:PORT`;
 /// port 0 picks a free one) from a background thread, until
-/// [`ServerHandle::stop`] or drop.
+/// [`ServerHandle::stop`] or drop. An address other than loopback is
+/// refused unless [`Config::insecure`] is set.
 pub fn start(config: Config, listen: &str) -> Result<ServerHandle, ServerError> {
     let rt = runtime(config.threads)?;
-    let server = Server::open(config)?;
     let listener = rt.block_on(tokio::net::TcpListener::bind(listen))?;
     let addr = listener.local_addr()?;
+    config.check_exposure(addr)?;
+    let server = Server::open(config)?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::Builder::new()
         .name("hearth-server".into())
@@ -968,9 +989,10 @@ pub fn run(
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
     let rt = runtime(config.threads)?;
+    let listener = rt.block_on(tokio::net::TcpListener::bind(listen))?;
+    config.check_exposure(listener.local_addr()?)?;
     let server = Server::open(config)?;
     rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(listen).await?;
         ready(listener.local_addr()?);
         server.serve(listener, shutdown_signal()).await
     })?;

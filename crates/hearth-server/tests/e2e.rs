@@ -381,3 +381,32 @@ fn a_stalled_upload_times_out_and_uploads_are_bounded() {
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The server has no access control yet: an address other than loopback
+/// is refused, naming `--insecure`, before the data folder is touched;
+/// with `insecure` set it serves.
+#[test]
+fn a_non_loopback_address_needs_insecure() {
+    let d = dir("exposed");
+    let cfg = config(&d);
+    let e = hearth_server::start(cfg.clone(), "0.0.0.0:0")
+        .err()
+        .expect("refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("--insecure") && msg.contains("0.0.0.0"),
+        "{msg}"
+    );
+    assert!(!cfg.data.exists(), "the data folder was created");
+    // Loopback needs nothing (IPv4 here; `localhost` resolves to it too).
+    hearth_server::start(cfg.clone(), "localhost:0")
+        .unwrap()
+        .stop()
+        .unwrap();
+    let mut open = cfg;
+    open.insecure = true;
+    let server = hearth_server::start(open, "0.0.0.0:0").unwrap();
+    assert!(server.addr().ip().is_unspecified());
+    server.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+}
