@@ -7,8 +7,8 @@ use hearth::{ClientKey, Error};
 use hearth_emu::{values, Image, Policy};
 
 use crate::emu::{
-    emu_err, gates_only, initial_registers, parse_reg, parse_width, print_state, report_policy,
-    width_of, RegValue, Registers, POINTER_HINT,
+    emu_err, gates_only, initial_registers, parse_width, print_state, report_policy, width_of,
+    ProgramInputs, Registers, POINTER_HINT,
 };
 
 #[derive(clap::Args)]
@@ -19,21 +19,8 @@ pub struct Args {
     /// A folder with client.key (GATES_128).
     #[arg(long, value_name = "DIR")]
     keys: PathBuf,
-    /// The ELF executable or assembly file to run.
-    program: PathBuf,
-    /// An encrypted initial register, e.g. `--reg r0=42` (repeatable).
-    #[arg(long = "reg", value_name = "rN=VALUE", value_parser = parse_reg)]
-    regs: Vec<(u8, RegValue)>,
-    /// A clear initial register, for pointers and other public inputs:
-    /// `--clear-reg r1=0x20000`, or `--clear-reg r0=@a` for the address of
-    /// the program's symbol `a` (`@a+8` adds an offset). Sent in the clear:
-    /// the server sees it. Repeatable; not for a register given by --reg.
-    #[arg(long = "clear-reg", value_name = "rN=VALUE", value_parser = parse_reg)]
-    clear_regs: Vec<(u8, RegValue)>,
-    /// Raw bytes for the start of the data memory, sent encrypted
-    /// (default: none).
-    #[arg(long, value_name = "FILE")]
-    mem: Option<PathBuf>,
+    #[command(flatten)]
+    inputs: ProgramInputs,
     /// The most branch decisions answered; the run stops at the next one.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     decisions: u64,
@@ -54,17 +41,22 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Error> {
     let key = ClientKey::load(&args.keys.join("client.key"))?;
     gates_only(key.params())?;
-    let elf = std::fs::read(&args.program)
-        .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+    let elf = std::fs::read(&args.inputs.program)
+        .map_err(|e| Error::Config(format!("{}: {e}", args.inputs.program.display())))?;
     // Refuse locally what the server would refuse.
     let image = Image::load_for(&elf, width_of(args.width))
-        .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+        .map_err(|e| Error::Config(format!("{}: {e}", args.inputs.program.display())))?;
     let bits = args.width as usize;
-    let Registers { clear, encrypted } =
-        initial_registers(&image, &args.program, &args.regs, &args.clear_regs, bits)?;
+    let Registers { clear, encrypted } = initial_registers(
+        &image,
+        &args.inputs.program,
+        &args.inputs.regs,
+        &args.inputs.clear_regs,
+        bits,
+    )?;
     let cts = |v: u64, n: usize| values::encrypt(&key, v, n);
     let mut memory = Vec::new();
-    if let Some(path) = &args.mem {
+    if let Some(path) = &args.inputs.mem {
         let bytes =
             std::fs::read(path).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
         for b in bytes {

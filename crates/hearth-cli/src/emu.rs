@@ -31,28 +31,36 @@ pub enum Mode {
     Clear,
 }
 
+/// A program and its inputs, as `hearth emu run` and `hearth client`
+/// take them.
 #[derive(clap::Args)]
-pub struct RunArgs {
+pub struct ProgramInputs {
     /// The ELF executable or assembly file.
-    program: PathBuf,
+    pub program: PathBuf,
     /// An encrypted initial register, e.g. `--reg r0=42`, `--reg
     /// r1=0xff`, `--reg r2=-5` (repeatable). Pointers belong in
     /// --clear-reg: loads and stores need clear addresses.
     #[arg(long = "reg", value_name = "rN=VALUE", value_parser = parse_reg)]
-    regs: Vec<(u8, RegValue)>,
+    pub regs: Vec<(u8, RegValue)>,
     /// A clear initial register, for pointers and other public inputs,
     /// e.g. `--clear-reg r1=0x20000`, or `--clear-reg r0=@a`: the address
     /// of the program's symbol `a` (an ELF symbol such as a C global, or an
     /// assembly label; `@a+8` adds an offset). Addresses computed from it
     /// stay clear, so loads and stores through it work; whoever runs the
-    /// program sees it. Repeatable; a register is given by --reg or
-    /// --clear-reg, not both.
+    /// program (a server too) sees it. Repeatable; a register is given by
+    /// --reg or --clear-reg, not both.
     #[arg(long = "clear-reg", value_name = "rN=VALUE", value_parser = parse_reg)]
-    clear_regs: Vec<(u8, RegValue)>,
-    /// Raw bytes for the start of the data memory (default: none; the
-    /// rest keeps the ELF's initial data).
+    pub clear_regs: Vec<(u8, RegValue)>,
+    /// Raw bytes for the start of the data memory, encrypted (default:
+    /// none; the rest keeps the ELF's initial data).
     #[arg(long, value_name = "FILE")]
-    mem: Option<PathBuf>,
+    pub mem: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    inputs: ProgramInputs,
     /// Encrypted, or the same circuits on clear values (debugging).
     #[arg(long, value_name = "MODE", value_enum, default_value = "encrypted")]
     mode: Mode,
@@ -250,22 +258,22 @@ pub fn emu_err(e: impl std::fmt::Display) -> Error {
 }
 
 fn run_program(args: RunArgs) -> Result<(), Error> {
-    let file = std::fs::read(&args.program)
-        .map_err(|e| Error::Config(format!("{}: {e}", args.program.display())))?;
+    let file = std::fs::read(&args.inputs.program)
+        .map_err(|e| Error::Config(format!("{}: {e}", args.inputs.program.display())))?;
     let image = Image::load_for(&file, width_of(args.width)).map_err(|e| match e {
         hearth_emu::LoadError::Instructions(list) => {
             let lines: Vec<String> = list.iter().map(|u| format!("  {u}")).collect();
             Error::Config(format!(
                 "{}: {} unsupported instruction(s):\n{}",
-                args.program.display(),
+                args.inputs.program.display(),
                 list.len(),
                 lines.join("\n")
             ))
         }
-        e => Error::Config(format!("{}: {e}", args.program.display())),
+        e => Error::Config(format!("{}: {e}", args.inputs.program.display())),
     })?;
     let mut data = image.data.clone();
-    if let Some(path) = &args.mem {
+    if let Some(path) = &args.inputs.mem {
         let bytes =
             std::fs::read(path).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
         if bytes.len() > data.len() {
@@ -281,7 +289,7 @@ fn run_program(args: RunArgs) -> Result<(), Error> {
     }
     eprintln!(
         "{}: {} instructions, data memory {} bytes at {:#x}, entry {:#x}",
-        args.program.display(),
+        args.inputs.program.display(),
         image.code.len(),
         data.len(),
         image.data_base,
@@ -364,7 +372,13 @@ where
     B::Digit: Clone,
 {
     let bits = args.width as usize;
-    let regs = initial_registers(&image, &args.program, &args.regs, &args.clear_regs, bits)?;
+    let regs = initial_registers(
+        &image,
+        &args.inputs.program,
+        &args.inputs.regs,
+        &args.inputs.clear_regs,
+        bits,
+    )?;
     let memory = data
         .iter()
         .map(|&b| Ok(Byte::Enc(enc(b as u64, 8)?)))
