@@ -47,13 +47,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     let image = Image::load_for(&elf, width_of(args.width))
         .map_err(|e| Error::Config(format!("{}: {e}", args.inputs.program.display())))?;
     let bits = args.width as usize;
-    let Registers { clear, encrypted } = initial_registers(
-        &image,
-        &args.inputs.program,
-        &args.inputs.regs,
-        &args.inputs.clear_regs,
-        bits,
-    )?;
+    let Registers { clear, encrypted } = initial_registers(&image, &args.inputs, bits)?;
     let cts = |v: u64, n: usize| values::encrypt(&key, v, n);
     let mut memory = Vec::new();
     if let Some(path) = &args.inputs.mem {

@@ -178,11 +178,10 @@ pub struct Registers {
 /// symbol or a value wider than the registers is an error.
 pub fn initial_registers(
     image: &Image,
-    program: &std::path::Path,
-    encrypted: &[(u8, RegValue)],
-    clear: &[(u8, RegValue)],
+    inputs: &ProgramInputs,
     bits: usize,
 ) -> Result<Registers, Error> {
+    let (program, encrypted, clear) = (&inputs.program, &inputs.regs, &inputs.clear_regs);
     let mut given: [Option<&str>; 15] = [None; 15];
     let mut resolve = |list: &[(u8, RegValue)], flag: &'static str| {
         list.iter()
@@ -372,13 +371,7 @@ where
     B::Digit: Clone,
 {
     let bits = args.width as usize;
-    let regs = initial_registers(
-        &image,
-        &args.inputs.program,
-        &args.inputs.regs,
-        &args.inputs.clear_regs,
-        bits,
-    )?;
+    let regs = initial_registers(&image, &args.inputs, bits)?;
     let memory = data
         .iter()
         .map(|&b| Ok(Byte::Enc(enc(b as u64, 8)?)))
