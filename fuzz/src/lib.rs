@@ -12,10 +12,7 @@ pub fn fix_header(data: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let mut bytes = data.to_vec();
-    let body_len = (bytes.len() - HEADER_LEN) as u64;
-    bytes[24..32].copy_from_slice(&body_len.to_le_bytes());
-    let crc = hearth::crypto::files::checksum(&bytes[..HEADER_LEN], &bytes[HEADER_LEN..]);
-    bytes[32..36].copy_from_slice(&crc.to_le_bytes());
+    hearth::crypto::files::reseal(&mut bytes);
     Some(bytes)
 }
 

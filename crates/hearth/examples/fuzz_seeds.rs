@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use hearth::api::U8;
-use hearth::crypto::files::{checksum, ciphertexts_from_bytes, save_ciphertexts};
+use hearth::crypto::files::{ciphertexts_from_bytes, reseal, save_ciphertexts};
 use hearth::{
     Bundle, ClientKey, CompiledProgram, CompressedServerKey, Program, ServerKey, DIGITS_128,
     GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
@@ -22,14 +22,6 @@ use hearth::{
 use num_bigint::BigInt;
 
 const HEADER_LEN: usize = 36;
-
-/// Rewrites the header's payload length and CRC after a payload change.
-fn fix_header(bytes: &mut [u8]) {
-    let body_len = (bytes.len() - HEADER_LEN) as u64;
-    bytes[24..32].copy_from_slice(&body_len.to_le_bytes());
-    let crc = checksum(&bytes[..HEADER_LEN], &bytes[HEADER_LEN..]);
-    bytes[32..36].copy_from_slice(&crc.to_le_bytes());
-}
 
 /// Cuts each bincode vector of exactly `len` words of `word` bytes (its
 /// length found as a little-endian u64 in the payload, the first match
@@ -54,7 +46,7 @@ fn shrink(bytes: &[u8], lens: &[(usize, usize)], keep: usize) -> Vec<u8> {
         out.drain(start..at + 8 + len * word);
         from = start;
     }
-    fix_header(&mut out);
+    reseal(&mut out);
     out
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
-use hearth::crypto::files::{read_info, FileKind};
+use hearth::crypto::files::{read_info, reseal, FileKind};
 use hearth::testing::circuits::random_circuit;
 use hearth::{
     ClientKey, CompressedServerKey, Error, FileError, ParameterSet, ParamsId, ServerKey,
@@ -152,19 +152,10 @@ fn forged(src: &Path, dst: &Path, f: impl FnOnce(&mut Vec<u8>)) -> PathBuf {
     let mut payload = payload.to_vec();
     f(&mut payload);
     let mut out = header.to_vec();
-    out[24..32].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    let crc = hearth::crypto::files::checksum(&out, &payload);
-    out[32..36].copy_from_slice(&crc.to_le_bytes());
     out.extend_from_slice(&payload);
+    reseal(&mut out);
     std::fs::write(dst, out).unwrap();
     dst.to_path_buf()
-}
-
-/// Makes the checksum of a file's bytes right again after a change to its
-/// header, as a forger would.
-fn fix_checksum(b: &mut [u8]) {
-    let crc = hearth::crypto::files::checksum(&b[..36], &b[36..]);
-    b[32..36].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Copies `src` to `dst` with `f` applied to all of its bytes.
@@ -243,7 +234,7 @@ fn bad_compressed_files_are_refused() {
     assert!(matches!(refusal(&p), FileError::Corrupted { .. }));
     let p = patched(&bits_key, &d.join("pid3.key"), |b| {
         b[12..14].copy_from_slice(&digits_id);
-        fix_checksum(b);
+        reseal(b);
     });
     assert!(
         matches!(refusal(&p), FileError::Inconsistent { ref reason, .. } if reason.contains("ids"))
@@ -260,7 +251,7 @@ fn bad_compressed_files_are_refused() {
     });
     let p = patched(&p, &d.join("relabel2.key"), |b| {
         b[12..14].copy_from_slice(&digits_id);
-        fix_checksum(b);
+        reseal(b);
     });
     assert!(
         matches!(refusal(&p), FileError::Inconsistent { ref reason, .. } if reason.contains("bootstrap key (n")),

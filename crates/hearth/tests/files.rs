@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth::crypto::files::{checksum, load_ciphertexts, read_info, save_ciphertexts, FileKind};
+use hearth::crypto::files::{load_ciphertexts, read_info, reseal, save_ciphertexts, FileKind};
 use hearth::{ClientKey, Error, FileError, ServerKey, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
 
 fn dir(name: &str) -> PathBuf {
@@ -112,8 +112,7 @@ fn bad_files_are_refused() {
     // The same with the checksum made right: the payload's ids disagree.
     let p = patched(&good, &d.join("pid3.ct"), |b| {
         b[12..14].copy_from_slice(&bits);
-        let crc = checksum(&b[..36], &b[36..]);
-        b[32..36].copy_from_slice(&crc.to_le_bytes());
+        reseal(b);
     });
     assert!(matches!(file_err(load(&p)), FileError::Inconsistent { .. }));
     // Absurd payload length.
@@ -124,11 +123,8 @@ fn bad_files_are_refused() {
     // Valid checksum over a malformed payload.
     let p = patched(&good, &d.join("malformed.ct"), |b| {
         b.truncate(36);
-        let payload = [0xffu8; 16];
-        b[24..32].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-        let crc = checksum(b, &payload);
-        b[32..36].copy_from_slice(&crc.to_le_bytes());
-        b.extend_from_slice(&payload);
+        b.extend_from_slice(&[0xffu8; 16]);
+        reseal(b);
     });
     assert!(matches!(file_err(load(&p)), FileError::Malformed { .. }));
     // Wrong kind of file.
@@ -179,8 +175,7 @@ fn keys_that_do_not_fit_their_parameters_are_refused() {
     let digits_id = hearth::ParamsId::InsecureTestDigits.to_u16().to_le_bytes();
     let p = patched(&d.join("bits.key"), &d.join("relabel.key"), |b| {
         b[12..14].copy_from_slice(&digits_id);
-        let crc = checksum(&b[..36], &b[36..]);
-        b[32..36].copy_from_slice(&crc.to_le_bytes());
+        reseal(b);
     });
     assert!(matches!(
         ClientKey::load(&p),
@@ -195,15 +190,6 @@ fn keys_that_do_not_fit_their_parameters_are_refused() {
         ServerKey::load(&p),
         Err(Error::File(FileError::Truncated { .. }))
     ));
-}
-
-/// Rewrites the header's payload length and CRC after a payload change,
-/// as a forger would.
-fn fix_header(bytes: &mut [u8]) {
-    let body_len = (bytes.len() - 36) as u64;
-    bytes[24..32].copy_from_slice(&body_len.to_le_bytes());
-    let crc = checksum(&bytes[..36], &bytes[36..]);
-    bytes[32..36].copy_from_slice(&crc.to_le_bytes());
 }
 
 fn u64_at(b: &[u8], at: usize) -> usize {
@@ -251,7 +237,7 @@ fn forged_key_sizes_are_typed_errors_not_panics() {
         let mut b = client_bytes.clone();
         let at = b.len() - 8;
         b[at..].copy_from_slice(&poly.to_le_bytes());
-        fix_header(&mut b);
+        reseal(&mut b);
         inconsistent(
             ClientKey::from_bytes(origin, &b).map(drop),
             &format!("client key, polynomial size {poly}"),
@@ -283,7 +269,7 @@ fn forged_key_sizes_are_typed_errors_not_panics() {
     ] {
         let mut b = server_bytes.clone();
         b[at..at + 8].copy_from_slice(&value.to_le_bytes());
-        fix_header(&mut b);
+        reseal(&mut b);
         inconsistent(ServerKey::from_bytes(origin, &b).map(drop), what);
     }
 }

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use hearth::api::U8;
-use hearth::crypto::files::{checksum, load_ciphertexts, save_ciphertexts, FORMAT_VERSION};
+use hearth::crypto::files::{load_ciphertexts, reseal, save_ciphertexts, FORMAT_VERSION};
 use hearth::{
     Bundle, ClientKey, CompiledProgram, CompressedServerKey, Error, FileError, Program, ServerKey,
     INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
@@ -125,8 +125,7 @@ fn every_header_bit_flip_is_a_file_error() {
 fn forged(bytes: &[u8], f: impl FnOnce(&mut [u8])) -> Vec<u8> {
     let mut b = bytes.to_vec();
     f(&mut b[..36]);
-    let crc = checksum(&b[..36], &b[36..]);
-    b[32..36].copy_from_slice(&crc.to_le_bytes());
+    reseal(&mut b);
     b
 }
 

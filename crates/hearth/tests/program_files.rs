@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use hearth::api::ops::{Op, ValueId};
 use hearth::api::{U16, U32};
 use hearth::backend::{ClearBackend, CpuBackend};
-use hearth::crypto::files::checksum;
+use hearth::crypto::files::reseal;
 use hearth::testing::programs::{check_outputs, Limits, ProgramSpec};
 use hearth::testing::word_programs::WordSpec;
 use hearth::{
@@ -233,8 +233,7 @@ fn bundles_run_encrypted_and_refuse_what_does_not_fit() {
     let mut forged = bytes.clone();
     let seed_at = forged.len() - 28 * 8 - 8 - 16;
     forged[seed_at] ^= 1;
-    let crc = checksum(&forged[..36], &forged[36..]);
-    forged[32..36].copy_from_slice(&crc.to_le_bytes());
+    reseal(&mut forged);
     let wrong = Bundle::from_bytes(Path::new("forged"), &forged).unwrap();
     let prog_out = prog
         .run_bundle(&cpu, &wrong)
@@ -299,9 +298,10 @@ fn forge(id: u16, payload: &Forged) -> Vec<u8> {
     bytes.extend_from_slice(&id.to_le_bytes());
     bytes.extend_from_slice(&0u16.to_le_bytes());
     bytes.extend_from_slice(&0u64.to_le_bytes());
-    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&checksum(&bytes, &body).to_le_bytes());
+    // Length and checksum, then made to match the body.
+    bytes.extend_from_slice(&[0; 12]);
     bytes.extend_from_slice(&body);
+    reseal(&mut bytes);
     bytes
 }
 
@@ -417,9 +417,8 @@ fn forged_programs_are_typed_errors() {
             body[i] = rng.gen();
         }
         let mut bytes = good[..36].to_vec();
-        let crc = checksum(&bytes, &body);
-        bytes[32..36].copy_from_slice(&crc.to_le_bytes());
         bytes.extend_from_slice(&body);
+        reseal(&mut bytes);
         let _ = CompiledProgram::from_bytes(Path::new("f"), &bytes);
     }
 }

@@ -170,9 +170,8 @@ pub(super) fn encrypted(
     );
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
-    // Operations tfhe-rs's engine turned out to lack (checked once each).
+    // Operations tfhe-rs's engine turned out to lack (tried once each).
     let mut missing = Vec::new();
-    let tfhe_has = |op: BitsOp, missing: &[BitsOp]| !missing.contains(&op);
     let bar = steps((BitsOp::ALL.len() * bits.len()) as u64);
     for &n in bits {
         for op in BitsOp::ALL {
@@ -210,7 +209,7 @@ pub(super) fn encrypted(
                         op.name()
                     )));
                 }
-                if !tfhe_has(op, &missing) {
+                if missing.contains(&op) {
                     continue;
                 }
                 // tfhe-rs panics on an operation its engine lacks (its CUDA

@@ -173,7 +173,7 @@ pub(crate) fn encode<T: Serialize>(
 
 /// The CRC-32 a file stores: of the header's first 32 bytes (everything
 /// but the checksum itself), then of the payload.
-pub fn checksum(header: &[u8], payload: &[u8]) -> u32 {
+fn checksum(header: &[u8], payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&header[..CHECKED_HEADER_LEN]);
     h.update(payload);
@@ -182,6 +182,21 @@ pub fn checksum(header: &[u8], payload: &[u8]) -> u32 {
 
 /// The header bytes the checksum covers.
 const CHECKED_HEADER_LEN: usize = 32;
+
+/// Rewrites the payload length and checksum in the header at the start of
+/// `bytes` to match the bytes after it: for tools that change files on
+/// purpose (fuzzers, tests of forged files). `false`, and nothing
+/// changed, where `bytes` is shorter than a header.
+pub fn reseal(bytes: &mut [u8]) -> bool {
+    if bytes.len() < HEADER_LEN {
+        return false;
+    }
+    let (header, payload) = bytes.split_at_mut(HEADER_LEN);
+    header[24..32].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    let crc = checksum(header, payload);
+    header[CHECKED_HEADER_LEN..].copy_from_slice(&crc.to_le_bytes());
+    true
+}
 
 pub(crate) fn write_file<T: Serialize>(
     path: &Path,
