@@ -22,6 +22,7 @@ pub const VALUE_NAMES: &[(&str, &str)] = &[
     ("URL", "an http:// or https:// URL"),
     ("HOST:PORT", "an address"),
     ("ID", "a job id"),
+    ("TOKEN", "an API token (from `hearth server token add`)"),
     ("SEED", "a random seed"),
     ("BITS", "operand widths in bits"),
     ("BACKEND", "where circuits run"),
@@ -91,6 +92,18 @@ pub const SHARED: &[Shared] = &[
         value_name: "FILE",
         values: &[],
         help: "JSON",
+    },
+    Shared {
+        long: "token",
+        value_name: "TOKEN",
+        values: &[],
+        help: "default: HEARTH_TOKEN",
+    },
+    Shared {
+        long: "ca-cert",
+        value_name: "FILE",
+        values: &[],
+        help: "default: HEARTH_CA_CERT",
     },
     Shared {
         long: "plot",

@@ -1,5 +1,6 @@
 //! `hearth server`: the compute server (`hearth_server`), which runs any
-//! program file on bundles for registered server keys, over HTTP.
+//! program file on bundles for registered server keys, over HTTP or
+//! HTTPS; and `hearth server token`, which manages its tenants' tokens.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,20 +8,34 @@ use std::time::Duration;
 
 use hearth::Error;
 use hearth_cli::options::{parse_duration, parse_size, MaxMemory, Threads};
-use hearth_server::Config;
+use hearth_server::tenants::{edit, TenantLimits, Tenants};
+use hearth_server::{Config, TlsFiles};
 
 /// `hearth server`.
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Args {
+    #[command(subcommand)]
+    command: Option<ServerCommand>,
     /// Address to listen on (HOST:PORT; port 0 picks a free one). The
-    /// first line on stdout is `listening on http://ADDR`.
+    /// first line on stdout is `listening on URL`. An address other than
+    /// loopback needs tenants (`hearth server token add`) and TLS, or
+    /// --insecure.
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "HOST:PORT")]
     listen: String,
-    /// The data folder: registered keys, accepted jobs and their results
-    /// (created if missing; one server at a time). Jobs found there at
-    /// start that had not finished run again.
-    #[arg(long, value_name = "DIR")]
-    data: PathBuf,
+    /// The data folder: tenants, registered keys, accepted jobs and their
+    /// results (created if missing; one server at a time). Jobs found
+    /// there at start that had not finished run again.
+    #[arg(long, value_name = "DIR", required = true)]
+    data: Option<PathBuf>,
+    /// Serve HTTPS with this certificate chain (PEM, leaf first; with
+    /// --tls-key; default: plain HTTP).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1;
+    /// default: none, plain HTTP).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     #[command(flatten)]
     threads: Threads,
     /// Refuse jobs whose program runs more bootstraps than this
@@ -56,16 +71,135 @@ pub struct Args {
     /// Do not log accepted, finished and failed jobs on stderr.
     #[arg(long)]
     quiet: bool,
-    /// Serve on an address other than loopback (default: refused). The
-    /// server has no access tokens and no TLS yet: anyone who reaches the
-    /// port could register keys and run jobs.
+    /// Serve on an address other than loopback without tenants or without
+    /// TLS (default: refused): anyone who reaches the port could use the
+    /// server, or read what crosses the network.
     #[arg(long)]
     insecure: bool,
 }
 
-/// `hearth server`: serves until Ctrl-C or SIGTERM.
+/// `hearth server token ...`.
+#[derive(clap::Subcommand)]
+enum ServerCommand {
+    /// Tenants' API tokens: the server reads them at every request, so a
+    /// change takes effect at once, running server or not.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(clap::Subcommand)]
+enum TokenCommand {
+    /// Make a token for TENANT (the tenant is made if new) and print it on
+    /// stdout, once: only its hash is kept.
+    Add {
+        /// The tenant: 1 to 32 of a-z, 0-9, '-' and '_'.
+        tenant: String,
+        #[command(flatten)]
+        data: DataArg,
+        /// Most server keys the tenant may register at once (`key_limit`;
+        /// default 8 for a new tenant; set anew if given).
+        #[arg(long, value_name = "N")]
+        max_keys: Option<usize>,
+        /// Most jobs the tenant may have queued or running (`queue_limit`;
+        /// default 16).
+        #[arg(long, value_name = "N")]
+        max_queue: Option<usize>,
+        /// Most bootstraps of the tenant's jobs admitted in one UTC day
+        /// (`daily_limit`; default 100000000).
+        #[arg(long, value_name = "N")]
+        max_pbs_per_day: Option<u64>,
+    },
+    /// List tenants with their limits, and tokens (id, tenant, made,
+    /// revoked): never the tokens themselves.
+    List {
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// Revoke a token by its id (the 16 hex digits after `hth_`), or
+    /// every token of a tenant by its name.
+    Revoke {
+        /// A token id or a tenant's name.
+        name: String,
+        #[command(flatten)]
+        data: DataArg,
+    },
+}
+
+#[derive(clap::Args)]
+struct DataArg {
+    /// The server's data folder.
+    #[arg(long, value_name = "DIR")]
+    data: PathBuf,
+}
+
+fn tenant_err(e: hearth_server::tenants::TenantError) -> Error {
+    Error::Config(e.to_string())
+}
+
+fn token(cmd: TokenCommand) -> Result<(), Error> {
+    match cmd {
+        TokenCommand::Add {
+            tenant,
+            data,
+            max_keys,
+            max_queue,
+            max_pbs_per_day,
+        } => {
+            let token = edit(&data.data, |t| {
+                let given = max_keys.is_some() || max_queue.is_some() || max_pbs_per_day.is_some();
+                let limits = given.then(|| {
+                    let was = t.tenants.get(&tenant).copied().unwrap_or_default();
+                    TenantLimits {
+                        max_keys: max_keys.unwrap_or(was.max_keys),
+                        max_queue: max_queue.unwrap_or(was.max_queue),
+                        max_pbs_per_day: max_pbs_per_day.unwrap_or(was.max_pbs_per_day),
+                    }
+                });
+                t.add_token(&tenant, limits)
+            })
+            .map_err(tenant_err)?;
+            eprintln!("a token for {tenant} (shown once; give it to the tenant):");
+            println!("{token}");
+        }
+        TokenCommand::List { data } => {
+            let t = Tenants::load(&data.data).map_err(tenant_err)?;
+            if t.is_open() {
+                println!("no tenants: the server is open to anyone who reaches it");
+            }
+            for (name, l) in &t.tenants {
+                println!(
+                    "tenant {name}: max-keys {}, max-queue {}, max-pbs-per-day {}",
+                    l.max_keys, l.max_queue, l.max_pbs_per_day
+                );
+            }
+            for k in &t.tokens {
+                let state = match k.revoked {
+                    Some(r) => format!("revoked at {r}"),
+                    None => "live".into(),
+                };
+                println!(
+                    "token {} of {}: made at {} (Unix s), {state}",
+                    k.id, k.tenant, k.created
+                );
+            }
+        }
+        TokenCommand::Revoke { name, data } => {
+            let n = edit(&data.data, |t| t.revoke(&name)).map_err(tenant_err)?;
+            eprintln!("{n} live tokens revoked");
+        }
+    }
+    Ok(())
+}
+
+/// `hearth server`: serves until Ctrl-C or SIGTERM; `hearth server token`.
 pub fn run(args: Args) -> Result<(), Error> {
-    let mut config = Config::new(&args.data);
+    if let Some(ServerCommand::Token(cmd)) = args.command {
+        return token(cmd);
+    }
+    let data = args
+        .data
+        .ok_or_else(|| Error::Config("--data DIR is needed".into()))?;
+    let mut config = Config::new(&data);
     config.threads = args.threads.resolve()?;
     config.max_pbs = args.max_pbs;
     config.max_memory = args.max_memory.bytes();
@@ -77,15 +211,25 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.body_timeout = args.body_timeout;
     config.log = !args.quiet;
     config.insecure = args.insecure;
+    config.tls = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+        _ => None,
+    };
     let threads = config.threads;
-    let data = args.data.clone();
-    hearth_server::run(config, &args.listen, |addr| {
-        println!("listening on http://{addr}");
+    hearth_server::run(config, &args.listen, |url, open| {
+        println!("listening on {url}");
         let _ = std::io::stdout().flush();
         eprintln!(
             "hearth server: {threads} threads, data in {}; Ctrl-C stops (unfinished jobs run again at the next start)",
             data.display()
         );
+        if open {
+            eprintln!(
+                "hearth server: no tenants, so no token is asked for: anyone who reaches {url} \
+                 may use it (`hearth server token add NAME --data {}` makes the first)",
+                data.display()
+            );
+        }
     })
     .map_err(|e| Error::Config(e.to_string()))
 }

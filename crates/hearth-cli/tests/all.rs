@@ -6,3 +6,13 @@ mod cli;
 mod deploy;
 mod docs;
 mod server;
+
+/// A loopback port free now, for a server that must keep its address
+/// across restarts (or that is started with its port on the command line).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

@@ -425,11 +425,7 @@ fn client_sends_clear_registers() {
     std::fs::write(dir.join("mem.bin"), &mem).unwrap();
     assert_eq!(image.symbols["y"], image.data_base + 4);
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::free_port();
     let listen = format!("127.0.0.1:{port}");
     let mut server = Command::new(env!("CARGO_BIN_EXE_hearth"))
         .args([

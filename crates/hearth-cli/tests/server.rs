@@ -2,16 +2,21 @@
 //! keys (GATES_128; release mode): the CLI client path (`submit`,
 //! `fetch --wait`, `decrypt`), 8 concurrent clients x 4 jobs while
 //! another client sends refused requests of every kind and two clients
-//! die mid-upload, then `kill -9` with jobs queued and restarts on the
-//! same data folder. Every accepted job's result is checked against
-//! Rust's integers, fetched, deleted and then gone (`not_found`): none
-//! lost, duplicated or wrong. The numbers are printed (`--nocapture`).
+//! die mid-upload; then 4 tenants x 4 clients x 10 jobs over HTTPS while
+//! a spy tries every other tenant's jobs and keys and strangers try
+//! without a token, with a wrong one and with a revoked one, and the
+//! server is killed (`kill -9`) and restarted twice with jobs queued and
+//! running. Every acknowledged job's result is checked against Rust's
+//! integers, fetched by its owner, deleted and then gone (`not_found`):
+//! none lost, duplicated, wrong or seen by another tenant. The numbers
+//! are printed (`--nocapture`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -23,6 +28,10 @@ use rand::{Rng, SeedableRng};
 
 const CLIENTS: usize = 8;
 const JOBS_PER_CLIENT: usize = 4;
+
+const TENANTS: usize = 4;
+const CLIENTS_PER_TENANT: usize = 4;
+const JOBS_PER_TENANT_CLIENT: usize = 10;
 
 /// Longest wait for one job: a lost job fails the test instead of
 /// hanging it.
@@ -44,13 +53,17 @@ struct Server {
 
 impl Server {
     fn start(data: &Path, log: &Path, extra: &[&str]) -> Server {
+        Self::start_on("127.0.0.1:0", data, log, extra)
+    }
+
+    fn start_on(listen: &str, data: &Path, log: &Path, extra: &[&str]) -> Server {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
             .unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_hearth"))
-            .args(["server", "--listen", "127.0.0.1:0", "--threads", "2"])
+            .args(["server", "--listen", listen, "--threads", "2"])
             .arg("--data")
             .arg(data)
             .args(extra)
@@ -67,7 +80,11 @@ impl Server {
             .strip_prefix("listening on ")
             .unwrap_or_else(|| panic!("first line: {line:?}"))
             .to_string();
-        let addr = url.trim_start_matches("http://").parse().unwrap();
+        let addr = url
+            .trim_start_matches("http://")
+            .trim_start_matches("https://")
+            .parse()
+            .unwrap();
         Server { child, url, addr }
     }
 
@@ -148,13 +165,47 @@ fn collect(api: &Client, client: &ClientKey, id: JobId, expected: u8) {
 }
 
 fn hearth(args: &[&str]) -> String {
+    hearth_env(args, &[])
+}
+
+fn hearth_env(args: &[&str], env: &[(&str, &str)]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "hearth {args:?}: {err}");
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A self-signed certificate for 127.0.0.1, as PEM files in `d`:
+/// (certificate, key).
+fn certificate(d: &Path) -> (PathBuf, PathBuf) {
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let (cert, key) = (d.join("cert.pem"), d.join("key.pem"));
+    std::fs::write(&cert, ck.cert.pem()).unwrap();
+    std::fs::write(&key, ck.signing_key.serialize_pem()).unwrap();
+    (cert, key)
+}
+
+/// Calls `f` until the server answers: it is down between a kill and its
+/// restart.
+fn answered<T>(
+    what: &str,
+    mut f: impl FnMut() -> Result<T, ClientError>,
+) -> Result<T, ClientError> {
+    let start = Instant::now();
+    loop {
+        match f() {
+            Err(ClientError::Transport(e)) if start.elapsed() < LIMIT => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(ClientError::Transport(e)) => panic!("{what}: no answer for {LIMIT:?}: {e}"),
+            r => return r,
+        }
+    }
 }
 
 #[test]
@@ -385,68 +436,382 @@ fn the_server_under_load_faults_and_kill_9() {
     eprintln!("server's refusal counts: {:?}", stats.refused);
     drop(server);
 
-    // ------------------------------------------------ kill -9 and restart
-    let data = d.join("data2");
-    let mut server = Server::start(&data, &log, &["--max-queue", "12"]);
-    assert!(server.client().upload_key(&key_file).unwrap().new);
-    let mut rng = rand::rngs::StdRng::seed_from_u64(99);
-    let bundles: Vec<(u8, Vec<u8>)> = (0..30)
-        .map(|_| {
-            let (a, b): (u8, u8) = (rng.gen(), rng.gen());
-            (a.wrapping_add(b), bundle(&client, &add, a, b))
-        })
-        .collect();
-    let mut accepted: Vec<(JobId, u8)> = Vec::new();
-    let mut full = 0;
-    let mut kills = 0;
-    let mut recovered = 0;
-    for chunk in bundles.chunks(10) {
-        let api = server.client();
-        for (expected, bytes) in chunk {
-            match api.submit(&p, bytes) {
-                Ok(j) => accepted.push((j.job_id, *expected)),
-                Err(e) if e.code() == Some(ErrorCode::QueueFull) => full += 1,
-                Err(e) => panic!("{e}"),
-            }
-        }
-        let before = api.stats().unwrap();
-        assert!(before.queued > 0, "nothing queued to lose: {before:?}");
-        server.kill9();
-        kills += 1;
-        server = Server::start(&data, &log, &["--max-queue", "12"]);
-        let api = server.client();
-        let after = api.stats().unwrap();
-        // Everything unfinished is queued again (the one that was running
-        // too), and nothing else.
-        assert!(after.recovered > 0, "{before:?} {after:?}");
-        assert_eq!(
-            after.queued + after.running + after.done,
-            before.queued + before.running + before.done
-        );
-        recovered += after.recovered;
-        // Let a few run before the next round of submissions and kill.
-        let t = Instant::now();
-        while api.stats().unwrap().done < after.done + 3 && t.elapsed() < Duration::from_secs(60) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    let api = server.client();
-    for &(id, expected) in &accepted {
-        collect(&api, &client, id, expected);
-    }
-    let end = api.stats().unwrap();
-    assert_eq!(
-        (end.queued, end.running, end.done, end.failed),
-        (0, 0, 0, 0)
-    );
-    eprintln!(
-        "kill -9: {} jobs accepted ({full} refused as queue_full), {kills} kills, \
-         {recovered} recoveries of unfinished jobs from disk (a job queued at two kills counts twice); all {} results correct, \
-         fetched once, then not_found",
-        accepted.len(),
-        accepted.len()
-    );
-    drop(server);
+    // -------------------- tenants over TLS, kill -9 and restart, twice
+    let fourth = ClientKey::generate(&GATES_128);
+    tenants_over_tls_with_kill_9(&d, &log, [&client, &other, &stranger, &fourth]);
     eprintln!("whole test: {:.1} s", total.elapsed().as_secs_f64());
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// What the spy and the strangers were refused, by kind.
+#[derive(Default, Debug)]
+struct Refusals {
+    by_kind: BTreeMap<&'static str, usize>,
+}
+
+impl Refusals {
+    fn expect<T: std::fmt::Debug>(
+        &mut self,
+        kind: &'static str,
+        want: ErrorCode,
+        r: Result<T, ClientError>,
+    ) {
+        match r {
+            // The server is down for a restart: nothing to learn.
+            Err(ClientError::Transport(_)) => {}
+            r => {
+                assert_eq!(code(r), want, "{kind}");
+                self.count(kind);
+            }
+        }
+    }
+
+    fn count(&mut self, kind: &'static str) {
+        *self.by_kind.entry(kind).or_default() += 1;
+    }
+}
+
+/// 4 tenants x 4 clients x 10 jobs over HTTPS, tokens made and one
+/// revoked with `hearth server token`, the server killed and restarted
+/// twice while jobs are queued and running; a spy and strangers try what
+/// they may not all along.
+fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS]) {
+    let started = Instant::now();
+    let data = d.join("tenants");
+    std::fs::create_dir_all(&data).unwrap();
+    let data_s = data.to_str().unwrap().to_string();
+    let (cert, tls_key) = certificate(d);
+    let tokens: Vec<String> = (0..TENANTS)
+        .map(|t| {
+            let name = format!("tenant-{t}");
+            let out = hearth(&[
+                "server",
+                "token",
+                "add",
+                &name,
+                "--data",
+                &data_s,
+                "--max-queue",
+                "8",
+            ]);
+            out.trim().to_string()
+        })
+        .collect();
+    let revoked = hearth(&["server", "token", "add", "tenant-0", "--data", &data_s])
+        .trim()
+        .to_string();
+    hearth(&[
+        "server",
+        "token",
+        "revoke",
+        &revoked[4..20],
+        "--data",
+        &data_s,
+    ]);
+    let listed = hearth(&["server", "token", "list", "--data", &data_s]);
+    assert!(
+        listed.contains("revoked at") && listed.contains("tenant-3"),
+        "{listed}"
+    );
+    assert!(
+        tokens.iter().all(|t| !listed.contains(&t[21..])),
+        "a secret was listed"
+    );
+
+    // The same port across restarts: the clients keep their URL.
+    let port = crate::free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let (cert_s, key_s) = (cert.to_str().unwrap(), tls_key.to_str().unwrap());
+    let tls = ["--tls-cert", cert_s, "--tls-key", key_s];
+    let server = Server::start_on(&listen, &data, log, &tls);
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    let url = server.url.clone();
+    let api = |token: Option<&str>| {
+        let b = Client::builder(&url).ca_cert(&cert);
+        match token {
+            Some(t) => b.token(t),
+            None => b,
+        }
+        .build()
+        .unwrap()
+    };
+    let xor = {
+        let p = Program::new(&GATES_128);
+        let a = U8::input(&p);
+        let b = U8::input(&p);
+        p.output(&(&a ^ &b));
+        p.build().unwrap()
+    };
+    let p = xor.to_bytes().unwrap();
+    for (t, key) in keys.iter().enumerate() {
+        let file = d.join(format!("tenant-{t}.key"));
+        key.compressed_server_key().save(&file).unwrap();
+        assert!(api(Some(&tokens[t])).upload_key(&file).unwrap().new);
+    }
+
+    // The command-line client with a token (flag, then HEARTH_TOKEN) and
+    // the certificate; without the token it is refused.
+    std::fs::write(d.join("t0.hb"), bundle(keys[0], &xor, 0xf0, 0x3c)).unwrap();
+    xor.save(&d.join("xor.hprog")).unwrap();
+    let d_str = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let submit = [
+        "submit",
+        "--url",
+        &url,
+        "--ca-cert",
+        cert_s,
+        "--server-key",
+        &d_str("tenant-0.key"),
+        "--program",
+        &d_str("xor.hprog"),
+        "--bundle",
+        &d_str("t0.hb"),
+    ];
+    let refused = Command::new(env!("CARGO_BIN_EXE_hearth"))
+        .args(submit)
+        .env_remove("HEARTH_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("unauthorized"),
+        "{refused:?}"
+    );
+    let job = hearth(&[&submit[..], &["--token", &tokens[0]]].concat());
+    hearth_env(
+        &[
+            "fetch",
+            "--url",
+            &url,
+            "--ca-cert",
+            cert_s,
+            "--job",
+            job.trim(),
+            "--out",
+            &d_str("t0.out.hb"),
+            "--wait",
+            "--poll",
+            "50ms",
+        ],
+        &[("HEARTH_TOKEN", &tokens[0])],
+    );
+    let out = std::fs::read(d.join("t0.out.hb")).unwrap();
+    assert_eq!(decrypt_one(keys[0], &out), BigInt::from(0xf0u8 ^ 0x3c));
+
+    let acked = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    // Every acknowledged job: (tenant, id).
+    let ledger: Mutex<Vec<(usize, JobId)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<(usize, JobId)>> = Mutex::new(Vec::new());
+    let retried = AtomicUsize::new(0);
+    let mut refusals = Refusals::default();
+    let total_jobs = TENANTS * CLIENTS_PER_TENANT * JOBS_PER_TENANT_CLIENT;
+    let (server, kills, recovered) = std::thread::scope(|s| {
+        for t in 0..TENANTS {
+            for c in 0..CLIENTS_PER_TENANT {
+                let (acked, done, ledger, results, retried) =
+                    (&acked, &done, &ledger, &results, &retried);
+                let (api, key, p, xor, tokens) = (&api, keys[t], &p, &xor, &tokens);
+                s.spawn(move || {
+                    let api = api(Some(&tokens[t]));
+                    let mut rng = rand::rngs::StdRng::seed_from_u64((100 + t * 10 + c) as u64);
+                    let mut mine = Vec::new();
+                    for _ in 0..JOBS_PER_TENANT_CLIENT {
+                        let (a, b): (u8, u8) = (rng.gen(), rng.gen());
+                        let bytes = bundle(key, xor, a, b);
+                        let job = loop {
+                            match answered("submit", || {
+                                api.submit_with_key(key.key_id(), p, &bytes)
+                            }) {
+                                Ok(j) => break j,
+                                Err(e)
+                                    if matches!(
+                                        e.code(),
+                                        Some(ErrorCode::QueueLimit | ErrorCode::QueueFull)
+                                    ) =>
+                                {
+                                    retried.fetch_add(1, Ordering::Relaxed);
+                                    std::thread::sleep(Duration::from_millis(200));
+                                }
+                                Err(e) => panic!("tenant {t} client {c}: {e}"),
+                            }
+                        };
+                        assert_eq!(job.pbs, 8);
+                        mine.push((job.job_id, a ^ b));
+                        ledger.lock().unwrap().push((t, job.job_id));
+                        acked.fetch_add(1, Ordering::Relaxed);
+                    }
+                    for (id, want) in mine {
+                        answered("wait", || {
+                            api.wait_timeout(id, Duration::from_millis(50), LIMIT)
+                        })
+                        .unwrap();
+                        let out = answered("result", || api.result(id)).unwrap();
+                        assert_eq!(
+                            decrypt_one(key, &out),
+                            BigInt::from(want),
+                            "tenant {t} job {id}"
+                        );
+                        // A delete whose answer was lost to a kill is
+                        // answered not_found when sent again.
+                        let mut sent = false;
+                        match answered("delete", || {
+                            let r = api.delete(id);
+                            sent = true;
+                            r
+                        }) {
+                            Ok(()) => {}
+                            Err(e) if sent && e.code() == Some(ErrorCode::NotFound) => {}
+                            Err(e) => panic!("delete {id}: {e}"),
+                        }
+                        assert_eq!(
+                            code(answered("status", || api.status(id))),
+                            ErrorCode::NotFound
+                        );
+                        results.lock().unwrap().push((t, id));
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        }
+        // The spy: each tenant tries the others' jobs and keys; strangers
+        // try without a token, with a wrong one and with a revoked one.
+        let spy = {
+            let (done, ledger, api, tokens, keys, p, xor, revoked) =
+                (&done, &ledger, &api, &tokens, &keys, &p, &xor, &revoked);
+            s.spawn(move || {
+                let mut r = Refusals::default();
+                let clients: Vec<Client> = tokens.iter().map(|t| api(Some(t))).collect();
+                let nobody = api(None);
+                let mut wrong_token = tokens[1].clone();
+                wrong_token.replace_range(
+                    30..31,
+                    if &wrong_token[30..31] == "0" {
+                        "1"
+                    } else {
+                        "0"
+                    },
+                );
+                let wrong = api(Some(&wrong_token));
+                let gone = api(Some(revoked));
+                let foreign: Vec<Vec<u8>> = keys.iter().map(|k| bundle(k, xor, 1, 2)).collect();
+                while done.load(Ordering::Relaxed) < total_jobs {
+                    let seen: Vec<(usize, JobId)> = ledger
+                        .lock()
+                        .unwrap()
+                        .iter()
+                        .rev()
+                        .take(4)
+                        .copied()
+                        .collect();
+                    for &(owner, id) in &seen {
+                        let thief = (owner + 1) % TENANTS;
+                        let c = &clients[thief];
+                        r.expect(
+                            "status of another tenant's job",
+                            ErrorCode::NotFound,
+                            c.status(id),
+                        );
+                        r.expect(
+                            "result of another tenant's job",
+                            ErrorCode::NotFound,
+                            c.result(id),
+                        );
+                        r.expect(
+                            "delete of another tenant's job",
+                            ErrorCode::NotFound,
+                            c.delete(id),
+                        );
+                        r.expect(
+                            "job under another tenant's key",
+                            ErrorCode::UnknownKey,
+                            c.submit_with_key(keys[owner].key_id(), p, &foreign[owner]),
+                        );
+                        match c.key(keys[owner].key_id()) {
+                            Ok(None) => r.count("another tenant's key id"),
+                            Ok(Some(k)) => panic!("tenant {thief} sees key {}", k.key_id),
+                            Err(ClientError::Transport(_)) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                        r.expect("no token", ErrorCode::Unauthorized, nobody.status(id));
+                        r.expect("wrong token", ErrorCode::Unauthorized, wrong.result(id));
+                        r.expect("revoked token", ErrorCode::Unauthorized, gone.delete(id));
+                    }
+                    r.expect(
+                        "no token",
+                        ErrorCode::Unauthorized,
+                        nobody.submit(p, &foreign[0]),
+                    );
+                    r.expect("revoked token", ErrorCode::Unauthorized, gone.stats());
+                    std::thread::sleep(Duration::from_millis(400));
+                }
+                r
+            })
+        };
+        // The killer: twice, once some jobs are acknowledged and queued.
+        let killer = {
+            let (acked, api, tokens) = (&acked, &api, &tokens);
+            let (listen, data, tls) = (listen.clone(), data.clone(), tls);
+            s.spawn(move || {
+                let mut server = server;
+                let mut recovered = 0;
+                for round in 1..=2 {
+                    while acked.load(Ordering::Relaxed) < round * total_jobs / 3 {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    let pending: usize = tokens
+                        .iter()
+                        .map(|t| api(Some(t)).stats().map(|s| s.queued + s.running).unwrap_or(0))
+                        .sum();
+                    assert!(pending > 1, "nothing queued to lose at kill {round}");
+                    server.kill9();
+                    server = Server::start_on(&listen, &data, log, &tls);
+                    let after = api(Some(&tokens[0])).stats().unwrap();
+                    assert!(after.recovered > 0, "{after:?}");
+                    recovered += after.recovered;
+                    eprintln!("kill {round}: {pending} jobs queued or running, {} queued again after the restart", after.recovered);
+                }
+                (server, 2, recovered)
+            })
+        };
+        refusals = spy.join().unwrap();
+        killer.join().unwrap()
+    });
+    let results = results.into_inner().unwrap();
+    let ids: HashSet<JobId> = results.iter().map(|r| r.1).collect();
+    assert_eq!(results.len(), total_jobs);
+    assert_eq!(ids.len(), total_jobs, "duplicate job ids");
+    // Jobs whose acknowledgment a kill cut off were sent again: the
+    // first copies are the tenants' own, left on the server.
+    let mut orphans = 0;
+    for token in &tokens {
+        let st = api(Some(token)).stats().unwrap();
+        assert_eq!((st.queued, st.running, st.failed), (0, 0, 0), "{st:?}");
+        orphans += st.done;
+    }
+    eprintln!(
+        "tenants: {total_jobs} acknowledged jobs from {TENANTS} tenants x {CLIENTS_PER_TENANT} clients over TLS, \
+         all decrypted right by their owners, fetched, deleted, then not_found; {kills} kills, {recovered} unfinished \
+         jobs queued again from disk, {} submissions retried on queue_limit / queue_full, {orphans} unacknowledged \
+         copies left; {:.1} s",
+        retried.into_inner(),
+        started.elapsed().as_secs_f64()
+    );
+    eprintln!("refused: {:?}", refusals.by_kind);
+    for kind in [
+        "status of another tenant's job",
+        "result of another tenant's job",
+        "delete of another tenant's job",
+        "job under another tenant's key",
+        "another tenant's key id",
+        "no token",
+        "wrong token",
+        "revoked token",
+    ] {
+        assert!(
+            refusals.by_kind.get(kind).copied().unwrap_or(0) > 0,
+            "never tried: {kind}"
+        );
+    }
+    drop(server);
 }

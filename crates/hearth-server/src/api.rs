@@ -31,8 +31,8 @@ pub enum ErrorCode {
     /// `insecure_params` (422): a program, bundle or key on an `INSECURE`
     /// test parameter set.
     InsecureParams,
-    /// `unknown_key` (404): no server key is registered under the
-    /// bundle's (or the URL's) key id.
+    /// `unknown_key` (404): the tenant has no server key registered under
+    /// the bundle's (or the URL's) key id.
     UnknownKey,
     /// `wrong_key` (422): the bundle is under another key than the one the
     /// request names, or the registered key is of other parameters.
@@ -46,8 +46,8 @@ pub enum ErrorCode {
     QueueFull,
     /// `too_many_keys` (503): as many keys as `--max-keys` are registered.
     TooManyKeys,
-    /// `not_found` (404): no such job (never submitted, or deleted), or no
-    /// such endpoint.
+    /// `not_found` (404): no such job (never submitted, deleted, or
+    /// another tenant's), or no such endpoint.
     NotFound,
     /// `not_ready` (409): the job is queued or running (its result does
     /// not exist yet; a running job cannot be deleted).
@@ -56,11 +56,24 @@ pub enum ErrorCode {
     JobFailed,
     /// `internal` (500): the server could not do its part (disk full, ...).
     Internal,
+    /// `unauthorized` (401): the server has tenants and the request has
+    /// no `Authorization: Bearer` token, or one that is unknown, wrong or
+    /// revoked.
+    Unauthorized,
+    /// `key_limit` (429): the tenant has as many keys registered as its
+    /// limit allows.
+    KeyLimit,
+    /// `queue_limit` (429): the tenant has as many jobs queued or running
+    /// as its limit allows.
+    QueueLimit,
+    /// `daily_limit` (429): the job's bootstraps would take the tenant
+    /// over its bootstraps for the day (UTC).
+    DailyLimit,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 20] = [
         Self::TooLarge,
         Self::BadRequest,
         Self::Timeout,
@@ -77,6 +90,10 @@ impl ErrorCode {
         Self::NotReady,
         Self::JobFailed,
         Self::Internal,
+        Self::Unauthorized,
+        Self::KeyLimit,
+        Self::QueueLimit,
+        Self::DailyLimit,
     ];
 
     /// The stable string of the JSON body.
@@ -98,6 +115,10 @@ impl ErrorCode {
             Self::NotReady => "not_ready",
             Self::JobFailed => "job_failed",
             Self::Internal => "internal",
+            Self::Unauthorized => "unauthorized",
+            Self::KeyLimit => "key_limit",
+            Self::QueueLimit => "queue_limit",
+            Self::DailyLimit => "daily_limit",
         }
     }
 
@@ -112,6 +133,8 @@ impl ErrorCode {
             Self::QueueFull | Self::TooManyKeys => 503,
             Self::NotReady => 409,
             Self::Internal => 500,
+            Self::Unauthorized => 401,
+            Self::KeyLimit | Self::QueueLimit | Self::DailyLimit => 429,
         }
     }
 

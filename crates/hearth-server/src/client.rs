@@ -1,6 +1,8 @@
-//! A blocking client of the server's HTTP API (ureq).
+//! A blocking client of the server's HTTP API (ureq, rustls for
+//! `https://`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hearth::crypto::files::info_from_bytes;
@@ -48,6 +50,10 @@ pub enum ClientError {
     /// A local file could not be read.
     #[error(transparent)]
     Hearth(#[from] hearth::Error),
+    /// A setting that cannot be used: a URL that is not `http(s)://`, a
+    /// CA file without a certificate.
+    #[error("{0}")]
+    Config(String),
 }
 
 impl ClientError {
@@ -100,13 +106,86 @@ const JSON_LIMIT: u64 = 1 << 20;
 /// The most bytes of a result read.
 const RESULT_LIMIT: u64 = 1 << 40;
 
-/// A client of one server (`http://HOST:PORT`). Uploads send
-/// `Expect: 100-continue`, so a body over the server's limit is refused
-/// before it is sent. Connections are kept alive between calls.
+/// A client of one server (`http://HOST:PORT` or `https://HOST:PORT`).
+/// Uploads send `Expect: 100-continue`, so a body over the server's
+/// limit is refused before it is sent. Connections are kept alive between
+/// calls.
 #[derive(Clone, Debug)]
 pub struct Client {
     base: String,
     agent: ureq::Agent,
+    /// `Bearer TOKEN`, sent with every request.
+    auth: Option<String>,
+}
+
+/// How to reach a server: [`Client::builder`], then [`ClientBuilder::build`].
+#[derive(Clone, Debug)]
+pub struct ClientBuilder {
+    url: String,
+    token: Option<String>,
+    ca_cert: Option<PathBuf>,
+}
+
+impl ClientBuilder {
+    /// The API token the operator gave (`hearth server token add`): sent
+    /// as `Authorization: Bearer` with every request.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Trusts only the certificates in this PEM file for `https://`
+    /// (a private CA, or a server's self-signed certificate). Without it,
+    /// the system's roots are trusted.
+    pub fn ca_cert(mut self, pem: impl Into<PathBuf>) -> Self {
+        self.ca_cert = Some(pem.into());
+        self
+    }
+
+    /// The client (the CA file is read now).
+    pub fn build(self) -> Result<Client, ClientError> {
+        use ureq::tls::{parse_pem, PemItem, RootCerts, TlsConfig, TlsProvider};
+        let url = self.url;
+        let base = url.trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(ClientError::Config(format!(
+                "{url:?} is not an http:// or https:// URL"
+            )));
+        }
+        let roots = match &self.ca_cert {
+            None => RootCerts::PlatformVerifier,
+            Some(path) => {
+                let pem = read_file(path)?;
+                let bad = |e: String| ClientError::Config(format!("{}: {e}", path.display()));
+                let mut certs = Vec::new();
+                for item in parse_pem(&pem) {
+                    if let PemItem::Certificate(c) = item.map_err(|e| bad(e.to_string()))? {
+                        certs.push(c);
+                    }
+                }
+                if certs.is_empty() {
+                    return Err(bad("no PEM certificate in the file".into()));
+                }
+                RootCerts::Specific(Arc::new(certs))
+            }
+        };
+        let tls = TlsConfig::builder()
+            .provider(TlsProvider::Rustls)
+            .root_certs(roots)
+            .build();
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(10)))
+            // Refusals arrive at once; a 100 Continue too, from this server.
+            .timeout_await_100(Some(Duration::from_secs(10)))
+            .tls_config(tls)
+            .build();
+        Ok(Client {
+            base,
+            agent: ureq::Agent::new_with_config(config),
+            auth: self.token.map(|t| format!("Bearer {}", t.trim())),
+        })
+    }
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, ClientError> {
@@ -120,25 +199,31 @@ fn read_file(path: &Path) -> Result<Vec<u8>, ClientError> {
 }
 
 impl Client {
-    /// A client of the server at `url` (`http://HOST:PORT`, a trailing
-    /// `/` or none; `https://` with the crate feature `tls`).
+    /// A client of the server at `url` (`http://HOST:PORT` or
+    /// `https://HOST:PORT`, a trailing `/` or none) without a token,
+    /// trusting the system's roots: [`Client::builder`] for more.
     pub fn new(url: &str) -> Result<Client, ClientError> {
-        let base = url.trim_end_matches('/').to_string();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(ClientError::Transport(format!(
-                "{url:?} is not an http:// URL"
-            )));
+        Client::builder(url).build()
+    }
+
+    /// A client to configure: a token, a CA file.
+    pub fn builder(url: &str) -> ClientBuilder {
+        ClientBuilder {
+            url: url.to_string(),
+            token: None,
+            ca_cert: None,
         }
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(Duration::from_secs(10)))
-            // Refusals arrive at once; a 100 Continue too, from this server.
-            .timeout_await_100(Some(Duration::from_secs(10)))
-            .build();
-        Ok(Client {
-            base,
-            agent: ureq::Agent::new_with_config(config),
-        })
+    }
+
+    fn get(&self, path: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+        self.authorized(self.agent.get(self.url_of(path)))
+    }
+
+    fn authorized<B>(&self, r: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match &self.auth {
+            Some(a) => r.header("Authorization", a),
+            None => r,
+        }
     }
 
     /// The server's URL.
@@ -195,8 +280,7 @@ impl Client {
         path: &str,
         body: &[u8],
     ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-        self.agent
-            .post(self.url_of(path))
+        self.authorized(self.agent.post(self.url_of(path)))
             .header("Expect", "100-continue")
             .content_type("application/octet-stream")
             .send(body)
@@ -204,12 +288,12 @@ impl Client {
 
     /// The server's limits (`GET /v1/info`).
     pub fn info(&self) -> Result<ServerInfo, ClientError> {
-        Self::json(self.agent.get(self.url_of("/v1/info")).call())
+        Self::json(self.get("/v1/info").call())
     }
 
     /// Counts of jobs and refusals (`GET /v1/stats`).
     pub fn stats(&self) -> Result<ServerStats, ClientError> {
-        Self::json(self.agent.get(self.url_of("/v1/stats")).call())
+        Self::json(self.get("/v1/stats").call())
     }
 
     /// Registers a server key (`POST /v1/keys`): a compressed key file is
@@ -229,11 +313,7 @@ impl Client {
 
     /// The key `id` as registered (`GET /v1/keys/{id}`), or `None`.
     pub fn key(&self, id: KeyId) -> Result<Option<KeyInfo>, ClientError> {
-        match Self::json(
-            self.agent
-                .get(self.url_of(&format!("/v1/keys/{id}")))
-                .call(),
-        ) {
+        match Self::json(self.get(&format!("/v1/keys/{id}")).call()) {
             Ok(k) => Ok(Some(k)),
             Err(e) if e.code() == Some(ErrorCode::UnknownKey) => Ok(None),
             Err(e) => Err(e),
@@ -282,11 +362,7 @@ impl Client {
 
     /// Where a job is (`GET /v1/jobs/{id}`).
     pub fn status(&self, job: JobId) -> Result<JobStatus, ClientError> {
-        Self::json(
-            self.agent
-                .get(self.url_of(&format!("/v1/jobs/{job}")))
-                .call(),
-        )
+        Self::json(self.get(&format!("/v1/jobs/{job}")).call())
     }
 
     /// Polls every `poll` until the job is done; a failed job is
@@ -340,8 +416,7 @@ impl Client {
     /// stays until [`Client::delete`].
     pub fn result(&self, job: JobId) -> Result<Vec<u8>, ClientError> {
         let r = self
-            .agent
-            .get(self.url_of(&format!("/v1/jobs/{job}/result")))
+            .get(&format!("/v1/jobs/{job}/result"))
             .call()
             .map_err(Self::transport)?;
         Self::answer(r, RESULT_LIMIT)
@@ -357,8 +432,7 @@ impl Client {
     /// job is cancelled, a running one cannot be deleted (`not_ready`).
     pub fn delete(&self, job: JobId) -> Result<(), ClientError> {
         let r = self
-            .agent
-            .delete(self.url_of(&format!("/v1/jobs/{job}")))
+            .authorized(self.agent.delete(self.url_of(&format!("/v1/jobs/{job}"))))
             .call()
             .map_err(Self::transport)?;
         Self::answer(r, JSON_LIMIT).map(drop)

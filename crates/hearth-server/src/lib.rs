@@ -11,6 +11,21 @@
 //! [`store`]). The server holds no client key; `INSECURE` parameter sets
 //! are refused.
 //!
+//! # Tenants, tokens and TLS
+//!
+//! The operator makes tenants and their API tokens with `hearth server
+//! token add NAME --data DIR` ([`tenants`]). Once a data folder has a
+//! tenant, every endpoint but `GET /v1/info` needs `Authorization: Bearer
+//! TOKEN` (`unauthorized` without a live one). Keys and jobs belong to the
+//! tenant that made them: another tenant's job is `not_found`, another
+//! tenant's key `unknown_key`, exactly as if they did not exist. Each
+//! tenant has its own limits on keys (`key_limit`), jobs queued or running
+//! (`queue_limit`) and bootstraps a day (`daily_limit`), under the
+//! server's own. A folder without tenants is open to anyone who reaches
+//! the port, so the server refuses to listen on an address other than
+//! loopback unless it has tenants and TLS (`--tls-cert`, `--tls-key`:
+//! rustls, [`tls`]), or is told `--insecure`.
+//!
 //! # HTTP API
 //!
 //! | method and path | body | answer |
@@ -21,8 +36,8 @@
 //! | `GET /v1/jobs/{job_id}` | | [`JobStatus`]: `queued` (position), `running` (done/total bootstraps), `done`, `failed` (code, message) |
 //! | `GET /v1/jobs/{job_id}/result` | | the result bundle file (`application/octet-stream`) |
 //! | `DELETE /v1/jobs/{job_id}` | | [`Deleted`]; the job and its result are gone |
-//! | `GET /v1/info` | | [`ServerInfo`]: version, threads, limits |
-//! | `GET /v1/stats` | | [`ServerStats`]: jobs by state, refusals by code |
+//! | `GET /v1/info` | | [`ServerInfo`]: version, threads, limits (no token needed) |
+//! | `GET /v1/stats` | | [`ServerStats`]: the caller's jobs by state and keys; the server's refusals by code |
 //!
 //! Every refusal is `{"code": "...", "message": "..."}` with the status of
 //! its [`ErrorCode`]. The job body splits without a separator because
@@ -63,11 +78,15 @@ pub mod client;
 pub mod request;
 pub mod server;
 pub mod store;
+pub mod tenants;
+pub mod tls;
 
 pub use api::{
     ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats,
     Submitted,
 };
-pub use client::{Client, ClientError, KeySource};
+pub use client::{Client, ClientBuilder, ClientError, KeySource};
 pub use request::{parse_job, split_job, JobRequest, Limits};
 pub use server::{run, start, Config, Server, ServerError, ServerHandle};
+pub use tenants::{Tenant, TenantLimits, Tenants};
+pub use tls::TlsFiles;

@@ -47,7 +47,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use hearth::backend::CpuBackend;
 use hearth::crypto::files::{write_atomic, FileInfo, FileKind};
 use hearth::{KeyId, ServerKey};
@@ -59,7 +59,9 @@ use crate::api::{
     ServerStats, Submitted,
 };
 use crate::request::{check_key_header, key_error, parse_job, split_job, Limits};
-use crate::store::{JobMeta, Outcome, Recovered, Store, StoredKey};
+use crate::store::{JobMeta, Outcome, Recovered, Store, StoredKey, Usage};
+use crate::tenants::{self, Tenant, Tenants};
+use crate::tls::{Tls, TlsFiles};
 
 /// How a server runs: its folder, its threads and its limits (the
 /// `hearth server` options).
@@ -90,9 +92,12 @@ pub struct Config {
     pub body_timeout: Duration,
     /// One line on stderr per accepted, finished and failed job.
     pub log: bool,
-    /// Serve on an address other than loopback. The server has no access
-    /// tokens and no TLS yet, so anyone who reaches its port could use it:
-    /// without this, [`start`] and [`run`] refuse such an address.
+    /// The certificate chain and private key to serve HTTPS with (PEM);
+    /// plain HTTP without.
+    pub tls: Option<TlsFiles>,
+    /// Serve on an address other than loopback without tenants (tokens)
+    /// or without TLS. Without this, [`start`] and [`run`] refuse such an
+    /// address unless the data folder has tenants and `tls` is set.
     pub insecure: bool,
 }
 
@@ -113,21 +118,41 @@ impl Config {
             key_cache: 4,
             body_timeout: Duration::from_secs(300),
             log: false,
+            tls: None,
             insecure: false,
         }
     }
 
-    /// Refuses `addr` unless it is a loopback address or `insecure` is
-    /// set (see [`Config::insecure`]).
+    /// Refuses `addr` unless it is a loopback address, or the data folder
+    /// has tenants and TLS is set, or `insecure` is set (see
+    /// [`Config::insecure`]).
     fn check_exposure(&self, addr: SocketAddr) -> Result<(), ServerError> {
         if addr.ip().is_loopback() || self.insecure {
             return Ok(());
         }
+        let tenants = Tenants::load(&self.data).map_err(|e| ServerError::Config(e.to_string()))?;
+        let mut missing = Vec::new();
+        if tenants.is_open() {
+            missing.push(format!(
+                "no tenant has a token, so anyone who reaches the port could register keys and \
+                 run jobs (`hearth server token add NAME --data {}`)",
+                self.data.display()
+            ));
+        }
+        if self.tls.is_none() {
+            missing.push(
+                "no TLS, so tokens, keys and ciphertexts would cross the network in the clear \
+                 (--tls-cert and --tls-key)"
+                    .to_string(),
+            );
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
         Err(ServerError::Config(format!(
-            "refusing to serve on {addr}, not a loopback address: this server has no access \
-             tokens and no TLS yet, so anyone who reaches the port could register keys and run \
-             jobs. Listen on 127.0.0.1 (reach it through an SSH tunnel or a TLS proxy), or pass \
-             --insecure (`Config::insecure` in Rust) to serve anyway"
+            "refusing to serve on {addr}, not a loopback address: {}. Pass --insecure \
+             (`Config::insecure` in Rust) to serve anyway",
+            missing.join("; and ")
         )))
     }
 
@@ -172,27 +197,57 @@ struct Job {
 struct Jobs {
     map: HashMap<JobId, Job>,
     queue: VecDeque<JobId>,
-    /// Slots taken by jobs being written to disk.
-    reserved: usize,
+    /// Slots taken by jobs being written to disk, by tenant.
+    reserved: HashMap<String, usize>,
     next_seq: u64,
 }
+
+impl Jobs {
+    fn reserved(&self) -> usize {
+        self.reserved.values().sum()
+    }
+
+    /// `tenant`'s jobs queued, running or being written.
+    fn pending(&self, tenant: &str) -> usize {
+        let live = self
+            .map
+            .values()
+            .filter(|j| j.meta.tenant == tenant)
+            .filter(|j| matches!(j.state, State_::Queued | State_::Running(_)))
+            .count();
+        live + self.reserved.get(tenant).copied().unwrap_or(0)
+    }
+
+    /// The job `id` if `tenant` owns it: another tenant's job is
+    /// answered as if it did not exist.
+    fn owned(&self, id: JobId, tenant: &str) -> Result<&Job, ApiError> {
+        self.map
+            .get(&id)
+            .filter(|j| j.meta.tenant == tenant)
+            .ok_or_else(|| not_found(id))
+    }
+}
+
+/// A key as the server knows it: the tenant that registered it, and its
+/// id. Two tenants may register keys of the same id; each sees its own.
+type KeyName = (String, KeyId);
 
 /// Least recently used server keys.
 struct KeyCache {
     cap: usize,
-    keys: VecDeque<(KeyId, Arc<ServerKey>)>,
+    keys: VecDeque<(KeyName, Arc<ServerKey>)>,
 }
 
 impl KeyCache {
-    fn get(&mut self, id: KeyId) -> Option<Arc<ServerKey>> {
-        let i = self.keys.iter().position(|(k, _)| *k == id)?;
+    fn get(&mut self, id: &KeyName) -> Option<Arc<ServerKey>> {
+        let i = self.keys.iter().position(|(k, _)| k == id)?;
         let entry = self.keys.remove(i).expect("found");
         let key = entry.1.clone();
         self.keys.push_back(entry);
         Some(key)
     }
 
-    fn put(&mut self, id: KeyId, key: Arc<ServerKey>) {
+    fn put(&mut self, id: KeyName, key: Arc<ServerKey>) {
         if self.cap == 0 {
             return;
         }
@@ -210,8 +265,12 @@ struct Shared {
     store: Store,
     jobs: Mutex<Jobs>,
     wake: Condvar,
-    keys: Mutex<HashMap<KeyId, StoredKey>>,
+    keys: Mutex<HashMap<KeyName, StoredKey>>,
     cache: Mutex<KeyCache>,
+    /// The tenants file as last read, and what it looked like on disk.
+    tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
+    /// Bootstraps admitted today, by tenant (kept in `usage.json`).
+    usage: Mutex<Usage>,
     /// Permits for CPU-heavy work off the async threads.
     heavy: tokio::sync::Semaphore,
     /// Permits for request bodies in memory.
@@ -233,6 +292,35 @@ fn internal(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(ErrorCode::Internal, e.to_string())
 }
 
+/// What a file looked like: a change to any of these means it was
+/// written again (the tenants file is replaced whole, by rename).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileStamp {
+    modified: Option<std::time::SystemTime>,
+    len: u64,
+    inode: u64,
+}
+
+fn stamp(m: &std::fs::Metadata) -> FileStamp {
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(m);
+    #[cfg(not(unix))]
+    let inode = 0;
+    FileStamp {
+        modified: m.modified().ok(),
+        len: m.len(),
+        inode,
+    }
+}
+
+/// Days since 1970-01-01, UTC.
+fn today() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() / 86_400)
+        .unwrap_or(0)
+}
+
 impl Shared {
     fn log(&self, msg: impl FnOnce() -> String) {
         if self.config.log {
@@ -240,33 +328,72 @@ impl Shared {
         }
     }
 
-    /// The key `id`, from the cache or loaded (and decompressed) from disk.
-    fn server_key(&self, id: KeyId) -> Result<Arc<ServerKey>, ApiError> {
-        if let Some(k) = lock(&self.cache).get(id) {
+    /// The tenants file as it is now: read again if it changed on disk
+    /// since the last request. An unreadable file refuses every request
+    /// (`internal`) rather than letting anyone in.
+    fn tenants(&self) -> Result<Arc<Tenants>, ApiError> {
+        let path = self.config.data.join(tenants::FILE);
+        let now = match std::fs::metadata(&path) {
+            Ok(m) => Some(stamp(&m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
+        };
+        let mut t = lock(&self.tenants);
+        if t.0 != now {
+            t.1 = Arc::new(Tenants::load(&self.config.data).map_err(internal)?);
+            t.0 = now;
+        }
+        Ok(t.1.clone())
+    }
+
+    /// The key `id` of `tenant`, from the cache or loaded (and
+    /// decompressed) from disk.
+    fn server_key(&self, tenant: &str, id: KeyId) -> Result<Arc<ServerKey>, ApiError> {
+        let name = (tenant.to_string(), id);
+        if let Some(k) = lock(&self.cache).get(&name) {
             return Ok(k);
         }
-        if !lock(&self.keys).contains_key(&id) {
+        if !lock(&self.keys).contains_key(&name) {
             return Err(ApiError::new(
                 ErrorCode::UnknownKey,
                 format!("no server key {id} is registered"),
             ));
         }
-        let key = Arc::new(ServerKey::load(&self.store.key_path(id)).map_err(key_error)?);
-        lock(&self.cache).put(id, key.clone());
+        let key = Arc::new(ServerKey::load(&self.store.key_path(tenant, id)).map_err(key_error)?);
+        lock(&self.cache).put(name, key.clone());
         Ok(key)
     }
 
-    /// Stores, checks (by loading it) and registers an uploaded key.
-    fn register_key(&self, info: FileInfo, bytes: &[u8]) -> Result<(StoredKey, bool), ApiError> {
+    /// Stores, checks (by loading it) and registers a key `tenant`
+    /// uploaded.
+    fn register_key(
+        &self,
+        tenant: &Tenant,
+        info: FileInfo,
+        bytes: &[u8],
+    ) -> Result<(StoredKey, bool), ApiError> {
         let id = info.key_id;
-        let upload = self.store.upload_path(id);
+        let name = (tenant.name.clone(), id);
+        let upload = self.store.upload_path(&tenant.name, id);
         write_atomic(&upload, bytes, false).map_err(internal)?;
         let loaded = ServerKey::load(&upload);
         let result = (|| {
             let key = loaded.map_err(key_error)?;
             let mut keys = lock(&self.keys);
-            if let Some(k) = keys.get(&id) {
+            if let Some(k) = keys.get(&name) {
                 return Ok((k.clone(), false));
+            }
+            if let Some(l) = tenant.limits {
+                let own = keys.keys().filter(|(t, _)| *t == tenant.name).count();
+                if own >= l.max_keys {
+                    return Err(ApiError::new(
+                        ErrorCode::KeyLimit,
+                        format!(
+                            "you have {own} keys registered, your limit; remove one \
+                             (ask the operator) or reuse a key"
+                        ),
+                    ));
+                }
             }
             if keys.len() >= self.config.max_keys {
                 return Err(ApiError::new(
@@ -274,52 +401,108 @@ impl Shared {
                     format!("{} keys are registered, the limit", keys.len()),
                 ));
             }
-            std::fs::rename(&upload, self.store.key_path(id)).map_err(internal)?;
+            std::fs::rename(&upload, self.store.key_path(&tenant.name, id)).map_err(internal)?;
             let stored = StoredKey {
+                tenant: tenant.name.clone(),
                 key_id: id,
                 params: info.params,
                 compressed: info.kind == FileKind::CompressedServerKey,
                 bytes: bytes.len() as u64,
             };
-            keys.insert(id, stored.clone());
+            keys.insert(name.clone(), stored.clone());
             drop(keys);
-            lock(&self.cache).put(id, Arc::new(key));
+            lock(&self.cache).put(name, Arc::new(key));
             Ok((stored, true))
         })();
         let _ = std::fs::remove_file(&upload);
         result
     }
 
-    /// Refuses early when the queue is full (checked again on admission).
-    fn check_room(&self) -> Result<(), ApiError> {
-        let jobs = lock(&self.jobs);
-        if jobs.queue.len() + jobs.reserved >= self.config.max_queue {
+    /// Refuses when the server's queue or the tenant's share of it is
+    /// full (checked early, then again on admission).
+    fn check_room(&self, jobs: &Jobs, tenant: &Tenant) -> Result<(), ApiError> {
+        let waiting = jobs.queue.len() + jobs.reserved();
+        if waiting >= self.config.max_queue {
             return Err(ApiError::new(
                 ErrorCode::QueueFull,
-                format!(
-                    "{} jobs are waiting, the limit; try again later",
-                    jobs.queue.len() + jobs.reserved
-                ),
+                format!("{waiting} jobs are waiting, the limit; try again later"),
             ));
+        }
+        if let Some(l) = tenant.limits {
+            let mine = jobs.pending(&tenant.name);
+            if mine >= l.max_queue {
+                return Err(ApiError::new(
+                    ErrorCode::QueueLimit,
+                    format!(
+                        "you have {mine} jobs queued or running, your limit; fetch or wait \
+                         for some first"
+                    ),
+                ));
+            }
         }
         Ok(())
     }
 
-    /// Decodes, admits, writes and queues a job (blocking).
-    fn admit(&self, body: &[u8]) -> Result<Submitted, ApiError> {
+    /// Counts `pbs` against `tenant`'s bootstraps for today, or refuses.
+    fn charge(&self, tenant: &Tenant, pbs: u64) -> Result<(), ApiError> {
+        let Some(l) = tenant.limits else {
+            return Ok(());
+        };
+        let mut u = lock(&self.usage);
+        let day = today();
+        if u.day != day {
+            *u = Usage {
+                day,
+                pbs: BTreeMap::new(),
+            };
+        }
+        let used = u.pbs.get(&tenant.name).copied().unwrap_or(0);
+        if used.saturating_add(pbs) > l.max_pbs_per_day {
+            return Err(ApiError::new(
+                ErrorCode::DailyLimit,
+                format!(
+                    "this job runs {pbs} bootstraps; you have run {used} of your {} today (UTC)",
+                    l.max_pbs_per_day
+                ),
+            ));
+        }
+        *u.pbs.entry(tenant.name.clone()).or_default() += pbs;
+        self.store.write_usage(&u)
+    }
+
+    /// Takes back a [`Shared::charge`] for a job that was not accepted.
+    fn refund(&self, tenant: &Tenant, pbs: u64) {
+        if tenant.limits.is_some() {
+            let mut u = lock(&self.usage);
+            if let Some(n) = u.pbs.get_mut(&tenant.name) {
+                *n = n.saturating_sub(pbs);
+            }
+            let _ = self.store.write_usage(&u);
+        }
+    }
+
+    /// Decodes, admits, writes and queues a job of `tenant` (blocking).
+    fn admit(&self, tenant: &Tenant, body: &[u8]) -> Result<Submitted, ApiError> {
         let req = parse_job(body, &self.limits)?;
         let seq = {
             let mut jobs = lock(&self.jobs);
-            if jobs.queue.len() + jobs.reserved >= self.config.max_queue {
-                return Err(ApiError::new(
-                    ErrorCode::QueueFull,
-                    format!("{} jobs are waiting, the limit", self.config.max_queue),
-                ));
-            }
-            jobs.reserved += 1;
+            self.check_room(&jobs, tenant)?;
+            *jobs.reserved.entry(tenant.name.clone()).or_default() += 1;
             jobs.next_seq += 1;
             jobs.next_seq
         };
+        let unreserve = |jobs: &mut Jobs| {
+            if let Some(n) = jobs.reserved.get_mut(&tenant.name) {
+                *n -= 1;
+                if *n == 0 {
+                    jobs.reserved.remove(&tenant.name);
+                }
+            }
+        };
+        if let Err(e) = self.charge(tenant, req.pbs) {
+            unreserve(&mut lock(&self.jobs));
+            return Err(e);
+        }
         let id = JobId::random();
         let meta = JobMeta {
             seq,
@@ -327,11 +510,16 @@ impl Shared {
             pbs: req.pbs,
             depth: req.depth,
             memory: req.memory,
+            tenant: tenant.name.clone(),
         };
         let written = self.store.write_job(id, &meta, body);
         let mut jobs = lock(&self.jobs);
-        jobs.reserved -= 1;
-        written?;
+        unreserve(&mut jobs);
+        if let Err(e) = written {
+            drop(jobs);
+            self.refund(tenant, req.pbs);
+            return Err(e);
+        }
         jobs.map.insert(
             id,
             Job {
@@ -354,9 +542,9 @@ impl Shared {
 
     /// Runs one job to its result bytes.
     fn run_job(&self, id: JobId, done: &Arc<AtomicU64>) -> Result<Vec<u8>, ApiError> {
-        let (_, request) = self.store.read_job(id)?;
+        let (meta, request) = self.store.read_job(id)?;
         let req = parse_job(&request, &self.limits)?;
-        let key = self.server_key(req.bundle.key_id())?;
+        let key = self.server_key(&meta.tenant, req.bundle.key_id())?;
         if key.params().id != req.bundle.params() {
             return Err(ApiError::new(
                 ErrorCode::WrongKey,
@@ -428,9 +616,10 @@ impl Shared {
         }
     }
 
-    fn status(&self, id: JobId) -> Result<JobStatus, ApiError> {
+    /// Where `tenant`'s job `id` is.
+    fn status(&self, id: JobId, tenant: &Tenant) -> Result<JobStatus, ApiError> {
         let jobs = lock(&self.jobs);
-        let job = jobs.map.get(&id).ok_or_else(|| not_found(id))?;
+        let job = jobs.owned(id, &tenant.name)?;
         let state = match &job.state {
             State_::Queued => JobState::Queued {
                 position: jobs.queue.iter().position(|j| *j == id).unwrap_or(0),
@@ -474,9 +663,23 @@ impl IntoResponse for ApiError {
         let status =
             StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut r = (status, Json(self.body())).into_response();
-        if self.code == ErrorCode::QueueFull {
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        let retry = match self.code {
+            ErrorCode::QueueFull | ErrorCode::QueueLimit => Some(1),
+            // The next UTC day.
+            ErrorCode::DailyLimit => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| 86_400 - d.as_secs() % 86_400),
+            _ => None,
+        };
+        if let Some(v) = retry.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        if self.code == ErrorCode::Unauthorized {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"hearth\""),
+            );
         }
         r.extensions_mut().insert(self.code);
         r
@@ -555,15 +758,16 @@ async fn heavy<T: Send + 'static>(
 
 async fn post_key(
     State(s): Shr,
+    Extension(t): Extension<Tenant>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, Json<KeyInfo>), ApiError> {
     let (bytes, _upload) = read_body(&s, &headers, body).await?;
     let info = check_key_header(&bytes, s.config.max_body)?;
-    if let Some(k) = lock(&s.keys).get(&info.key_id) {
+    if let Some(k) = lock(&s.keys).get(&(t.name.clone(), info.key_id)) {
         return Ok((StatusCode::OK, Json(key_info(k, false))));
     }
-    let (stored, new) = heavy(&s, move |s| s.register_key(info, &bytes)).await?;
+    let (stored, new) = heavy(&s, move |s| s.register_key(&t, info, &bytes)).await?;
     if new {
         s.log(|| format!("key {} registered", stored.key_id));
     }
@@ -575,9 +779,13 @@ async fn post_key(
     Ok((status, Json(key_info(&stored, new))))
 }
 
-async fn get_key(State(s): Shr, path: Result<Path<String>, PathRejection>) -> Response {
+async fn get_key(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    path: Result<Path<String>, PathRejection>,
+) -> Response {
     let id = path.ok().and_then(|Path(p)| parse_key_id(&p));
-    let found = id.and_then(|id| lock(&s.keys).get(&id).cloned());
+    let found = id.and_then(|id| lock(&s.keys).get(&(t.name.clone(), id)).cloned());
     match found {
         Some(k) => Json(key_info(&k, false)).into_response(),
         None => ApiError::new(ErrorCode::UnknownKey, "no such key is registered").into_response(),
@@ -593,6 +801,7 @@ struct SubmitQuery {
 
 async fn post_job(
     State(s): Shr,
+    Extension(t): Extension<Tenant>,
     query: Result<Query<SubmitQuery>, QueryRejection>,
     headers: HeaderMap,
     body: Body,
@@ -619,7 +828,7 @@ async fn post_job(
             ),
         ));
     }
-    let key = lock(&s.keys).get(&parts.key_id).cloned();
+    let key = lock(&s.keys).get(&(t.name.clone(), parts.key_id)).cloned();
     let key = key.ok_or_else(|| {
         ApiError::new(
             ErrorCode::UnknownKey,
@@ -640,8 +849,8 @@ async fn post_job(
             ),
         ));
     }
-    s.check_room()?;
-    let submitted = heavy(&s, move |s| s.admit(&bytes)).await?;
+    s.check_room(&lock(&s.jobs), &t)?;
+    let submitted = heavy(&s, move |s| s.admit(&t, &bytes)).await?;
     Ok((StatusCode::ACCEPTED, Json(submitted)))
 }
 
@@ -652,17 +861,19 @@ fn job_id(path: Result<Path<String>, PathRejection>) -> Result<JobId, ApiError> 
 
 async fn get_job(
     State(s): Shr,
+    Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<JobStatus>, ApiError> {
-    Ok(Json(s.status(job_id(path)?)?))
+    Ok(Json(s.status(job_id(path)?, &t)?))
 }
 
 async fn get_result(
     State(s): Shr,
+    Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let id = job_id(path)?;
-    match s.status(id)?.state {
+    match s.status(id, &t)?.state {
         JobState::Done { .. } => {}
         JobState::Failed { code, message } => {
             return Err(ApiError::new(
@@ -695,21 +906,21 @@ async fn get_result(
 
 async fn delete_job(
     State(s): Shr,
+    Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Deleted>, ApiError> {
     let id = job_id(path)?;
     {
         let mut jobs = lock(&s.jobs);
-        match jobs.map.get(&id).map(|j| &j.state) {
-            None => return Err(not_found(id)),
-            Some(State_::Running(_)) => {
+        match jobs.owned(id, &t.name)?.state {
+            State_::Running(_) => {
                 return Err(ApiError::new(
                     ErrorCode::NotReady,
                     format!("job {id} is running; delete it once it has finished"),
                 ))
             }
-            Some(State_::Queued) => jobs.queue.retain(|j| *j != id),
-            Some(_) => {}
+            State_::Queued => jobs.queue.retain(|j| *j != id),
+            _ => {}
         }
         jobs.map.remove(&id);
     }
@@ -731,11 +942,11 @@ async fn get_info(State(s): Shr) -> Json<ServerInfo> {
     })
 }
 
-async fn get_stats(State(s): Shr) -> Json<ServerStats> {
+async fn get_stats(State(s): Shr, Extension(t): Extension<Tenant>) -> Json<ServerStats> {
     let mut st = ServerStats::default();
     {
         let jobs = lock(&s.jobs);
-        for j in jobs.map.values() {
+        for j in jobs.map.values().filter(|j| j.meta.tenant == t.name) {
             match j.state {
                 State_::Queued => st.queued += 1,
                 State_::Running(_) => st.running += 1,
@@ -747,7 +958,7 @@ async fn get_stats(State(s): Shr) -> Json<ServerStats> {
     st.accepted = s.accepted.load(Ordering::Relaxed);
     st.recovered = s.recovered.load(Ordering::Relaxed);
     st.completed = s.completed.load(Ordering::Relaxed);
-    st.keys = lock(&s.keys).len();
+    st.keys = lock(&s.keys).keys().filter(|(n, _)| *n == t.name).count();
     st.refused = lock(&s.refused)
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
@@ -766,6 +977,47 @@ async fn no_method() -> ApiError {
     )
 }
 
+/// Lets a request through with the tenant its bearer token names (or as
+/// the anonymous tenant, on an open server), or refuses it
+/// (`unauthorized`) before its body is read.
+async fn authenticate(State(s): Shr, mut req: Request, next: Next) -> Response {
+    let tenants = match s.tenants() {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let tenant = if tenants.is_open() {
+        Tenant::anonymous()
+    } else {
+        let token = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        match token.map(|t| tenants.authenticate(t)) {
+            Some(Some(t)) => t,
+            Some(None) => {
+                return ApiError::new(
+                    ErrorCode::Unauthorized,
+                    "the token is not valid (unknown, mistyped or revoked)",
+                )
+                .into_response()
+            }
+            None => {
+                return ApiError::new(
+                    ErrorCode::Unauthorized,
+                    "this server needs an API token: Authorization: Bearer TOKEN \
+                     (hearth --token or HEARTH_TOKEN; the operator makes one with \
+                     `hearth server token add`)",
+                )
+                .into_response()
+            }
+        }
+    };
+    req.extensions_mut().insert(tenant);
+    next.run(req).await
+}
+
 /// Counts every refusal by its code (for `GET /v1/stats`).
 async fn count_refusals(State(s): Shr, req: Request, next: Next) -> Response {
     let r = next.run(req).await;
@@ -780,6 +1032,7 @@ async fn count_refusals(State(s): Shr, req: Request, next: Next) -> Response {
 pub struct Server {
     shared: Arc<Shared>,
     worker: Option<JoinHandle<()>>,
+    tls: Option<Tls>,
 }
 
 impl Server {
@@ -790,7 +1043,14 @@ impl Server {
         if config.threads == 0 {
             return Err(ServerError::Config("--threads must be positive".into()));
         }
+        let tls = match &config.tls {
+            Some(files) => Some(Tls::load(files).map_err(|e| ServerError::Config(e.to_string()))?),
+            None => None,
+        };
+        let tenants =
+            Tenants::load(&config.data).map_err(|e| ServerError::Config(e.to_string()))?;
         let store = Store::open(&config.data).map_err(ServerError::Data)?;
+        let usage = store.read_usage();
         let Recovered {
             keys,
             jobs: stored,
@@ -830,7 +1090,13 @@ impl Server {
                 cap: config.key_cache,
                 keys: VecDeque::new(),
             }),
-            keys: Mutex::new(keys.into_iter().map(|k| (k.key_id, k)).collect()),
+            keys: Mutex::new(
+                keys.into_iter()
+                    .map(|k| ((k.tenant.clone(), k.key_id), k))
+                    .collect(),
+            ),
+            tenants: Mutex::new((None, Arc::new(tenants))),
+            usage: Mutex::new(usage),
             jobs: Mutex::new(jobs),
             wake: Condvar::new(),
             store,
@@ -852,19 +1118,38 @@ impl Server {
         Ok(Server {
             shared,
             worker: Some(worker),
+            tls,
         })
     }
 
+    /// Whether the data folder has no tenants: every request is served
+    /// without a token.
+    pub fn is_open(&self) -> bool {
+        self.shared.tenants().map(|t| t.is_open()).unwrap_or(false)
+    }
+
+    /// Whether it serves HTTPS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
     /// The HTTP routes (see the crate doc), with the server as state.
+    /// Every route but `GET /v1/info` authenticates its caller.
     pub fn router(&self) -> Router {
-        Router::new()
-            .route("/v1/info", get(get_info))
+        let tenant_routes = Router::new()
             .route("/v1/stats", get(get_stats))
             .route("/v1/keys", post(post_key))
             .route("/v1/keys/{key_id}", get(get_key))
             .route("/v1/jobs", post(post_job))
             .route("/v1/jobs/{job_id}", get(get_job).delete(delete_job))
             .route("/v1/jobs/{job_id}/result", get(get_result))
+            .route_layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
+                authenticate,
+            ));
+        Router::new()
+            .route("/v1/info", get(get_info))
+            .merge(tenant_routes)
             .fallback(no_route)
             .method_not_allowed_fallback(no_method)
             .layer(axum::middleware::from_fn_with_state(
@@ -883,9 +1168,18 @@ impl Server {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let r = axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown)
-            .await;
+        let r = match &self.tls {
+            Some(tls) => {
+                axum::serve(tls.listen(listener)?, self.router())
+                    .with_graceful_shutdown(shutdown)
+                    .await
+            }
+            None => {
+                axum::serve(listener, self.router())
+                    .with_graceful_shutdown(shutdown)
+                    .await
+            }
+        };
         self.shared.stop.store(true, Ordering::Relaxed);
         self.shared.wake.notify_all();
         r
@@ -912,6 +1206,7 @@ fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
 /// A server running on a thread of its own ([`start`]).
 pub struct ServerHandle {
     addr: SocketAddr,
+    scheme: &'static str,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<std::io::Result<()>>>,
 }
@@ -922,9 +1217,9 @@ impl ServerHandle {
         self.addr
     }
 
-    /// `http://ADDR`.
+    /// `http://ADDR`, or `https://ADDR` when serving TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// Stops serving, lets the running job finish, and releases the data
@@ -962,6 +1257,7 @@ pub fn start(config: Config, listen: &str) -> Result<ServerHandle, ServerError> 
     let addr = listener.local_addr()?;
     config.check_exposure(addr)?;
     let server = Server::open(config)?;
+    let scheme = if server.is_tls() { "https" } else { "http" };
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::Builder::new()
         .name("hearth-server".into())
@@ -975,25 +1271,31 @@ pub fn start(config: Config, listen: &str) -> Result<ServerHandle, ServerError> 
         })?;
     Ok(ServerHandle {
         addr,
+        scheme,
         stop: Some(tx),
         thread: Some(thread),
     })
 }
 
 /// Opens the server on `config`, serves on `listen` and calls `ready`
-/// with the bound address; returns on Ctrl-C or SIGTERM without waiting
-/// for a running job (it runs again at the next start).
+/// with its URL (`http://ADDR` or `https://ADDR`) and whether it is open
+/// (no tenants); returns on Ctrl-C or SIGTERM without waiting for a
+/// running job (it runs again at the next start).
 pub fn run(
     config: Config,
     listen: &str,
-    ready: impl FnOnce(SocketAddr),
+    ready: impl FnOnce(&str, bool),
 ) -> Result<(), ServerError> {
     let rt = runtime(config.threads)?;
     let listener = rt.block_on(tokio::net::TcpListener::bind(listen))?;
     config.check_exposure(listener.local_addr()?)?;
     let server = Server::open(config)?;
     rt.block_on(async {
-        ready(listener.local_addr()?);
+        let scheme = if server.is_tls() { "https" } else { "http" };
+        ready(
+            &format!("{scheme}://{}", listener.local_addr()?),
+            server.is_open(),
+        );
         server.serve(listener, shutdown_signal()).await
     })?;
     Ok(())

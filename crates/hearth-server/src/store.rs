@@ -4,7 +4,10 @@
 //!
 //! ```text
 //! DATA/lock                 held (advisory lock) while a server uses DATA
-//! DATA/keys/KEYID.key       a registered server key, as uploaded
+//! DATA/keys/KEYID.key       a server key registered on an open server
+//! DATA/keys/TENANT/KEYID.key  a server key a tenant registered, as uploaded
+//! DATA/tenants.json         tenants and token hashes (crate::tenants)
+//! DATA/usage.json           bootstraps admitted today, by tenant
 //! DATA/jobs/JOBID.job       an accepted job: header, JSON meta, request
 //! DATA/jobs/JOBID.out       its result bundle (a hearth bundle file)
 //! DATA/jobs/JOBID.err       its failure: JSON {code, message}
@@ -44,11 +47,16 @@ pub struct JobMeta {
     pub depth: u64,
     /// Its estimated memory, bytes.
     pub memory: u64,
+    /// The tenant that submitted it (empty on an open server).
+    #[serde(default)]
+    pub tenant: String,
 }
 
 /// A key file found at start.
 #[derive(Clone, Debug)]
 pub struct StoredKey {
+    /// The tenant that registered it (empty on an open server).
+    pub tenant: String,
     /// Its id.
     pub key_id: KeyId,
     /// Its parameter set.
@@ -88,6 +96,15 @@ pub enum Outcome {
     Done(u64),
     /// A failure.
     Failed(ApiError),
+}
+
+/// Bootstraps admitted on one UTC day, by tenant (`usage.json`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Days since 1970-01-01 (UTC).
+    pub day: u64,
+    /// Bootstraps of the jobs admitted that day, by tenant.
+    pub pbs: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -139,16 +156,42 @@ impl Store {
         &self.root
     }
 
-    /// Where the key `id` is stored.
-    pub fn key_path(&self, id: KeyId) -> PathBuf {
-        self.root.join("keys").join(format!("{id}.key"))
+    /// The folder of `tenant`'s keys (created if missing).
+    fn keys_dir(&self, tenant: &str) -> PathBuf {
+        let d = self.root.join("keys");
+        if tenant.is_empty() {
+            return d;
+        }
+        let d = d.join(tenant);
+        let _ = std::fs::create_dir_all(&d);
+        d
+    }
+
+    /// Where `tenant`'s key `id` is stored.
+    pub fn key_path(&self, tenant: &str, id: KeyId) -> PathBuf {
+        self.keys_dir(tenant).join(format!("{id}.key"))
     }
 
     /// A fresh name to receive an upload of key `id` before it is checked.
-    pub fn upload_path(&self, id: KeyId) -> PathBuf {
-        self.root
-            .join("keys")
+    pub fn upload_path(&self, tenant: &str, id: KeyId) -> PathBuf {
+        self.keys_dir(tenant)
             .join(format!("{id}-{}.upload", JobId::random()))
+    }
+
+    /// The bootstraps admitted on the day `usage.json` is of (none if
+    /// the file is missing or unreadable: the limit then counts from
+    /// zero).
+    pub fn read_usage(&self) -> Usage {
+        std::fs::read(self.root.join("usage.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Writes `usage.json`.
+    pub fn write_usage(&self, usage: &Usage) -> Result<(), ApiError> {
+        let json = serde_json::to_vec(usage).map_err(|e| io("usage", e))?;
+        write_atomic(&self.root.join("usage.json"), &json, false).map_err(|e| io("usage", e))
     }
 
     fn job_path(&self, id: JobId, ext: &str) -> PathBuf {
@@ -209,32 +252,48 @@ impl Store {
     pub fn recover(&self) -> Result<Recovered, ApiError> {
         let mut notes = Vec::new();
         let mut keys = Vec::new();
+        let mut folders = vec![(String::new(), "keys".to_string())];
         for (path, name) in self.list("keys")? {
-            if name.contains(".tmp") || name.ends_with(".upload") {
-                let _ = std::fs::remove_file(&path);
-                continue;
-            }
-            let Some(id) = name.strip_suffix(".key").and_then(parse_key_id) else {
-                notes.push(format!("ignored {}", path.display()));
-                continue;
-            };
-            match read_info(&path) {
-                Ok(info)
-                    if info.key_id == id
-                        && matches!(
-                            info.kind,
-                            FileKind::ServerKey | FileKind::CompressedServerKey
-                        ) =>
-                {
-                    keys.push(StoredKey {
-                        key_id: id,
-                        params: info.params,
-                        compressed: info.kind == FileKind::CompressedServerKey,
-                        bytes: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
-                    })
+            if path.is_dir() {
+                if crate::tenants::valid_name(&name) {
+                    folders.push((name.clone(), format!("keys/{name}")));
+                } else {
+                    notes.push(format!("ignored {}", path.display()));
                 }
-                Ok(_) => notes.push(format!("{}: not the key its name says", path.display())),
-                Err(e) => notes.push(format!("{}: {e}", path.display())),
+            }
+        }
+        for (tenant, dir) in folders {
+            for (path, name) in self.list(&dir)? {
+                if path.is_dir() {
+                    continue;
+                }
+                if name.contains(".tmp") || name.ends_with(".upload") {
+                    let _ = std::fs::remove_file(&path);
+                    continue;
+                }
+                let Some(id) = name.strip_suffix(".key").and_then(parse_key_id) else {
+                    notes.push(format!("ignored {}", path.display()));
+                    continue;
+                };
+                match read_info(&path) {
+                    Ok(info)
+                        if info.key_id == id
+                            && matches!(
+                                info.kind,
+                                FileKind::ServerKey | FileKind::CompressedServerKey
+                            ) =>
+                    {
+                        keys.push(StoredKey {
+                            tenant: tenant.clone(),
+                            key_id: id,
+                            params: info.params,
+                            compressed: info.kind == FileKind::CompressedServerKey,
+                            bytes: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+                        })
+                    }
+                    Ok(_) => notes.push(format!("{}: not the key its name says", path.display())),
+                    Err(e) => notes.push(format!("{}: {e}", path.display())),
+                }
             }
         }
         let entries = self.list("jobs")?;
@@ -362,6 +421,7 @@ mod tests {
             pbs: 7,
             depth: 3,
             memory: 1000,
+            tenant: String::new(),
         }
     }
 
@@ -399,7 +459,8 @@ mod tests {
         let orphan = JobId::random();
         std::fs::write(store.result_path(orphan), b"x").unwrap();
         std::fs::write(root.join("jobs").join("x.job.tmp99"), b"x").unwrap();
-        std::fs::write(store.upload_path(KeyId(1)), b"x").unwrap();
+        std::fs::write(store.upload_path("", KeyId(1)), b"x").unwrap();
+        std::fs::write(store.upload_path("t", KeyId(1)), b"x").unwrap();
         let Recovered { keys, jobs, notes } = store.recover().unwrap();
         assert!(keys.is_empty() && notes.is_empty(), "{notes:?}");
         let order: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
@@ -410,7 +471,8 @@ mod tests {
         assert_eq!(store.read_job(ids[1]).unwrap().1, b"");
         assert_eq!(store.read_job(ids[0]).unwrap().1, b"r");
         assert!(!store.result_path(orphan).exists());
-        assert_eq!(std::fs::read_dir(root.join("keys")).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(root.join("keys")).unwrap().count(), 1);
+        assert_eq!(std::fs::read_dir(root.join("keys/t")).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(root.join("jobs")).unwrap().count(), 6);
         store.delete_job(ids[1]).unwrap();
         store.delete_job(ids[1]).unwrap();

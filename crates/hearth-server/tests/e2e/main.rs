@@ -1,7 +1,8 @@
 //! The server in this process on loopback, with real keys (GATES_128):
 //! a compressed key upload, jobs submitted, waited for, fetched and
 //! decrypted against Rust's integers, every refusal's code, a full queue,
-//! and a restart on the same folder. Run in release mode.
+//! and a restart on the same folder; tenants, tokens and TLS
+//! (`tenants`). Run in release mode.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -12,6 +13,8 @@ use hearth::api::U8;
 use hearth::{Bundle, ClientKey, CompiledProgram, Program, GATES_128, INSECURE_TEST_BITS};
 use hearth_server::{Client, ClientError, Config, ErrorCode, JobState};
 use num_bigint::BigInt;
+
+mod tenants;
 
 /// Longest wait for one job: a lost job fails the test instead of
 /// hanging it.
@@ -378,35 +381,6 @@ fn a_stalled_upload_times_out_and_uploads_are_bounded() {
         "second upload waited {:.2} s for the slot",
         waited.as_secs_f64()
     );
-    server.stop().unwrap();
-    let _ = std::fs::remove_dir_all(&d);
-}
-
-/// The server has no access control yet: an address other than loopback
-/// is refused, naming `--insecure`, before the data folder is touched;
-/// with `insecure` set it serves.
-#[test]
-fn a_non_loopback_address_needs_insecure() {
-    let d = dir("exposed");
-    let cfg = config(&d);
-    let e = hearth_server::start(cfg.clone(), "0.0.0.0:0")
-        .err()
-        .expect("refused");
-    let msg = e.to_string();
-    assert!(
-        msg.contains("--insecure") && msg.contains("0.0.0.0"),
-        "{msg}"
-    );
-    assert!(!cfg.data.exists(), "the data folder was created");
-    // Loopback needs nothing (IPv4 here; `localhost` resolves to it too).
-    hearth_server::start(cfg.clone(), "localhost:0")
-        .unwrap()
-        .stop()
-        .unwrap();
-    let mut open = cfg;
-    open.insecure = true;
-    let server = hearth_server::start(open, "0.0.0.0:0").unwrap();
-    assert!(server.addr().ip().is_unspecified());
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&d);
 }
