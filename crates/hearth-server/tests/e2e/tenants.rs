@@ -204,6 +204,13 @@ fn tenants_own_their_keys_and_jobs_over_tls() {
     assert_eq!(revoked, 1);
     assert_eq!(code(alice.status(id)), ErrorCode::Unauthorized);
     assert!(bob.status(bob_job).is_ok());
+    // A tenants file that cannot be read lets no one in.
+    let file = cfg.data.join(hearth_server::tenants::FILE);
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, b"{ not json").unwrap();
+    assert_eq!(code(bob.status(bob_job)), ErrorCode::Internal);
+    std::fs::write(&file, &good).unwrap();
+    assert!(bob.status(bob_job).is_ok());
     // A new token for alice sees her jobs again.
     let fresh = edit(&cfg.data, |t| t.add_token("alice", None)).unwrap();
     let alice = client(&url, &tls.cert, Some(&fresh));
