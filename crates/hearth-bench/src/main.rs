@@ -233,14 +233,14 @@ enum Which {
         #[command(flatten)]
         json: JsonOut,
     },
-    /// Whole programs in words (a sum, a dot product, a polynomial, an
-    /// argmax, a sort, a mixing round, a CRC-16, the diabetes regression,
-    /// a Hamming distance), every output checked against plain Rust.
-    ///
-    /// tfhe-rs's versions of the same programs are still to come.
+    /// Whole programs (a sum, a dot product, a polynomial, an argmax, a
+    /// sort, a mixing round, a CRC-16, the diabetes regression, a Hamming
+    /// distance) in hearth's words beside tfhe-rs's high-level API, every
+    /// output of both checked against plain Rust.
     Programs {
-        /// count: #PBS, depth and widest level (no keys); cpu / gpu: also
-        /// encrypted on that backend, timed.
+        /// count: #PBS, depth, widest level and the simulator's times for
+        /// 16 and 64 threads (no keys); cpu / gpu: also encrypted on that
+        /// backend beside tfhe-rs, timed.
         #[arg(long, value_enum, default_value = "count")]
         backend: crate::ops::OpsBackend,
         #[command(flatten)]
@@ -249,12 +249,18 @@ enum Which {
         /// chacha, crc16, regression, hamming (default: all).
         #[arg(long, value_name = "CASE", value_delimiter = ',')]
         cases: Vec<String>,
-        /// Encrypted runs per program, each on new random inputs; the
-        /// median is shown.
+        /// Encrypted runs per program and library, alternating, each on new
+        /// random inputs; the median is shown.
         #[arg(long, value_name = "N", default_value_t = 3)]
         samples: usize,
+        /// One bootstrap's time on one thread for the predicted columns
+        /// (default: measured when encrypting, else 11.5ms).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        pbs: Option<Duration>,
         #[command(flatten)]
         json: JsonOut,
+        #[command(flatten)]
+        plot: crate::plot::PlotOut,
     },
     /// tfhe-rs's own #PBS per operation beside hearth's (needs a build with
     /// `--features tfhe-pbs-stats`).
@@ -412,14 +418,18 @@ fn run(which: Which) -> Result<(), Error> {
             threads,
             cases,
             samples,
+            pbs,
             json,
-        } => crate::programs::programs(
-            backend.engine(),
-            threads.resolve()?,
-            &cases,
+            plot,
+        } => crate::programs::programs(crate::programs::Options {
+            engine: backend.engine(),
+            threads: threads.resolve()?,
+            cases: &cases,
             samples,
-            json.json.as_deref(),
-        ),
+            pbs,
+            json: json.json.as_deref(),
+            plot: plot.plot.as_deref(),
+        }),
         Which::TfhePbs {
             threads,
             bits,

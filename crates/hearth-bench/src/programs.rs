@@ -1,14 +1,19 @@
 //! `hearth-bench programs`: whole programs (a sum, a dot product, a
-//! polynomial, an argmax, a sort, a mixing round, a CRC, a regression),
-//! each written once with hearth's word API and checked against plain
-//! Rust: #PBS and depth on the count backend, or encrypted and timed.
-//! tfhe-rs's versions of the same programs, beside these in one run, are
-//! still to come (issue 38).
+//! polynomial, an argmax, a sort, a mixing round, a CRC, a regression, a
+//! Hamming distance), each written once with hearth's word API and once
+//! with tfhe-rs's high-level API ([`tfhe_side`]), both checked against
+//! plain Rust on the same inputs: #PBS and depth on the count backend with
+//! the simulator's prediction for 16 and 64 threads, or encrypted and
+//! timed beside tfhe-rs in one process on the same threads.
+
+#[cfg(feature = "tfhe-rs")]
+mod tfhe_side;
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hearth::api::{Bool, I32, U16, U32, U8};
+use hearth::backend::simulate::{simulate, Machine};
 use hearth::{CompiledProgram, Error, ParameterSet, Program, GATES_128};
 use hearth_cli::options::Engine;
 use hearth_cli::progress::{generate, steps};
@@ -16,18 +21,42 @@ use num_bigint::BigInt;
 use rand::SeedableRng;
 use serde_json::json;
 
+use crate::plot::GroupedBars;
 use crate::report::{emit, median, ms, Table};
 
-/// Runs every program: #PBS, depth and widest level (count backend), and
-/// with `engine` each encrypted `samples` times on random inputs, every
-/// output checked against plain Rust. Words run on `GATES_128`.
-pub fn programs(
-    engine: Option<Engine>,
-    threads: usize,
-    cases: &[String],
-    samples: usize,
-    json_out: Option<&Path>,
-) -> Result<(), Error> {
+/// Threads the simulator predicts each program's time for.
+const PREDICT: [usize; 2] = [16, 64];
+
+/// What to run and where to write it (the command's options).
+pub struct Options<'a> {
+    /// None: count only; else encrypted on this engine, beside tfhe-rs.
+    pub engine: Option<Engine>,
+    pub threads: usize,
+    pub cases: &'a [String],
+    pub samples: usize,
+    /// One bootstrap's time on one thread for the predictions (default:
+    /// measured when encrypting, else 11.5 ms, GATES_128 on the 2-core
+    /// development machine).
+    pub pbs: Option<Duration>,
+    pub json: Option<&'a Path>,
+    pub plot: Option<&'a Path>,
+}
+
+/// Runs every program: #PBS, depth and widest level (count backend), the
+/// simulator's time for 16 and 64 threads, and with an engine each
+/// encrypted `samples` times on random inputs, alternating with tfhe-rs
+/// on the same inputs, every output of both checked against plain Rust.
+/// Words run on `GATES_128`, hearth's fastest set for them.
+pub fn programs(o: Options<'_>) -> Result<(), Error> {
+    let Options {
+        engine,
+        threads,
+        cases,
+        samples,
+        pbs,
+        json: json_out,
+        plot,
+    } = o;
     let mut specs = all();
     if let Some(bad) = cases.iter().find(|c| !specs.iter().any(|s| s.key == *c)) {
         let keys: Vec<_> = specs.iter().map(|s| s.key).collect();
@@ -39,6 +68,15 @@ pub fn programs(
     if !cases.is_empty() {
         specs.retain(|s| cases.iter().any(|c| c == s.key));
     }
+    if plot.is_some() && engine.is_none() {
+        return Err(Error::Config(
+            "--plot draws the ratios to tfhe-rs: give --backend cpu or gpu".into(),
+        ));
+    }
+    #[cfg(not(feature = "tfhe-rs"))]
+    if engine.is_some() {
+        return Err(crate::tfhe::missing());
+    }
     let params = &GATES_128;
     let keys = engine.map(|_| generate(params));
     let backend = match (&keys, engine) {
@@ -49,29 +87,73 @@ pub fn programs(
         )?),
         _ => None,
     };
+    #[cfg(feature = "tfhe-rs")]
+    let tfhe = match engine {
+        Some(e) => Some(crate::tfhe::tfhe_pool(threads, e)?),
+        None => None,
+    };
+    let pbs_s = match (pbs, &keys) {
+        (Some(d), _) => d.as_secs_f64(),
+        (None, Some((client, server))) => {
+            eprintln!("measuring one bootstrap on {} (1 thread)...", params.name);
+            crate::scale::pbs_seconds(client, server, 1)?
+        }
+        (None, None) => 11.5e-3,
+    };
+    let mut headers = vec!["program", "#PBS", "depth", "widest level"];
+    let predicted: Vec<String> = PREDICT
+        .iter()
+        .map(|n| format!("predicted, {n} threads (ms)"))
+        .collect();
+    headers.extend(predicted.iter().map(String::as_str));
+    if engine.is_some() {
+        headers.extend(["hearth (ms)", "tfhe-rs #PBS", "tfhe-rs (ms)", "ratio"]);
+    }
     let mut t = Table::new(
         format!(
-            "Whole programs in words on {}, planned for {threads} threads{}",
+            "Whole programs: hearth's words on {}, planned for {threads} threads{}",
             params.name,
             backend.as_ref().map_or(String::new(), |b| format!(
-                ", encrypted on {}",
+                ", encrypted on {}, beside tfhe-rs FheUint / FheInt (default parameters) on the same threads",
                 b.describe()
             ))
         ),
-        &["program", "#PBS", "depth", "widest level", "hearth (ms)"],
+        &headers,
     );
     let mut rows = Vec::new();
+    let mut ratios = Vec::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(38);
     let bar = steps(specs.len() as u64);
     for spec in &specs {
         bar.set_message(spec.name);
         let prog = spec.program(params, threads)?;
         let st = prog.circuit().stats();
-        let mut time = None;
+        let mut cells = vec![
+            spec.name.to_string(),
+            st.pbs.to_string(),
+            st.depth.to_string(),
+            st.max_width().to_string(),
+        ];
+        let mut predicted = Vec::new();
+        for n in PREDICT {
+            let planned = spec.program(params, n)?;
+            let wall = simulate(planned.circuit(), &Machine::uniform(1, n, pbs_s, 0.0, 0.0)).wall_s;
+            cells.push(format!("{:.0}", wall * 1e3));
+            predicted.push(json!({"threads": n, "ms": wall * 1e3}));
+        }
+        let mut row = json!({
+            "program": spec.name, "pbs": st.pbs, "depth": st.depth, "widest_level": st.max_width(),
+            "predicted": predicted,
+        });
         if let (Some((client, _)), Some(backend)) = (&keys, &backend) {
-            let mut times = Vec::new();
+            let mut hearth_times = Vec::new();
+            #[allow(unused_mut)]
+            let mut tfhe_times: Vec<Duration> = Vec::new();
+            #[allow(unused_mut)]
+            let mut tfhe_pbs: Option<u64> = None;
             for _ in 0..samples.max(1) {
                 let ins = spec.random_inputs(&mut rng);
+                let want = spec.reference(&ins);
                 let cts = spec
                     .inputs
                     .iter()
@@ -80,47 +162,82 @@ pub fn programs(
                     .collect::<Result<Vec<_>, _>>()?;
                 let start = Instant::now();
                 let out = prog.run_encrypted(backend, &cts)?;
-                times.push(start.elapsed());
+                hearth_times.push(start.elapsed());
                 let got = out
                     .iter()
                     .map(|o| client.decrypt_word_value(o))
                     .collect::<Result<Vec<_>, _>>()?;
-                let want: Vec<BigInt> =
-                    spec.reference(&ins).into_iter().map(BigInt::from).collect();
-                if got != want {
+                let want_big: Vec<BigInt> = want.iter().map(|&v| BigInt::from(v)).collect();
+                if got != want_big {
                     return Err(Error::Config(format!(
                         "{}: hearth gave {got:?} for {ins:?}, plain Rust {want:?}",
                         spec.name
                     )));
                 }
+                #[cfg(feature = "tfhe-rs")]
+                if let Some((ck, pool)) = &tfhe {
+                    let run = pool.install(|| tfhe_side::run(spec.key, ck, &ins));
+                    if run.outputs != want {
+                        return Err(Error::Config(format!(
+                            "{}: tfhe-rs gave {:?} for {ins:?}, plain Rust {want:?}",
+                            spec.name, run.outputs
+                        )));
+                    }
+                    tfhe_times.push(run.time);
+                    tfhe_pbs = tfhe_pbs.or(run.pbs);
+                }
             }
-            time = Some(median(times));
+            let h = median(hearth_times);
+            let tf = median(tfhe_times);
+            let ratio = h.as_secs_f64() / tf.as_secs_f64();
+            cells.extend([
+                ms(h),
+                tfhe_pbs.map_or("-".into(), |n| n.to_string()),
+                ms(tf),
+                format!("{ratio:.2}"),
+            ]);
+            ratios.push((spec.name.to_string(), "hearth / tfhe-rs".to_string(), ratio));
+            row["hearth_ms"] = json!(h.as_secs_f64() * 1e3);
+            row["tfhe_ms"] = json!(tf.as_secs_f64() * 1e3);
+            row["tfhe_pbs"] = json!(tfhe_pbs);
+            row["ratio"] = json!(ratio);
         }
-        t.row(vec![
-            spec.name.into(),
-            st.pbs.to_string(),
-            st.depth.to_string(),
-            st.max_width().to_string(),
-            time.map_or("-".into(), ms),
-        ]);
-        rows.push(json!({
-            "program": spec.name, "pbs": st.pbs, "depth": st.depth, "widest_level": st.max_width(),
-            "hearth_ms": time.map(|d| d.as_secs_f64() * 1e3),
-        }));
+        t.row(cells);
+        rows.push(row);
         bar.inc(1);
     }
     bar.finish_and_clear();
-    t.note(
-        "Every encrypted run's outputs are checked against plain Rust on the same random inputs; \
-         times are medians of --samples runs. tfhe-rs's versions of these programs are not in \
-         this table yet.",
-    );
+    t.note(&format!(
+        "Outputs of both libraries are checked against plain Rust on the same random inputs; times \
+         are medians of {samples} samples, hearth and tfhe-rs alternating, encryption and \
+         decryption outside the time. Ratio: hearth's time / tfhe-rs's (below 1: hearth faster). \
+         tfhe-rs #PBS from its pbs-stats counter (a build with --features tfhe-pbs-stats; else -). \
+         Predicted: hearth's circuit planned for that many threads, on the simulator with {:.1} ms \
+         per bootstrap on one thread and none lost to scheduling; tfhe-rs has no circuit to \
+         simulate, so it has no predicted column.",
+        pbs_s * 1e3
+    ));
     emit(
         json_out,
-        &json!({"bench": "programs", "params": params.name, "threads": threads,
+        &json!({"bench": "programs", "params": params.name, "threads": threads, "samples": samples,
+                "pbs_s": pbs_s,
                 "backend": engine.map(|e| format!("{e:?}").to_lowercase()), "rows": rows}),
         &[t],
-    )
+    )?;
+    if let Some(path) = plot {
+        let chart = GroupedBars::from_triples(
+            format!(
+                "bench programs: hearth words on {} beside tfhe-rs, {}, {}",
+                params.name,
+                crate::plot::threads_word(threads),
+                crate::plot::today()
+            ),
+            "time hearth / tfhe-rs (below 1: hearth faster)".into(),
+            &ratios,
+        );
+        crate::plot::save(path, &crate::plot::ratio_bars(&chart)?)?;
+    }
+    Ok(())
 }
 
 /// One program: its inputs (bits, signed), how hearth builds it, and what

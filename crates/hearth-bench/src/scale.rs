@@ -21,7 +21,7 @@ use hearth_cli::progress::{generate, pbs_bar};
 
 /// Seconds per bootstrap on `threads` threads all busy: a batch of
 /// independent bootstraps, 32 per thread.
-fn pbs_seconds(
+pub(crate) fn pbs_seconds(
     client: &ClientKey,
     server: &hearth::ServerKey,
     threads: usize,

@@ -102,6 +102,14 @@ fn programs_count_every_program_and_refuse_unknown_ones() {
     let rows = json["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 9, "{out}");
     assert!(rows.iter().all(|r| r["pbs"].as_u64().unwrap() > 0), "{out}");
+    // The simulator's times: more threads, no slower, and at least one
+    // bootstrap's time.
+    for r in rows {
+        let p = r["predicted"].as_array().unwrap();
+        let (t16, t64) = (p[0]["ms"].as_f64().unwrap(), p[1]["ms"].as_f64().unwrap());
+        let one = json["pbs_s"].as_f64().unwrap() * 1e3;
+        assert!(t64 <= t16 + 1e-9 && t64 >= one, "{r}");
+    }
     let (ok, _, err) = bench(&["programs", "--cases", "sum,nope"]);
     assert!(!ok);
     assert!(err.contains("nope") && err.contains("hamming"), "{err}");
@@ -213,6 +221,7 @@ fn comparisons_without_tfhe_rs_say_how_to_get_them() {
         &["ops", "--family", "bits", "--bits", "8"],
         &["kernels", "--cases", "dot16"],
         &["pbs", "--params", "GATES_128"],
+        &["programs", "--backend", "cpu", "--cases", "hamming"],
     ] {
         let (ok, _, err) = bench(args);
         assert!(!ok, "{args:?} succeeded");
@@ -296,7 +305,7 @@ const SMALL: &[(&[&str], &str)] = &[
             "--samples",
             "1",
         ],
-        "Hamming",
+        "tfhe-rs (ms)",
     ),
 ];
 

@@ -1,0 +1,244 @@
+//! tfhe-rs's side of `bench programs`: each program written with its
+//! high-level API as a skilled user would (its fused `sum`, scalar
+//! operands where a value is clear, rayon over independent operations,
+//! clear selects where the values are clear), on its default parameters,
+//! run inside the comparison's thread pool.
+
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use tfhe::prelude::*;
+use tfhe::{ClientKey, FheBool, FheInt32, FheUint16, FheUint32, FheUint8};
+
+use super::{DIABETES_BIAS, DIABETES_WEIGHTS, HORNER, SORT8};
+
+/// What one run gave: the decrypted outputs, the time of the encrypted
+/// computation alone (encryption and decryption outside), and tfhe-rs's
+/// bootstraps in it where the build counts them (`tfhe-pbs-stats`).
+pub struct Run {
+    pub outputs: Vec<i128>,
+    pub time: Duration,
+    pub pbs: Option<u64>,
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Option<u64>) {
+    #[cfg(feature = "tfhe-pbs-stats")]
+    tfhe::reset_pbs_count();
+    let start = Instant::now();
+    let out = f();
+    let time = start.elapsed();
+    #[cfg(feature = "tfhe-pbs-stats")]
+    let pbs = Some(tfhe::get_pbs_count());
+    #[cfg(not(feature = "tfhe-pbs-stats"))]
+    let pbs = None;
+    (out, time, pbs)
+}
+
+fn u32s(ck: &ClientKey, x: &[i128]) -> Vec<FheUint32> {
+    x.iter()
+        .map(|&v| FheUint32::encrypt(v as u32, ck))
+        .collect()
+}
+
+fn u16s(ck: &ClientKey, x: &[i128]) -> Vec<FheUint16> {
+    x.iter()
+        .map(|&v| FheUint16::encrypt(v as u16, ck))
+        .collect()
+}
+
+/// A `u32` result, decrypted, as the reference's `i128`.
+fn u32_out(y: &FheUint32, ck: &ClientKey) -> i128 {
+    let y: u32 = y.decrypt(ck);
+    y as i128
+}
+
+/// The compare-exchanges of [`SORT8`] in layers of independent ones.
+fn sort_layers() -> Vec<Vec<(usize, usize)>> {
+    let mut layers: Vec<Vec<(usize, usize)>> = Vec::new();
+    let mut ready = [0usize; 8];
+    for (i, j) in SORT8 {
+        let l = ready[i].max(ready[j]);
+        if layers.len() <= l {
+            layers.push(Vec::new());
+        }
+        layers[l].push((i, j));
+        ready[i] = l + 1;
+        ready[j] = l + 1;
+    }
+    layers
+}
+
+/// Runs the program `key` on `inputs` with tfhe-rs (the current thread's
+/// server key; call inside the pool).
+pub fn run(key: &str, ck: &ClientKey, x: &[i128]) -> Run {
+    let (outputs, time, pbs) = match key {
+        "sum" => {
+            let xs = u32s(ck, x);
+            let (y, t, p) = timed(|| FheUint32::sum(xs.iter().collect::<Vec<_>>()));
+            (vec![u32_out(&y, ck)], t, p)
+        }
+        "dot" => {
+            let xs = u16s(ck, x);
+            let (y, t, p) = timed(|| {
+                let products: Vec<FheUint32> = (0..16)
+                    .into_par_iter()
+                    .map(|i| {
+                        let (a, b) = rayon::join(
+                            || FheUint32::cast_from(xs[i].clone()),
+                            || FheUint32::cast_from(xs[16 + i].clone()),
+                        );
+                        &a * &b
+                    })
+                    .collect();
+                FheUint32::sum(products.iter().collect::<Vec<_>>())
+            });
+            (vec![u32_out(&y, ck)], t, p)
+        }
+        "horner" => {
+            let xe = FheUint32::encrypt(x[0] as u32, ck);
+            let (y, t, p) = timed(|| {
+                let mut acc = &(&xe * HORNER[0]) + HORNER[1];
+                for &c in &HORNER[2..] {
+                    acc = &(&acc * &xe) + c;
+                }
+                acc
+            });
+            (vec![u32_out(&y, ck)], t, p)
+        }
+        "argmax" => {
+            let xs = u16s(ck, x);
+            let ((m, i), t, p) = timed(|| {
+                // The first round's indices are clear: a select between
+                // clear values.
+                let mut best: Vec<(FheUint16, FheUint8)> = xs
+                    .par_chunks(2)
+                    .enumerate()
+                    .map(|(k, pair)| {
+                        let later: FheBool = pair[1].gt(&pair[0]);
+                        let (v, i) = rayon::join(
+                            || later.select(&pair[1], &pair[0]),
+                            || FheUint8::select(&later, 2 * k as u8 + 1, 2 * k as u8),
+                        );
+                        (v, i)
+                    })
+                    .collect();
+                while best.len() > 1 {
+                    best = best
+                        .par_chunks(2)
+                        .map(|pair| {
+                            let ((a, ia), (b, ib)) = (&pair[0], &pair[1]);
+                            let later = b.gt(a);
+                            rayon::join(|| later.select(b, a), || later.select(ib, ia))
+                        })
+                        .collect();
+                }
+                best.pop().expect("one left")
+            });
+            let (m, i): (u16, u8) = (m.decrypt(ck), i.decrypt(ck));
+            (vec![m as i128, i as i128], t, p)
+        }
+        "sort" => {
+            let xs = u16s(ck, x);
+            let (v, t, p) = timed(|| {
+                let mut v: Vec<Option<FheUint16>> = xs.into_iter().map(Some).collect();
+                for layer in sort_layers() {
+                    let pairs: Vec<(usize, usize, FheUint16, FheUint16)> = layer
+                        .iter()
+                        .map(|&(i, j)| (i, j, v[i].take().unwrap(), v[j].take().unwrap()))
+                        .collect();
+                    let done: Vec<(usize, usize, FheUint16, FheUint16)> = pairs
+                        .into_par_iter()
+                        .map(|(i, j, a, b)| {
+                            let (lo, hi) = rayon::join(|| a.min(&b), || a.max(&b));
+                            (i, j, lo, hi)
+                        })
+                        .collect();
+                    for (i, j, lo, hi) in done {
+                        v[i] = Some(lo);
+                        v[j] = Some(hi);
+                    }
+                }
+                v.into_iter()
+                    .map(|c| c.expect("placed"))
+                    .collect::<Vec<_>>()
+            });
+            let out = v.iter().map(|c| c.decrypt(ck)).map(|y: u16| y as i128);
+            (out.collect(), t, p)
+        }
+        "chacha" => {
+            let xs = u32s(ck, x);
+            let (v, t, p) = timed(|| {
+                let [mut a, mut b, mut c, mut d] = [0, 1, 2, 3].map(|i| xs[i].clone());
+                for (r1, r2) in [(16u32, 12u32), (8, 7)] {
+                    a = &a + &b;
+                    d = (&d ^ &a).rotate_left(r1);
+                    c = &c + &d;
+                    b = (&b ^ &c).rotate_left(r2);
+                }
+                [a, b, c, d]
+            });
+            let out = v.iter().map(|c| c.decrypt(ck)).map(|y: u32| y as i128);
+            (out.collect(), t, p)
+        }
+        "crc16" => {
+            let bytes: Vec<FheUint8> = x.iter().map(|&b| FheUint8::encrypt(b as u8, ck)).collect();
+            let (y, t, p) = timed(|| {
+                let mut crc = FheUint16::encrypt_trivial(0xffffu16);
+                for b in &bytes {
+                    crc = &crc ^ &(FheUint16::cast_from(b.clone()) << 8u16);
+                    for _ in 0..8 {
+                        let (top, shifted) = rayon::join(|| crc.ge(0x8000u16), || &crc << 1u16);
+                        let xored = &shifted ^ 0x1021u16;
+                        crc = top.select(&xored, &shifted);
+                    }
+                }
+                crc
+            });
+            let y: u16 = y.decrypt(ck);
+            (vec![y as i128], t, p)
+        }
+        "regression" => {
+            let xs: Vec<FheInt32> = x.iter().map(|&v| FheInt32::encrypt(v as i32, ck)).collect();
+            let (y, t, p) = timed(|| {
+                let terms: Vec<FheInt32> = xs
+                    .par_iter()
+                    .zip(DIABETES_WEIGHTS.par_iter())
+                    .map(|(x, &w)| x * w)
+                    .collect();
+                &terms.iter().sum::<FheInt32>() + DIABETES_BIAS
+            });
+            let y: i32 = y.decrypt(ck);
+            (vec![y as i128], t, p)
+        }
+        "hamming" => {
+            let xs = u32s(ck, x);
+            let (y, t, p) = timed(|| (&xs[0] ^ &xs[1]).count_ones());
+            let y: u32 = y.decrypt(ck);
+            (vec![y as i128], t, p)
+        }
+        other => unreachable!("no tfhe-rs program {other}"),
+    };
+    Run { outputs, time, pbs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_layers_keep_the_network() {
+        let layers = sort_layers();
+        let flat: Vec<_> = layers.iter().flatten().copied().collect();
+        assert_eq!(flat.len(), SORT8.len());
+        for l in &layers {
+            let mut seen = [false; 8];
+            for &(i, j) in l {
+                assert!(!seen[i] && !seen[j], "{l:?}");
+                seen[i] = true;
+                seen[j] = true;
+            }
+        }
+        // Batcher's 8-input network has depth 6.
+        assert_eq!(layers.len(), 6);
+    }
+}
