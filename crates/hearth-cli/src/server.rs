@@ -36,6 +36,11 @@ pub struct Args {
     /// default: none, plain HTTP).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Also serve Prometheus metrics at http://HOST:PORT/metrics (jobs by
+    /// state and tenant, queue depth, bootstraps, job durations, refusals,
+    /// key-cache hits; loopback unless --insecure; default: none).
+    #[arg(long, value_name = "HOST:PORT")]
+    metrics_listen: Option<String>,
     #[command(flatten)]
     threads: Threads,
     /// Refuse jobs whose program runs more bootstraps than this
@@ -215,6 +220,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
         _ => None,
     };
+    config.metrics_listen = args.metrics_listen;
     let threads = config.threads;
     hearth_server::run(config, &args.listen, |url, open| {
         println!("listening on {url}");

@@ -189,6 +189,21 @@ fn certificate(d: &Path) -> (PathBuf, PathBuf) {
     (cert, key)
 }
 
+/// The metrics lines of `names`, scraped from `GET /metrics` at `port`
+/// (empty while the server is down).
+fn scrape(port: u16, names: &[&str]) -> Vec<String> {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return Vec::new();
+    };
+    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut out = String::new();
+    let _ = std::io::Read::read_to_string(&mut s, &mut out);
+    out.lines()
+        .filter(|l| names.iter().any(|n| l.starts_with(n)))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Calls `f` until the server answers: it is down between a kill and its
 /// restart.
 fn answered<T>(
@@ -522,7 +537,16 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
     let port = crate::free_port();
     let listen = format!("127.0.0.1:{port}");
     let (cert_s, key_s) = (cert.to_str().unwrap(), tls_key.to_str().unwrap());
-    let tls = ["--tls-cert", cert_s, "--tls-key", key_s];
+    let metrics_port = crate::free_port();
+    let metrics_at = format!("127.0.0.1:{metrics_port}");
+    let tls = [
+        "--tls-cert",
+        cert_s,
+        "--tls-key",
+        key_s,
+        "--metrics-listen",
+        &metrics_at,
+    ];
     let server = Server::start_on(&listen, &data, log, &tls);
     assert!(server.url.starts_with("https://"), "{}", server.url);
     let url = server.url.clone();
@@ -764,6 +788,12 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
                         .map(|t| api(Some(t)).stats().map(|s| s.queued + s.running).unwrap_or(0))
                         .sum();
                     assert!(pending > 1, "nothing queued to lose at kill {round}");
+                    let seen = scrape(
+                        metrics_port,
+                        &["hearth_queue_depth", "hearth_jobs{", "hearth_bootstraps_total"],
+                    );
+                    assert!(!seen.is_empty(), "no metrics before kill {round}");
+                    eprintln!("metrics before kill {round}: {seen:?}");
                     server.kill9();
                     server = Server::start_on(&listen, &data, log, &tls);
                     let after = api(Some(&tokens[0])).stats().unwrap();
@@ -781,6 +811,24 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
     let ids: HashSet<JobId> = results.iter().map(|r| r.1).collect();
     assert_eq!(results.len(), total_jobs);
     assert_eq!(ids.len(), total_jobs, "duplicate job ids");
+    let end = scrape(
+        metrics_port,
+        &[
+            "hearth_jobs_accepted_total",
+            "hearth_jobs_finished_total",
+            "hearth_bootstraps_total",
+            "hearth_job_seconds_sum",
+            "hearth_job_seconds_count",
+            "hearth_refusals_total",
+            "hearth_key_cache_total",
+        ],
+    );
+    eprintln!("metrics since the last restart: {end:?}");
+    assert!(
+        end.iter()
+            .any(|l| l.starts_with("hearth_refusals_total{code=\"unauthorized\"}")),
+        "{end:?}"
+    );
     // Jobs whose acknowledgment a kill cut off were sent again: the
     // first copies are the tenants' own, left on the server.
     let mut orphans = 0;

@@ -37,7 +37,11 @@
 //! | `GET /v1/jobs/{job_id}/result` | | the result bundle file (`application/octet-stream`) |
 //! | `DELETE /v1/jobs/{job_id}` | | [`Deleted`]; the job and its result are gone |
 //! | `GET /v1/info` | | [`ServerInfo`]: version, threads, limits (no token needed) |
+//! | `GET /v1/health` | | `{"status": "ok"}` while the server runs (no token needed) |
 //! | `GET /v1/stats` | | [`ServerStats`]: the caller's jobs by state and keys; the server's refusals by code |
+//!
+//! `GET /metrics` (Prometheus) is served on an address of its own,
+//! `--metrics-listen` ([`metrics`]).
 //!
 //! Every refusal is `{"code": "...", "message": "..."}` with the status of
 //! its [`ErrorCode`]. The job body splits without a separator because
@@ -75,6 +79,7 @@
 
 pub mod api;
 pub mod client;
+pub mod metrics;
 pub mod request;
 pub mod server;
 pub mod store;

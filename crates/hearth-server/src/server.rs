@@ -58,6 +58,7 @@ use crate::api::{
     parse_key_id, ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo,
     ServerStats, Submitted,
 };
+use crate::metrics::Metrics;
 use crate::request::{check_key_header, key_error, parse_job, split_job, Limits};
 use crate::store::{JobMeta, Outcome, Recovered, Store, StoredKey, Usage};
 use crate::tenants::{self, Tenant, Tenants};
@@ -95,6 +96,9 @@ pub struct Config {
     /// The certificate chain and private key to serve HTTPS with (PEM);
     /// plain HTTP without.
     pub tls: Option<TlsFiles>,
+    /// Where to serve `GET /metrics` (Prometheus; `HOST:PORT`, plain
+    /// HTTP, loopback unless `insecure`); none without.
+    pub metrics_listen: Option<String>,
     /// Serve on an address other than loopback without tenants (tokens)
     /// or without TLS. Without this, [`start`] and [`run`] refuse such an
     /// address unless the data folder has tenants and `tls` is set.
@@ -119,6 +123,7 @@ impl Config {
             body_timeout: Duration::from_secs(300),
             log: false,
             tls: None,
+            metrics_listen: None,
             insecure: false,
         }
     }
@@ -271,6 +276,7 @@ struct Shared {
     tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
     /// Bootstraps admitted today, by tenant (kept in `usage.json`).
     usage: Mutex<Usage>,
+    metrics: Metrics,
     /// Permits for CPU-heavy work off the async threads.
     heavy: tokio::sync::Semaphore,
     /// Permits for request bodies in memory.
@@ -351,8 +357,10 @@ impl Shared {
     fn server_key(&self, tenant: &str, id: KeyId) -> Result<Arc<ServerKey>, ApiError> {
         let name = (tenant.to_string(), id);
         if let Some(k) = lock(&self.cache).get(&name) {
+            self.metrics.key_cache.with_label_values(&["hit"]).inc();
             return Ok(k);
         }
+        self.metrics.key_cache.with_label_values(&["miss"]).inc();
         if !lock(&self.keys).contains_key(&name) {
             return Err(ApiError::new(
                 ErrorCode::UnknownKey,
@@ -531,6 +539,10 @@ impl Shared {
         drop(jobs);
         self.wake.notify_all();
         self.accepted.fetch_add(1, Ordering::Relaxed);
+        self.metrics
+            .accepted
+            .with_label_values(&[&tenant.name])
+            .inc();
         self.log(|| format!("job {id} accepted: {} PBS, depth {}", req.pbs, req.depth));
         Ok(Submitted {
             job_id: id,
@@ -587,6 +599,20 @@ impl Shared {
             let start = Instant::now();
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.run_job(id, &done)))
                 .unwrap_or_else(|_| Err(internal("the job panicked")));
+            self.metrics
+                .job_seconds
+                .observe(start.elapsed().as_secs_f64());
+            let ran = if outcome.is_ok() {
+                meta.pbs
+            } else {
+                done.load(Ordering::Relaxed)
+            };
+            self.metrics.bootstraps.inc_by(ran);
+            let label = if outcome.is_ok() { "done" } else { "failed" };
+            self.metrics
+                .finished
+                .with_label_values(&[meta.tenant.as_str(), label])
+                .inc();
             let state = match outcome.and_then(|bytes| {
                 self.store.write_result(id, &meta, &bytes)?;
                 Ok(bytes.len() as u64)
@@ -966,6 +992,44 @@ async fn get_stats(State(s): Shr, Extension(t): Extension<Tenant>) -> Json<Serve
     Json(st)
 }
 
+/// `GET /v1/health`: the server answers and its job worker runs.
+async fn get_health(State(s): Shr) -> Response {
+    if s.stop.load(Ordering::Relaxed) {
+        return ApiError::new(ErrorCode::Internal, "stopping").into_response();
+    }
+    Json(serde_json::json!({"status": "ok"})).into_response()
+}
+
+/// `GET /metrics` on the metrics address: the gauges set from the jobs
+/// held now, then everything in Prometheus's text format.
+async fn get_metrics(State(s): Shr) -> Response {
+    {
+        let jobs = lock(&s.jobs);
+        s.metrics.jobs.reset();
+        for j in jobs.map.values() {
+            let state = match j.state {
+                State_::Queued => "queued",
+                State_::Running(_) => "running",
+                State_::Done(_) => "done",
+                State_::Failed(_) => "failed",
+            };
+            s.metrics
+                .jobs
+                .with_label_values(&[state, j.meta.tenant.as_str()])
+                .inc();
+        }
+        s.metrics.queue_depth.set(jobs.queue.len() as i64);
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        )],
+        s.metrics.render(),
+    )
+        .into_response()
+}
+
 async fn no_route() -> ApiError {
     ApiError::new(ErrorCode::NotFound, "no such endpoint (see GET /v1/info)")
 }
@@ -1023,6 +1087,7 @@ async fn count_refusals(State(s): Shr, req: Request, next: Next) -> Response {
     let r = next.run(req).await;
     if let Some(code) = r.extensions().get::<ErrorCode>() {
         *lock(&s.refused).entry(code.as_str()).or_default() += 1;
+        s.metrics.refusals.with_label_values(&[code.as_str()]).inc();
     }
     r
 }
@@ -1097,6 +1162,7 @@ impl Server {
             ),
             tenants: Mutex::new((None, Arc::new(tenants))),
             usage: Mutex::new(usage),
+            metrics: Metrics::new(),
             jobs: Mutex::new(jobs),
             wake: Condvar::new(),
             store,
@@ -1149,6 +1215,7 @@ impl Server {
             ));
         Router::new()
             .route("/v1/info", get(get_info))
+            .route("/v1/health", get(get_health))
             .merge(tenant_routes)
             .fallback(no_route)
             .method_not_allowed_fallback(no_method)
@@ -1156,6 +1223,14 @@ impl Server {
                 self.shared.clone(),
                 count_refusals,
             ))
+            .with_state(self.shared.clone())
+    }
+
+    /// The metrics address's routes: `GET /metrics`.
+    pub fn metrics_router(&self) -> Router {
+        Router::new()
+            .route("/metrics", get(get_metrics))
+            .fallback(no_route)
             .with_state(self.shared.clone())
     }
 
@@ -1206,6 +1281,7 @@ fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
 /// A server running on a thread of its own ([`start`]).
 pub struct ServerHandle {
     addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     scheme: &'static str,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<std::io::Result<()>>>,
@@ -1215,6 +1291,11 @@ impl ServerHandle {
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Where `GET /metrics` is served ([`Config::metrics_listen`]).
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// `http://ADDR`, or `https://ADDR` when serving TLS.
@@ -1256,7 +1337,9 @@ pub fn start(config: Config, listen: &str) -> Result<ServerHandle, ServerError> 
     let listener = rt.block_on(tokio::net::TcpListener::bind(listen))?;
     let addr = listener.local_addr()?;
     config.check_exposure(addr)?;
+    let metrics = bind_metrics(&rt, &config)?;
     let server = Server::open(config)?;
+    let metrics_addr = serve_metrics(&rt, &server, metrics)?;
     let scheme = if server.is_tls() { "https" } else { "http" };
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::Builder::new()
@@ -1271,6 +1354,7 @@ pub fn start(config: Config, listen: &str) -> Result<ServerHandle, ServerError> 
         })?;
     Ok(ServerHandle {
         addr,
+        metrics_addr,
         scheme,
         stop: Some(tx),
         thread: Some(thread),
@@ -1289,7 +1373,14 @@ pub fn run(
     let rt = runtime(config.threads)?;
     let listener = rt.block_on(tokio::net::TcpListener::bind(listen))?;
     config.check_exposure(listener.local_addr()?)?;
+    let metrics = bind_metrics(&rt, &config)?;
+    let log = config.log;
     let server = Server::open(config)?;
+    if let Some(addr) = serve_metrics(&rt, &server, metrics)? {
+        if log {
+            eprintln!("hearth server: metrics on http://{addr}/metrics");
+        }
+    }
     rt.block_on(async {
         let scheme = if server.is_tls() { "https" } else { "http" };
         ready(
@@ -1299,6 +1390,43 @@ pub fn run(
         server.serve(listener, shutdown_signal()).await
     })?;
     Ok(())
+}
+
+/// Binds [`Config::metrics_listen`], if set: loopback only unless
+/// [`Config::insecure`] (the metrics name tenants and count their jobs).
+fn bind_metrics(
+    rt: &tokio::runtime::Runtime,
+    config: &Config,
+) -> Result<Option<tokio::net::TcpListener>, ServerError> {
+    let Some(at) = &config.metrics_listen else {
+        return Ok(None);
+    };
+    let listener = rt.block_on(tokio::net::TcpListener::bind(at))?;
+    let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() && !config.insecure {
+        return Err(ServerError::Config(format!(
+            "refusing to serve metrics on {addr}, not a loopback address: they name tenants and \
+             count their jobs, and have no token. Scrape them on 127.0.0.1, or pass --insecure"
+        )));
+    }
+    Ok(Some(listener))
+}
+
+/// Serves `GET /metrics` on `listener` until the runtime ends.
+fn serve_metrics(
+    rt: &tokio::runtime::Runtime,
+    server: &Server,
+    listener: Option<tokio::net::TcpListener>,
+) -> Result<Option<SocketAddr>, ServerError> {
+    let Some(listener) = listener else {
+        return Ok(None);
+    };
+    let addr = listener.local_addr()?;
+    let router = server.metrics_router();
+    rt.spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Ok(Some(addr))
 }
 
 async fn shutdown_signal() {

@@ -89,7 +89,16 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
     let d = dir("main");
     let mut cfg = config(&d);
     cfg.max_pbs = 8; // the add program fits, the product does not
+    cfg.metrics_listen = Some("127.0.0.1:0".into());
     let server = hearth_server::start(cfg.clone(), "127.0.0.1:0").unwrap();
+    let health = raw(
+        server.addr(),
+        b"GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert!(
+        health.starts_with("HTTP/1.1 200") && health.contains("\"ok\""),
+        "{health}"
+    );
     let api = Client::new(&server.url()).unwrap();
     let info = api.info().unwrap();
     assert_eq!((info.threads, info.max_pbs), (2, 8));
@@ -277,6 +286,22 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
         );
     }
     eprintln!("refused: {:?}", stats.refused);
+    // The same counts in Prometheus's format, on the metrics address.
+    let metrics = raw(
+        server.metrics_addr().unwrap(),
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    for line in [
+        "hearth_jobs_accepted_total{tenant=\"\"} 6",
+        "hearth_jobs_finished_total{outcome=\"done\",tenant=\"\"} 6",
+        "hearth_bootstraps_total 48",
+        "hearth_job_seconds_count 6",
+        "hearth_queue_depth 0",
+        "hearth_refusals_total{code=\"over_cost\"} 1",
+        "hearth_key_cache_total{result=\"hit\"} 6",
+    ] {
+        assert!(metrics.contains(line), "{line} not in\n{metrics}");
+    }
     let job = api.submit(&p, &bundle(&client, &prog, 40, 2)).unwrap();
     api.wait_timeout(job.job_id, Duration::from_millis(20), LIMIT)
         .unwrap();

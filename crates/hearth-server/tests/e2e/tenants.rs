@@ -241,6 +241,17 @@ fn a_non_loopback_address_needs_tenants_and_tls() {
         "{msg}"
     );
     assert!(!cfg.data.exists(), "the data folder was created");
+    // Metrics name tenants: loopback only, too.
+    let mut exposed = cfg.clone();
+    exposed.metrics_listen = Some("0.0.0.0:0".into());
+    let msg = hearth_server::start(exposed, "127.0.0.1:0")
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        msg.contains("metrics") && msg.contains("--insecure"),
+        "{msg}"
+    );
     // Loopback needs nothing (IPv4 here; `localhost` resolves to it too).
     hearth_server::start(cfg.clone(), "localhost:0")
         .unwrap()

@@ -1,0 +1,133 @@
+//! The server's Prometheus metrics, served on their own address
+//! (`--metrics-listen`, `GET /metrics`): they name tenants and count their
+//! jobs, so they stay off the API's port, for the operator's scraper.
+//!
+//! | metric | kind | labels |
+//! |---|---|---|
+//! | `hearth_jobs` | gauge | `state` (queued, running, done, failed), `tenant` |
+//! | `hearth_queue_depth` | gauge | |
+//! | `hearth_jobs_accepted_total` | counter | `tenant` |
+//! | `hearth_jobs_finished_total` | counter | `tenant`, `outcome` (done, failed) |
+//! | `hearth_bootstraps_total` | counter (its `rate()`: bootstraps per second) | |
+//! | `hearth_job_seconds` | histogram of run times | |
+//! | `hearth_refusals_total` | counter | `code` |
+//! | `hearth_key_cache_total` | counter | `result` (hit, miss) |
+//!
+//! The tenant of an open server (no tenants) is the empty string.
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
+};
+
+/// Every metric, registered once.
+pub struct Metrics {
+    registry: Registry,
+    /// Jobs by state and tenant, set at each scrape.
+    pub jobs: IntGaugeVec,
+    /// Jobs waiting, set at each scrape.
+    pub queue_depth: IntGauge,
+    /// Jobs accepted, by tenant.
+    pub accepted: IntCounterVec,
+    /// Jobs run to an end, by tenant and outcome.
+    pub finished: IntCounterVec,
+    /// Bootstraps of the jobs run (a failed job's up to its failure).
+    pub bootstraps: IntCounter,
+    /// How long jobs ran.
+    pub job_seconds: Histogram,
+    /// Refusals by code.
+    pub refusals: IntCounterVec,
+    /// Server key lookups answered from memory or loaded from disk.
+    pub key_cache: IntCounterVec,
+}
+
+impl Metrics {
+    /// A fresh registry with every metric at zero.
+    pub fn new() -> Metrics {
+        let registry = Registry::new();
+        let gauge_vec = |name: &str, help: &str, labels: &[&str]| {
+            let g = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric");
+            registry
+                .register(Box::new(g.clone()))
+                .expect("registered once");
+            g
+        };
+        let counter_vec = |name: &str, help: &str, labels: &[&str]| {
+            let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric");
+            registry
+                .register(Box::new(c.clone()))
+                .expect("registered once");
+            c
+        };
+        let jobs = gauge_vec(
+            "hearth_jobs",
+            "Jobs held, by state and tenant",
+            &["state", "tenant"],
+        );
+        let queue_depth =
+            IntGauge::new("hearth_queue_depth", "Jobs waiting to run").expect("valid metric");
+        registry
+            .register(Box::new(queue_depth.clone()))
+            .expect("registered once");
+        let accepted = counter_vec(
+            "hearth_jobs_accepted_total",
+            "Jobs accepted, by tenant",
+            &["tenant"],
+        );
+        let finished = counter_vec(
+            "hearth_jobs_finished_total",
+            "Jobs run to an end, by tenant and outcome",
+            &["tenant", "outcome"],
+        );
+        let bootstraps = IntCounter::new("hearth_bootstraps_total", "Bootstraps of the jobs run")
+            .expect("valid metric");
+        registry
+            .register(Box::new(bootstraps.clone()))
+            .expect("registered once");
+        let job_seconds = Histogram::with_opts(
+            HistogramOpts::new("hearth_job_seconds", "How long jobs ran, seconds").buckets(vec![
+                0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0,
+            ]),
+        )
+        .expect("valid metric");
+        registry
+            .register(Box::new(job_seconds.clone()))
+            .expect("registered once");
+        let refusals = counter_vec(
+            "hearth_refusals_total",
+            "Requests refused, by code",
+            &["code"],
+        );
+        let key_cache = counter_vec(
+            "hearth_key_cache_total",
+            "Server key lookups, from memory (hit) or from disk (miss)",
+            &["result"],
+        );
+        Metrics {
+            registry,
+            jobs,
+            queue_depth,
+            accepted,
+            finished,
+            bootstraps,
+            job_seconds,
+            refusals,
+            key_cache,
+        }
+    }
+
+    /// Everything, in Prometheus's text format.
+    pub fn render(&self) -> String {
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail; a metric family that could not be
+        // encoded is left out rather than failing the scrape.
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
