@@ -11,7 +11,7 @@ pub const VALUE_NAMES: &[(&str, &str)] = &[
     ("SIZE", "bytes, or with a unit: 512MiB, 8GiB"),
     (
         "DURATION",
-        "seconds, or with a unit: 400us, 500ms, 300s, 5min",
+        "seconds, or with a unit: 400us, 500ms, 300s, 5min, 2h, 7d",
     ),
     ("NAME", "a name"),
     ("FILE", "a file"),

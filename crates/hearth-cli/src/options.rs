@@ -203,9 +203,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "" | "s" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
+        "d" => 86_400.0,
         other => {
             return Err(format!(
-                "unknown duration unit {other:?} (us, ms, s, min, h)"
+                "unknown duration unit {other:?} (us, ms, s, min, h, d)"
             ))
         }
     };

@@ -36,6 +36,14 @@ pub struct Args {
     /// default: none, plain HTTP).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// How long a finished job's result (or failure) is kept, fetched or
+    /// not, before it is deleted.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "7d")]
+    result_ttl: Duration,
+    /// Jobs that waited longer than this in the queue fail as `expired`
+    /// instead of running (default: none, they wait for ever).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    queue_ttl: Option<Duration>,
     /// Also serve Prometheus metrics at http://HOST:PORT/metrics (jobs by
     /// state and tenant, queue depth, bootstraps, job durations, refusals,
     /// key-cache hits; loopback unless --insecure; default: none).
@@ -221,6 +229,8 @@ pub fn run(args: Args) -> Result<(), Error> {
         _ => None,
     };
     config.metrics_listen = args.metrics_listen;
+    config.result_ttl = args.result_ttl;
+    config.queue_ttl = args.queue_ttl;
     let threads = config.threads;
     hearth_server::run(config, &args.listen, |url, open| {
         println!("listening on {url}");

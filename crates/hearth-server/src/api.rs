@@ -69,11 +69,14 @@ pub enum ErrorCode {
     /// `daily_limit` (429): the job's bootstraps would take the tenant
     /// over its bootstraps for the day (UTC).
     DailyLimit,
+    /// `expired` (410): the job waited in the queue longer than
+    /// `--queue-ttl` and was not run.
+    Expired,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 21] = [
         Self::TooLarge,
         Self::BadRequest,
         Self::Timeout,
@@ -94,6 +97,7 @@ impl ErrorCode {
         Self::KeyLimit,
         Self::QueueLimit,
         Self::DailyLimit,
+        Self::Expired,
     ];
 
     /// The stable string of the JSON body.
@@ -119,6 +123,7 @@ impl ErrorCode {
             Self::KeyLimit => "key_limit",
             Self::QueueLimit => "queue_limit",
             Self::DailyLimit => "daily_limit",
+            Self::Expired => "expired",
         }
     }
 
@@ -135,6 +140,7 @@ impl ErrorCode {
             Self::Internal => 500,
             Self::Unauthorized => 401,
             Self::KeyLimit | Self::QueueLimit | Self::DailyLimit => 429,
+            Self::Expired => 410,
         }
     }
 

@@ -99,6 +99,12 @@ pub struct Config {
     /// Where to serve `GET /metrics` (Prometheus; `HOST:PORT`, plain
     /// HTTP, loopback unless `insecure`); none without.
     pub metrics_listen: Option<String>,
+    /// How long a finished job's result (or failure) is kept before it is
+    /// deleted, fetched or not.
+    pub result_ttl: Duration,
+    /// How long a job may wait in the queue before it fails as
+    /// `expired` (none: for ever).
+    pub queue_ttl: Option<Duration>,
     /// Serve on an address other than loopback without tenants (tokens)
     /// or without TLS. Without this, [`start`] and [`run`] refuse such an
     /// address unless the data folder has tenants and `tls` is set.
@@ -124,6 +130,8 @@ impl Config {
             log: false,
             tls: None,
             metrics_listen: None,
+            result_ttl: Duration::from_secs(7 * 86_400),
+            queue_ttl: None,
             insecure: false,
         }
     }
@@ -196,6 +204,8 @@ enum State_ {
 struct Job {
     meta: JobMeta,
     state: State_,
+    /// When it finished (Unix seconds), for `result_ttl`.
+    finished: Option<u64>,
 }
 
 #[derive(Default)]
@@ -317,6 +327,14 @@ fn stamp(m: &std::fs::Metadata) -> FileStamp {
         len: m.len(),
         inode,
     }
+}
+
+/// Seconds since 1970-01-01, UTC.
+fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Days since 1970-01-01, UTC.
@@ -519,6 +537,7 @@ impl Shared {
             depth: req.depth,
             memory: req.memory,
             tenant: tenant.name.clone(),
+            submitted: now_s(),
         };
         let written = self.store.write_job(id, &meta, body);
         let mut jobs = lock(&self.jobs);
@@ -533,6 +552,7 @@ impl Shared {
             Job {
                 meta,
                 state: State_::Queued,
+                finished: None,
             },
         );
         jobs.queue.push_back(id);
@@ -638,7 +658,84 @@ impl Shared {
             };
             if let Some(job) = lock(&self.jobs).map.get_mut(&id) {
                 job.state = state;
+                job.finished = Some(now_s());
             }
+        }
+    }
+
+    /// Deletes what has expired: results and failures older than
+    /// `result_ttl`; queued jobs older than `queue_ttl` fail as `expired`
+    /// (their failure then kept for `result_ttl`). Each deletion removes
+    /// the job file first ([`Store::delete_job`]), so a crash halfway
+    /// leaves an orphan result that the next start removes.
+    fn expire(&self) {
+        let now = now_s();
+        let ttl = self.config.result_ttl.as_secs();
+        let mut gone = Vec::new();
+        let mut timed_out = Vec::new();
+        {
+            let mut jobs = lock(&self.jobs);
+            for (id, j) in &jobs.map {
+                match (&j.state, j.finished) {
+                    (State_::Done(_) | State_::Failed(_), Some(t))
+                        if now >= t.saturating_add(ttl) =>
+                    {
+                        gone.push(*id)
+                    }
+                    (State_::Queued, _) => {
+                        let waited = now.saturating_sub(j.meta.submitted);
+                        if let Some(q) = self.config.queue_ttl {
+                            if j.meta.submitted > 0 && waited >= q.as_secs() {
+                                timed_out.push((*id, j.meta.clone(), waited));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            for id in &gone {
+                jobs.map.remove(id);
+            }
+            for (id, _, waited) in &timed_out {
+                jobs.queue.retain(|j| j != id);
+                if let Some(j) = jobs.map.get_mut(id) {
+                    j.state = State_::Failed(ApiError::new(
+                        ErrorCode::Expired,
+                        format!("the job waited {waited} s in the queue, over --queue-ttl"),
+                    ));
+                    j.finished = Some(now);
+                }
+            }
+        }
+        for (id, meta, _) in &timed_out {
+            let e = ApiError::new(ErrorCode::Expired, "the job waited over --queue-ttl");
+            if let Err(w) = self.store.write_failure(*id, meta, &e) {
+                self.log(|| format!("job {id}: {w}"));
+            }
+        }
+        for id in &gone {
+            match self.store.delete_job(*id) {
+                Ok(()) => self.log(|| format!("job {id} expired and deleted")),
+                Err(e) => self.log(|| format!("job {id}: {e}")),
+            }
+        }
+    }
+
+    /// Calls [`Shared::expire`] every `every` until the server stops.
+    fn sweep(&self, every: Duration) {
+        let mut jobs = lock(&self.jobs);
+        loop {
+            jobs = self
+                .wake
+                .wait_timeout(jobs, every)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            drop(jobs);
+            self.expire();
+            jobs = lock(&self.jobs);
         }
     }
 
@@ -1097,6 +1194,7 @@ async fn count_refusals(State(s): Shr, req: Request, next: Next) -> Response {
 pub struct Server {
     shared: Arc<Shared>,
     worker: Option<JoinHandle<()>>,
+    sweeper: Option<JoinHandle<()>>,
     tls: Option<Tls>,
 }
 
@@ -1144,6 +1242,7 @@ impl Server {
                 Job {
                     meta: j.meta,
                     state,
+                    finished: j.finished,
                 },
             );
         }
@@ -1177,13 +1276,24 @@ impl Server {
         if recovered > 0 {
             shared.log(|| format!("{recovered} unfinished jobs queued again"));
         }
+        shared.expire();
         let s = shared.clone();
         let worker = std::thread::Builder::new()
             .name("hearth-jobs".into())
             .spawn(move || s.work())?;
+        let shortest = match shared.config.queue_ttl {
+            Some(q) => q.min(shared.config.result_ttl),
+            None => shared.config.result_ttl,
+        };
+        let every = (shortest / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        let s = shared.clone();
+        let sweeper = std::thread::Builder::new()
+            .name("hearth-expiry".into())
+            .spawn(move || s.sweep(every))?;
         Ok(Server {
             shared,
             worker: Some(worker),
+            sweeper: Some(sweeper),
             tls,
         })
     }
@@ -1264,8 +1374,11 @@ impl Server {
     pub fn stop(mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         self.shared.wake.notify_all();
-        if let Some(w) = self.worker.take() {
-            let _ = w.join();
+        for t in [self.worker.take(), self.sweeper.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = t.join();
         }
     }
 }

@@ -50,6 +50,10 @@ pub struct JobMeta {
     /// The tenant that submitted it (empty on an open server).
     #[serde(default)]
     pub tenant: String,
+    /// When it was accepted (Unix seconds; 0: before this was kept, and
+    /// then it never expires in the queue).
+    #[serde(default)]
+    pub submitted: u64,
 }
 
 /// A key file found at start.
@@ -76,6 +80,9 @@ pub struct StoredJob {
     pub meta: JobMeta,
     /// What it came to, if it finished.
     pub outcome: Option<Outcome>,
+    /// When it finished (Unix seconds, its result's or failure's file
+    /// time).
+    pub finished: Option<u64>,
 }
 
 /// What [`Store::recover`] found.
@@ -355,7 +362,24 @@ impl Store {
             } else {
                 None
             };
-            jobs.push(StoredJob { id, meta, outcome });
+            let finished = outcome.as_ref().and_then(|o| {
+                let ext = if matches!(o, Outcome::Done(_)) {
+                    "out"
+                } else {
+                    "err"
+                };
+                let t = std::fs::metadata(self.job_path(id, ext))
+                    .ok()?
+                    .modified()
+                    .ok()?;
+                Some(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs())
+            });
+            jobs.push(StoredJob {
+                id,
+                meta,
+                outcome,
+                finished,
+            });
         }
         jobs.sort_by_key(|j| j.meta.seq);
         Ok(Recovered { keys, jobs, notes })
@@ -422,6 +446,7 @@ mod tests {
             depth: 3,
             memory: 1000,
             tenant: String::new(),
+            submitted: 0,
         }
     }
 

@@ -409,3 +409,84 @@ fn a_stalled_upload_times_out_and_uploads_are_bounded() {
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Results expire after `result_ttl`, at start and while the server runs,
+/// with their files; jobs that waited over `queue_ttl` fail as `expired`.
+#[test]
+fn results_and_queued_jobs_expire_across_a_restart() {
+    let d = dir("expiry");
+    let mut cfg = config(&d);
+    cfg.result_ttl = Duration::from_secs(2);
+    let server = hearth_server::start(cfg.clone(), "127.0.0.1:0").unwrap();
+    let api = Client::new(&server.url()).unwrap();
+    let client = ClientKey::generate(&GATES_128);
+    api.upload_key(&client.compressed_server_key().to_bytes().unwrap())
+        .unwrap();
+    let add = add_program(&GATES_128);
+    let p = add.to_bytes().unwrap();
+    let mul = mul_program();
+    let m = mul.to_bytes().unwrap();
+    let jobs_dir = cfg.data.join("jobs");
+    let files = |id: hearth_server::JobId| {
+        std::fs::read_dir(&jobs_dir)
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().starts_with(&id.to_string())
+            })
+            .count()
+    };
+
+    // Expired at the next start.
+    let first = api.submit(&p, &bundle(&client, &add, 1, 2)).unwrap().job_id;
+    api.wait_timeout(first, Duration::from_millis(20), LIMIT)
+        .unwrap();
+    assert_eq!(files(first), 2, "the job file and its result");
+    server.stop().unwrap();
+    std::thread::sleep(Duration::from_millis(2100));
+    let server = hearth_server::start(cfg.clone(), "127.0.0.1:0").unwrap();
+    let api = Client::new(&server.url()).unwrap();
+    assert_eq!(code(api.status(first)), ErrorCode::NotFound);
+    assert_eq!(files(first), 0, "its files are gone");
+
+    // Expired while the server runs.
+    let second = api.submit(&p, &bundle(&client, &add, 3, 4)).unwrap().job_id;
+    api.wait_timeout(second, Duration::from_millis(20), LIMIT)
+        .unwrap();
+    let done = Instant::now();
+    while api.status(second).is_ok() {
+        assert!(done.elapsed() < Duration::from_secs(10), "never expired");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lived = done.elapsed();
+    assert!(lived >= Duration::from_millis(900), "gone after {lived:?}");
+    assert_eq!(files(second), 0);
+
+    // A product keeps the worker busy while two sums wait; the server
+    // stops with them queued and starts again with a 1 s queue TTL.
+    let slow = api.submit(&m, &bundle(&client, &mul, 5, 6)).unwrap().job_id;
+    let waiting: Vec<_> = (0..2)
+        .map(|i| api.submit(&p, &bundle(&client, &add, i, i)).unwrap().job_id)
+        .collect();
+    server.stop().unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut patient = cfg.clone();
+    patient.result_ttl = Duration::from_secs(3600);
+    patient.queue_ttl = Some(Duration::from_secs(1));
+    let server = hearth_server::start(patient, "127.0.0.1:0").unwrap();
+    let api = Client::new(&server.url()).unwrap();
+    for id in waiting {
+        match api.wait_timeout(id, Duration::from_millis(20), LIMIT) {
+            Err(ClientError::JobFailed { code, .. }) => assert_eq!(code, "expired"),
+            other => panic!("{other:?}"),
+        }
+    }
+    api.wait_timeout(slow, Duration::from_millis(20), LIMIT)
+        .unwrap();
+    assert_eq!(
+        decrypt_one(&client, &api.result(slow).unwrap()),
+        BigInt::from(30)
+    );
+    server.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+}
