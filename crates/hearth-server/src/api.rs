@@ -72,11 +72,14 @@ pub enum ErrorCode {
     /// `expired` (410): the job waited in the queue longer than
     /// `--queue-ttl` and was not run.
     Expired,
+    /// `key_in_use` (409): the key cannot be deleted while a job of its
+    /// tenant under it is queued or running.
+    KeyInUse,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 22] = [
         Self::TooLarge,
         Self::BadRequest,
         Self::Timeout,
@@ -98,6 +101,7 @@ impl ErrorCode {
         Self::QueueLimit,
         Self::DailyLimit,
         Self::Expired,
+        Self::KeyInUse,
     ];
 
     /// The stable string of the JSON body.
@@ -124,6 +128,7 @@ impl ErrorCode {
             Self::QueueLimit => "queue_limit",
             Self::DailyLimit => "daily_limit",
             Self::Expired => "expired",
+            Self::KeyInUse => "key_in_use",
         }
     }
 
@@ -141,6 +146,7 @@ impl ErrorCode {
             Self::Unauthorized => 401,
             Self::KeyLimit | Self::QueueLimit | Self::DailyLimit => 429,
             Self::Expired => 410,
+            Self::KeyInUse => 409,
         }
     }
 

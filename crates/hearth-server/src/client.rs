@@ -320,6 +320,15 @@ impl Client {
         }
     }
 
+    /// Deletes one of the caller's keys (`DELETE /v1/keys/{id}`): refused
+    /// as `key_in_use` while a job under it is queued or running.
+    pub fn delete_key(&self, id: KeyId) -> Result<KeyInfo, ClientError> {
+        Self::json(
+            self.authorized(self.agent.delete(self.url_of(&format!("/v1/keys/{id}"))))
+                .call(),
+        )
+    }
+
     /// Registers the key in `path` unless the server has its id already
     /// (only the 36-byte header is read to learn it).
     pub fn ensure_key(&self, path: &Path) -> Result<KeyInfo, ClientError> {

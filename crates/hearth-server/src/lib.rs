@@ -32,6 +32,7 @@
 //! |---|---|---|
 //! | `POST /v1/keys` | a server key file (compressed or not) | `201` (`200` if known) [`KeyInfo`] |
 //! | `GET /v1/keys/{key_id}` | | [`KeyInfo`] or `unknown_key` |
+//! | `DELETE /v1/keys/{key_id}` | | [`KeyInfo`] of the deleted key; `key_in_use` while a job under it is queued or running |
 //! | `POST /v1/jobs[?key=KEYID]` | a program file, then a bundle file | `202` [`Submitted`] `{job_id, pbs, depth, memory}` |
 //! | `GET /v1/jobs/{job_id}` | | [`JobStatus`]: `queued` (position), `running` (done/total bootstraps), `done`, `failed` (code, message) |
 //! | `GET /v1/jobs/{job_id}/result` | | the result bundle file (`application/octet-stream`) |

@@ -915,6 +915,53 @@ async fn get_key(
     }
 }
 
+/// `DELETE /v1/keys/{key_id}`: forgets one of the caller's keys (its
+/// file, its cached copy) unless a job of the caller under it is queued or
+/// running (`key_in_use`). A job admitted while the key is being deleted
+/// fails as `unknown_key` when it runs.
+async fn delete_key(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<KeyInfo>, ApiError> {
+    let unknown = || ApiError::new(ErrorCode::UnknownKey, "no such key is registered");
+    let id = path
+        .ok()
+        .and_then(|Path(p)| parse_key_id(&p))
+        .ok_or_else(unknown)?;
+    let name = (t.name.clone(), id);
+    let stored = {
+        let mut keys = lock(&s.keys);
+        if !keys.contains_key(&name) {
+            return Err(unknown());
+        }
+        let jobs = lock(&s.jobs);
+        let key_id = id.to_string();
+        let busy = jobs
+            .map
+            .values()
+            .filter(|j| j.meta.tenant == t.name && j.meta.key_id == key_id)
+            .filter(|j| matches!(j.state, State_::Queued | State_::Running(_)))
+            .count();
+        if busy > 0 {
+            return Err(ApiError::new(
+                ErrorCode::KeyInUse,
+                format!("{busy} of your jobs under key {id} are queued or running"),
+            ));
+        }
+        drop(jobs);
+        keys.remove(&name).expect("checked above")
+    };
+    lock(&s.cache).keys.retain(|(k, _)| *k != name);
+    let path = s.store.key_path(&t.name, id);
+    tokio::task::spawn_blocking(move || std::fs::remove_file(path))
+        .await
+        .map_err(internal)?
+        .map_err(internal)?;
+    s.log(|| format!("key {id} deleted"));
+    Ok(Json(key_info(&stored, false)))
+}
+
 /// The query of `POST /v1/jobs`.
 #[derive(Deserialize)]
 struct SubmitQuery {
@@ -1315,7 +1362,7 @@ impl Server {
         let tenant_routes = Router::new()
             .route("/v1/stats", get(get_stats))
             .route("/v1/keys", post(post_key))
-            .route("/v1/keys/{key_id}", get(get_key))
+            .route("/v1/keys/{key_id}", get(get_key).delete(delete_key))
             .route("/v1/jobs", post(post_job))
             .route("/v1/jobs/{job_id}", get(get_job).delete(delete_job))
             .route("/v1/jobs/{job_id}/result", get(get_result))

@@ -468,6 +468,8 @@ fn results_and_queued_jobs_expire_across_a_restart() {
     let waiting: Vec<_> = (0..2)
         .map(|i| api.submit(&p, &bundle(&client, &add, i, i)).unwrap().job_id)
         .collect();
+    // A key cannot go while jobs under it wait.
+    assert_eq!(code(api.delete_key(client.key_id())), ErrorCode::KeyInUse);
     server.stop().unwrap();
     std::thread::sleep(Duration::from_millis(1100));
     let mut patient = cfg.clone();
@@ -487,6 +489,16 @@ fn results_and_queued_jobs_expire_across_a_restart() {
         decrypt_one(&client, &api.result(slow).unwrap()),
         BigInt::from(30)
     );
+    // Now it can: gone for lookups and jobs, and its file with it.
+    let gone = api.delete_key(client.key_id()).unwrap();
+    assert_eq!(gone.key_id, client.key_id().to_string());
+    assert!(api.key(client.key_id()).unwrap().is_none());
+    assert_eq!(
+        code(api.submit(&p, &bundle(&client, &add, 1, 1))),
+        ErrorCode::UnknownKey
+    );
+    assert_eq!(code(api.delete_key(client.key_id())), ErrorCode::UnknownKey);
+    assert_eq!(std::fs::read_dir(cfg.data.join("keys")).unwrap().count(), 0);
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&d);
 }

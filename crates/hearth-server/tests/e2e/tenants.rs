@@ -112,6 +112,10 @@ fn tenants_own_their_keys_and_jobs_over_tls() {
 
     // bob sees none of it, exactly as if it did not exist.
     assert!(bob.key(alice_key.key_id()).unwrap().is_none());
+    assert_eq!(
+        code(bob.delete_key(alice_key.key_id())),
+        ErrorCode::UnknownKey
+    );
     assert_eq!(code(bob.status(id)), ErrorCode::NotFound);
     assert_eq!(code(bob.result(id)), ErrorCode::NotFound);
     assert_eq!(code(bob.delete(id)), ErrorCode::NotFound);
