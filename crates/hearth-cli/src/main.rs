@@ -79,9 +79,9 @@ enum Command {
     /// Run an A32 program on a `hearth serve` server, answering its branch
     /// queries with the secret key.
     Client(client::Args),
-    /// The compute server: runs any program file on bundles for registered
-    /// server keys, over HTTP (jobs admitted by cost, queued, kept on disk
-    /// until fetched).
+    /// The compute server: runs any program file on bundles for its
+    /// tenants' server keys, over HTTP or HTTPS with API tokens (jobs
+    /// admitted by cost, queued, kept on disk until fetched or expired).
     Server(server::Args),
     /// Submit a program and a bundle to a `hearth server` (uploading the
     /// server key first if needed); prints the job id.
