@@ -61,7 +61,7 @@ use crate::api::{
 use crate::metrics::Metrics;
 use crate::request::{check_key_header, key_error, parse_job, split_job, Limits};
 use crate::store::{JobMeta, Outcome, Recovered, Store, StoredKey, Usage};
-use crate::tenants::{self, Tenant, Tenants};
+use crate::tenants::{self, now as now_s, Tenant, Tenants};
 use crate::tls::{Tls, TlsFiles};
 
 /// How a server runs: its folder, its threads and its limits (the
@@ -329,20 +329,9 @@ fn stamp(m: &std::fs::Metadata) -> FileStamp {
     }
 }
 
-/// Seconds since 1970-01-01, UTC.
-fn now_s() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
 /// Days since 1970-01-01, UTC.
 fn today() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() / 86_400)
-        .unwrap_or(0)
+    now_s() / 86_400
 }
 
 impl Shared {
@@ -789,10 +778,7 @@ impl IntoResponse for ApiError {
         let retry = match self.code {
             ErrorCode::QueueFull | ErrorCode::QueueLimit => Some(1),
             // The next UTC day.
-            ErrorCode::DailyLimit => std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .ok()
-                .map(|d| 86_400 - d.as_secs() % 86_400),
+            ErrorCode::DailyLimit => Some(86_400 - now_s() % 86_400),
             _ => None,
         };
         if let Some(v) = retry.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
@@ -1257,8 +1243,6 @@ impl Server {
             Some(files) => Some(Tls::load(files).map_err(|e| ServerError::Config(e.to_string()))?),
             None => None,
         };
-        let tenants =
-            Tenants::load(&config.data).map_err(|e| ServerError::Config(e.to_string()))?;
         let store = Store::open(&config.data).map_err(ServerError::Data)?;
         let usage = store.read_usage();
         let Recovered {
@@ -1306,7 +1290,8 @@ impl Server {
                     .map(|k| ((k.tenant.clone(), k.key_id), k))
                     .collect(),
             ),
-            tenants: Mutex::new((None, Arc::new(tenants))),
+            // Read (and checked) below, as at every request.
+            tenants: Mutex::new((None, Arc::new(Tenants::default()))),
             usage: Mutex::new(usage),
             metrics: Metrics::new(),
             jobs: Mutex::new(jobs),
@@ -1323,6 +1308,9 @@ impl Server {
         if recovered > 0 {
             shared.log(|| format!("{recovered} unfinished jobs queued again"));
         }
+        shared
+            .tenants()
+            .map_err(|e| ServerError::Config(e.message))?;
         shared.expire();
         let s = shared.clone();
         let worker = std::thread::Builder::new()

@@ -163,15 +163,14 @@ impl Store {
         &self.root
     }
 
-    /// The folder of `tenant`'s keys (created if missing).
+    /// The folder of `tenant`'s keys.
     fn keys_dir(&self, tenant: &str) -> PathBuf {
         let d = self.root.join("keys");
         if tenant.is_empty() {
-            return d;
+            d
+        } else {
+            d.join(tenant)
         }
-        let d = d.join(tenant);
-        let _ = std::fs::create_dir_all(&d);
-        d
     }
 
     /// Where `tenant`'s key `id` is stored.
@@ -179,10 +178,12 @@ impl Store {
         self.keys_dir(tenant).join(format!("{id}.key"))
     }
 
-    /// A fresh name to receive an upload of key `id` before it is checked.
+    /// A fresh name to receive an upload of key `id` before it is checked
+    /// (the tenant's folder is made here, where its first key arrives).
     pub fn upload_path(&self, tenant: &str, id: KeyId) -> PathBuf {
-        self.keys_dir(tenant)
-            .join(format!("{id}-{}.upload", JobId::random()))
+        let d = self.keys_dir(tenant);
+        let _ = std::fs::create_dir_all(&d);
+        d.join(format!("{id}-{}.upload", JobId::random()))
     }
 
     /// The bootstraps admitted on the day `usage.json` is of (none if

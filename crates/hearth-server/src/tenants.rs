@@ -106,7 +106,9 @@ pub enum TenantError {
     NotFound(String),
 }
 
-fn now() -> u64 {
+/// Seconds since 1970-01-01, UTC (the server's clock for token times,
+/// job times and the daily limit).
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
