@@ -22,6 +22,7 @@ mod programs;
 mod radix;
 mod report;
 mod scale;
+mod serve;
 mod tfhe;
 #[cfg(feature = "tfhe-pbs-stats")]
 mod tfhe_pbs;
@@ -50,6 +51,19 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Which {
+    /// The compute server under load, in this process on loopback: tiny
+    /// jobs per second from 8 clients, a small job's latency behind
+    /// another key's 20 large ones, and jobs that each fill the pool; the
+    /// scheduler (--max-jobs = --threads) beside one job at a time.
+    Server {
+        #[command(flatten)]
+        threads: Threads,
+        /// Runs of each job alone; the tables show the medians.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        samples: usize,
+        #[command(flatten)]
+        json: JsonOut,
+    },
     /// Single-PBS latency beside tfhe-rs shortint, and batch throughput.
     ///
     /// `--plot`: bootstraps per second against the batch size for each
@@ -404,6 +418,11 @@ fn run(which: Which) -> Result<(), Error> {
             seed,
             json,
         ),
+        Which::Server {
+            threads,
+            samples,
+            json,
+        } => crate::serve::server(threads.resolve()?, samples, json.json),
         Which::Params { samples, json } => crate::params::params(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {

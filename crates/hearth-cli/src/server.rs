@@ -59,10 +59,16 @@ pub struct Args {
     /// --max-memory are refused (`over_cost`).
     #[command(flatten)]
     max_memory: MaxMemory,
-    /// Most jobs waiting at once (the running one aside); more are
+    /// Most jobs waiting at once (the running ones aside); more are
     /// refused with `queue_full` until some have run.
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_queue: usize,
+    /// Most jobs running at once, their bootstraps sharing the --threads
+    /// pool; a job starts only while its width (#PBS / depth) and the
+    /// running jobs' fit --threads, and their memory estimates
+    /// --max-memory (default: --threads).
+    #[arg(long, value_name = "N")]
+    max_jobs: Option<usize>,
     /// Largest request body: a key upload or a job (program and bundle)
     /// (`too_large`; bytes, or with a unit).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256MiB")]
@@ -81,14 +87,48 @@ pub struct Args {
     /// How long a request body may take to arrive (`timeout`).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "300s")]
     body_timeout: Duration,
-    /// Do not log accepted, finished and failed jobs on stderr.
+    /// Log only warnings and errors on stderr (default: also jobs
+    /// accepted, started, done and failed, refused requests, keys).
     #[arg(long)]
     quiet: bool,
+    /// How the log on stderr is written: text (one line per event) or
+    /// json (one object per line, with the request's or job's span).
+    #[arg(long, value_name = "FORMAT", value_enum, default_value = "text")]
+    log_format: LogFormat,
     /// Serve on an address other than loopback without tenants or without
     /// TLS (default: refused): anyone who reaches the port could use the
     /// server, or read what crosses the network.
     #[arg(long)]
     insecure: bool,
+}
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Sends the server's `tracing` events to stderr.
+fn init_log(format: LogFormat, quiet: bool) {
+    let level = if quiet {
+        tracing::Level::WARN
+    } else {
+        tracing::Level::INFO
+    };
+    let log = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false);
+    // A subscriber set already (none in the command) is kept.
+    let _ = match format {
+        LogFormat::Text => log.try_init(),
+        LogFormat::Json => log
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init(),
+    };
 }
 
 /// `hearth server token ...`.
@@ -217,12 +257,14 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.max_pbs = args.max_pbs;
     config.max_memory = args.max_memory.bytes();
     config.max_queue = args.max_queue;
+    config.max_jobs = args.max_jobs.unwrap_or(config.threads);
     config.max_body = args.max_body;
     config.max_uploads = args.max_uploads;
     config.max_keys = args.max_keys;
     config.key_cache = args.key_cache;
     config.body_timeout = args.body_timeout;
     config.log = !args.quiet;
+    init_log(args.log_format, args.quiet);
     config.insecure = args.insecure;
     config.tls = match (args.tls_cert, args.tls_key) {
         (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),

@@ -353,6 +353,9 @@ pub struct ServerInfo {
     pub max_memory: u64,
     /// Most jobs waiting at once.
     pub max_queue: usize,
+    /// Most jobs running at once (0 from a server older than this field).
+    #[serde(default)]
+    pub max_jobs: usize,
     /// Most bytes in one request body.
     pub max_body: u64,
 }

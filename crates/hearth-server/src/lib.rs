@@ -4,7 +4,8 @@
 //! and a bundle of encrypted inputs under a registered key. Each job is
 //! admitted by cost (#PBS and estimated peak memory, from the program's
 //! count statistics) against the operator's limits before anything runs,
-//! waits in a bounded queue, runs on the server's one thread pool, and
+//! waits in a bounded queue for its turn among the tenants, runs on the
+//! server's one thread pool beside other jobs where they fit, and
 //! its result stays on disk until the client deletes it: a client that
 //! went away fetches it later by job id, and a server that was killed
 //! finds every accepted job again when it starts (see [`server`] and
@@ -15,7 +16,8 @@
 //!
 //! The operator makes tenants and their API tokens with `hearth server
 //! token add NAME --data DIR` ([`tenants`]). Once a data folder has a
-//! tenant, every endpoint but `GET /v1/info` needs `Authorization: Bearer
+//! tenant, every endpoint but `GET /v1/info`, `/v1/health` and
+//! `/v1/openapi.json` needs `Authorization: Bearer
 //! TOKEN` (`unauthorized` without a live one). Keys and jobs belong to the
 //! tenant that made them: another tenant's job is `not_found`, another
 //! tenant's key `unknown_key`, exactly as if they did not exist. Each
@@ -28,18 +30,12 @@
 //!
 //! # HTTP API
 //!
-//! | method and path | body | answer |
-//! |---|---|---|
-//! | `POST /v1/keys` | a server key file (compressed or not) | `201` (`200` if known) [`KeyInfo`] |
-//! | `GET /v1/keys/{key_id}` | | [`KeyInfo`] or `unknown_key` |
-//! | `DELETE /v1/keys/{key_id}` | | [`KeyInfo`] of the deleted key; `key_in_use` while a job under it is queued or running |
-//! | `POST /v1/jobs[?key=KEYID]` | a program file, then a bundle file | `202` [`Submitted`] `{job_id, pbs, depth, memory}` |
-//! | `GET /v1/jobs/{job_id}` | | [`JobStatus`]: `queued` (position), `running` (done/total bootstraps), `done`, `failed` (code, message) |
-//! | `GET /v1/jobs/{job_id}/result` | | the result bundle file (`application/octet-stream`) |
-//! | `DELETE /v1/jobs/{job_id}` | | [`Deleted`]; the job and its result are gone |
-//! | `GET /v1/info` | | [`ServerInfo`]: version, threads, limits (no token needed) |
-//! | `GET /v1/health` | | `{"status": "ok"}` while the server runs (no token needed) |
-//! | `GET /v1/stats` | | [`ServerStats`]: the caller's jobs by state and keys; the server's refusals by code |
+//! [`OPENAPI`] is the API's OpenAPI 3.1 document (`openapi.json`, served
+//! at `GET /v1/openapi.json`; a test checks it against the routes and the
+//! error codes): keys (`/v1/keys`, `/v1/keys/{key_id}`), jobs
+//! (`/v1/jobs`, `/v1/jobs/{job_id}`, `/v1/jobs/{job_id}/result`), and
+//! `/v1/info`, `/v1/health`, `/v1/stats`. The book's chapter
+//! (`docs/server.md`) has the same as tables.
 //!
 //! `GET /metrics` (Prometheus) is served on an address of its own,
 //! `--metrics-listen` ([`metrics`]).
@@ -82,6 +78,7 @@ pub mod api;
 pub mod client;
 pub mod metrics;
 pub mod request;
+mod schedule;
 pub mod server;
 pub mod store;
 pub mod tenants;
@@ -93,6 +90,6 @@ pub use api::{
 };
 pub use client::{Client, ClientBuilder, ClientError, KeySource};
 pub use request::{parse_job, split_job, JobRequest, Limits};
-pub use server::{run, start, Config, Server, ServerError, ServerHandle};
+pub use server::{run, start, Config, Server, ServerError, ServerHandle, OPENAPI};
 pub use tenants::{Tenant, TenantLimits, Tenants};
 pub use tls::TlsFiles;

@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `hearth_jobs` | gauge | `state` (queued, running, done, failed), `tenant` |
 //! | `hearth_queue_depth` | gauge | |
+//! | `hearth_running_memory_bytes` | gauge (the running jobs' memory estimates together) | |
 //! | `hearth_jobs_accepted_total` | counter | `tenant` |
 //! | `hearth_jobs_finished_total` | counter | `tenant`, `outcome` (done, failed) |
 //! | `hearth_bootstraps_total` | counter (its `rate()`: bootstraps per second) | |
@@ -27,6 +28,8 @@ pub struct Metrics {
     pub jobs: IntGaugeVec,
     /// Jobs waiting, set at each scrape.
     pub queue_depth: IntGauge,
+    /// The running jobs' memory estimates together, set at each scrape.
+    pub running_memory: IntGauge,
     /// Jobs accepted, by tenant.
     pub accepted: IntCounterVec,
     /// Jobs run to an end, by tenant and outcome.
@@ -64,11 +67,18 @@ impl Metrics {
             "Jobs held, by state and tenant",
             &["state", "tenant"],
         );
-        let queue_depth =
-            IntGauge::new("hearth_queue_depth", "Jobs waiting to run").expect("valid metric");
-        registry
-            .register(Box::new(queue_depth.clone()))
-            .expect("registered once");
+        let gauge = |name: &str, help: &str| {
+            let g = IntGauge::new(name, help).expect("valid metric");
+            registry
+                .register(Box::new(g.clone()))
+                .expect("registered once");
+            g
+        };
+        let queue_depth = gauge("hearth_queue_depth", "Jobs waiting to run");
+        let running_memory = gauge(
+            "hearth_running_memory_bytes",
+            "Estimated peak memory of the running jobs together, bytes",
+        );
         let accepted = counter_vec(
             "hearth_jobs_accepted_total",
             "Jobs accepted, by tenant",
@@ -107,6 +117,7 @@ impl Metrics {
             registry,
             jobs,
             queue_depth,
+            running_memory,
             accepted,
             finished,
             bootstraps,

@@ -1,18 +1,29 @@
-//! The HTTP server: routes, admission, the job worker and the key cache.
+//! The HTTP server: routes, admission, the job workers and the key cache.
 //!
 //! # Scheduling
 //!
-//! Jobs run **one at a time, each on all threads of one shared rayon
-//! pool** (`--threads`). The CPU backend already runs every bootstrap of a
-//! program as soon as its inputs are ready, across the whole circuit, so a
-//! job of any useful width keeps all threads busy by itself; running two
-//! jobs at once would not finish them sooner in total, but would hold two
-//! jobs' ciphertexts in memory and make each job's admission by memory
-//! (`--max-memory`, estimated for the whole pool) depend on what else
-//! happens to be running. One at a time keeps the memory bound per job
-//! exact and the queue first in, first out. Narrow jobs (a few bootstraps
-//! per level) leave threads idle; batching them into one circuit is the
-//! client's lever (one program over tensors).
+//! Queued jobs start **in turn across tenants** (across key ids on an
+//! open server; `schedule.rs`), the tenant served least recently first: a
+//! tenant's single job waits for the jobs already running, not for other
+//! tenants' queues. Several jobs run at once, all on
+//! the threads of **one shared rayon pool** (`--threads`), so the
+//! bootstraps of narrow jobs fill the threads that one of them alone would
+//! leave idle. A job starts when, beside the jobs running,
+//!
+//! * its *width* fits the pool: its bootstraps per level on average
+//!   (#PBS / depth, at most `--threads`), summed over the running jobs, at
+//!   most `--threads`. A job that fills the pool by itself runs alone, as
+//!   fast as it would one at a time, and cannot keep a newcomer waiting
+//!   behind several such jobs (rayon serves work from outside the pool
+//!   only when its threads have none of their own);
+//! * its memory estimate (on the whole pool, as admitted) fits
+//!   `--max-memory` with theirs;
+//! * fewer than `--max-jobs` run.
+//!
+//! The next job in turn waits for room rather than being overtaken, so a
+//! large job is not starved by small ones. Each job keeps its own progress
+//! counter and its own backend (scratch buffers, tables), so the bound per
+//! job stays what admission checked.
 //!
 //! # Where work happens
 //!
@@ -20,7 +31,8 @@
 //! program, decoding a bundle, and loading or decompressing a server key
 //! run under [`tokio::task::spawn_blocking`], at most `--threads` of them
 //! at once (a semaphore), so many clients uploading at once wait in line
-//! instead of starving the runtime. The worker is its own OS thread.
+//! instead of starving the runtime. Each job worker is an OS thread of its
+//! own that waits for the pool while its job runs.
 //!
 //! # Durability
 //!
@@ -60,6 +72,7 @@ use crate::api::{
 };
 use crate::metrics::Metrics;
 use crate::request::{check_key_header, key_error, parse_job, split_job, Limits};
+use crate::schedule::{FairQueue, Lane};
 use crate::store::{JobMeta, Outcome, Recovered, Store, StoredKey, Usage};
 use crate::tenants::{self, now as now_s, Tenant, Tenants};
 use crate::tls::{Tls, TlsFiles};
@@ -76,8 +89,12 @@ pub struct Config {
     pub max_pbs: u64,
     /// Most estimated peak memory of one job on `threads`, bytes.
     pub max_memory: u64,
-    /// Most jobs waiting at once (the running one not counted).
+    /// Most jobs waiting at once (the running ones not counted).
     pub max_queue: usize,
+    /// Most jobs running at once (their bootstraps share the pool; their
+    /// widths together stay under `threads`, their memory estimates under
+    /// `max_memory`: see the module's doc).
+    pub max_jobs: usize,
     /// Most bytes in one request body (a key upload or a job).
     pub max_body: u64,
     /// Most request bodies received and checked at once: with
@@ -91,7 +108,10 @@ pub struct Config {
     pub key_cache: usize,
     /// Longest a request body may take to arrive.
     pub body_timeout: Duration,
-    /// One line on stderr per accepted, finished and failed job.
+    /// Emit events through [`tracing`]: jobs accepted, started, done and
+    /// failed (in a `job` span), refused requests (in a `request` span),
+    /// keys registered and deleted. Where they go is the subscriber's
+    /// choice (`hearth server` writes them to stderr, as text or JSON).
     pub log: bool,
     /// The certificate chain and private key to serve HTTPS with (PEM);
     /// plain HTTP without.
@@ -113,15 +133,17 @@ pub struct Config {
 
 impl Config {
     /// Defaults for `data`: all cores, 10 million bootstraps, 8 GiB, 64
-    /// queued jobs, 256 MiB bodies, 16 uploads at once, 64 keys, 4
-    /// cached, 5 minutes per body.
+    /// queued jobs, as many running jobs as threads, 256 MiB bodies,
+    /// 16 uploads at once, 64 keys, 4 cached, 5 minutes per body.
     pub fn new(data: impl Into<PathBuf>) -> Config {
+        let threads = hearth::backend::default_threads().unwrap_or(1);
         Config {
             data: data.into(),
-            threads: hearth::backend::default_threads().unwrap_or(1),
+            threads,
             max_pbs: 10_000_000,
             max_memory: 8 << 30,
             max_queue: 64,
+            max_jobs: threads,
             max_body: 256 << 20,
             max_uploads: 16,
             max_keys: 64,
@@ -211,7 +233,11 @@ struct Job {
 #[derive(Default)]
 struct Jobs {
     map: HashMap<JobId, Job>,
-    queue: VecDeque<JobId>,
+    queue: FairQueue,
+    /// Jobs running, their widths and memory estimates together.
+    running: usize,
+    running_width: usize,
+    running_memory: u64,
     /// Slots taken by jobs being written to disk, by tenant.
     reserved: HashMap<String, usize>,
     next_seq: u64,
@@ -233,6 +259,41 @@ impl Jobs {
         live + self.reserved.get(tenant).copied().unwrap_or(0)
     }
 
+    /// Queues the known job `id` in its lane.
+    fn enqueue(&mut self, id: JobId) {
+        let meta = &self.map[&id].meta;
+        let lane = Lane::new(&meta.tenant, &meta.key_id);
+        self.queue.push(lane, id);
+    }
+
+    /// Starts the next job in turn if it may run now beside the running
+    /// ones (see the module's doc): fewer than `config.max_jobs`, widths
+    /// within `config.threads`, memory within `config.max_memory`. One
+    /// job alone always may: it was admitted.
+    fn start_next(&mut self, config: &Config) -> Option<(JobId, JobMeta)> {
+        let id = self.queue.peek()?;
+        let meta = &self.map[&id].meta;
+        let (width, memory) = (width(meta, config.threads), meta.memory);
+        let fits = self.running < config.max_jobs
+            && self.running_width + width <= config.threads
+            && self.running_memory.saturating_add(memory) <= config.max_memory;
+        if self.running > 0 && !fits {
+            return None;
+        }
+        self.queue.pop();
+        self.running += 1;
+        self.running_width += width;
+        self.running_memory += memory;
+        Some((id, self.map[&id].meta.clone()))
+    }
+
+    /// Marks a job started by [`Jobs::start_next`] as ended.
+    fn end(&mut self, meta: &JobMeta, threads: usize) {
+        self.running -= 1;
+        self.running_width -= width(meta, threads);
+        self.running_memory -= meta.memory;
+    }
+
     /// The job `id` if `tenant` owns it: another tenant's job is
     /// answered as if it did not exist.
     fn owned(&self, id: JobId, tenant: &str) -> Result<&Job, ApiError> {
@@ -241,6 +302,13 @@ impl Jobs {
             .filter(|j| j.meta.tenant == tenant)
             .ok_or_else(|| not_found(id))
     }
+}
+
+/// The threads a job keeps busy on average: its bootstraps per level
+/// (#PBS / depth, rounded up), at least 1 and at most `threads`.
+fn width(meta: &JobMeta, threads: usize) -> usize {
+    let per_level = meta.pbs.div_ceil(meta.depth.max(1));
+    per_level.clamp(1, threads as u64) as usize
 }
 
 /// A key as the server knows it: the tenant that registered it, and its
@@ -335,9 +403,11 @@ fn today() -> u64 {
 }
 
 impl Shared {
+    /// An event of the server's own (not of one request or job) at info
+    /// level, if `config.log`.
     fn log(&self, msg: impl FnOnce() -> String) {
         if self.config.log {
-            eprintln!("hearth server: {}", msg());
+            tracing::info!("{}", msg());
         }
     }
 
@@ -544,7 +614,7 @@ impl Shared {
                 finished: None,
             },
         );
-        jobs.queue.push_back(id);
+        jobs.enqueue(id);
         drop(jobs);
         self.wake.notify_all();
         self.accepted.fetch_add(1, Ordering::Relaxed);
@@ -552,7 +622,9 @@ impl Shared {
             .accepted
             .with_label_values(&[&tenant.name])
             .inc();
-        self.log(|| format!("job {id} accepted: {} PBS, depth {}", req.pbs, req.depth));
+        if self.config.log {
+            tracing::info!(job = %id, pbs = req.pbs, depth = req.depth, "job accepted");
+        }
         Ok(Submitted {
             job_id: id,
             pbs: req.pbs,
@@ -586,25 +658,38 @@ impl Shared {
         out.to_bytes().map_err(internal)
     }
 
-    /// The worker: takes queued jobs in order, one at a time.
+    /// One worker: takes the next job in turn whenever it may start
+    /// ([`Jobs::start_next`]); `max_jobs` workers run side by side.
     fn work(&self) {
         loop {
             let (id, meta, done) = {
                 let mut jobs = lock(&self.jobs);
-                let id = loop {
+                let (id, meta) = loop {
                     if self.stop.load(Ordering::Relaxed) {
                         return;
                     }
-                    if let Some(id) = jobs.queue.pop_front() {
-                        break id;
+                    if let Some(next) = jobs.start_next(&self.config) {
+                        break next;
                     }
                     jobs = self.wake.wait(jobs).unwrap_or_else(|e| e.into_inner());
                 };
                 let done = Arc::new(AtomicU64::new(0));
                 let job = jobs.map.get_mut(&id).expect("queued jobs are known");
                 job.state = State_::Running(done.clone());
-                (id, job.meta.clone(), done)
+                (id, meta, done)
             };
+            let span = tracing::info_span!(
+                "job",
+                job = %id,
+                tenant = %meta.tenant,
+                key = %meta.key_id,
+                pbs = meta.pbs,
+                depth = meta.depth
+            );
+            let _entered = span.enter();
+            if self.config.log {
+                tracing::info!("job started");
+            }
             let start = Instant::now();
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.run_job(id, &done)))
                 .unwrap_or_else(|_| Err(internal("the job panicked")));
@@ -628,27 +713,32 @@ impl Shared {
             }) {
                 Ok(n) => {
                     self.completed.fetch_add(1, Ordering::Relaxed);
-                    self.log(|| {
-                        format!(
-                            "job {id} done: {} PBS in {:.2} s",
-                            meta.pbs,
-                            start.elapsed().as_secs_f64()
-                        )
-                    });
+                    if self.config.log {
+                        let seconds = start.elapsed().as_secs_f64();
+                        tracing::info!(seconds, result_bytes = n, "job done");
+                    }
                     State_::Done(n)
                 }
                 Err(e) => {
-                    self.log(|| format!("job {id} failed: {e}"));
+                    if self.config.log {
+                        tracing::warn!(code = e.code.as_str(), error = %e.message, "job failed");
+                    }
                     if let Err(w) = self.store.write_failure(id, &meta, &e) {
-                        self.log(|| format!("job {id}: {w}"));
+                        tracing::error!(error = %w, "the failure could not be written");
                     }
                     State_::Failed(e)
                 }
             };
-            if let Some(job) = lock(&self.jobs).map.get_mut(&id) {
-                job.state = state;
-                job.finished = Some(now_s());
+            {
+                let mut jobs = lock(&self.jobs);
+                jobs.end(&meta, self.config.threads);
+                if let Some(job) = jobs.map.get_mut(&id) {
+                    job.state = state;
+                    job.finished = Some(now_s());
+                }
             }
+            // Room for the next job in turn, maybe for more than one.
+            self.wake.notify_all();
         }
     }
 
@@ -686,7 +776,7 @@ impl Shared {
                 jobs.map.remove(id);
             }
             for (id, _, waited) in &timed_out {
-                jobs.queue.retain(|j| j != id);
+                jobs.queue.remove(*id);
                 if let Some(j) = jobs.map.get_mut(id) {
                     j.state = State_::Failed(ApiError::new(
                         ErrorCode::Expired,
@@ -699,13 +789,15 @@ impl Shared {
         for (id, meta, _) in &timed_out {
             let e = ApiError::new(ErrorCode::Expired, "the job waited over --queue-ttl");
             if let Err(w) = self.store.write_failure(*id, meta, &e) {
-                self.log(|| format!("job {id}: {w}"));
+                tracing::error!(job = %id, error = %w, "an expired job's failure could not be written");
             }
         }
         for id in &gone {
             match self.store.delete_job(*id) {
                 Ok(()) => self.log(|| format!("job {id} expired and deleted")),
-                Err(e) => self.log(|| format!("job {id}: {e}")),
+                Err(e) => {
+                    tracing::error!(job = %id, error = %e, "an expired job could not be deleted")
+                }
             }
         }
     }
@@ -734,7 +826,7 @@ impl Shared {
         let job = jobs.owned(id, &tenant.name)?;
         let state = match &job.state {
             State_::Queued => JobState::Queued {
-                position: jobs.queue.iter().position(|j| *j == id).unwrap_or(0),
+                position: jobs.queue.position(id).unwrap_or(0),
             },
             State_::Running(done) => JobState::Running {
                 done: done.load(Ordering::Relaxed),
@@ -860,7 +952,9 @@ async fn heavy<T: Send + 'static>(
 ) -> Result<T, ApiError> {
     let _permit = s.heavy.acquire().await.map_err(internal)?;
     let s = s.clone();
-    tokio::task::spawn_blocking(move || f(&s))
+    // The request's span goes along, for the events of the work.
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| f(&s)))
         .await
         .map_err(|e| internal(format!("the work stopped: {e}")))?
 }
@@ -1075,7 +1169,9 @@ async fn delete_job(
                     format!("job {id} is running; delete it once it has finished"),
                 ))
             }
-            State_::Queued => jobs.queue.retain(|j| *j != id),
+            State_::Queued => {
+                jobs.queue.remove(id);
+            }
             _ => {}
         }
         jobs.map.remove(&id);
@@ -1094,6 +1190,7 @@ async fn get_info(State(s): Shr) -> Json<ServerInfo> {
         max_pbs: s.config.max_pbs,
         max_memory: s.config.max_memory,
         max_queue: s.config.max_queue,
+        max_jobs: s.config.max_jobs,
         max_body: s.config.max_body,
     })
 }
@@ -1120,6 +1217,22 @@ async fn get_stats(State(s): Shr, Extension(t): Extension<Tenant>) -> Json<Serve
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
     Json(st)
+}
+
+/// The OpenAPI document of this API (`openapi.json` beside the crate's
+/// manifest; a test checks it against the routes and the error codes).
+pub const OPENAPI: &str = include_str!("../openapi.json");
+
+/// `GET /v1/openapi.json`: [`OPENAPI`], for clients generated from it.
+async fn get_openapi() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        OPENAPI,
+    )
+        .into_response()
 }
 
 /// `GET /v1/health`: the server answers and its job worker runs.
@@ -1149,6 +1262,7 @@ async fn get_metrics(State(s): Shr) -> Response {
                 .inc();
         }
         s.metrics.queue_depth.set(jobs.queue.len() as i64);
+        s.metrics.running_memory.set(jobs.running_memory as i64);
     }
     (
         [(
@@ -1161,7 +1275,10 @@ async fn get_metrics(State(s): Shr) -> Response {
 }
 
 async fn no_route() -> ApiError {
-    ApiError::new(ErrorCode::NotFound, "no such endpoint (see GET /v1/info)")
+    ApiError::new(
+        ErrorCode::NotFound,
+        "no such endpoint (see GET /v1/openapi.json)",
+    )
 }
 
 async fn no_method() -> ApiError {
@@ -1208,11 +1325,39 @@ async fn authenticate(State(s): Shr, mut req: Request, next: Next) -> Response {
             }
         }
     };
+    tracing::Span::current().record("tenant", tenant.name.as_str());
     req.extensions_mut().insert(tenant);
     next.run(req).await
 }
 
 /// Counts every refusal by its code (for `GET /v1/stats`).
+/// One span per request (method, path, then the tenant and the answer's
+/// status); with `config.log`, refusals are logged at info level with
+/// their code, other answers at debug level (clients poll).
+async fn trace_request(State(s): Shr, req: Request, next: Next) -> Response {
+    use tracing::Instrument;
+    let span = tracing::info_span!(
+        "request",
+        method = %req.method(),
+        path = %req.uri().path(),
+        tenant = tracing::field::Empty,
+        status = tracing::field::Empty,
+    );
+    let start = Instant::now();
+    let r = next.run(req).instrument(span.clone()).await;
+    let status = r.status().as_u16();
+    span.record("status", status);
+    if s.config.log {
+        let _entered = span.enter();
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        match r.extensions().get::<ErrorCode>() {
+            Some(code) => tracing::info!(status, ms, code = code.as_str(), "refused"),
+            None => tracing::debug!(status, ms, "answered"),
+        }
+    }
+    r
+}
+
 async fn count_refusals(State(s): Shr, req: Request, next: Next) -> Response {
     let r = next.run(req).await;
     if let Some(code) = r.extensions().get::<ErrorCode>() {
@@ -1222,11 +1367,11 @@ async fn count_refusals(State(s): Shr, req: Request, next: Next) -> Response {
     r
 }
 
-/// A server on its data folder: jobs and keys recovered, the worker
+/// A server on its data folder: jobs and keys recovered, the workers
 /// started. Serve it with [`Server::serve`].
 pub struct Server {
     shared: Arc<Shared>,
-    worker: Option<JoinHandle<()>>,
+    workers: Vec<JoinHandle<()>>,
     sweeper: Option<JoinHandle<()>>,
     tls: Option<Tls>,
 }
@@ -1234,10 +1379,13 @@ pub struct Server {
 impl Server {
     /// Opens the data folder (refused if another server holds it),
     /// recovers its keys and jobs (unfinished jobs are queued again, in
-    /// submission order), and starts the job worker.
+    /// submission order), and starts the job workers.
     pub fn open(config: Config) -> Result<Server, ServerError> {
         if config.threads == 0 {
             return Err(ServerError::Config("--threads must be positive".into()));
+        }
+        if config.max_jobs == 0 {
+            return Err(ServerError::Config("--max-jobs must be positive".into()));
         }
         let tls = match &config.tls {
             Some(files) => Some(Tls::load(files).map_err(|e| ServerError::Config(e.to_string()))?),
@@ -1260,14 +1408,11 @@ impl Server {
         for j in stored {
             jobs.next_seq = jobs.next_seq.max(j.meta.seq);
             let state = match j.outcome {
-                None => {
-                    jobs.queue.push_back(j.id);
-                    recovered += 1;
-                    State_::Queued
-                }
+                None => State_::Queued,
                 Some(Outcome::Done(n)) => State_::Done(n),
                 Some(Outcome::Failed(e)) => State_::Failed(e),
             };
+            let queued = matches!(state, State_::Queued);
             jobs.map.insert(
                 j.id,
                 Job {
@@ -1276,6 +1421,10 @@ impl Server {
                     finished: j.finished,
                 },
             );
+            if queued {
+                jobs.enqueue(j.id);
+                recovered += 1;
+            }
         }
         let shared = Arc::new(Shared {
             limits: config.limits(),
@@ -1312,10 +1461,14 @@ impl Server {
             .tenants()
             .map_err(|e| ServerError::Config(e.message))?;
         shared.expire();
-        let s = shared.clone();
-        let worker = std::thread::Builder::new()
-            .name("hearth-jobs".into())
-            .spawn(move || s.work())?;
+        let workers = (0..shared.config.max_jobs)
+            .map(|i| {
+                let s = shared.clone();
+                std::thread::Builder::new()
+                    .name(format!("hearth-job-{i}"))
+                    .spawn(move || s.work())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let shortest = match shared.config.queue_ttl {
             Some(q) => q.min(shared.config.result_ttl),
             None => shared.config.result_ttl,
@@ -1327,7 +1480,7 @@ impl Server {
             .spawn(move || s.sweep(every))?;
         Ok(Server {
             shared,
-            worker: Some(worker),
+            workers,
             sweeper: Some(sweeper),
             tls,
         })
@@ -1345,7 +1498,8 @@ impl Server {
     }
 
     /// The HTTP routes (see the crate doc), with the server as state.
-    /// Every route but `GET /v1/info` authenticates its caller.
+    /// Every route but `GET /v1/info`, `/v1/health` and `/v1/openapi.json`
+    /// authenticates its caller.
     pub fn router(&self) -> Router {
         let tenant_routes = Router::new()
             .route("/v1/stats", get(get_stats))
@@ -1361,12 +1515,17 @@ impl Server {
         Router::new()
             .route("/v1/info", get(get_info))
             .route("/v1/health", get(get_health))
+            .route("/v1/openapi.json", get(get_openapi))
             .merge(tenant_routes)
             .fallback(no_route)
             .method_not_allowed_fallback(no_method)
             .layer(axum::middleware::from_fn_with_state(
                 self.shared.clone(),
                 count_refusals,
+            ))
+            .layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
+                trace_request,
             ))
             .with_state(self.shared.clone())
     }
@@ -1380,7 +1539,7 @@ impl Server {
     }
 
     /// Serves on `listener` until `shutdown` completes (requests in flight
-    /// are finished), then stops the worker: a running job finishes
+    /// are finished), then stops the workers: a running job finishes
     /// first when [`Server::stop`] is called, or runs again at the next
     /// start when the process ends.
     pub async fn serve(
@@ -1405,14 +1564,12 @@ impl Server {
         r
     }
 
-    /// Stops the worker (after its running job, if any) and waits for it.
+    /// Stops the workers (each after its running job, if any) and waits
+    /// for them.
     pub fn stop(mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         self.shared.wake.notify_all();
-        for t in [self.worker.take(), self.sweeper.take()]
-            .into_iter()
-            .flatten()
-        {
+        for t in self.workers.drain(..).chain(self.sweeper.take()) {
             let _ = t.join();
         }
     }

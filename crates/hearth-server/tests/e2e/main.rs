@@ -2,7 +2,9 @@
 //! a compressed key upload, jobs submitted, waited for, fetched and
 //! decrypted against Rust's integers, every refusal's code, a full queue,
 //! and a restart on the same folder; tenants, tokens and TLS
-//! (`tenants`). Run in release mode.
+//! (`tenants`); the order jobs start in and jobs side by side
+//! (`schedule`); the log's spans (`logs`); the OpenAPI document against
+//! the routes and the book (`openapi`). Run in release mode.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -14,6 +16,9 @@ use hearth::{Bundle, ClientKey, CompiledProgram, Program, GATES_128, INSECURE_TE
 use hearth_server::{Client, ClientError, Config, ErrorCode, JobState};
 use num_bigint::BigInt;
 
+mod logs;
+mod openapi;
+mod schedule;
 mod tenants;
 
 /// Longest wait for one job: a lost job fails the test instead of
@@ -417,6 +422,8 @@ fn results_and_queued_jobs_expire_across_a_restart() {
     let d = dir("expiry");
     let mut cfg = config(&d);
     cfg.result_ttl = Duration::from_secs(2);
+    // One job at a time, so that jobs wait behind a product below.
+    cfg.max_jobs = 1;
     let server = hearth_server::start(cfg.clone(), "127.0.0.1:0").unwrap();
     let api = Client::new(&server.url()).unwrap();
     let client = ClientKey::generate(&GATES_128);
