@@ -7,7 +7,7 @@ directory: the program (``score.hprog``), the compressed server key
 (``server.key``), the encrypted inputs (``in.hb``) and outputs
 (``out.hb``). The server step could equally be the CLI's ``hearth run
 --server-key server.key --program score.hprog --bundle in.hb --out out.hb``
-or a job on ``hearth serve``.
+or a job on ``hearth emu serve``.
 
     python examples/python/client_server.py             # all three steps
     python examples/python/client_server.py client DIR  # or one at a time

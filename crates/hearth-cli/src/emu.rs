@@ -21,6 +21,12 @@ pub enum Emu {
     /// --clear-reg (pointers, sizes), the pc, the code and every address
     /// stay clear.
     Run(RunArgs),
+    /// Serve A32 programs for remote key owners over TCP (holds only the
+    /// server key; the compute server for any program is `hearth server`).
+    Serve(crate::emu_serve::Args),
+    /// Run an A32 program on a `hearth emu serve` server, answering its
+    /// branch queries with the secret key.
+    Client(crate::emu_client::Args),
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +37,7 @@ pub enum Mode {
     Clear,
 }
 
-/// A program and its inputs, as `hearth emu run` and `hearth client`
+/// A program and its inputs, as `hearth emu run` and `hearth emu client`
 /// take them.
 #[derive(clap::Args)]
 pub struct ProgramInputs {
@@ -249,6 +255,8 @@ fn unknown_symbol(image: &Image, program: &std::path::Path, name: &str) -> Error
 pub fn run(which: Emu) -> Result<(), Error> {
     match which {
         Emu::Run(args) => run_program(args),
+        Emu::Serve(args) => crate::emu_serve::run(args),
+        Emu::Client(args) => crate::emu_client::run(args),
     }
 }
 

@@ -7,11 +7,12 @@
 mod app;
 mod asc_table;
 mod bench;
-mod client;
 mod decrypt;
 mod demo;
 mod describe;
 mod emu;
+mod emu_client;
+mod emu_serve;
 mod encrypt;
 mod fetch;
 mod fuzz_programs;
@@ -21,7 +22,6 @@ mod job_status;
 mod keygen;
 mod remote;
 mod run;
-mod serve;
 mod server;
 mod submit;
 mod values;
@@ -69,16 +69,12 @@ enum Command {
     /// `cargo build --release -p hearth-bench`).
     #[command(disable_help_flag = true)]
     Bench(bench::Args),
-    /// The A32 emulator on encrypted registers and memory.
+    /// The A32 emulator on encrypted registers and memory: runs programs
+    /// here, or for a remote key owner over TCP (`emu serve`, `emu client`).
     Emu {
         #[command(subcommand)]
         which: emu::Emu,
     },
-    /// Serve A32 programs for remote key owners (holds only the server key).
-    Serve(serve::Args),
-    /// Run an A32 program on a `hearth serve` server, answering its branch
-    /// queries with the secret key.
-    Client(client::Args),
     /// The compute server: runs any program file on bundles for its
     /// tenants' server keys, over HTTP or HTTPS with API tokens (jobs
     /// admitted by cost, queued, kept on disk until fetched or expired).
@@ -133,8 +129,6 @@ fn main() -> ExitCode {
         Command::App { which } => app::run(which),
         Command::Bench(args) => bench::run(args),
         Command::Emu { which } => emu::run(which),
-        Command::Serve(args) => serve::run(args),
-        Command::Client(args) => client::run(args),
         Command::Server(args) => server::run(args),
         Command::Submit(args) => submit::run(args),
         Command::JobStatus(args) => job_status::run(args),

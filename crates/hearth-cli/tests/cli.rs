@@ -241,7 +241,7 @@ fn emu_runs_assembly_and_reports_bad_programs() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The `r0` that `hearth emu run` / `hearth client` printed.
+/// The `r0` that `hearth emu run` / `hearth emu client` printed.
 fn printed_r0(out: &str) -> u32 {
     let line = out
         .lines()
@@ -393,7 +393,7 @@ fn emu_reads_arrays_through_clear_pointer_registers() {
     std::fs::remove_file(&small).unwrap();
 }
 
-/// `hearth serve` / `hearth client` with a clear pointer register: the
+/// `hearth emu serve` / `hearth emu client` with a clear pointer register: the
 /// server loads through it from encrypted memory.
 #[test]
 fn client_sends_clear_registers() {
@@ -429,6 +429,7 @@ fn client_sends_clear_registers() {
     let listen = format!("127.0.0.1:{port}");
     let mut server = Command::new(env!("CARGO_BIN_EXE_hearth"))
         .args([
+            "emu",
             "serve",
             "--keys",
             keys.to_str().unwrap(),
@@ -445,6 +446,7 @@ fn client_sends_clear_registers() {
         .unwrap();
     assert!(first.contains("serving on"), "{first}");
     let (ok, out, err) = hearth(&[
+        "emu",
         "client",
         "--keys",
         keys.to_str().unwrap(),
@@ -551,4 +553,37 @@ fn bench_runs_hearth_bench_beside_it() {
     );
     assert_eq!(out.status.code(), Some(3));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `hearth --help` lists one server, `server`; the emulator's TCP server
+/// and client are `emu serve` and `emu client`.
+#[test]
+fn the_help_lists_one_server() {
+    let (ok, out, err) = hearth(&["--help"]);
+    assert!(ok, "{err}");
+    let commands: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        commands.contains(&"server") && commands.contains(&"emu"),
+        "{commands:?}"
+    );
+    assert!(
+        !commands.iter().any(|c| *c == "serve" || *c == "client"),
+        "{commands:?}"
+    );
+    let (ok, out, err) = hearth(&["emu", "--help"]);
+    assert!(ok, "{err}");
+    let emu: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(emu[..3], ["run", "serve", "client"], "{out}");
 }

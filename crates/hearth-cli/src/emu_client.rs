@@ -1,4 +1,4 @@
-//! `hearth client`: runs an A32 program on a `hearth serve` server,
+//! `hearth emu client`: runs an A32 program on a `hearth emu serve` server,
 //! answering its branch queries with the secret key.
 
 use std::path::PathBuf;
@@ -36,7 +36,7 @@ pub struct Args {
     width: u32,
 }
 
-/// `hearth client`: sends a program and its encrypted inputs, answers
+/// `hearth emu client`: sends a program and its encrypted inputs, answers
 /// branch queries, prints the decrypted result.
 pub fn run(args: Args) -> Result<(), Error> {
     let key = ClientKey::load(&args.keys.join("client.key"))?;

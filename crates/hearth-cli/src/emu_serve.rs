@@ -1,4 +1,4 @@
-//! `hearth serve`: the emulator's server, over TCP: it runs clients' A32
+//! `hearth emu serve`: the emulator's server, over TCP: it runs clients' A32
 //! programs with the server key only and asks them to resolve branches.
 
 use std::path::PathBuf;
@@ -28,7 +28,7 @@ pub struct Args {
     threads: Threads,
 }
 
-/// `hearth serve`: runs clients' programs with the server key only.
+/// `hearth emu serve`: runs clients' programs with the server key only.
 pub fn run(args: Args) -> Result<(), Error> {
     let key = ServerKey::load(&args.keys.join("server.key"))?;
     gates_only(key.params())?;
