@@ -58,9 +58,16 @@ enum Which {
     Server {
         #[command(flatten)]
         threads: Threads,
-        /// Runs of each job alone; the tables show the medians.
+        /// Runs of every case on each server; the tables show the medians.
         #[arg(long, value_name = "N", default_value_t = 3)]
         samples: usize,
+        /// Tiny jobs per client (8 clients) in the throughput case.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        jobs: usize,
+        /// Large jobs queued ahead of the tiny one (1 to 255); at most 8 of
+        /// them are the pool-filling jobs run at once.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        large: usize,
         #[command(flatten)]
         json: JsonOut,
     },
@@ -421,8 +428,15 @@ fn run(which: Which) -> Result<(), Error> {
         Which::Server {
             threads,
             samples,
+            jobs,
+            large,
             json,
-        } => crate::serve::server(threads.resolve()?, samples, json.json),
+        } => crate::serve::server(
+            threads.resolve()?,
+            samples,
+            crate::serve::Sizes { jobs, large },
+            json.json,
+        ),
         Which::Params { samples, json } => crate::params::params(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {

@@ -25,9 +25,22 @@ use serde_json::json;
 use crate::report::{emit, median, ms, Table};
 
 const CLIENTS: usize = 8;
-const JOBS_PER_CLIENT: usize = 20;
-const LARGE_JOBS: usize = 20;
-const WIDE_JOBS: usize = 8;
+
+/// How many jobs each case runs (`--jobs`, `--large`).
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    /// Tiny jobs per client in the throughput case (20).
+    pub jobs: usize,
+    /// Large jobs queued ahead of the tiny one (20); the efficiency case
+    /// runs at most 8 of them at once.
+    pub large: usize,
+}
+
+impl Sizes {
+    fn wide(self) -> usize {
+        self.large.min(8)
+    }
+}
 /// How often clients ask for their jobs' states.
 const POLL: Duration = Duration::from_millis(2);
 /// How often each of the 8 throughput clients asks (8 x 40 requests a second).
@@ -71,8 +84,8 @@ struct Bench {
 impl Bench {
     fn start(
         root: &Path,
-        threads: usize,
-        max_jobs: usize,
+        (threads, max_jobs): (usize, usize),
+        sizes: Sizes,
         keys: &[&ClientKey],
     ) -> Result<Bench, Error> {
         let data = root.join(format!("data-{max_jobs}"));
@@ -80,7 +93,7 @@ impl Bench {
         let mut config = Config::new(&data);
         config.threads = threads;
         config.max_jobs = max_jobs;
-        config.max_queue = CLIENTS * JOBS_PER_CLIENT + LARGE_JOBS;
+        config.max_queue = CLIENTS * sizes.jobs + sizes.large;
         let handle = hearth_server::start(config, "127.0.0.1:0").map_err(|e| failed("start", e))?;
         let api = Client::new(&handle.url()).map_err(|e| failed("client", e))?;
         for k in keys {
@@ -127,12 +140,17 @@ fn collect(
 
 /// 8 clients x 20 tiny jobs: the seconds from the first submission to the
 /// last result fetched.
-fn throughput(bench: &Bench, key: &ClientKey, tiny: &Job) -> Result<Duration, Error> {
+fn throughput(
+    bench: &Bench,
+    key: &ClientKey,
+    tiny: &Job,
+    per_client: usize,
+) -> Result<Duration, Error> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let mut work = Vec::new();
     for _ in 0..CLIENTS {
         let mut mine = Vec::new();
-        for _ in 0..JOBS_PER_CLIENT {
+        for _ in 0..per_client {
             let (a, b): (u8, u8) = (rng.gen(), rng.gen());
             mine.push((tiny.bundle(key, a, b)?, (tiny.op)(a, b)));
         }
@@ -203,15 +221,35 @@ fn batch(bench: &Bench, job: &Job, key: &ClientKey, n: usize) -> Result<Duration
 
 /// The three cases on `threads` threads, each the median of `samples`
 /// runs that alternate between the two servers.
-pub fn server(threads: usize, samples: usize, json_path: Option<PathBuf>) -> Result<(), Error> {
+pub fn server(
+    threads: usize,
+    samples: usize,
+    sizes: Sizes,
+    json_path: Option<PathBuf>,
+) -> Result<(), Error> {
+    if sizes.jobs == 0 || sizes.large == 0 || sizes.large > 255 {
+        return Err(Error::Config(
+            "--jobs must be positive, --large from 1 to 255".into(),
+        ));
+    }
     let root = std::env::temp_dir().join(format!("hearth-bench-server-{}", std::process::id()));
     std::fs::create_dir_all(&root).map_err(|e| failed("temporary folder", e))?;
-    let outcome = run(&root, threads, samples.max(1), json_path.as_deref());
+    let outcome = run(
+        &root,
+        (threads, samples.max(1)),
+        sizes,
+        json_path.as_deref(),
+    );
     let _ = std::fs::remove_dir_all(&root);
     outcome
 }
 
-fn run(root: &Path, threads: usize, samples: usize, json_path: Option<&Path>) -> Result<(), Error> {
+fn run(
+    root: &Path,
+    (threads, samples): (usize, usize),
+    sizes: Sizes,
+    json_path: Option<&Path>,
+) -> Result<(), Error> {
     eprintln!("generating two GATES_128 keys...");
     let (mine, theirs) = (
         ClientKey::generate(&GATES_128),
@@ -226,8 +264,8 @@ fn run(root: &Path, threads: usize, samples: usize, json_path: Option<&Path>) ->
     // Both servers stay up (an idle pool costs nothing) and every case
     // alternates between them, so that the machine's drift falls on both.
     let benches = [
-        Bench::start(root, threads, 1, &[&mine, &theirs])?,
-        Bench::start(root, threads, threads, &[&mine, &theirs])?,
+        Bench::start(root, (threads, 1), sizes, &[&mine, &theirs])?,
+        Bench::start(root, (threads, threads), sizes, &[&mine, &theirs])?,
     ];
     let mut times: [[Vec<Duration>; 5]; 2] = Default::default();
     for round in 0..samples {
@@ -235,10 +273,10 @@ fn run(root: &Path, threads: usize, samples: usize, json_path: Option<&Path>) ->
             let max_jobs = bench.max_jobs;
             eprintln!("round {}/{samples}, max_jobs {max_jobs}...", round + 1);
             let t = &mut times[b];
-            t[0].push(throughput(bench, &mine, &tiny)?);
+            t[0].push(throughput(bench, &mine, &tiny, sizes.jobs)?);
             t[1].push(latency(bench, &tiny, &theirs, (round as u8, 9))?);
             t[2].push(latency(bench, &large, &mine, (round as u8, 9))?);
-            let queue: Vec<_> = (0..LARGE_JOBS as u8)
+            let queue: Vec<_> = (0..sizes.large as u8)
                 .map(|a| Ok((large.bundle(&mine, a, 3)?, a.wrapping_mul(3))))
                 .collect::<Result<_, Error>>()?;
             let queued: Vec<_> = queue
@@ -249,7 +287,7 @@ fn run(root: &Path, threads: usize, samples: usize, json_path: Option<&Path>) ->
             for (id, expected) in queued {
                 collect(&bench.api, &mine, (id, expected), POLL)?;
             }
-            t[4].push(batch(bench, &large, &mine, WIDE_JOBS)?);
+            t[4].push(batch(bench, &large, &mine, sizes.wide())?);
         }
     }
     let mut rows = Vec::new();
@@ -259,7 +297,7 @@ fn run(root: &Path, threads: usize, samples: usize, json_path: Option<&Path>) ->
         bench.stop()?;
     }
 
-    let jobs = (CLIENTS * JOBS_PER_CLIENT) as f64;
+    let jobs = (CLIENTS * sizes.jobs) as f64;
     let rate = |d: Duration| jobs / d.as_secs_f64();
     let (t_pbs, t_depth) = shape(&tiny);
     let (l_pbs, l_depth) = shape(&large);
@@ -272,9 +310,9 @@ fn run(root: &Path, threads: usize, samples: usize, json_path: Option<&Path>) ->
             "vs one at a time",
             "tiny alone (ms)",
             "large alone (ms)",
-            "tiny behind 20 large (ms)",
+            "tiny behind the large (ms)",
             "bound 2 x alone + large (ms)",
-            "8 wide jobs (ms)",
+            "pool-filling jobs at once (ms)",
             "efficiency",
         ],
     );
@@ -295,7 +333,7 @@ fn run(root: &Path, threads: usize, samples: usize, json_path: Option<&Path>) ->
         ]);
         out.push(json!({
             "max_jobs": max_jobs,
-            "tiny_jobs": CLIENTS * JOBS_PER_CLIENT,
+            "tiny_jobs": CLIENTS * sizes.jobs,
             "tiny_jobs_per_s": rate(tput),
             "throughput_ratio": rate(tput) / rate(base.1),
             "tiny_alone_ms": alone.as_secs_f64() * 1e3,
@@ -310,10 +348,13 @@ fn run(root: &Path, threads: usize, samples: usize, json_path: Option<&Path>) ->
     table.note(&format!(
         "tiny: `a + b` on U8 ({t_pbs} PBS, depth {t_depth}); large: `a * b` on U8 ({l_pbs} PBS, \
          depth {l_depth}, fills {threads} threads). Throughput: {CLIENTS} clients x \
-         {JOBS_PER_CLIENT} tiny jobs, submitted then fetched. Fairness: one key's tiny job \
-         submitted behind another key's {LARGE_JOBS} large ones. Every time is the median of \
-         {samples} runs, alternating between the two servers. Efficiency: {WIDE_JOBS} large jobs at once, one job at a time's time / this row's. \
-         Every result decrypted and checked against Rust's u8 arithmetic."
+         {} tiny jobs, submitted then fetched. Fairness: one key's tiny job \
+         submitted behind another key's {} large ones. Every time is the median of \
+         {samples} runs, alternating between the two servers. Efficiency: {} large jobs at once, one job at a time's time / this row's. \
+         Every result decrypted and checked against Rust's u8 arithmetic.",
+        sizes.jobs,
+        sizes.large,
+        sizes.wide()
     ));
     let value = json!({
         "threads": threads,

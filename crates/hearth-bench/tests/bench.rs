@@ -307,6 +307,20 @@ const SMALL: &[(&[&str], &str)] = &[
         ],
         "tfhe-rs (ms)",
     ),
+    (
+        &[
+            "server",
+            "--threads",
+            "2",
+            "--samples",
+            "1",
+            "--jobs",
+            "1",
+            "--large",
+            "1",
+        ],
+        "tiny jobs/s",
+    ),
 ];
 
 /// Every benchmark that README.md or the book names (`hearth-bench NAME`)

@@ -86,7 +86,7 @@ impl CompiledProgram {
 /// Shows a run's progress: tqdm when it is installed, else one line on
 /// stderr, redrawn in place on a terminal and written every 10 s to a
 /// file or pipe (so logs stay readable).
-struct ProgressBar<'py> {
+pub(crate) struct ProgressBar<'py> {
     tqdm: Option<Bound<'py, PyAny>>,
     tty: bool,
     total: usize,
@@ -96,7 +96,7 @@ struct ProgressBar<'py> {
 }
 
 impl<'py> ProgressBar<'py> {
-    fn new(py: Python<'py>, total: usize) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'py>, total: usize) -> PyResult<Self> {
         let tqdm = match py.import("tqdm") {
             Ok(m) => {
                 let kw = PyDict::new(py);
@@ -123,7 +123,7 @@ impl<'py> ProgressBar<'py> {
         })
     }
 
-    fn update(&mut self, py: Python<'py>, done: usize) -> PyResult<()> {
+    pub(crate) fn update(&mut self, py: Python<'py>, done: usize) -> PyResult<()> {
         if done <= self.shown {
             return Ok(());
         }
@@ -154,7 +154,7 @@ impl<'py> ProgressBar<'py> {
         Ok(())
     }
 
-    fn close(self, py: Python<'py>) -> PyResult<()> {
+    pub(crate) fn close(self, py: Python<'py>) -> PyResult<()> {
         match self.tqdm {
             Some(bar) => {
                 bar.call_method0("close")?;

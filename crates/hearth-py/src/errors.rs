@@ -67,6 +67,107 @@ create_exception!(
     "A run stopped before it finished (by a cancel request)."
 );
 
+create_exception!(
+    hearth,
+    ServerError,
+    HearthError,
+    "A compute server refused a request, or could not be reached. `code` is \
+     the server's error code (None when no answer came), `status` its HTTP \
+     status (None for a failed job)."
+);
+create_exception!(
+    hearth,
+    UnauthorizedError,
+    ServerError,
+    "No API token, or one the server does not know (unknown, mistyped or \
+     revoked): code `unauthorized`."
+);
+create_exception!(
+    hearth,
+    NotFoundError,
+    ServerError,
+    "No such job or key for this tenant: codes `not_found`, `unknown_key`."
+);
+create_exception!(
+    hearth,
+    OverCostError,
+    ServerError,
+    "Over the server's limits on one job or request: codes `over_cost` \
+     (bootstraps or memory), `too_large` (bytes)."
+);
+create_exception!(
+    hearth,
+    BusyError,
+    ServerError,
+    "The server or the tenant is at a limit that time lifts; try again \
+     later: codes `queue_full`, `too_many_keys`, `key_limit`, `queue_limit`, \
+     `daily_limit`."
+);
+create_exception!(
+    hearth,
+    NotReadyError,
+    ServerError,
+    "Not yet: the job is queued or running (`not_ready`), or the key has \
+     jobs queued or running (`key_in_use`)."
+);
+create_exception!(
+    hearth,
+    BadRequestError,
+    ServerError,
+    "The server could not use what was sent: codes `bad_request`, \
+     `bad_program`, `bad_bundle`, `bad_key`, `insecure_params`, \
+     `wrong_key`, `timeout`."
+);
+create_exception!(
+    hearth,
+    JobFailedError,
+    ServerError,
+    "The job ran (or waited) and failed: `code` is its failure's code \
+     (`job_failed`, `expired`, ...)."
+);
+
+/// The `ServerError` subclass for a server's error `code` (empty: no
+/// answer), with `code` and `status` set on the exception.
+pub fn server_error(code: &str, status: Option<u16>, message: &str) -> PyErr {
+    let err = match code {
+        "unauthorized" => UnauthorizedError::new_err(message.to_string()),
+        "not_found" | "unknown_key" => NotFoundError::new_err(message.to_string()),
+        "over_cost" | "too_large" => OverCostError::new_err(message.to_string()),
+        "queue_full" | "too_many_keys" | "key_limit" | "queue_limit" | "daily_limit" => {
+            BusyError::new_err(message.to_string())
+        }
+        "not_ready" | "key_in_use" => NotReadyError::new_err(message.to_string()),
+        "bad_request" | "bad_program" | "bad_bundle" | "bad_key" | "insecure_params"
+        | "wrong_key" | "timeout" => BadRequestError::new_err(message.to_string()),
+        "job_failed" | "expired" => JobFailedError::new_err(message.to_string()),
+        _ => ServerError::new_err(message.to_string()),
+    };
+    with_code(err, (!code.is_empty()).then_some(code), status)
+}
+
+/// A job's failure (`code` from its status) as `JobFailedError`.
+pub fn job_failed(code: &str, message: &str) -> PyErr {
+    with_code(
+        JobFailedError::new_err(message.to_string()),
+        Some(code),
+        None,
+    )
+}
+
+/// `err` with its `code` and `status` attributes set.
+fn with_code(err: PyErr, code: Option<&str>, status: Option<u16>) -> PyErr {
+    Python::attach(|py| {
+        let value = err.value(py);
+        match value
+            .setattr("code", code)
+            .and_then(|_| value.setattr("status", status))
+        {
+            Ok(()) => err,
+            Err(e) => e,
+        }
+    })
+}
+
 /// `FileTooLargeError`: a file over its size limit is a damaged or forged
 /// file and a size limit at once, so it derives from `FileError` and
 /// `TooLargeError` (made once, with Python's `type`: `create_exception!`
@@ -136,15 +237,28 @@ impl<T> OrRaise<T> for Result<T, hearth::Error> {
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    m.add("HearthError", py.get_type::<HearthError>())?;
-    m.add("ParamsError", py.get_type::<ParamsError>())?;
-    m.add("BuildError", py.get_type::<BuildError>())?;
-    m.add("KeyMismatchError", py.get_type::<KeyMismatchError>())?;
-    m.add("FileError", py.get_type::<FileError>())?;
-    m.add("TooLargeError", py.get_type::<TooLargeError>())?;
+    macro_rules! add {
+        ($($class:ident),*) => {
+            $(m.add(stringify!($class), py.get_type::<$class>())?;)*
+        };
+    }
+    add!(
+        HearthError,
+        ParamsError,
+        BuildError,
+        KeyMismatchError,
+        FileError,
+        TooLargeError
+    );
     m.add("FileTooLargeError", file_too_large(py)?.bind(py))?;
-    m.add("ShapeError", py.get_type::<ShapeError>())?;
-    m.add("RangeError", py.get_type::<RangeError>())?;
-    m.add("CancelledError", py.get_type::<CancelledError>())?;
+    add!(ShapeError, RangeError, CancelledError);
+    add!(
+        ServerError,
+        UnauthorizedError,
+        NotFoundError,
+        OverCostError,
+        BusyError
+    );
+    add!(NotReadyError, BadRequestError, JobFailedError);
     Ok(())
 }

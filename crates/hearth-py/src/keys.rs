@@ -179,7 +179,7 @@ impl ServerKey {
 /// keys): the file to send to a server.
 #[pyclass(module = "hearth", frozen)]
 pub struct CompressedServerKey {
-    inner: hearth::CompressedServerKey,
+    pub(crate) inner: hearth::CompressedServerKey,
 }
 
 #[pymethods]

@@ -1,7 +1,7 @@
 //! Python bindings of hearth (the `hearth` package's native module
 //! `hearth._hearth`): parameter sets, keys, programs of both integer
 //! families built from Python operators, kernels, compiled programs and
-//! their files, runs clear or encrypted.
+//! their files, runs clear or encrypted, and the compute server's client.
 
 mod compiled;
 mod convert;
@@ -9,6 +9,7 @@ mod errors;
 mod kernels;
 mod keys;
 mod program;
+mod remote;
 mod value;
 
 use pyo3::prelude::*;
@@ -46,6 +47,8 @@ fn _hearth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<keys::ServerKey>()?;
     m.add_class::<keys::CompressedServerKey>()?;
     m.add_class::<keys::Bundle>()?;
+    m.add_class::<remote::Client>()?;
+    m.add_class::<remote::Job>()?;
     kernels::register(m)?;
     errors::register(m)?;
     Ok(())

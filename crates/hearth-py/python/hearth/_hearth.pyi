@@ -69,6 +69,43 @@ class RangeError(HearthError):
 class CancelledError(HearthError):
     """A run stopped before it finished (by a cancel request)."""
 
+class ServerError(HearthError):
+    """A compute server refused a request, or could not be reached."""
+
+    code: Optional[str]
+    """The server's error code (``"over_cost"``, ...); None when no
+    answer came."""
+    status: Optional[int]
+    """The HTTP status; None for a failed job."""
+
+class UnauthorizedError(ServerError):
+    """No API token, or one the server does not know: ``unauthorized``."""
+
+class NotFoundError(ServerError):
+    """No such job or key for this tenant: ``not_found``,
+    ``unknown_key``."""
+
+class OverCostError(ServerError):
+    """Over the server's limits on one job or request: ``over_cost``,
+    ``too_large``."""
+
+class BusyError(ServerError):
+    """At a limit that time lifts (try again later): ``queue_full``,
+    ``too_many_keys``, ``key_limit``, ``queue_limit``, ``daily_limit``."""
+
+class NotReadyError(ServerError):
+    """Not yet: ``not_ready`` (the job is queued or running),
+    ``key_in_use``."""
+
+class BadRequestError(ServerError):
+    """The server could not use what was sent: ``bad_request``,
+    ``bad_program``, ``bad_bundle``, ``bad_key``, ``insecure_params``,
+    ``wrong_key``, ``timeout``."""
+
+class JobFailedError(ServerError):
+    """The job failed; ``code`` is its failure's (``job_failed``,
+    ``expired``, ...)."""
+
 class Program:
     """A program being built: declare inputs, compute on them with Python
     operators and the kernels, mark outputs, then ``compile``."""
@@ -372,3 +409,55 @@ def max_pool(x: _Values, s: int) -> Array:
 
 def avg_pool(x: _Values, s: int) -> Array:
     """Floor of the mean over ``s x s`` windows (`s` a power of two)."""
+
+class Client:
+    """A client of one compute server (``hearth server``).
+
+    ``url`` is ``http://`` or ``https://``; ``token`` the API token the
+    server's operator made for you; ``ca_cert`` a PEM file of the
+    certificate authority to trust for HTTPS instead of the system's."""
+
+    def __init__(
+        self, url: str, token: Optional[str] = None, ca_cert: Optional[_Path] = None
+    ) -> None: ...
+    @property
+    def url(self) -> str:
+        """The server's address."""
+    def info(self) -> dict[str, Any]:
+        """The server's version and limits."""
+    def upload_key(
+        self, key: Union[ServerKey, CompressedServerKey, _Path, bytes]
+    ) -> dict[str, Any]:
+        """Registers a server key (compressed or not); returns its record
+        (``key_id``, ``params``, ``compressed``, ``bytes``, ``new``)."""
+    def submit(self, program: CompiledProgram, bundle: Bundle) -> Job:
+        """Submits ``program`` on its encrypted inputs; refusals are raised
+        before anything runs."""
+    def job(self, id: str) -> Job:
+        """The job of this id."""
+
+class Job:
+    """One job on a compute server, from ``Client.submit``."""
+
+    @property
+    def id(self) -> str:
+        """The job's id (32 hex digits)."""
+    @property
+    def pbs(self) -> int:
+        """Bootstraps the program runs."""
+    @property
+    def depth(self) -> int:
+        """Its depth in bootstraps."""
+    def status(self) -> dict[str, Any]:
+        """Where the job is: ``state`` ``"queued"`` (``position``),
+        ``"running"`` (``done``, ``total``), ``"done"`` (``result_bytes``)
+        or ``"failed"`` (``code``, ``message``)."""
+    def wait(
+        self, poll: float = 0.2, timeout: Optional[float] = None, progress: bool = True
+    ) -> dict[str, Any]:
+        """Waits until the job has finished, with a progress display; a
+        failed job raises ``JobFailedError``, a timeout ``TimeoutError``."""
+    def result(self) -> Bundle:
+        """The result bundle (stays on the server until ``delete``)."""
+    def delete(self) -> None:
+        """Deletes the job and its result on the server."""
