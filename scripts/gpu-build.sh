@@ -63,8 +63,8 @@ export CMAKE_TOOLCHAIN_FILE=$tools/toolchain.cmake
 
 cd "$root"
 if [ "$mode" = lint ]; then
-    exec cargo clippy --release -p hearth -p hearth-cli -p hearth-bench \
-        --features hearth/gpu,hearth-cli/gpu,hearth-bench/gpu \
+    exec cargo clippy --release -p hearth -p hearth-server -p hearth-cli -p hearth-bench \
+        --features hearth/gpu,hearth-server/gpu,hearth-cli/gpu,hearth-bench/gpu \
         --all-targets --target-dir target/gpu -- -D warnings
 fi
 cargo build --release -p hearth-cli -p hearth-bench --features hearth-cli/gpu,hearth-bench/gpu \

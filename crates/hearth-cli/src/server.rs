@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hearth::Error;
-use hearth_cli::options::{parse_duration, parse_size, MaxMemory, Threads};
+use hearth_cli::options::{parse_duration, parse_size, BackendArg, Engine, MaxMemory, Threads};
 use hearth_server::tenants::{edit, TenantLimits, Tenants};
-use hearth_server::{Config, TlsFiles};
+use hearth_server::{Config, JobBackend, TlsFiles};
 
 /// `hearth server`.
 #[derive(clap::Args)]
@@ -51,6 +51,8 @@ pub struct Args {
     metrics_listen: Option<String>,
     #[command(flatten)]
     threads: Threads,
+    #[command(flatten)]
+    backend: BackendArg,
     /// Refuse jobs whose program runs more bootstraps than this
     /// (`over_cost`).
     #[arg(long, value_name = "N", default_value_t = 10_000_000)]
@@ -258,6 +260,26 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.max_memory = args.max_memory.bytes();
     config.max_queue = args.max_queue;
     config.max_jobs = args.max_jobs.unwrap_or(config.threads);
+    config.backend = match args.backend.backend {
+        Engine::Cpu => JobBackend::Cpu,
+        // The same fallback as `run`: a GPU that cannot be used is said
+        // and the cpu backend serves (an error with HEARTH_REQUIRE_GPU).
+        Engine::Gpu => match hearth_server::gpu_unavailable() {
+            None => JobBackend::Gpu,
+            Some(why) => {
+                hearth_cli::backend::require_gpu(why)?;
+                eprintln!("hearth server: --backend gpu: {why}; jobs run on the cpu backend");
+                JobBackend::Cpu
+            }
+        },
+        Engine::Mpi => {
+            return Err(Error::Config(
+                "hearth server --backend mpi is not available yet: run a job's program on a \
+                 cluster with `hearth run --backend mpi` under mpirun"
+                    .into(),
+            ))
+        }
+    };
     config.max_body = args.max_body;
     config.max_uploads = args.max_uploads;
     config.max_keys = args.max_keys;
@@ -273,12 +295,16 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.metrics_listen = args.metrics_listen;
     config.result_ttl = args.result_ttl;
     config.queue_ttl = args.queue_ttl;
-    let threads = config.threads;
+    let (threads, backend) = (config.threads, config.backend);
     hearth_server::run(config, &args.listen, |url, open| {
         println!("listening on {url}");
         let _ = std::io::stdout().flush();
+        let on = match backend {
+            JobBackend::Cpu => format!("{threads} threads"),
+            JobBackend::Gpu => "the gpu, one job at a time".to_string(),
+        };
         eprintln!(
-            "hearth server: {threads} threads, data in {}; Ctrl-C stops (unfinished jobs run again at the next start)",
+            "hearth server: jobs on {on}, data in {}; Ctrl-C stops (unfinished jobs run again at the next start)",
             data.display()
         );
         if open {

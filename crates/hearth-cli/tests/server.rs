@@ -863,3 +863,56 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
     }
     drop(server);
 }
+
+/// `hearth server --backend gpu` where no GPU can be used falls back to
+/// the cpu backend as `run` does, saying why, and serves jobs there; with
+/// `HEARTH_REQUIRE_GPU` it does not start. `--backend mpi` is refused.
+#[test]
+fn the_gpu_backend_falls_back_as_run_does() {
+    if hearth_server::gpu_unavailable().is_none() {
+        eprintln!("a GPU is usable here: the fallback is not exercised");
+        return;
+    }
+    let d = dir("gpu-fallback");
+    let log = d.join("server.log");
+    let server = Server::start(&d.join("data"), &log, &["--backend", "gpu"]);
+    let api = server.client();
+    let client = ClientKey::generate(&GATES_128);
+    api.upload_key(&client.compressed_server_key().to_bytes().unwrap())
+        .unwrap();
+    let add = program(&GATES_128, false);
+    let job = api
+        .submit(&add.to_bytes().unwrap(), &bundle(&client, &add, 250, 9))
+        .unwrap()
+        .job_id;
+    collect(&api, &client, job, 250u8.wrapping_add(9));
+    drop(server);
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("--backend gpu: this build has no GPU backend")
+            && said.contains("jobs run on the cpu backend"),
+        "{said}"
+    );
+    for (env, backend, why) in [
+        (
+            Some(("HEARTH_REQUIRE_GPU", "1")),
+            "gpu",
+            "no fallback to the cpu backend",
+        ),
+        (None, "mpi", "--backend mpi is not available yet"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
+            .args(["server", "--listen", "127.0.0.1:0", "--backend", backend])
+            .arg("--data")
+            .arg(d.join("data"))
+            .envs(env)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(why),
+            "{backend}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -90,6 +90,8 @@ pub use api::{
 };
 pub use client::{Client, ClientBuilder, ClientError, KeySource};
 pub use request::{parse_job, split_job, JobRequest, Limits};
-pub use server::{run, start, Config, Server, ServerError, ServerHandle, OPENAPI};
+pub use server::{
+    gpu_unavailable, run, start, Config, JobBackend, Server, ServerError, ServerHandle, OPENAPI,
+};
 pub use tenants::{Tenant, TenantLimits, Tenants};
 pub use tls::TlsFiles;

@@ -77,6 +77,31 @@ use crate::store::{JobMeta, Outcome, Recovered, Store, StoredKey, Usage};
 use crate::tenants::{self, now as now_s, Tenant, Tenants};
 use crate::tls::{Tls, TlsFiles};
 
+/// Where a server's jobs bootstrap ([`Config::backend`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JobBackend {
+    /// The CPU backend on the server's rayon pool.
+    #[default]
+    Cpu,
+    /// The GPU backend (tfhe-rs's CUDA bootstrap), one job at a time; a
+    /// build with the `gpu` feature on a machine with a CUDA device.
+    Gpu,
+}
+
+/// Why jobs cannot run on the GPU here, if they cannot.
+pub fn gpu_unavailable() -> Option<&'static str> {
+    #[cfg(feature = "gpu")]
+    {
+        if hearth::backend::gpu_available() {
+            None
+        } else {
+            Some("no usable CUDA device (no GPU, or no driver)")
+        }
+    }
+    #[cfg(not(feature = "gpu"))]
+    Some("this build has no GPU backend (build it with scripts/gpu-build.sh)")
+}
+
 /// How a server runs: its folder, its threads and its limits (the
 /// `hearth server` options).
 #[derive(Clone, Debug)]
@@ -85,6 +110,10 @@ pub struct Config {
     pub data: PathBuf,
     /// Threads of the pool every job runs on.
     pub threads: usize,
+    /// Where jobs bootstrap: the CPU pool, or the GPU (the `gpu` feature;
+    /// [`Server::open`] refuses `Gpu` where no GPU can be used, and runs
+    /// one job at a time on it).
+    pub backend: JobBackend,
     /// Most bootstraps one job may run.
     pub max_pbs: u64,
     /// Most estimated peak memory of one job on `threads`, bytes.
@@ -140,6 +169,7 @@ impl Config {
         Config {
             data: data.into(),
             threads,
+            backend: JobBackend::Cpu,
             max_pbs: 10_000_000,
             max_memory: 8 << 30,
             max_queue: 64,
@@ -355,6 +385,9 @@ struct Shared {
     /// Bootstraps admitted today, by tenant (kept in `usage.json`).
     usage: Mutex<Usage>,
     metrics: Metrics,
+    /// Server keys converted for the GPU (`JobBackend::Gpu`).
+    #[cfg(feature = "gpu")]
+    gpu_keys: Mutex<HashMap<KeyName, Arc<hearth::backend::GpuKey>>>,
     /// Permits for CPU-heavy work off the async threads.
     heavy: tokio::sync::Semaphore,
     /// Permits for request bodies in memory.
@@ -649,13 +682,55 @@ impl Shared {
             ));
         }
         let progress = done.clone();
-        let cpu = CpuBackend::with_pool(&key, self.pool.clone())
-            .with_progress(move |d, _| progress.store(d as u64, Ordering::Relaxed));
-        let out = req
-            .program
-            .run_bundle(&cpu, &req.bundle)
-            .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
+        let progress = move |d: usize, _| progress.store(d as u64, Ordering::Relaxed);
+        let out = match self.config.backend {
+            JobBackend::Cpu => {
+                let cpu = CpuBackend::with_pool(&key, self.pool.clone()).with_progress(progress);
+                req.program.run_bundle(&cpu, &req.bundle)
+            }
+            JobBackend::Gpu => self.run_on_gpu(&meta.tenant, &key, &req, progress)?,
+        }
+        .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
         out.to_bytes().map_err(internal)
+    }
+
+    /// Runs `req` on the GPU with `key` converted for it once (kept beside
+    /// the key cache, as many as it keeps). Without the `gpu` feature
+    /// [`Server::open`] refuses `JobBackend::Gpu`, so this is not reached.
+    fn run_on_gpu(
+        &self,
+        tenant: &str,
+        key: &ServerKey,
+        req: &crate::request::JobRequest,
+        progress: impl Fn(usize, usize) + Send + Sync + 'static,
+    ) -> Result<Result<hearth::Bundle, hearth::Error>, ApiError> {
+        #[cfg(feature = "gpu")]
+        {
+            use hearth::backend::{GpuBackend, GpuBatch, GpuKey};
+            let name = (tenant.to_string(), key.key_id());
+            let cached = lock(&self.gpu_keys).get(&name).cloned();
+            let gpu_key = match cached {
+                Some(k) => k,
+                None => {
+                    let k = GpuKey::new(key)
+                        .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
+                    let k = Arc::new(k);
+                    let mut keys = lock(&self.gpu_keys);
+                    if keys.len() >= self.config.key_cache.max(1) {
+                        keys.clear();
+                    }
+                    keys.insert(name, k.clone());
+                    k
+                }
+            };
+            let gpu = GpuBackend::new(GpuBatch::new(gpu_key)).with_progress(progress);
+            Ok(req.program.run_bundle(&gpu, &req.bundle))
+        }
+        #[cfg(not(feature = "gpu"))]
+        {
+            let _ = (tenant, key, req, progress);
+            Err(internal(gpu_unavailable().unwrap_or_default()))
+        }
     }
 
     /// One worker: takes the next job in turn whenever it may start
@@ -1387,6 +1462,14 @@ impl Server {
         if config.max_jobs == 0 {
             return Err(ServerError::Config("--max-jobs must be positive".into()));
         }
+        let mut config = config;
+        if config.backend == JobBackend::Gpu {
+            if let Some(why) = gpu_unavailable() {
+                return Err(ServerError::Config(format!("--backend gpu: {why}")));
+            }
+            // One device stream: jobs take turns on it.
+            config.max_jobs = 1;
+        }
         let tls = match &config.tls {
             Some(files) => Some(Tls::load(files).map_err(|e| ServerError::Config(e.to_string()))?),
             None => None,
@@ -1443,6 +1526,8 @@ impl Server {
             tenants: Mutex::new((None, Arc::new(Tenants::default()))),
             usage: Mutex::new(usage),
             metrics: Metrics::new(),
+            #[cfg(feature = "gpu")]
+            gpu_keys: Mutex::new(HashMap::new()),
             jobs: Mutex::new(jobs),
             wake: Condvar::new(),
             store,
