@@ -8,7 +8,8 @@
 # Usage: scripts/gpu-measure.sh [all | STEP...]   STEP: check noise pbs ops cpu16
 #        (several steps run in the order given, so that the figures that
 #        matter most come first when device time is short)
-#   check  demo on the gpu; gpu beside cpu on random circuits (10 000
+#   check  demo on the gpu; a job of `hearth server --backend gpu` equal
+#          to the cpu's; gpu beside cpu on random circuits (10 000
 #          bootstraps, many-LUT launches included) and 32-bit add / mul /
 #          max, on DIGITS_128 and GATES_128, every digit checked
 #   noise  100 000 gpu bootstraps at the full budget on DIGITS_128 and
@@ -87,6 +88,7 @@ step() {
 
 run_check() {
     step demo $h demo --backend gpu --threads "$threads"
+    step server-gpu scripts/gpu-server-check.sh "$h" "$threads"
     for p in DIGITS_128 GATES_128; do
         step "backends-$p" $b backends --params "$p" --threads "$threads" \
             --bootstraps 10000 --json "$out/backends-$p.json"
