@@ -16,6 +16,7 @@
 //!
 //! The tenant of an open server (no tenants) is the empty string.
 
+use prometheus::core::Collector;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
     Registry, TextEncoder,
@@ -44,86 +45,88 @@ pub struct Metrics {
     pub key_cache: IntCounterVec,
 }
 
+/// `metric` (made from constant options, so valid) registered in
+/// `registry`.
+fn add<M: Collector + Clone + 'static>(registry: &Registry, metric: prometheus::Result<M>) -> M {
+    let m = metric.expect("valid metric");
+    registry
+        .register(Box::new(m.clone()))
+        .expect("registered once");
+    m
+}
+
 impl Metrics {
     /// A fresh registry with every metric at zero.
     pub fn new() -> Metrics {
         let registry = Registry::new();
-        let gauge_vec = |name: &str, help: &str, labels: &[&str]| {
-            let g = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric");
-            registry
-                .register(Box::new(g.clone()))
-                .expect("registered once");
-            g
-        };
-        let counter_vec = |name: &str, help: &str, labels: &[&str]| {
-            let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric");
-            registry
-                .register(Box::new(c.clone()))
-                .expect("registered once");
-            c
-        };
-        let jobs = gauge_vec(
-            "hearth_jobs",
-            "Jobs held, by state and tenant",
-            &["state", "tenant"],
-        );
-        let gauge = |name: &str, help: &str| {
-            let g = IntGauge::new(name, help).expect("valid metric");
-            registry
-                .register(Box::new(g.clone()))
-                .expect("registered once");
-            g
-        };
-        let queue_depth = gauge("hearth_queue_depth", "Jobs waiting to run");
-        let running_memory = gauge(
-            "hearth_running_memory_bytes",
-            "Estimated peak memory of the running jobs together, bytes",
-        );
-        let accepted = counter_vec(
-            "hearth_jobs_accepted_total",
-            "Jobs accepted, by tenant",
-            &["tenant"],
-        );
-        let finished = counter_vec(
-            "hearth_jobs_finished_total",
-            "Jobs run to an end, by tenant and outcome",
-            &["tenant", "outcome"],
-        );
-        let bootstraps = IntCounter::new("hearth_bootstraps_total", "Bootstraps of the jobs run")
-            .expect("valid metric");
-        registry
-            .register(Box::new(bootstraps.clone()))
-            .expect("registered once");
-        let job_seconds = Histogram::with_opts(
-            HistogramOpts::new("hearth_job_seconds", "How long jobs ran, seconds").buckets(vec![
-                0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0,
-            ]),
-        )
-        .expect("valid metric");
-        registry
-            .register(Box::new(job_seconds.clone()))
-            .expect("registered once");
-        let refusals = counter_vec(
-            "hearth_refusals_total",
-            "Requests refused, by code",
-            &["code"],
-        );
-        let key_cache = counter_vec(
-            "hearth_key_cache_total",
-            "Server key lookups, from memory (hit) or from disk (miss)",
-            &["result"],
-        );
+        let r = &registry;
+        let opts = Opts::new;
         Metrics {
+            jobs: add(
+                r,
+                IntGaugeVec::new(
+                    opts("hearth_jobs", "Jobs held, by state and tenant"),
+                    &["state", "tenant"],
+                ),
+            ),
+            queue_depth: add(
+                r,
+                IntGauge::new("hearth_queue_depth", "Jobs waiting to run"),
+            ),
+            running_memory: add(
+                r,
+                IntGauge::new(
+                    "hearth_running_memory_bytes",
+                    "Estimated peak memory of the running jobs together, bytes",
+                ),
+            ),
+            accepted: add(
+                r,
+                IntCounterVec::new(
+                    opts("hearth_jobs_accepted_total", "Jobs accepted, by tenant"),
+                    &["tenant"],
+                ),
+            ),
+            finished: add(
+                r,
+                IntCounterVec::new(
+                    opts(
+                        "hearth_jobs_finished_total",
+                        "Jobs run to an end, by tenant and outcome",
+                    ),
+                    &["tenant", "outcome"],
+                ),
+            ),
+            bootstraps: add(
+                r,
+                IntCounter::new("hearth_bootstraps_total", "Bootstraps of the jobs run"),
+            ),
+            job_seconds: add(
+                r,
+                Histogram::with_opts(
+                    HistogramOpts::new("hearth_job_seconds", "How long jobs ran, seconds").buckets(
+                        vec![0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0],
+                    ),
+                ),
+            ),
+            refusals: add(
+                r,
+                IntCounterVec::new(
+                    opts("hearth_refusals_total", "Requests refused, by code"),
+                    &["code"],
+                ),
+            ),
+            key_cache: add(
+                r,
+                IntCounterVec::new(
+                    opts(
+                        "hearth_key_cache_total",
+                        "Server key lookups, from memory (hit) or from disk (miss)",
+                    ),
+                    &["result"],
+                ),
+            ),
             registry,
-            jobs,
-            queue_depth,
-            running_memory,
-            accepted,
-            finished,
-            bootstraps,
-            job_seconds,
-            refusals,
-            key_cache,
         }
     }
 

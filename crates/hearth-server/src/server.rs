@@ -1406,10 +1406,11 @@ async fn authenticate(State(s): Shr, mut req: Request, next: Next) -> Response {
 }
 
 /// Counts every refusal by its code (for `GET /v1/stats`).
-/// One span per request (method, path, then the tenant and the answer's
-/// status); with `config.log`, refusals are logged at info level with
-/// their code, other answers at debug level (clients poll).
-async fn trace_request(State(s): Shr, req: Request, next: Next) -> Response {
+/// Every answer, seen once: one span per request (method, path, then the
+/// tenant and the answer's status); refusals counted by code (stats and
+/// metrics); with `config.log`, refusals logged at info level with their
+/// code, other answers at debug level (clients poll).
+async fn observe(State(s): Shr, req: Request, next: Next) -> Response {
     use tracing::Instrument;
     let span = tracing::info_span!(
         "request",
@@ -1422,22 +1423,18 @@ async fn trace_request(State(s): Shr, req: Request, next: Next) -> Response {
     let r = next.run(req).instrument(span.clone()).await;
     let status = r.status().as_u16();
     span.record("status", status);
+    let code = r.extensions().get::<ErrorCode>().copied();
+    if let Some(code) = code {
+        *lock(&s.refused).entry(code.as_str()).or_default() += 1;
+        s.metrics.refusals.with_label_values(&[code.as_str()]).inc();
+    }
     if s.config.log {
         let _entered = span.enter();
         let ms = start.elapsed().as_secs_f64() * 1e3;
-        match r.extensions().get::<ErrorCode>() {
+        match code {
             Some(code) => tracing::info!(status, ms, code = code.as_str(), "refused"),
             None => tracing::debug!(status, ms, "answered"),
         }
-    }
-    r
-}
-
-async fn count_refusals(State(s): Shr, req: Request, next: Next) -> Response {
-    let r = next.run(req).await;
-    if let Some(code) = r.extensions().get::<ErrorCode>() {
-        *lock(&s.refused).entry(code.as_str()).or_default() += 1;
-        s.metrics.refusals.with_label_values(&[code.as_str()]).inc();
     }
     r
 }
@@ -1606,11 +1603,7 @@ impl Server {
             .method_not_allowed_fallback(no_method)
             .layer(axum::middleware::from_fn_with_state(
                 self.shared.clone(),
-                count_refusals,
-            ))
-            .layer(axum::middleware::from_fn_with_state(
-                self.shared.clone(),
-                trace_request,
+                observe,
             ))
             .with_state(self.shared.clone())
     }
