@@ -5,7 +5,8 @@
 # makes a virtual environment in .venv, installs maturin, numpy and pytest
 # from PyPI into it (and tqdm and mypy, so that both progress displays and
 # the type stubs are tested) while cargo builds, then builds the package
-# there (maturin develop --release) and runs pytest.
+# there (maturin develop --release) and runs pytest on two workers
+# (pytest-xdist: most Python tests use one core).
 #
 # One build serves all three: `tfhe` and the library compile once. The
 # workspace-hack crate (crates/hearth-hack) makes every build ask for the
@@ -29,7 +30,9 @@ if ! mpi_tools && command -v apt-get >/dev/null; then
 fi
 features=hearth/testing
 if mpi_tools; then
-    features=$features,hearth/mpi
+    # The library's MPI backend and the server's (`hearth server --backend
+    # mpi`, whose 2-rank test is among the CLI's).
+    features=$features,hearth/mpi,hearth-server/mpi
     # The MPI tests must run, not skip. What Open MPI needs as root in a
     # container: no cross-memory attach.
     export HEARTH_REQUIRE_MPI=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -54,7 +57,7 @@ if usable; then
     (
         if [ ! -x .venv/bin/python ]; then "$python" -m venv .venv; fi
         .venv/bin/python -m pip install -q --upgrade pip
-        .venv/bin/python -m pip install -q "maturin>=1.5,<2" numpy pytest tqdm mypy
+        .venv/bin/python -m pip install -q "maturin>=1.5,<2" numpy pytest pytest-xdist tqdm mypy
     ) >"$pip_log" 2>&1 &
     pip_pid=$!
 fi
@@ -62,7 +65,9 @@ fi
 # Every crate's tests in one build, hearth-bench's without its comparisons
 # with tfhe-rs (`--no-default-features`: only hearth-bench has default
 # features). hearth-py has no Rust tests: maturin builds it below.
-cargo test --release --workspace --exclude hearth-py --no-default-features --features "$features"
+cli_features=$features
+if mpi_tools; then cli_features=$features,hearth-cli/mpi,hearth-bench/mpi; fi
+cargo test --release --workspace --exclude hearth-py --no-default-features --features "$cli_features"
 
 if [ -n "$pip_pid" ]; then
     if ! wait "$pip_pid"; then
@@ -72,7 +77,7 @@ if [ -n "$pip_pid" ]; then
     fi
     VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
         maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features"
-    .venv/bin/python -m pytest -q crates/hearth-py/tests
+    .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
 else
     echo "Python tests skipped: no $python >= 3.9 with venv (set PYTHON=...)" >&2
     [ -z "${HEARTH_REQUIRE_PYTHON:-}" ] || exit 1

@@ -23,6 +23,7 @@ mod radix;
 mod report;
 mod scale;
 mod serve;
+mod serve_mpi;
 mod tfhe;
 #[cfg(feature = "tfhe-pbs-stats")]
 mod tfhe_pbs;
@@ -68,6 +69,24 @@ enum Which {
         /// them are the pool-filling jobs run at once.
         #[arg(long, value_name = "N", default_value_t = 20)]
         large: usize,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Jobs per second of `hearth server --backend mpi` on 2 ranks x 1
+    /// thread beside the cpu backend on 1 x 2 (and mpi on 1 x 2): rounds
+    /// of regression jobs on DIGITS_128, alternating between the servers.
+    /// Needs mpirun and a `hearth` built with `--features mpi`.
+    ServerMpi {
+        /// The `hearth` binary to serve with (built with the `mpi`
+        /// feature).
+        #[arg(long, value_name = "FILE", default_value = "target/release/hearth")]
+        hearth: std::path::PathBuf,
+        /// Jobs per round on each server.
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        jobs: usize,
+        /// Rounds; the table shows the medians.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        samples: usize,
         #[command(flatten)]
         json: JsonOut,
     },
@@ -437,6 +456,12 @@ fn run(which: Which) -> Result<(), Error> {
             crate::serve::Sizes { jobs, large },
             json.json,
         ),
+        Which::ServerMpi {
+            hearth,
+            jobs,
+            samples,
+            json,
+        } => crate::serve_mpi::server_mpi(&hearth, jobs, samples, json.json),
         Which::Params { samples, json } => crate::params::params(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {

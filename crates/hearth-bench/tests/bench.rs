@@ -321,6 +321,20 @@ const SMALL: &[(&[&str], &str)] = &[
         ],
         "tiny jobs/s",
     ),
+    // Needs mpirun and target/release/hearth built with the `mpi` feature,
+    // as the test command leaves it where Open MPI is installed (CI).
+    (
+        &[
+            "server-mpi",
+            "--hearth",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/release/hearth"),
+            "--jobs",
+            "1",
+            "--samples",
+            "1",
+        ],
+        "vs cpu 1 x 2",
+    ),
 ];
 
 /// Every benchmark that README.md or the book names (`hearth-bench NAME`)

@@ -54,6 +54,14 @@ mod imp {
         Ok(false)
     }
 
+    /// Rank 0: the launch's cluster (`hearth server --backend mpi` shares
+    /// each job's key itself).
+    pub fn cluster() -> Result<Arc<Cluster>, Error> {
+        CLUSTER.lock().unwrap().clone().ok_or_else(|| {
+            Error::Config("--backend mpi: MPI was not started for this command".into())
+        })
+    }
+
     /// Rank 0: the MPI backend for `server` on `threads` local threads plus
     /// the workers'. `key_file`: the file the key came from, sent as it is.
     pub fn backend<'k>(
@@ -61,9 +69,7 @@ mod imp {
         key_file: Option<&Path>,
         threads: usize,
     ) -> Result<MpiBackend<'k>, Error> {
-        let cluster = CLUSTER.lock().unwrap().clone().ok_or_else(|| {
-            Error::Config("--backend mpi: MPI was not started for this command".into())
-        })?;
+        let cluster = cluster()?;
         // The file's bytes travel as they are (4-6x smaller when the key
         // file is compressed); keys made here travel uncompressed.
         let bytes = match key_file {
@@ -142,5 +148,5 @@ mod imp {
 }
 
 #[cfg(feature = "mpi")]
-pub use imp::backend;
+pub use imp::{backend, cluster};
 pub use imp::{end, start};

@@ -111,6 +111,7 @@ impl Command {
             Command::Run(args) => args.mpi_threads(),
             Command::Demo(args) => args.mpi_threads(),
             Command::App { which } => which.mpi_threads(),
+            Command::Server(args) => args.mpi_threads(),
             _ => None,
         }
     }

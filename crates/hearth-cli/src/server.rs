@@ -246,6 +246,29 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
     Ok(())
 }
 
+impl Args {
+    /// The thread option of every rank when serving with `--backend mpi`
+    /// (not for `hearth server token`).
+    pub fn mpi_threads(&self) -> Option<Threads> {
+        (self.command.is_none() && self.backend.backend == Engine::Mpi).then_some(self.threads)
+    }
+}
+
+/// `--backend mpi` on rank 0 (the other ranks are in `Cluster::work`, see
+/// `cluster::main`).
+#[cfg(feature = "mpi")]
+fn mpi_backend() -> Result<JobBackend, Error> {
+    Ok(JobBackend::Mpi(hearth_server::Ranks(
+        crate::cluster::cluster()?,
+    )))
+}
+
+/// `--backend mpi` in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+fn mpi_backend() -> Result<JobBackend, Error> {
+    Err(crate::cluster::missing())
+}
+
 /// `hearth server`: serves until Ctrl-C or SIGTERM; `hearth server token`.
 pub fn run(args: Args) -> Result<(), Error> {
     if let Some(ServerCommand::Token(cmd)) = args.command {
@@ -272,13 +295,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                 JobBackend::Cpu
             }
         },
-        Engine::Mpi => {
-            return Err(Error::Config(
-                "hearth server --backend mpi is not available yet: run a job's program on a \
-                 cluster with `hearth run --backend mpi` under mpirun"
-                    .into(),
-            ))
-        }
+        Engine::Mpi => mpi_backend()?,
     };
     config.max_body = args.max_body;
     config.max_uploads = args.max_uploads;
@@ -295,14 +312,10 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.metrics_listen = args.metrics_listen;
     config.result_ttl = args.result_ttl;
     config.queue_ttl = args.queue_ttl;
-    let (threads, backend) = (config.threads, config.backend);
+    let on = config.backend.describe(config.threads);
     hearth_server::run(config, &args.listen, |url, open| {
         println!("listening on {url}");
         let _ = std::io::stdout().flush();
-        let on = match backend {
-            JobBackend::Cpu => format!("{threads} threads"),
-            JobBackend::Gpu => "the gpu, one job at a time".to_string(),
-        };
         eprintln!(
             "hearth server: jobs on {on}, data in {}; Ctrl-C stops (unfinished jobs run again at the next start)",
             data.display()

@@ -2,7 +2,7 @@
 //! keys (GATES_128; release mode): the CLI client path (`submit`,
 //! `fetch --wait`, `decrypt`), 8 concurrent clients x 4 jobs while
 //! another client sends refused requests of every kind and two clients
-//! die mid-upload; then 4 tenants x 4 clients x 10 jobs over HTTPS while
+//! die mid-upload; then 4 tenants x 4 clients x 6 jobs over HTTPS while
 //! a spy tries every other tenant's jobs and keys and strangers try
 //! without a token, with a wrong one and with a revoked one, and the
 //! server is killed (`kill -9`) and restarted twice with jobs queued and
@@ -31,7 +31,7 @@ const JOBS_PER_CLIENT: usize = 4;
 
 const TENANTS: usize = 4;
 const CLIENTS_PER_TENANT: usize = 4;
-const JOBS_PER_TENANT_CLIENT: usize = 10;
+const JOBS_PER_TENANT_CLIENT: usize = 6;
 
 /// Longest wait for one job: a lost job fails the test instead of
 /// hanging it.
@@ -486,7 +486,7 @@ impl Refusals {
     }
 }
 
-/// 4 tenants x 4 clients x 10 jobs over HTTPS, tokens made and one
+/// 4 tenants x 4 clients x 6 jobs over HTTPS, tokens made and one
 /// revoked with `hearth server token`, the server killed and restarted
 /// twice while jobs are queued and running; a spy and strangers try what
 /// they may not all along.
@@ -866,7 +866,8 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
 
 /// `hearth server --backend gpu` where no GPU can be used falls back to
 /// the cpu backend as `run` does, saying why, and serves jobs there; with
-/// `HEARTH_REQUIRE_GPU` it does not start. `--backend mpi` is refused.
+/// `HEARTH_REQUIRE_GPU` it does not start. In a build without MPI,
+/// `--backend mpi` is refused, saying how to get it.
 #[test]
 fn the_gpu_backend_falls_back_as_run_does() {
     if hearth_server::gpu_unavailable().is_none() {
@@ -893,14 +894,15 @@ fn the_gpu_backend_falls_back_as_run_does() {
             && said.contains("jobs run on the cpu backend"),
         "{said}"
     );
-    for (env, backend, why) in [
-        (
-            Some(("HEARTH_REQUIRE_GPU", "1")),
-            "gpu",
-            "no fallback to the cpu backend",
-        ),
-        (None, "mpi", "--backend mpi is not available yet"),
-    ] {
+    let mut refused = vec![(
+        Some(("HEARTH_REQUIRE_GPU", "1")),
+        "gpu",
+        "no fallback to the cpu backend",
+    )];
+    if cfg!(not(feature = "mpi")) {
+        refused.push((None, "mpi", "this build has no MPI backend"));
+    }
+    for (env, backend, why) in refused {
         let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
             .args(["server", "--listen", "127.0.0.1:0", "--backend", backend])
             .arg("--data")
@@ -915,4 +917,160 @@ fn the_gpu_backend_falls_back_as_run_does() {
         );
     }
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `hearth server --backend mpi` on 2 ranks of 1 thread under `mpirun`:
+/// jobs under two keys, alternating, decrypt to Rust's `u8` products, and
+/// each key travels to rank 1 once (`hearth_key_transfers_total`). Then
+/// rank 1 is killed (`kill -9`) mid-job: the launch ends naming it, and
+/// the job, kept on disk, runs again on a server started after it.
+#[cfg(feature = "mpi")]
+#[test]
+fn the_server_on_two_ranks_and_a_dead_rank() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("HEARTH_REQUIRE_MPI").is_none(),
+            "HEARTH_REQUIRE_MPI is set and mpirun is missing"
+        );
+        eprintln!("skipped: no mpirun (install openmpi-bin)");
+        return;
+    }
+    let d = dir("mpi");
+    let data = d.join("data");
+    let metrics_port = crate::free_port();
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    // Killed if the test fails first (mpirun then ends its ranks).
+    struct Launch(Child);
+    impl Drop for Launch {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let launch = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .arg(env!("CARGO_BIN_EXE_hearth"))
+        .args(["server", "--backend", "mpi", "--threads", "1"])
+        .args(["--listen", "127.0.0.1:0", "--metrics-listen", &metrics])
+        .arg("--data")
+        .arg(&data)
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut launch = Launch(launch);
+    let mut out = BufReader::new(launch.0.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .to_string();
+    let api = Client::new(&url).unwrap();
+    let info = api.info().unwrap();
+    assert_eq!(
+        (info.backend.as_str(), info.max_jobs),
+        ("mpi, 2 ranks x 1 thread, one job at a time", 1)
+    );
+    let keys: Vec<ClientKey> = (0..2).map(|_| ClientKey::generate(&GATES_128)).collect();
+    for k in &keys {
+        api.upload_key(&k.compressed_server_key().to_bytes().unwrap())
+            .unwrap();
+    }
+    let mul = program(&GATES_128, true);
+    let mul_bytes = mul.to_bytes().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(41);
+    for i in 0..5 {
+        let key = &keys[i % 2];
+        let (a, b): (u8, u8) = (rng.gen(), rng.gen());
+        let job = api
+            .submit(&mul_bytes, &bundle(key, &mul, a, b))
+            .unwrap()
+            .job_id;
+        collect(&api, key, job, a.wrapping_mul(b));
+    }
+    assert_eq!(
+        scrape(metrics_port, &["hearth_key_transfers_total"]),
+        ["hearth_key_transfers_total 2"],
+        "each key sent to the ranks once"
+    );
+
+    // A job long enough to be running when rank 1 dies: a u16 product.
+    let p = Program::new(&GATES_128);
+    let (a, b) = (hearth::api::U16::input(&p), hearth::api::U16::input(&p));
+    p.output(&(&a * &b));
+    let long = p.build().unwrap();
+    let inputs = [vec![BigInt::from(51_234u32)], vec![BigInt::from(4_321u32)]];
+    let long_bundle = keys[0]
+        .encrypt_bundle(&long.signature().inputs, &inputs)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
+    let job = api
+        .submit(&long.to_bytes().unwrap(), &long_bundle)
+        .unwrap()
+        .job_id;
+    let start = Instant::now();
+    while !matches!(
+        api.status(job).unwrap().state,
+        hearth_server::JobState::Running { done, .. } if done > 0
+    ) {
+        assert!(start.elapsed() < LIMIT, "the long job never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rank1 = rank_pid(&data, 1).expect("rank 1 of the launch is running");
+    Command::new("kill")
+        .args(["-9", &rank1.to_string()])
+        .status()
+        .unwrap();
+    let ended = Instant::now();
+    let status = launch.0.wait().unwrap();
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut launch.0.stderr.take().unwrap(), &mut said).unwrap();
+    std::io::Read::read_to_string(&mut out, &mut said).unwrap();
+    eprintln!(
+        "launch ended {:?} after the kill, saying:\n{}",
+        ended.elapsed(),
+        said.lines()
+            .filter(|l| l.contains("rank") || l.contains("PID"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(!status.success(), "the launch ends when a rank dies");
+    assert!(
+        said.contains("rank 1") || said.contains(&format!("PID {rank1}")),
+        "the dead rank is named: {said}"
+    );
+    // The job is on disk: a server started again runs it.
+    let server = Server::start(&data, &d.join("after.log"), &[]);
+    let api = server.client();
+    answered("wait", || {
+        api.wait_timeout(job, Duration::from_millis(50), LIMIT)
+    })
+    .unwrap();
+    let out = api.result(job).unwrap();
+    let got = Bundle::from_bytes(Path::new("result"), &out).unwrap();
+    assert_eq!(
+        keys[0].decrypt_bundle(&got).unwrap()[0].1[0],
+        BigInt::from(51_234u16.wrapping_mul(4_321))
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The pid of rank `rank` of a `hearth server` launch serving `data`
+/// (Open MPI tells each rank its number in `OMPI_COMM_WORLD_RANK`).
+#[cfg(feature = "mpi")]
+fn rank_pid(data: &Path, rank: u32) -> Option<u32> {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    let data = data.to_str()?;
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let environ = std::fs::read(e.path().join("environ")).ok()?;
+        let has = |bytes: &[u8], s: &str| bytes.split(|&b| b == 0).any(|w| w == s.as_bytes());
+        (has(&cmdline, "server") && has(&cmdline, data) && has(&environ, &want)).then_some(pid)
+    })
 }

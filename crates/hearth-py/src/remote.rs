@@ -85,7 +85,8 @@ impl Client {
         self.inner.url().to_string()
     }
 
-    /// The server's version and limits (``GET /v1/info``), as a dict.
+    /// The server's version, limits and backend (``GET /v1/info``), as a
+    /// dict.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let inner = self.inner.clone();
         let info = py.detach(move || inner.info()).or_raise_client()?;

@@ -53,7 +53,8 @@ def test_a_job_runs_on_the_server(server, gates_keys, capsys, tmp_path):
 
     client = hearth.Client(server)
     assert client.url == server
-    assert client.info()["max_pbs"] == 100
+    info = client.info()
+    assert info["max_pbs"] == 100 and info["backend"] == "cpu, 2 threads"
     first = client.upload_key(key.compressed_server_key())
     assert first["new"] and first["compressed"] and first["params"] == "GATES_128"
     key.compressed_server_key().save(tmp_path / "server.key")

@@ -358,6 +358,11 @@ pub struct ServerInfo {
     pub max_jobs: usize,
     /// Most bytes in one request body.
     pub max_body: u64,
+    /// Where jobs run, in words: `cpu, 16 threads`, `gpu, one job at a
+    /// time`, `mpi, 4 ranks x 16 threads, one job at a time` (empty from
+    /// a server older than this field).
+    #[serde(default)]
+    pub backend: String,
 }
 
 /// The answer to `GET /v1/stats`: counts since the server started (and

@@ -90,6 +90,8 @@ pub use api::{
 };
 pub use client::{Client, ClientBuilder, ClientError, KeySource};
 pub use request::{parse_job, split_job, JobRequest, Limits};
+#[cfg(feature = "mpi")]
+pub use server::Ranks;
 pub use server::{
     gpu_unavailable, run, start, Config, JobBackend, Server, ServerError, ServerHandle, OPENAPI,
 };

@@ -13,6 +13,7 @@
 //! | `hearth_job_seconds` | histogram of run times | |
 //! | `hearth_refusals_total` | counter | `code` |
 //! | `hearth_key_cache_total` | counter | `result` (hit, miss) |
+//! | `hearth_key_transfers_total` | counter | (none; server keys sent to the MPI ranks) |
 //!
 //! The tenant of an open server (no tenants) is the empty string.
 
@@ -43,6 +44,9 @@ pub struct Metrics {
     pub refusals: IntCounterVec,
     /// Server key lookups answered from memory or loaded from disk.
     pub key_cache: IntCounterVec,
+    /// Server keys sent to the MPI ranks (`--backend mpi`; a kept key
+    /// is not sent again).
+    pub key_transfers: IntCounter,
 }
 
 /// `metric` (made from constant options, so valid) registered in
@@ -124,6 +128,13 @@ impl Metrics {
                         "Server key lookups, from memory (hit) or from disk (miss)",
                     ),
                     &["result"],
+                ),
+            ),
+            key_transfers: add(
+                r,
+                IntCounter::new(
+                    "hearth_key_transfers_total",
+                    "Server keys sent to the MPI ranks",
                 ),
             ),
             registry,

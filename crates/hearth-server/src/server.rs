@@ -78,7 +78,7 @@ use crate::tenants::{self, now as now_s, Tenant, Tenants};
 use crate::tls::{Tls, TlsFiles};
 
 /// Where a server's jobs bootstrap ([`Config::backend`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum JobBackend {
     /// The CPU backend on the server's rayon pool.
     #[default]
@@ -86,6 +86,62 @@ pub enum JobBackend {
     /// The GPU backend (tfhe-rs's CUDA bootstrap), one job at a time; a
     /// build with the `gpu` feature on a machine with a CUDA device.
     Gpu,
+    /// The ranks of an MPI launch (the `mpi` feature), one job at a time:
+    /// rank 0 serves, admits and schedules, and every rank bootstraps.
+    #[cfg(feature = "mpi")]
+    Mpi(Ranks),
+}
+
+/// Rank 0's handle on an MPI launch whose other ranks are in
+/// [`hearth::backend::Cluster::work`] ([`JobBackend::Mpi`]).
+///
+/// Before each job the job's server key file goes to every rank, once:
+/// the ranks keep as many keys as the server's key cache
+/// ([`Config::key_cache`]), named by their bytes' digest, so a key used
+/// again is named, not sent. A rank that dies ends the launch: `mpirun`
+/// ends every rank and names the dead one, and a rank that stops
+/// answering for the cluster's timeout makes rank 0 print its number and
+/// abort the launch (its messages may be half sent). The running job is
+/// on disk like every queued one and runs again when the server starts
+/// again.
+#[cfg(feature = "mpi")]
+#[derive(Clone)]
+pub struct Ranks(pub Arc<hearth::backend::Cluster>);
+
+#[cfg(feature = "mpi")]
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Ranks({} ranks)", self.0.size())
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl PartialEq for Ranks {
+    fn eq(&self, other: &Ranks) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Eq for Ranks {}
+
+impl JobBackend {
+    /// Where jobs run, in words (`/v1/info`, the start message).
+    pub fn describe(&self, threads: usize) -> String {
+        match self {
+            JobBackend::Cpu => format!("cpu, {threads} threads"),
+            JobBackend::Gpu => "gpu, one job at a time".into(),
+            #[cfg(feature = "mpi")]
+            JobBackend::Mpi(ranks) => {
+                let (n, s) = (ranks.0.size(), |k| if k == 1 { "" } else { "s" });
+                format!(
+                    "mpi, {n} rank{} x {threads} thread{}, one job at a time",
+                    s(n as usize),
+                    s(threads)
+                )
+            }
+        }
+    }
 }
 
 /// Why jobs cannot run on the GPU here, if they cannot.
@@ -683,12 +739,16 @@ impl Shared {
         }
         let progress = done.clone();
         let progress = move |d: usize, _| progress.store(d as u64, Ordering::Relaxed);
-        let out = match self.config.backend {
+        let out = match &self.config.backend {
             JobBackend::Cpu => {
                 let cpu = CpuBackend::with_pool(&key, self.pool.clone()).with_progress(progress);
                 req.program.run_bundle(&cpu, &req.bundle)
             }
             JobBackend::Gpu => self.run_on_gpu(&meta.tenant, &key, &req, progress)?,
+            #[cfg(feature = "mpi")]
+            JobBackend::Mpi(ranks) => {
+                self.run_on_ranks(ranks, &meta.tenant, &key, &req, progress)?
+            }
         }
         .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
         out.to_bytes().map_err(internal)
@@ -731,6 +791,46 @@ impl Shared {
             let _ = (tenant, key, req, progress);
             Err(internal(gpu_unavailable().unwrap_or_default()))
         }
+    }
+
+    /// Runs `req` on every rank of the launch, with `key` shared with them
+    /// first (sent once while they keep it). A rank error ends the launch
+    /// (see [`Ranks`]).
+    #[cfg(feature = "mpi")]
+    fn run_on_ranks(
+        &self,
+        ranks: &Ranks,
+        tenant: &str,
+        key: &ServerKey,
+        req: &crate::request::JobRequest,
+        progress: impl Fn(usize, usize) + Send + Sync + 'static,
+    ) -> Result<Result<hearth::Bundle, hearth::Error>, ApiError> {
+        let cluster = &ranks.0;
+        // The file as stored (compressed if it was uploaded so: 4-6x less
+        // to send).
+        let bytes = std::fs::read(self.store.key_path(tenant, key.key_id())).map_err(internal)?;
+        let before = cluster.key_transfers();
+        let shared = cluster.share_key(&bytes);
+        if cluster.key_transfers() > before {
+            self.metrics.key_transfers.inc();
+            if self.config.log {
+                tracing::info!(bytes = bytes.len(), "key sent to the ranks");
+            }
+        }
+        let result = shared
+            .and_then(|()| cluster.backend(key, self.config.threads))
+            .and_then(|mpi| {
+                req.program
+                    .run_bundle(&mpi.with_progress(progress), &req.bundle)
+            });
+        if let Err(e @ hearth::Error::Rank { .. }) = &result {
+            tracing::error!(error = %e, "a rank failed: ending every rank");
+            eprintln!(
+                "hearth server: {e}; ending every rank (the job is kept and runs again at the next start)"
+            );
+            cluster.abort(3);
+        }
+        Ok(result)
     }
 
     /// One worker: takes the next job in turn whenever it may start
@@ -1267,6 +1367,7 @@ async fn get_info(State(s): Shr) -> Json<ServerInfo> {
         max_queue: s.config.max_queue,
         max_jobs: s.config.max_jobs,
         max_body: s.config.max_body,
+        backend: s.config.backend.describe(s.config.threads),
     })
 }
 
@@ -1465,6 +1566,23 @@ impl Server {
                 return Err(ServerError::Config(format!("--backend gpu: {why}")));
             }
             // One device stream: jobs take turns on it.
+            config.max_jobs = 1;
+        }
+        #[cfg(feature = "mpi")]
+        if let JobBackend::Mpi(ranks) = &config.backend {
+            if ranks.0.rank() != 0 {
+                return Err(ServerError::Config(format!(
+                    "--backend mpi: rank 0 serves; rank {} bootstraps (Cluster::work)",
+                    ranks.0.rank()
+                )));
+            }
+            // Rank 0 keeps as many keys decompressed as the cache; the
+            // workers keep as many (at least the one in use).
+            ranks
+                .0
+                .keep_keys(config.key_cache)
+                .map_err(|e| ServerError::Config(e.to_string()))?;
+            // The ranks' bootstrap slots serve one circuit at a time.
             config.max_jobs = 1;
         }
         let tls = match &config.tls {

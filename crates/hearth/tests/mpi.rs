@@ -267,22 +267,44 @@ fn mpi_child() {
         "{remote} bootstraps sent to workers"
     );
     if mode == "digits" {
-        // Another key replaces the first on every worker; the first key's
-        // backend then refuses to run.
-        let client2 = ClientKey::generate(params);
-        let server2 = client2.server_key();
-        cluster.share_key(&server2.to_bytes().unwrap()).unwrap();
+        // Another key becomes the workers' key (kept alone, the default);
+        // the first key's backend then refuses to run. With two keys kept,
+        // switching to a kept one sends only its id, and a new key drops
+        // the least recently shared one, which travels again when it
+        // comes back.
+        let transfers = |n: u64| assert_eq!(cluster.key_transfers(), n, "key files sent");
+        transfers(1);
         let rc = random_circuit(params, 7, 3, 30, 3).unwrap();
+        let want = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
+        let clients: Vec<ClientKey> = (0..2).map(|_| ClientKey::generate(params)).collect();
+        let servers: Vec<_> = clients.iter().map(|c| c.server_key()).collect();
+        let share = |bytes: Vec<u8>, sent: u64| {
+            cluster.share_key(&bytes).unwrap();
+            transfers(sent);
+        };
+        let check = |client: &ClientKey, server, what: &str| {
+            let mpi = cluster.backend(server, 1).unwrap();
+            let cts = rc.encrypt(client).unwrap();
+            let got = decrypt(client, &mpi.run(&rc.circuit, &cts).unwrap().0);
+            assert_eq!(got, want, "{what}");
+        };
+        let first = compressed.to_bytes().unwrap();
+        let other: Vec<Vec<u8>> = servers.iter().map(|s| s.to_bytes().unwrap()).collect();
+        share(other[0].clone(), 2);
         let cts = rc.encrypt(&client).unwrap();
         assert!(matches!(mpi.run(&rc.circuit, &cts), Err(Error::Config(_))));
-        let mpi2 = cluster.backend(&server2, 1).unwrap();
-        let cts = rc.encrypt(&client2).unwrap();
-        let got = decrypt(&client2, &mpi2.run(&rc.circuit, &cts).unwrap().0);
-        assert_eq!(
-            got,
-            ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap(),
-            "second key"
-        );
+        check(&clients[0], &servers[0], "second key");
+        cluster.keep_keys(2).unwrap();
+        share(first.clone(), 3);
+        let got = decrypt(&client, &mpi.run(&rc.circuit, &cts).unwrap().0);
+        assert_eq!(got, want, "first key, shared again");
+        share(other[0].clone(), 3);
+        check(&clients[0], &servers[0], "second key, kept by the workers");
+        share(other[1].clone(), 4);
+        check(&clients[1], &servers[1], "third key");
+        share(other[0].clone(), 4);
+        share(first, 5);
+        check(&client, &server, "first key, dropped and sent again");
     }
     println!(
         "MPI OK {mode} on {} ranks ({remote} bootstraps remote)",

@@ -424,7 +424,7 @@ class Client:
     def url(self) -> str:
         """The server's address."""
     def info(self) -> dict[str, Any]:
-        """The server's version and limits."""
+        """The server's version, limits and backend (``backend``: where jobs run, in words)."""
     def upload_key(
         self, key: Union[ServerKey, CompressedServerKey, _Path, bytes]
     ) -> dict[str, Any]:

@@ -25,8 +25,19 @@
 //! * `TAG_TABLES` — the accumulators of the next run, concatenated.
 //! * `TAG_BATCH` — a circuit and input rows (bincode); the reply is the
 //!   output rows or a message, after a `TAG_ALIVE` a second meanwhile.
-//! * `TAG_KEY` — another server key: serve with it from now on.
+//! * `TAG_KEY` — another server key's file bytes: keep it beside the
+//!   others and serve with it from now on (answered with a hello).
+//! * `TAG_USE` — the digest of a key kept: serve with it from now on
+//!   (answered with a hello).
+//! * `TAG_FORGET` — the digest of a kept key: drop it (no answer).
 //! * `TAG_STOP` — end [`Cluster::work`].
+//!
+//! Rank 0 decides which keys the workers keep ([`Cluster::keep_keys`], the
+//! least recently shared dropped first) and mirrors their list, so a key
+//! travels once while it is kept. Kept keys are named by the SHA3-256 of
+//! their file bytes, not by their key id: an id is a random tag anyone
+//! can copy into another key's file, and a server shares keys of many
+//! users.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -62,6 +73,18 @@ const TAG_HELLO: i32 = 30_003;
 const TAG_ALIVE: i32 = 30_004;
 /// Tag of another server key's file bytes.
 const TAG_KEY: i32 = 30_005;
+/// Tag of the digest of a kept key to serve with.
+const TAG_USE: i32 = 30_006;
+/// Tag of the digest of a kept key to drop.
+const TAG_FORGET: i32 = 30_007;
+
+/// SHA3-256 of a key's file bytes: what names a kept key.
+type Digest = [u8; 32];
+
+fn digest(bytes: &[u8]) -> Digest {
+    use sha3::Digest as _;
+    sha3::Sha3_256::digest(bytes).into()
+}
 /// Most threads a worker may serve (tags below the control tags).
 const MAX_WORKER_THREADS: usize = TAG_TABLES as usize;
 
@@ -95,8 +118,13 @@ unsafe impl Sync for Comm {}
 pub struct Cluster {
     comm: Arc<Comm>,
     timeout: Duration,
-    /// Rank 0: the shared key's id, once shared.
-    shared: Mutex<Option<KeyId>>,
+    /// Rank 0: the shared key's id and digest, once shared.
+    shared: Mutex<Option<(KeyId, Digest)>>,
+    /// Rank 0: the keys every worker keeps, least recently shared first,
+    /// and how many they may keep.
+    kept: Mutex<(Vec<Digest>, usize)>,
+    /// Rank 0: key files sent to the workers (each sent to all of them).
+    key_transfers: AtomicU64,
     /// Rank 0: each worker's thread count (index `rank - 1`).
     workers: Mutex<Vec<usize>>,
     finished: AtomicBool,
@@ -125,6 +153,8 @@ impl Cluster {
             comm,
             timeout,
             shared: Mutex::new(None),
+            kept: Mutex::new((Vec::new(), 1)),
+            key_transfers: AtomicU64::new(0),
             workers: Mutex::new(Vec::new()),
             finished: AtomicBool::new(false),
             run_lock: Mutex::new(()),
@@ -147,25 +177,43 @@ impl Cluster {
         self.timeout
     }
 
-    /// Rank 0: sends a server key's file bytes (from [`ServerKey::to_bytes`]
-    /// or, 4-6x smaller, [`crate::CompressedServerKey::to_bytes`]) to every
-    /// worker, which reads them with [`ServerKey::from_bytes`] and answers
-    /// with its thread count. Bytes of the key already shared do nothing;
-    /// another key replaces it on every worker, and backends made for the
-    /// old one refuse to run from then on.
+    /// Rank 0: how many server keys every worker keeps (at least 1, the
+    /// default): sharing a kept key again sends only its id. A server
+    /// with several tenants keeps as many as its key cache.
+    pub fn keep_keys(&self, n: usize) -> Result<(), Error> {
+        self.check_root("keep_keys")?;
+        self.kept.lock().unwrap().1 = n.max(1);
+        Ok(())
+    }
+
+    /// Rank 0: how many key files were sent to the workers so far (a
+    /// first share, or a key they no longer kept).
+    pub fn key_transfers(&self) -> u64 {
+        self.key_transfers.load(Ordering::Relaxed)
+    }
+
+    /// Rank 0: makes a server key the workers' key. Its file bytes (from
+    /// [`ServerKey::to_bytes`] or, 4-6x smaller,
+    /// [`crate::CompressedServerKey::to_bytes`]) go to every worker, which
+    /// reads them with [`ServerKey::from_bytes`] and answers with its
+    /// thread count; a key they keep (see [`Cluster::keep_keys`]) is named
+    /// by its id instead. Bytes of the current key do nothing; backends
+    /// made for another key refuse to run until it is shared again.
     pub fn share_key(&self, key_bytes: &[u8]) -> Result<(), Error> {
         self.check_root("share_key")?;
         let key_id =
             crate::crypto::files::info_from_bytes(std::path::Path::new("<shared key>"), key_bytes)?
                 .key_id;
+        let named = digest(key_bytes);
         let _one_run = self.run_lock.lock().unwrap();
         let mut shared = self.shared.lock().unwrap();
-        if *shared == Some(key_id) {
+        if *shared == Some((key_id, named)) {
             return Ok(());
         }
         if self.finished.load(Ordering::Relaxed) {
             return Err(Error::Config("the cluster has finished".into()));
         }
+        let mut kept = self.kept.lock().unwrap();
         if shared.is_none() {
             // Non-blocking broadcasts on every rank (they do not match
             // blocking ones): the workers wait without spinning. A rank that
@@ -185,14 +233,32 @@ impl Cluster {
                     self.timeout
                 )));
             }
+            self.key_transfers.fetch_add(1, Ordering::Relaxed);
+        } else if kept.0.contains(&named) {
+            // A key they keep: its digest is enough.
+            let deadline = Instant::now() + self.timeout;
+            for rank in 1..self.size() {
+                self.send(rank, TAG_USE, named.to_vec(), deadline)?;
+            }
         } else {
             // Another key: the workers are serving the old one and take the
-            // new one as a message. Backends of the old key refuse to run.
+            // new one as a message, first dropping the least recently
+            // shared ones beyond what they may keep. Backends of the old
+            // key refuse to run.
             let deadline = Instant::now() + self.timeout;
+            while kept.0.len() >= kept.1 {
+                let old = kept.0.remove(0);
+                for rank in 1..self.size() {
+                    self.send(rank, TAG_FORGET, old.to_vec(), deadline)?;
+                }
+            }
             for rank in 1..self.size() {
                 self.send(rank, TAG_KEY, key_bytes.to_vec(), deadline)?;
             }
+            self.key_transfers.fetch_add(1, Ordering::Relaxed);
         }
+        kept.0.retain(|&k| k != named);
+        kept.0.push(named);
         let deadline = Instant::now() + self.timeout;
         let mut workers = Vec::new();
         for rank in 1..self.size() {
@@ -214,7 +280,7 @@ impl Cluster {
             }
         }
         *self.workers.lock().unwrap() = workers;
-        *shared = Some(key_id);
+        *shared = Some((key_id, named));
         Ok(())
     }
 
@@ -227,9 +293,10 @@ impl Cluster {
         threads: usize,
     ) -> Result<MpiBackend<'k>, Error> {
         self.check_root("backend")?;
-        match *self.shared.lock().unwrap() {
-            Some(id) if id == key.key_id() => {}
-            Some(id) => {
+        let shared = *self.shared.lock().unwrap();
+        let named = match shared {
+            Some((id, named)) if id == key.key_id() => named,
+            Some((id, _)) => {
                 return Err(Error::WrongKey {
                     expected: id,
                     found: key.key_id(),
@@ -240,7 +307,7 @@ impl Cluster {
                     "share the key with Cluster::share_key before making a backend".into(),
                 ))
             }
-        }
+        };
         if self.finished.load(Ordering::Relaxed) {
             return Err(Error::Config("the cluster has finished".into()));
         }
@@ -269,6 +336,7 @@ impl Cluster {
             local: CpuBackend::new(key, Some(threads))?,
             remote,
             workers,
+            named,
         })
     }
 
@@ -290,25 +358,80 @@ impl Cluster {
         let mut bytes = vec![0u8; len as usize];
         mpi::request::scope(|scope| complete(root.immediate_broadcast_into(scope, &mut bytes[..])));
         let threads = threads.clamp(1, MAX_WORKER_THREADS);
+        // The keys kept, by digest; the one served; and whether rank 0
+        // dropped that one (it goes when the next one comes).
+        let mut keys: Vec<(Digest, ServerKey)> = Vec::new();
+        let mut current = 0;
+        let mut forget_current = false;
+        let mut next = Next::Key(bytes);
         loop {
-            let key = ServerKey::from_bytes(std::path::Path::new("<key from rank 0>"), &bytes);
-            drop(bytes);
-            let hello = match &key {
-                Ok(k) => vec![0, threads as u64, k.key_id().0],
+            let position = |keys: &[(Digest, ServerKey)], named: &Digest| {
+                keys.iter().position(|(d, _)| d == named)
+            };
+            let taken = match next {
+                Next::Key(bytes) => {
+                    if forget_current {
+                        keys.remove(current);
+                    }
+                    let named = digest(&bytes);
+                    let key =
+                        ServerKey::from_bytes(std::path::Path::new("<key from rank 0>"), &bytes);
+                    drop(bytes);
+                    key.map(|k| {
+                        keys.push((named, k));
+                        keys.len() - 1
+                    })
+                    .map_err(Some)
+                }
+                Next::Use(named) => match position(&keys, &named) {
+                    Some(i) => {
+                        if forget_current && i != current {
+                            keys.remove(current);
+                        }
+                        Ok(position(&keys, &named).unwrap_or(i))
+                    }
+                    None => Err(None),
+                },
+                Next::Forget(named) => {
+                    match position(&keys, &named) {
+                        Some(i) if i == current => forget_current = true,
+                        Some(i) => {
+                            keys.remove(i);
+                            if i < current {
+                                current -= 1;
+                            }
+                        }
+                        None => {}
+                    }
+                    next = self.serve(&keys[current].1, threads)?;
+                    continue;
+                }
+                Next::Stop => return Ok(true),
+            };
+            let hello = match &taken {
+                Ok(i) => vec![0, threads as u64, keys[*i].1.key_id().0],
                 Err(_) => vec![1],
             };
             let deadline = Instant::now() + self.timeout;
             self.send(0, TAG_HELLO, hello, deadline)?;
-            match self.serve(&key?, threads)? {
-                Some(next) => bytes = next,
-                None => return Ok(true),
-            }
+            current = match taken {
+                Ok(i) => i,
+                Err(Some(e)) => return Err(e),
+                Err(None) => {
+                    return Err(Error::Config(format!(
+                        "rank {}: rank 0 named a key this rank does not keep",
+                        self.rank()
+                    )))
+                }
+            };
+            forget_current = false;
+            next = self.serve(&keys[current].1, threads)?;
         }
     }
 
-    /// A worker's loop: bootstraps, tables and batches until [`TAG_STOP`]
-    /// (`None`) or [`TAG_KEY`] (the new key's bytes).
-    fn serve(&self, key: &ServerKey, threads: usize) -> Result<Option<Vec<u8>>, Error> {
+    /// A worker's loop: bootstraps, tables and batches with `key` until a
+    /// message about keys or the end comes.
+    fn serve(&self, key: &ServerKey, threads: usize) -> Result<Next, Error> {
         let cpu = CpuBackend::new(key, Some(threads))?;
         // The same pool, reporting signs of life to rank 0 during batches.
         let comm = self.comm.clone();
@@ -328,64 +451,74 @@ impl Cluster {
         // (rank 0 sends a slot's next job after its reply), so the loop
         // sleeps until one finishes instead of polling.
         let busy = (Mutex::new(0usize), std::sync::Condvar::new());
-        cpu.pool
-            .in_place_scope(|scope| -> Result<Option<Vec<u8>>, Error> {
-                loop {
-                    {
-                        let mut n = busy.0.lock().unwrap();
-                        while *n >= threads {
-                            n = busy.1.wait(n).unwrap();
-                        }
-                    }
-                    let (msg, status) = wait(|| root.immediate_matched_probe());
-                    match status.tag() {
-                        TAG_STOP => {
-                            let _: (Vec<u64>, Status) = (msg, status).matched_receive_vec();
-                            return Ok(None);
-                        }
-                        TAG_KEY => return Ok(Some((msg, status).matched_receive_vec::<u8>().0)),
-                        TAG_TABLES => {
-                            let (data, _) = (msg, status).matched_receive_vec::<u64>();
-                            tables = Arc::new(
-                                data.chunks_exact(glwe)
-                                    .map(|c| {
-                                        GlweCiphertext::from_container(
-                                            c.to_vec(),
-                                            params.polynomial_size,
-                                            CiphertextModulus::new_native(),
-                                        )
-                                    })
-                                    .collect(),
-                            );
-                        }
-                        TAG_BATCH => {
-                            let (data, _) = (msg, status).matched_receive_vec::<u8>();
-                            let reply = batch_job(&alive, &data);
-                            // Rank 0 may still be on its own share: no deadline.
-                            send_until(&self.comm, 0, TAG_BATCH, reply, None)?;
-                        }
-                        tag if (tag as usize) < threads => {
-                            let (job, _) = (msg, status).matched_receive_vec::<u64>();
-                            let tables = tables.clone();
-                            let (cpu, comm, busy) = (&cpu, &self.comm, &busy);
-                            *busy.0.lock().unwrap() += 1;
-                            scope.spawn(move |_| {
-                                let reply = bootstrap_job(cpu, &tables, &job).unwrap_or_default();
-                                comm.0.process_at_rank(0).send_with_tag(&reply[..], tag);
-                                *busy.0.lock().unwrap() -= 1;
-                                busy.1.notify_one();
-                            });
-                        }
-                        tag => {
-                            let _: (Vec<u8>, Status) = (msg, status).matched_receive_vec();
-                            return Err(Error::Config(format!(
-                                "rank {}: unexpected message (tag {tag}) from rank 0",
-                                self.rank()
-                            )));
-                        }
+        cpu.pool.in_place_scope(|scope| -> Result<Next, Error> {
+            loop {
+                {
+                    let mut n = busy.0.lock().unwrap();
+                    while *n >= threads {
+                        n = busy.1.wait(n).unwrap();
                     }
                 }
-            })
+                let (msg, status) = wait(|| root.immediate_matched_probe());
+                match status.tag() {
+                    TAG_STOP => {
+                        let _: (Vec<u64>, Status) = (msg, status).matched_receive_vec();
+                        return Ok(Next::Stop);
+                    }
+                    TAG_KEY => return Ok(Next::Key((msg, status).matched_receive_vec::<u8>().0)),
+                    TAG_USE | TAG_FORGET => {
+                        let (data, _) = (msg, status).matched_receive_vec::<u8>();
+                        let mut named = [0u8; 32];
+                        let n = data.len().min(32);
+                        named[..n].copy_from_slice(&data[..n]);
+                        return Ok(if status.tag() == TAG_USE {
+                            Next::Use(named)
+                        } else {
+                            Next::Forget(named)
+                        });
+                    }
+                    TAG_TABLES => {
+                        let (data, _) = (msg, status).matched_receive_vec::<u64>();
+                        tables = Arc::new(
+                            data.chunks_exact(glwe)
+                                .map(|c| {
+                                    GlweCiphertext::from_container(
+                                        c.to_vec(),
+                                        params.polynomial_size,
+                                        CiphertextModulus::new_native(),
+                                    )
+                                })
+                                .collect(),
+                        );
+                    }
+                    TAG_BATCH => {
+                        let (data, _) = (msg, status).matched_receive_vec::<u8>();
+                        let reply = batch_job(&alive, &data);
+                        // Rank 0 may still be on its own share: no deadline.
+                        send_until(&self.comm, 0, TAG_BATCH, reply, None)?;
+                    }
+                    tag if (tag as usize) < threads => {
+                        let (job, _) = (msg, status).matched_receive_vec::<u64>();
+                        let tables = tables.clone();
+                        let (cpu, comm, busy) = (&cpu, &self.comm, &busy);
+                        *busy.0.lock().unwrap() += 1;
+                        scope.spawn(move |_| {
+                            let reply = bootstrap_job(cpu, &tables, &job).unwrap_or_default();
+                            comm.0.process_at_rank(0).send_with_tag(&reply[..], tag);
+                            *busy.0.lock().unwrap() -= 1;
+                            busy.1.notify_one();
+                        });
+                    }
+                    tag => {
+                        let _: (Vec<u8>, Status) = (msg, status).matched_receive_vec();
+                        return Err(Error::Config(format!(
+                            "rank {}: unexpected message (tag {tag}) from rank 0",
+                            self.rank()
+                        )));
+                    }
+                }
+            }
+        })
     }
 
     /// Rank 0: ends the workers' loops (or, before any key was shared,
@@ -450,6 +583,18 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// What ends a worker's [`Cluster::serve`] loop.
+enum Next {
+    /// A new key's file bytes.
+    Key(Vec<u8>),
+    /// The digest of a kept key to serve with.
+    Use(Digest),
+    /// The digest of a kept key to drop.
+    Forget(Digest),
+    /// The end of [`Cluster::work`].
+    Stop,
 }
 
 /// Calls `f` until it gives a value or `deadline` passes (`None`),
@@ -690,6 +835,8 @@ pub struct MpiBackend<'a> {
     local: CpuBackend<'a>,
     remote: Arc<Slots>,
     workers: Vec<usize>,
+    /// The digest of the key the workers held when this was made.
+    named: Digest,
 }
 
 impl<'a> MpiBackend<'a> {
@@ -794,7 +941,7 @@ impl<'a> MpiBackend<'a> {
     /// [`Cluster::share_key`]).
     fn check_key(&self) -> Result<(), Error> {
         match *self.cluster().shared.lock().unwrap() {
-            Some(id) if id == self.cpu.key.key_id() => Ok(()),
+            Some((_, named)) if named == self.named => Ok(()),
             _ => Err(Error::Config(
                 "the cluster's workers now hold another server key: share this one again and make a new backend".into(),
             )),
