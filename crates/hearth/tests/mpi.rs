@@ -305,6 +305,26 @@ fn mpi_child() {
         share(other[0].clone(), 4);
         share(first, 5);
         check(&client, &server, "first key, dropped and sent again");
+        let got = decrypt(&client, &mpi.run(&rc.circuit, &cts).unwrap().0);
+        assert_eq!(got, want, "first key's backend, its key shared again");
+        // Another key whose file claims the first key's id (a random tag
+        // anyone can copy, in the header and the payload) is another key:
+        // sent, not named, and the first key's backend refuses to run.
+        let mut forged = other[1].clone();
+        let (theirs, mine) = (
+            clients[1].key_id().0.to_le_bytes(),
+            client.key_id().0.to_le_bytes(),
+        );
+        let mut at = 0;
+        while let Some(i) = forged[at..].windows(8).position(|w| w == theirs) {
+            forged[at + i..at + i + 8].copy_from_slice(&mine);
+            at += i + 8;
+        }
+        hearth::crypto::files::reseal(&mut forged);
+        let claims = hearth::ServerKey::from_bytes(std::path::Path::new("forged"), &forged);
+        assert_eq!(claims.unwrap().key_id(), client.key_id());
+        share(forged, 6);
+        assert!(matches!(mpi.run(&rc.circuit, &cts), Err(Error::Config(_))));
     }
     println!(
         "MPI OK {mode} on {} ranks ({remote} bootstraps remote)",
