@@ -676,8 +676,11 @@ impl Value {
     }
 
     /// Rust's ``as``: a word as another word type (truncated, or extended
-    /// by its own signedness).
+    /// by its own signedness), or a boolean as a word (0 or 1).
     fn cast(&self, py: Python<'_>, dtype: &str) -> PyResult<Value> {
+        if self.family() == Family::Bool {
+            return self.to_word(py, dtype);
+        }
         self.word_only("cast")?;
         let Shape::Word { bits, signed } = parse_dtype(dtype)? else {
             return Err(PyValueError::new_err(format!("{dtype} is not a word type")));

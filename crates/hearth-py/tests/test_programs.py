@@ -195,6 +195,24 @@ def test_word_methods_exhaustive_u8_i8():
             assert got == (bin(m).count("1"), 8 - m.bit_length(), bool(m >> 3 & 1), v)
 
 
+def test_bools_cast_to_every_word_type_and_comparisons_give_bools():
+    # Rust's `(a < b) as T` for every word type T: 0 or 1, a Python int;
+    # the comparison itself decrypts to a Python bool.
+    for dtype, _, _ in WORDS:
+        p = hearth.Program("GATES_128")
+        a, b = p.input("a", "u8"), p.input("b", "u8")
+        lt = a < b
+        p.output("lt", lt)
+        p.output("as", lt.cast(dtype))
+        p.output("ne_as", (a != b).cast(dtype) + 1)
+        prog = p.compile()
+        for x, y in [(3, 200), (200, 3), (7, 7)]:
+            got = prog.run_clear(x, y)
+            assert type(got[0]) is bool and got[0] == (x < y), (dtype, got)
+            assert type(got[1]) is int and got[1] == int(x < y), (dtype, got)
+            assert got[2] == int(x != y) + 1, (dtype, got)
+
+
 def test_overflowing_and_div_rem():
     p = hearth.Program("GATES_128")
     a, b = p.input("a", "i8"), p.input("b", "i8")

@@ -208,7 +208,7 @@ class Value:
         """A word's (or boolean's) exact value as an exact integer."""
     def cast(self, dtype: str) -> Value:
         """Rust's ``as``: a word as another word type (truncated, or
-        extended by its own signedness)."""
+        extended by its own signedness), or a boolean as a word (0 or 1)."""
     def div_rem(self, other: _Operand) -> tuple[Value, Value]:
         """Rust's truncating ``(self / other, self % other)`` (words; a
         zero divisor gives all ones, or -1 / 1 when signed, and the
