@@ -951,7 +951,15 @@ fn the_server_on_two_ranks_and_a_dead_rank() {
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
         .arg(env!("CARGO_BIN_EXE_hearth"))
         .args(["server", "--backend", "mpi", "--threads", "1"])
-        .args(["--listen", "127.0.0.1:0", "--metrics-listen", &metrics])
+        // Quiet: stderr is read only at the end, so the logs must not
+        // fill its pipe meanwhile.
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            &metrics,
+            "--quiet",
+        ])
         .arg("--data")
         .arg(&data)
         .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
