@@ -361,71 +361,52 @@ impl Cluster {
         // The keys kept, by digest; the one served; and whether rank 0
         // dropped that one (it goes when the next one comes).
         let mut keys: Vec<(Digest, ServerKey)> = Vec::new();
-        let mut current = 0;
+        let mut current: Digest = [0; 32];
         let mut forget_current = false;
         let mut next = Next::Key(bytes);
-        loop {
-            let position = |keys: &[(Digest, ServerKey)], named: &Digest| {
-                keys.iter().position(|(d, _)| d == named)
+        // Rank 0 waits for this answer to a new key or a kept one.
+        let hello = |key: Option<&ServerKey>| {
+            let words = match key {
+                Some(k) => vec![0, threads as u64, k.key_id().0],
+                None => vec![1],
             };
-            let taken = match next {
+            self.send(0, TAG_HELLO, words, Instant::now() + self.timeout)
+        };
+        loop {
+            if forget_current && matches!(next, Next::Key(_) | Next::Use(_)) {
+                keys.retain(|(d, _)| *d != current);
+                forget_current = false;
+            }
+            match next {
                 Next::Key(bytes) => {
-                    if forget_current {
-                        keys.remove(current);
-                    }
                     let named = digest(&bytes);
                     let key =
                         ServerKey::from_bytes(std::path::Path::new("<key from rank 0>"), &bytes);
                     drop(bytes);
-                    key.map(|k| {
-                        keys.push((named, k));
-                        keys.len() - 1
-                    })
-                    .map_err(Some)
+                    hello(key.as_ref().ok())?;
+                    keys.push((named, key?));
+                    current = named;
                 }
-                Next::Use(named) => match position(&keys, &named) {
-                    Some(i) => {
-                        if forget_current && i != current {
-                            keys.remove(current);
-                        }
-                        Ok(position(&keys, &named).unwrap_or(i))
+                Next::Use(named) => {
+                    let kept = keys.iter().find(|(d, _)| *d == named);
+                    hello(kept.map(|(_, k)| k))?;
+                    if kept.is_none() {
+                        return Err(Error::Config(format!(
+                            "rank {}: rank 0 named a key this rank does not keep",
+                            self.rank()
+                        )));
                     }
-                    None => Err(None),
-                },
-                Next::Forget(named) => {
-                    match position(&keys, &named) {
-                        Some(i) if i == current => forget_current = true,
-                        Some(i) => {
-                            keys.remove(i);
-                            if i < current {
-                                current -= 1;
-                            }
-                        }
-                        None => {}
-                    }
-                    next = self.serve(&keys[current].1, threads)?;
-                    continue;
+                    current = named;
                 }
+                Next::Forget(named) if named == current => forget_current = true,
+                Next::Forget(named) => keys.retain(|(d, _)| *d != named),
                 Next::Stop => return Ok(true),
-            };
-            let hello = match &taken {
-                Ok(i) => vec![0, threads as u64, keys[*i].1.key_id().0],
-                Err(_) => vec![1],
-            };
-            let deadline = Instant::now() + self.timeout;
-            self.send(0, TAG_HELLO, hello, deadline)?;
-            current = match taken {
-                Ok(i) => i,
-                Err(Some(e)) => return Err(e),
-                Err(None) => {
-                    return Err(Error::Config(format!(
-                        "rank {}: rank 0 named a key this rank does not keep",
-                        self.rank()
-                    )))
-                }
-            };
-            forget_current = false;
-            next = self.serve(&keys[current].1, threads)?;
+            }
+            let (_, key) = keys
+                .iter()
+                .find(|(d, _)| *d == current)
+                .expect("the key served is kept");
+            next = self.serve(key, threads)?;
         }
     }
 
