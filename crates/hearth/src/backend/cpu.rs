@@ -178,12 +178,10 @@ impl<'k> CpuBackend<'k> {
         self.check_run(circuit, inputs)?;
         let run = Run::new(self, circuit, inputs);
         self.pool.scope(|s| {
-            for (b, pending) in run.pending.iter().enumerate() {
-                if pending.load(Ordering::Relaxed) == 0 {
-                    let run = &run;
-                    s.spawn(move |s| run.execute(s, b));
-                }
-            }
+            start_roots(&run.pending, |b| {
+                let run = &run;
+                s.spawn(move |s| run.execute(s, b));
+            })
         });
         if let Some(e) = run.failure.lock().unwrap().take() {
             return Err(e);
@@ -219,6 +217,20 @@ impl Backend for CpuBackend<'_> {
 
     fn evaluate(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<Vec<Ciphertext>, Error> {
         Ok(self.run(circuit, inputs)?.0)
+    }
+}
+
+/// Starts every root (a bootstrap that waits for none). The roots are
+/// taken before the first starts: a bootstrap whose producers all finish
+/// while the roots are still being started is started by its last
+/// producer, and must not be started again as a root (its second run
+/// would read values the first had freed).
+fn start_roots(pending: &[AtomicU32], mut spawn: impl FnMut(usize)) {
+    let roots: Vec<usize> = (0..pending.len())
+        .filter(|&b| pending[b].load(Ordering::Relaxed) == 0)
+        .collect();
+    for b in roots {
+        spawn(b);
     }
 }
 
@@ -363,5 +375,27 @@ impl<'a> Run<'a> {
                 scope.spawn(move |s| self.execute(s, c as usize));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bootstrap 0 finishes the moment it is started (as it may when the
+    /// thread starting the roots is preempted) and starts its reader, 2;
+    /// 2 must not be started again when the roots' loop reaches it.
+    #[test]
+    fn a_reader_made_ready_while_roots_start_is_started_once() {
+        let pending: Vec<AtomicU32> = [0, 0, 1].into_iter().map(AtomicU32::new).collect();
+        let mut started = Vec::new();
+        start_roots(&pending, |b| {
+            started.push(b);
+            if b == 0 && pending[2].fetch_sub(1, Ordering::AcqRel) == 1 {
+                started.push(2);
+            }
+        });
+        started.sort_unstable();
+        assert_eq!(started, [0, 1, 2]);
     }
 }
