@@ -212,15 +212,18 @@ fn build(
     }
 }
 
+/// `one_key`: the digits family's set on which the count backend also
+/// shows the words (the key they share with `Int`).
 pub fn ops(
     backend: OpsBackend,
     timing: Timing,
     bits: &[usize],
+    one_key: &'static hearth::ParameterSet,
     json: JsonOut,
     plot: PlotOut,
 ) -> Result<(), Error> {
     match backend {
-        OpsBackend::Count => count(timing.threads, bits, json, plot),
+        OpsBackend::Count => count(timing.threads, bits, one_key, json, plot),
         #[cfg(feature = "tfhe-rs")]
         OpsBackend::Cpu | OpsBackend::Gpu => timed::encrypted(timing, bits, json, plot),
         #[cfg(not(feature = "tfhe-rs"))]
@@ -234,10 +237,18 @@ pub fn ops(
 /// the others).
 const PROFILED: [BitsOp; 4] = [BitsOp::Add, BitsOp::Max, BitsOp::Mul, BitsOp::ShlEnc];
 
-fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result<(), Error> {
+fn count(
+    threads: usize,
+    bits: &[usize],
+    one_key: &'static hearth::ParameterSet,
+    json: JsonOut,
+    plot: PlotOut,
+) -> Result<(), Error> {
+    let key = one_key.name;
     let mut t = Table::new(
         format!(
-            "GATES_128 on the count backend, planned for {threads} threads (digits: DIGITS_128)"
+            "Words on GATES_128 and on {key} (one key with Int) on the count backend, planned for \
+             {threads} threads (digits: DIGITS_128)"
         ),
         &[
             "op",
@@ -246,6 +257,8 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
             "depth",
             "widest level",
             "max(#PBS/T, depth)",
+            &format!("{key} #PBS"),
+            &format!("{key} depth"),
             "digits #PBS",
             "digits depth",
         ],
@@ -254,6 +267,7 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
     for &n in bits {
         for op in BitsOp::ALL {
             let st = build(op, n, &GATES_128, threads)?.circuit().stats();
+            let one = build(op, n, one_key, threads)?.circuit().stats();
             let est = (st.pbs as u64)
                 .div_ceil(threads as u64)
                 .max(st.depth as u64);
@@ -268,19 +282,24 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
                 st.depth.to_string(),
                 st.max_width().to_string(),
                 est.to_string(),
+                one.pbs.to_string(),
+                one.depth.to_string(),
                 digits.as_ref().map_or("-".into(), |d| d.pbs.to_string()),
                 digits.as_ref().map_or("-".into(), |d| d.depth.to_string()),
             ]);
-            rows.push(json!({"op": op.name(), "bits": n, "stats": st, "digits": digits}));
+            rows.push(
+                json!({"op": op.name(), "bits": n, "stats": st, "one_key": one, "digits": digits}),
+            );
         }
     }
     t.note(
         "The digits family's product is exact (2n digits); the words' wraps to n bits. One GATES_128 \
-         PBS costs about 0.5x of a DIGITS_128 one (`hearth bench params`).",
+         PBS costs about 0.5x of a DIGITS_128 one (`hearth bench params`). On the digits family's \
+         sets (pi = 5) words compare three bits per bootstrap.",
     );
     emit(
         json.json.as_deref(),
-        &json!({"bench": "ops", "family": "bits", "backend": "count", "threads": threads, "rows": rows}),
+        &json!({"bench": "ops", "family": "bits", "backend": "count", "threads": threads, "one_key": key, "rows": rows}),
         &[t],
     )?;
     if let (Some(path), Some(&n)) = (&plot.plot, bits.iter().max()) {

@@ -203,7 +203,9 @@ enum Which {
     ///
     /// `--params` is the digits family's set for the timed comparison
     /// (DIGITS_KS32_128: the 32-bit key switch, faster on CPUs); `--family
-    /// bits` runs the words on GATES_128 beside tfhe-rs's FheUint.
+    /// bits` runs the words on GATES_128 beside tfhe-rs's FheUint, and on
+    /// the count backend also on `--params` (the key words share with
+    /// `Int`).
     ///
     /// `--plot`: on cpu, hearth / tfhe-rs time per operation and width
     /// (bars from 1.0, log scale); on count, the bootstraps ready at each
@@ -534,7 +536,9 @@ fn run(which: Which) -> Result<(), Error> {
                 Family::Digits => {
                     crate::ops::ops(backend, timing, &bits, inputs, params.params, json, plot)
                 }
-                Family::Bits => crate::bits_ops::ops(backend, timing, &bits, json, plot),
+                Family::Bits => {
+                    crate::bits_ops::ops(backend, timing, &bits, params.params, json, plot)
+                }
             }
         }
     }

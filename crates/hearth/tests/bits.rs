@@ -11,7 +11,7 @@ use hearth::bits::shift::{self, ShiftKind};
 use hearth::bits::{bitwise, div, flags, Bits};
 use hearth::circuit::CircuitBuilder;
 use hearth::Comparison;
-use hearth::{Circuit, Error, ParameterSet, INSECURE_TEST_BITS};
+use hearth::{Circuit, Error, ParameterSet, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
 use rand::{Rng, SeedableRng};
 
 type Build = dyn Fn(&mut CircuitBuilder, &Bits, &Bits) -> Result<Vec<Bits>, Error>;
@@ -78,10 +78,21 @@ fn check(
     build: &Build,
     reference: &dyn Fn(usize, u128, u128) -> Vec<u128>,
 ) {
+    check_on(&INSECURE_TEST_BITS, name, widths, build, reference)
+}
+
+/// [`check`] on the given parameter set.
+fn check_on(
+    params: &'static ParameterSet,
+    name: &str,
+    widths: &[usize],
+    build: &Build,
+    reference: &dyn Fn(usize, u128, u128) -> Vec<u128>,
+) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     for &n in widths {
         for threads in [1, 16] {
-            let c = circuit(&INSECURE_TEST_BITS, n, threads, build);
+            let c = circuit(params, n, threads, build);
             let pairs: Vec<(u128, u128)> = if n <= 8 {
                 (0..1u128 << n)
                     .flat_map(|x| (0..1u128 << n).map(move |y| (x, y)))
@@ -107,7 +118,8 @@ fn check(
                     .collect();
                 assert_eq!(
                     got, want,
-                    "{name} n={n} threads={threads} x={x:#x} y={y:#x}"
+                    "{name} on {} n={n} threads={threads} x={x:#x} y={y:#x}",
+                    params.name
                 );
             }
         }
@@ -285,35 +297,71 @@ fn by_clear_constants() {
     }
 }
 
+/// Every comparison, signed and unsigned, with `max` and `min`.
+fn comparisons(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<Vec<Bits>, Error> {
+    let mut out = Vec::new();
+    for signed in [false, true] {
+        for op in Comparison::ALL {
+            let w = compare::compare(b, x, y, op, signed)?;
+            out.push(Bits::from_wires(b, vec![w])?);
+        }
+        out.push(compare::max(b, x, y, signed)?);
+        out.push(compare::min(b, x, y, signed)?);
+    }
+    Ok(out)
+}
+
+/// Rust's answers to [`comparisons`].
+fn compared(n: usize, x: u128, y: u128) -> Vec<u128> {
+    let mut v: Vec<u128> = Comparison::ALL
+        .iter()
+        .map(|op| op.holds(x, y) as u128)
+        .collect();
+    v.extend([x.max(y), x.min(y)]);
+    let (sx, sy) = (signed(x, n), signed(y, n));
+    v.extend(Comparison::ALL.iter().map(|op| op.holds(sx, sy) as u128));
+    v.extend([sx.max(sy) as u128, sx.min(sy) as u128]);
+    v
+}
+
 #[test]
 fn comparisons_min_max() {
-    check(
+    check("compare", WIDTHS, &comparisons, &compared);
+}
+
+/// On the digits family's sets comparisons read three bits per bootstrap:
+/// every width that ends a chunk early, exhaustively up to 8 bits, on one
+/// thread (signs) and sixteen (equality by counted zero tests).
+#[test]
+fn packed_comparisons_on_five_bit_sets() {
+    check_on(
+        &INSECURE_TEST_DIGITS,
         "compare",
-        WIDTHS,
-        &|b, x, y| {
-            let mut out = Vec::new();
-            for signed in [false, true] {
-                for op in Comparison::ALL {
-                    let w = compare::compare(b, x, y, op, signed)?;
-                    out.push(Bits::from_wires(b, vec![w])?);
-                }
-                out.push(compare::max(b, x, y, signed)?);
-                out.push(compare::min(b, x, y, signed)?);
-            }
-            Ok(out)
-        },
-        &|n, x, y| {
-            let mut v: Vec<u128> = Comparison::ALL
-                .iter()
-                .map(|op| op.holds(x, y) as u128)
-                .collect();
-            v.extend([x.max(y), x.min(y)]);
-            let (sx, sy) = (signed(x, n), signed(y, n));
-            v.extend(Comparison::ALL.iter().map(|op| op.holds(sx, sy) as u128));
-            v.extend([sx.max(sy) as u128, sx.min(sy) as u128]);
-            v
-        },
+        &[1, 2, 3, 4, 5, 7, 8, 16, 31, 64, 128],
+        &comparisons,
+        &compared,
     );
+}
+
+/// The packed forms' cost on `pi = 5` (INSECURE_TEST_DIGITS has
+/// DIGITS_128's `pi` and budgets), against the gates' 49 and 63 bootstraps.
+#[test]
+fn packed_comparisons_cost_a_third_of_the_gates() {
+    let stats = |op: Comparison, threads: usize| {
+        let (c, _) = circuit(&INSECURE_TEST_DIGITS, 32, threads, &move |b, x, y| {
+            let w = compare::compare(b, x, y, op, false)?;
+            Ok(vec![Bits::from_wires(b, vec![w])?])
+        });
+        let st = c.stats();
+        (st.pbs, st.depth)
+    };
+    // 11 chunks of 3 bits, their signs by fours, the last table.
+    assert_eq!(stats(Comparison::Lt, 2), (15, 3));
+    assert_eq!(stats(Comparison::Ge, 2), (15, 3));
+    // One thread: the same signs, zero-tested at the end; many threads:
+    // 16 zero tests of 2 bits, counted in one bootstrap.
+    assert_eq!(stats(Comparison::Eq, 1), (15, 3));
+    assert_eq!(stats(Comparison::Ne, 16), (17, 2));
 }
 
 #[test]

@@ -442,3 +442,52 @@ fn clear_words_fold_exactly() {
         }
     }
 }
+
+/// Word comparisons on DIGITS_128, the key words share with `Int`, where
+/// they read three bits per bootstrap (`bits::packed`): encrypted with
+/// real parameters, each result against Rust's operators on `i16` and
+/// `u16`.
+#[test]
+fn comparisons_encrypted_on_the_digits_key() {
+    use hearth::api::{Bool, I16, U16};
+    use hearth::backend::CpuBackend;
+    use hearth::DIGITS_128;
+    let (client, server) = hearth::testing::keys::keys(&DIGITS_128);
+    let cpu = CpuBackend::new(server, Some(2)).unwrap();
+    let p = Program::new(&DIGITS_128);
+    p.set_threads(2);
+    let (x, y) = (I16::input(&p), I16::input(&p));
+    let (u, v) = (U16::input(&p), U16::input(&p));
+    let flags: Vec<Bool> = vec![x.lt(&y), x.ge(&y), x.eq(&y), u.gt(&v), u.le(&v), u.ne(&v)];
+    for f in &flags {
+        p.output(f);
+    }
+    p.output(&x.max(&y));
+    p.output(&u.min(&v));
+    let prog = p.build().unwrap();
+    for (a, b) in [(i16::MIN, -1i16), (7, 7)] {
+        let (c, d) = (a as u16, b as u16);
+        let ins = [
+            client.encrypt_word_of(a as i64, 16, true).unwrap(),
+            client.encrypt_word_of(b as i64, 16, true).unwrap(),
+            client.encrypt_word_of(c as i64, 16, false).unwrap(),
+            client.encrypt_word_of(d as i64, 16, false).unwrap(),
+        ];
+        let out = prog.run_encrypted(&cpu, &ins).unwrap();
+        let got: Vec<i64> = out
+            .iter()
+            .map(|o| i64::try_from(client.decrypt_word_value(o).unwrap()).unwrap())
+            .collect();
+        let want: Vec<i64> = vec![
+            (a < b) as i64,
+            (a >= b) as i64,
+            (a == b) as i64,
+            (c > d) as i64,
+            (c <= d) as i64,
+            (c != d) as i64,
+            a.max(b) as i64,
+            c.min(d) as i64,
+        ];
+        assert_eq!(got, want, "a = {a}, b = {b}");
+    }
+}

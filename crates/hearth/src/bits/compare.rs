@@ -11,15 +11,23 @@
 //! two blocks (about `1.5 n` bootstraps, depth `n / 2 + 1`).
 //! Signed comparisons flip the sign bits first (free).
 //!
+//! Where selectors have room for several bits (`pi >= 5`), comparisons
+//! read three bits per bootstrap instead ([`super::packed`]); the form
+//! with the least estimated time is used.
+//!
 //! Equality ORs the XORs of the bits in as wide groups as the parameters
 //! allow (two on `pi = 3`): `2n - 1` bootstraps, depth `1 + log2 n`; an XOR
 //! with a clear bit is free, so comparing with a constant costs the OR
 //! tree only.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use super::gates::{gate, maj, mux, not, Gate};
-use super::{Bits, ONE};
-use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use super::{packed, Bits, ONE};
+use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
 use crate::comparison::Comparison;
+use crate::crypto::params::ParamsId;
 use crate::error::Error;
 
 /// Operands padded to a common width (zero or sign extension).
@@ -34,7 +42,9 @@ fn padded(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> (Vec<Wire
     )
 }
 
-/// `x <op> y` as one bit (unsigned, or two's complement when `signed`).
+/// `x <op> y` as one bit (unsigned, or two's complement when `signed`), by
+/// the form with the least estimated time for the width, the parameters
+/// and the thread count.
 pub fn compare(
     b: &mut CircuitBuilder,
     x: &Bits,
@@ -42,14 +52,84 @@ pub fn compare(
     op: Comparison,
     signed: bool,
 ) -> Result<Wire, Error> {
-    let (mut xs, mut ys) = padded(b, x, y, signed);
+    let (xs, ys) = padded(b, x, y, signed);
+    let form = form_for(b, xs.len(), op);
+    lower(b, xs, ys, op, signed, form)
+}
+
+/// How a comparison is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// Gates: the carry chain, or XORs and an OR tree.
+    Gates,
+    /// Signs of several bits per bootstrap ([`packed::order`],
+    /// [`packed::equal_by_signs`]).
+    Signs,
+    /// Zero tests of several bits per bootstrap, counted
+    /// ([`packed::equal_by_counts`]).
+    Counts,
+}
+
+thread_local! {
+    /// The form per parameter set, width, thread count and kind (equality
+    /// or ordering).
+    static CHOICES: RefCell<HashMap<(ParamsId, usize, usize, bool), Form>> =
+        RefCell::new(HashMap::new());
+}
+
+/// The form with the least estimated time for `n`-bit encrypted operands
+/// (the packed forms exist on `pi >= 5` only).
+fn form_for(b: &CircuitBuilder, n: usize, op: Comparison) -> Form {
+    let equality = matches!(op, Comparison::Eq | Comparison::Ne);
+    let (params, threads) = (b.params(), b.threads());
+    let key = (params.id, n, threads, equality);
+    if let Some(f) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
+        return f;
+    }
+    let candidates: &[Form] = if equality {
+        &[Form::Gates, Form::Signs, Form::Counts]
+    } else {
+        &[Form::Gates, Form::Signs]
+    };
+    let probe = if equality {
+        Comparison::Eq
+    } else {
+        Comparison::Lt
+    };
+    let best = cheapest(params, threads, candidates, |s, form| {
+        let xs = Bits::input(s, n)?.wires().to_vec();
+        let ys = Bits::input(s, n)?.wires().to_vec();
+        lower(s, xs, ys, probe, false, form)?;
+        Ok(())
+    })
+    .unwrap_or(Form::Gates);
+    CHOICES.with(|c| c.borrow_mut().insert(key, best));
+    best
+}
+
+/// `x <op> y` on padded operands, in the given form.
+fn lower(
+    b: &mut CircuitBuilder,
+    mut xs: Vec<Wire>,
+    mut ys: Vec<Wire>,
+    op: Comparison,
+    signed: bool,
+    form: Form,
+) -> Result<Wire, Error> {
     let mut sel = Selectors::for_bits();
     if matches!(op, Comparison::Eq | Comparison::Ne) {
-        let ne = not_equal(b, &mut sel, &xs, &ys)?;
-        return if op == Comparison::Ne {
-            Ok(ne)
-        } else {
-            not(b, ne)
+        let eq = op == Comparison::Eq;
+        return match form {
+            Form::Signs => packed::equal_by_signs(b, &xs, &ys, eq),
+            Form::Counts => packed::equal_by_counts(b, &xs, &ys, eq),
+            Form::Gates => {
+                let ne = not_equal(b, &mut sel, &xs, &ys)?;
+                if eq {
+                    not(b, ne)
+                } else {
+                    Ok(ne)
+                }
+            }
         };
     }
     if signed {
@@ -57,6 +137,9 @@ pub fn compare(
             *tx = not(b, *tx)?;
             *ty = not(b, *ty)?;
         }
+    }
+    if form != Form::Gates {
+        return packed::order(b, &xs, &ys, op);
     }
     // ge(x, y) = carry of x + not y + 1; gt(x, y) = carry of x + not y.
     let (hi, lo, strict) = match op {

@@ -25,6 +25,7 @@ pub mod dot;
 pub mod flags;
 pub mod gates;
 pub mod mul;
+pub mod packed;
 pub mod shift;
 
 use num_bigint::BigInt;

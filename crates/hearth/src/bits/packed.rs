@@ -1,0 +1,230 @@
+//! Comparisons that read several bits per bootstrap, on sets whose
+//! selectors have room for them (`pi >= 5`: the digits family's sets, where
+//! words share the key of `Int`).
+//!
+//! Bits are stored as 0 or 2, so over a chunk of `k` bits the difference
+//! `d = sum_i 2^i (x_i - y_i)` takes the even values of
+//! `-2(2^k - 1) ..= 2(2^k - 1)`, two units apart (margin one). Its sign is
+//! an odd function, and an odd function is negacyclic on any range within
+//! `|d| < 2^(pi-1)`: one bootstrap gives the sign of a chunk of
+//! `k = pi - 2` bits (3 on `pi = 5`). The chunks' signs are digits in
+//! {-1, 0, 1} whose most significant nonzero one is the sign of `x - y`,
+//! so the digits family's signum reduction ([`crate::digits::sign::reduce`],
+//! four per bootstrap on `DIGITS_128`) finishes the work, its last table
+//! answering the comparison as a bit. A 32-bit `x < y` is 11 + 3 + 1 = 15
+//! bootstraps at depth 3, where the carry chain of [`super::compare`]
+//! takes 49 at depth 17.
+//!
+//! Equality has two forms, chosen like every variant by estimated time:
+//! the same signs with a zero test at the end ([`equal_by_signs`]: 15
+//! bootstraps, depth 3 at 32 bits), or chunks small enough that a zero
+//! test fits their difference (an even function is negacyclic only where
+//! no two values are `2^(pi-1)` apart: 2 bits on `pi = 5`), whose nonzero
+//! flags are then counted, fifteen per bootstrap ([`equal_by_counts`]: 17
+//! bootstraps, depth 2).
+
+use super::ONE;
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::comparison::Comparison;
+use crate::crypto::lut::Lut;
+use crate::digits::sign::{group_size, reduce};
+use crate::error::Error;
+
+/// The largest chunk whose difference `2(2^k - 1)` stays below `limit`.
+fn chunk_bits(limit: u64) -> usize {
+    let mut k = 0;
+    while 2 * ((1u64 << (k + 1)) - 1) < limit {
+        k += 1;
+    }
+    k
+}
+
+/// Refuses sets where packing gains nothing (chunks of one bit, or sign
+/// groups of one), so that the carry chain is used there.
+fn check(b: &CircuitBuilder, k: usize) -> Result<(), Error> {
+    if k < 2 || group_size(b) < 2 {
+        let p = b.params();
+        return Err(Error::UnsupportedParams {
+            params: p.id,
+            family: "two's-complement bits",
+            reason: format!(
+                "packed comparisons need pi >= 5 and a budget of 5 at margin 1/2; it has pi = {}",
+                p.pi
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `sum_i 2^i (x_i - y_i)` over one chunk, refreshing bits whose weight
+/// would not let it decode two units apart.
+fn difference(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[Wire],
+    ys: &[Wire],
+) -> Result<Wire, Error> {
+    let terms: Vec<(Wire, i64)> = xs
+        .iter()
+        .zip(ys)
+        .enumerate()
+        .flat_map(|(i, (&x, &y))| [(x, 1i64 << i), (y, -(1i64 << i))])
+        .collect();
+    let budget = b.params().budgets.one;
+    sel.linear_within(b, &terms, 0, budget)
+}
+
+/// One bootstrap of `f` on every value `w` can take.
+fn apply(b: &mut CircuitBuilder, w: Wire, f: impl Fn(i64) -> i64) -> Result<Wire, Error> {
+    let r = b.range(w)?;
+    let points: Vec<(i64, i64)> = (r.lo..=r.hi)
+        .step_by(r.step.max(1) as usize)
+        .map(|v| (v, f(v)))
+        .collect();
+    let lut = Lut::from_points(b.params().pi, &points)?;
+    Ok(b.bootstrap(w, &lut)?)
+}
+
+/// A wire of -1 or 1 as a bit (0 or 2).
+fn as_bit(b: &mut CircuitBuilder, pm: Wire) -> Result<Wire, Error> {
+    let w = b.add_const(pm, 1)?;
+    Ok(b.assume_range(w, 0, 2, ONE)?)
+}
+
+/// -1 or 1 for false or true.
+fn pm(t: bool) -> i64 {
+    if t {
+        1
+    } else {
+        -1
+    }
+}
+
+/// The signs of `x - y` over chunks of `pi - 2` bits, least significant
+/// first.
+fn chunk_signs(b: &mut CircuitBuilder, xs: &[Wire], ys: &[Wire]) -> Result<Vec<Wire>, Error> {
+    let k = chunk_bits(b.params().message_modulus() / 2);
+    check(b, k)?;
+    let mut sel = Selectors::for_bits();
+    xs.chunks(k)
+        .zip(ys.chunks(k))
+        .map(|(cx, cy)| {
+            let d = difference(b, &mut sel, cx, cy)?;
+            apply(b, d, i64::signum)
+        })
+        .collect()
+}
+
+/// `x <op> y` for an ordering `op` on unsigned bits of equal length, as a
+/// bit.
+pub fn order(
+    b: &mut CircuitBuilder,
+    xs: &[Wire],
+    ys: &[Wire],
+    op: Comparison,
+) -> Result<Wire, Error> {
+    let signs = chunk_signs(b, xs, ys)?;
+    if signs.is_empty() {
+        return Ok(b.constant(if op.holds_for_sign(0) { ONE } else { 0 }));
+    }
+    // An ordering is a threshold on the sign: its -1/1 table is odd about
+    // it, so the last group may be as wide as any.
+    let g = group_size(b);
+    let w = reduce(b, &signs, g, |s| pm(op.holds_for_sign(s)))?;
+    as_bit(b, w)
+}
+
+/// `x == y` (or `!=` when `!eq`) from the chunks' signs, zero-tested at
+/// the end (an even table: three signs in the last group).
+pub fn equal_by_signs(
+    b: &mut CircuitBuilder,
+    xs: &[Wire],
+    ys: &[Wire],
+    eq: bool,
+) -> Result<Wire, Error> {
+    let signs = chunk_signs(b, xs, ys)?;
+    if signs.is_empty() {
+        return Ok(b.constant(if eq { ONE } else { 0 }));
+    }
+    let w = reduce(b, &signs, 3, |s| pm((s == 0) == eq))?;
+    as_bit(b, w)
+}
+
+/// `x == y` (or `!=` when `!eq`): chunks small enough for a zero test of
+/// their difference, then the nonzero flags counted.
+pub fn equal_by_counts(
+    b: &mut CircuitBuilder,
+    xs: &[Wire],
+    ys: &[Wire],
+    eq: bool,
+) -> Result<Wire, Error> {
+    let half = b.params().message_modulus() / 2;
+    // No two differences half the ring apart: `4(2^k - 1) < 2^(pi-1)`.
+    let k = chunk_bits(half / 2);
+    check(b, k)?;
+    let answer = |t: bool| if t == eq { ONE } else { 0 };
+    let mut sel = Selectors::for_bits();
+    let mut diffs = Vec::new();
+    for (cx, cy) in xs.chunks(k).zip(ys.chunks(k)) {
+        let d = difference(b, &mut sel, cx, cy)?;
+        match b.constant_value(d)? {
+            Some(0) => {}
+            Some(_) => return Ok(b.constant(answer(false))),
+            None => diffs.push(d),
+        }
+    }
+    if let [d] = diffs[..] {
+        let w = apply(b, d, |v| pm((v == 0) == eq))?;
+        return as_bit(b, w);
+    }
+    if diffs.is_empty() {
+        return Ok(b.constant(answer(true)));
+    }
+    let mut flags = diffs
+        .into_iter()
+        .map(|d| apply(b, d, |v| (v != 0) as i64))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Counts of flags: up to half the ring - 1 for a 0/1 flag again, up to
+    // half the ring for the last, whose -1/1 table is negacyclic at 0 and
+    // 2^(pi-1) (equal, and all 2^(pi-1) differ).
+    let budget = b.params().budgets.half as usize;
+    let group = (half as usize - 1).min(budget);
+    let last = (half as usize).min(budget);
+    if group < 2 {
+        return Err(Error::UnsupportedParams {
+            params: b.params().id,
+            family: "two's-complement bits",
+            reason: "counting flags needs a budget of 2 at margin 1/2".into(),
+        });
+    }
+    let mut sel = Selectors::new();
+    loop {
+        if flags.len() <= last {
+            let terms: Vec<(Wire, i64)> = flags.iter().map(|&f| (f, 1)).collect();
+            let s = sel.linear(b, &terms, 0)?;
+            let w = apply(b, s, |v| pm((v == 0) == eq))?;
+            return as_bit(b, w);
+        }
+        flags = flags
+            .chunks(group)
+            .map(|g| {
+                let terms: Vec<(Wire, i64)> = g.iter().map(|&f| (f, 1)).collect();
+                let s = sel.linear(b, &terms, 0)?;
+                apply(b, s, |v| (v != 0) as i64)
+            })
+            .collect::<Result<_, Error>>()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_sizes_on_five_bits() {
+        // Signs: |d| <= 14 < 16. Zero tests: |d| <= 6, two values never 16 apart.
+        assert_eq!(chunk_bits(16), 3);
+        assert_eq!(chunk_bits(8), 2);
+        assert_eq!(chunk_bits(4), 1);
+    }
+}
