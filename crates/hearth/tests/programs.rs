@@ -110,7 +110,7 @@ fn random_programs_encrypted_equal_the_clear_backend() {
 
 mod words {
     use hearth::testing::word_programs::{WordOp, WordSpec};
-    use hearth::{GATES_128, INSECURE_TEST_BITS};
+    use hearth::{GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
     use proptest::prelude::*;
     use rand::SeedableRng;
 
@@ -147,9 +147,15 @@ mod words {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
+        /// On GATES_128's circuits and on DIGITS_128's (the key words share
+        /// with `Int`: other gate forms, packed comparisons).
         #[test]
-        fn random_word_programs_are_exact(spec in program(), threads in prop::sample::select(vec![2usize, 16])) {
-            if let Err(e) = spec.check(&INSECURE_TEST_BITS, threads) {
+        fn random_word_programs_are_exact(
+            spec in program(),
+            threads in prop::sample::select(vec![2usize, 16]),
+            params in prop::sample::select(vec![&INSECURE_TEST_BITS, &INSECURE_TEST_DIGITS]),
+        ) {
+            if let Err(e) = spec.check(params, threads) {
                 prop_assert!(false, "{e}\n{spec}");
             }
         }

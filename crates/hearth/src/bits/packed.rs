@@ -24,7 +24,7 @@
 //! bootstraps, depth 2).
 
 use super::ONE;
-use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::circuit::{CircuitBuilder, Range, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::lut::Lut;
 use crate::digits::sign::{group_size, reduce};
@@ -57,21 +57,39 @@ fn check(b: &CircuitBuilder, k: usize) -> Result<(), Error> {
 }
 
 /// `sum_i 2^i (x_i - y_i)` over one chunk, refreshing bits whose weight
-/// would not let it decode two units apart.
+/// would not let it decode two units apart. A bit that is a sum of other
+/// values (an unrefreshed adder output) can make the tracked range of the
+/// difference wider than its values: when the range does not `fit` the
+/// table, the chunk's bits are refreshed (fresh bits give the exact range).
 fn difference(
     b: &mut CircuitBuilder,
     sel: &mut Selectors,
     xs: &[Wire],
     ys: &[Wire],
+    fits: impl Fn(Range) -> bool,
 ) -> Result<Wire, Error> {
-    let terms: Vec<(Wire, i64)> = xs
-        .iter()
-        .zip(ys)
-        .enumerate()
-        .flat_map(|(i, (&x, &y))| [(x, 1i64 << i), (y, -(1i64 << i))])
-        .collect();
+    let terms = |xs: &[Wire], ys: &[Wire]| -> Vec<(Wire, i64)> {
+        xs.iter()
+            .zip(ys)
+            .enumerate()
+            .flat_map(|(i, (&x, &y))| [(x, 1i64 << i), (y, -(1i64 << i))])
+            .collect()
+    };
     let budget = b.params().budgets.one;
-    sel.linear_within(b, &terms, 0, budget)
+    let d = sel.linear_within(b, &terms(xs, ys), 0, budget)?;
+    if fits(b.range(d)?) {
+        return Ok(d);
+    }
+    let mut fresh = |b: &mut CircuitBuilder, ws: &[Wire]| -> Result<Vec<Wire>, Error> {
+        ws.iter()
+            .map(|&w| match b.constant_value(w)? {
+                Some(_) => Ok(w),
+                None => sel.refresh(b, w),
+            })
+            .collect()
+    };
+    let (fx, fy) = (fresh(b, xs)?, fresh(b, ys)?);
+    sel.linear_within(b, &terms(&fx, &fy), 0, budget)
 }
 
 /// One bootstrap of `f` on every value `w` can take.
@@ -105,11 +123,14 @@ fn pm(t: bool) -> i64 {
 fn chunk_signs(b: &mut CircuitBuilder, xs: &[Wire], ys: &[Wire]) -> Result<Vec<Wire>, Error> {
     let k = chunk_bits(b.params().message_modulus() / 2);
     check(b, k)?;
+    let half = b.params().message_modulus() as i64 / 2;
+    // An odd table is negacyclic on any range strictly inside (-half, half).
+    let fits = |r: Range| -half < r.lo && r.hi < half;
     let mut sel = Selectors::for_bits();
     xs.chunks(k)
         .zip(ys.chunks(k))
         .map(|(cx, cy)| {
-            let d = difference(b, &mut sel, cx, cy)?;
+            let d = difference(b, &mut sel, cx, cy, fits)?;
             apply(b, d, i64::signum)
         })
         .collect()
@@ -165,8 +186,10 @@ pub fn equal_by_counts(
     let answer = |t: bool| if t == eq { ONE } else { 0 };
     let mut sel = Selectors::for_bits();
     let mut diffs = Vec::new();
+    // An even table: no two values half the ring apart.
+    let fits = |r: Range| r.hi - r.lo < half as i64;
     for (cx, cy) in xs.chunks(k).zip(ys.chunks(k)) {
-        let d = difference(b, &mut sel, cx, cy)?;
+        let d = difference(b, &mut sel, cx, cy, fits)?;
         match b.constant_value(d)? {
             Some(0) => {}
             Some(_) => return Ok(b.constant(answer(false))),

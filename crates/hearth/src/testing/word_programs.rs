@@ -646,6 +646,32 @@ mod tests {
         }
     }
 
+    /// Found by `fuzz-programs --family bits --seed 5` (program 457,
+    /// shrunk) once words ran on DIGITS_128's rules too: a comparison of a
+    /// sum with a clear constant, whose bits are unrefreshed sums, with
+    /// one of its own operands. The tracked range of a chunk's difference
+    /// was wider than its values and than the packed comparison's table.
+    #[test]
+    fn comparison_of_a_sum_with_its_operand() {
+        let spec = WordSpec {
+            bits: 8,
+            signed: true,
+            inputs: vec![0, 3],
+            ops: vec![
+                WordOp::Sub(0, 1),
+                WordOp::AddConst(0, -11178),
+                WordOp::SelectLt(3, 0, 3, 1),
+            ],
+        };
+        for params in [&P, &crate::crypto::params::INSECURE_TEST_DIGITS] {
+            for threads in [1, 2, 16] {
+                if let Err(e) = spec.check(params, threads) {
+                    panic!("{e}\n{spec}");
+                }
+            }
+        }
+    }
+
     /// Found by `fuzz-programs --family bits --seed 2026` (program 75419,
     /// shrunk): a remainder by a clear constant (heavy linear bits) fed
     /// to a product by a clear constant.
