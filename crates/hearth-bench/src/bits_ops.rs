@@ -97,6 +97,24 @@ impl BitsOp {
         }
     }
 
+    /// The operations called `names` (every one when empty), in table
+    /// order.
+    pub fn named(names: &[String]) -> Result<Vec<BitsOp>, Error> {
+        for n in names {
+            if !BitsOp::ALL.iter().any(|op| op.name() == n) {
+                let known: Vec<&str> = BitsOp::ALL.iter().map(|op| op.name()).collect();
+                return Err(Error::Config(format!(
+                    "--ops: no operation `{n}`; the operations are {}",
+                    known.join(", ")
+                )));
+            }
+        }
+        Ok(BitsOp::ALL
+            .into_iter()
+            .filter(|op| names.is_empty() || names.iter().any(|n| n == op.name()))
+            .collect())
+    }
+
     /// The digits family's counterpart, where it has one.
     fn digits(self) -> Option<DigitsOp> {
         match self {
@@ -212,20 +230,28 @@ fn build(
     }
 }
 
-/// `one_key`: the digits family's set on which the count backend also
-/// shows the words (the key they share with `Int`).
+/// What the words benchmark covers.
+pub struct Words<'a> {
+    /// Widths.
+    pub bits: &'a [usize],
+    /// Operations, in table order.
+    pub ops: &'a [BitsOp],
+    /// The digits family's set on which the words also run (the key they
+    /// share with `Int`), beside GATES_128.
+    pub one_key: &'static hearth::ParameterSet,
+}
+
 pub fn ops(
     backend: OpsBackend,
     timing: Timing,
-    bits: &[usize],
-    one_key: &'static hearth::ParameterSet,
+    words: Words<'_>,
     json: JsonOut,
     plot: PlotOut,
 ) -> Result<(), Error> {
     match backend {
-        OpsBackend::Count => count(timing.threads, bits, one_key, json, plot),
+        OpsBackend::Count => count(timing.threads, words, json, plot),
         #[cfg(feature = "tfhe-rs")]
-        OpsBackend::Cpu | OpsBackend::Gpu => timed::encrypted(timing, bits, json, plot),
+        OpsBackend::Cpu | OpsBackend::Gpu => timed::encrypted(timing, words, json, plot),
         #[cfg(not(feature = "tfhe-rs"))]
         OpsBackend::Cpu | OpsBackend::Gpu => Err(crate::tfhe::missing()),
     }
@@ -237,13 +263,8 @@ pub fn ops(
 /// the others).
 const PROFILED: [BitsOp; 4] = [BitsOp::Add, BitsOp::Max, BitsOp::Mul, BitsOp::ShlEnc];
 
-fn count(
-    threads: usize,
-    bits: &[usize],
-    one_key: &'static hearth::ParameterSet,
-    json: JsonOut,
-    plot: PlotOut,
-) -> Result<(), Error> {
+fn count(threads: usize, words: Words<'_>, json: JsonOut, plot: PlotOut) -> Result<(), Error> {
+    let Words { bits, ops, one_key } = words;
     let key = one_key.name;
     let mut t = Table::new(
         format!(
@@ -265,7 +286,7 @@ fn count(
     );
     let mut rows = Vec::new();
     for &n in bits {
-        for op in BitsOp::ALL {
+        for &op in ops {
             let st = build(op, n, &GATES_128, threads)?.circuit().stats();
             let one = build(op, n, one_key, threads)?.circuit().stats();
             let est = (st.pbs as u64)

@@ -237,6 +237,10 @@ enum Which {
         samples: u32,
         #[command(flatten)]
         params: ParamsArg,
+        /// Only these operations, by their names in the table (`--family
+        /// bits`; e.g. `eq,lt,max`). Default: every one.
+        #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+        ops: Vec<String>,
         #[command(flatten)]
         json: JsonOut,
         #[command(flatten)]
@@ -516,6 +520,7 @@ fn run(which: Which) -> Result<(), Error> {
             inputs,
             samples,
             params,
+            ops,
             json,
             plot,
         } => {
@@ -533,11 +538,20 @@ fn run(which: Which) -> Result<(), Error> {
                 samples: samples as usize,
             };
             match family {
+                Family::Digits if !ops.is_empty() => Err(Error::Config(
+                    "--ops selects word operations: use it with --family bits".into(),
+                )),
                 Family::Digits => {
                     crate::ops::ops(backend, timing, &bits, inputs, params.params, json, plot)
                 }
                 Family::Bits => {
-                    crate::bits_ops::ops(backend, timing, &bits, params.params, json, plot)
+                    let only = crate::bits_ops::BitsOp::named(&ops)?;
+                    let words = crate::bits_ops::Words {
+                        bits: &bits,
+                        ops: &only,
+                        one_key: params.params,
+                    };
+                    crate::bits_ops::ops(backend, timing, words, json, plot)
                 }
             }
         }

@@ -145,10 +145,11 @@ pub(super) fn encrypted(
         threads,
         samples,
     }: Timing,
-    bits: &[usize],
+    words: Words<'_>,
     json: JsonOut,
     plot: PlotOut,
 ) -> Result<(), Error> {
+    let Words { bits, ops, one_key } = words;
     if let Some(&n) = bits.iter().find(|&&n| ![8, 16, 32, 64].contains(&n)) {
         return Err(Error::Config(format!(
             "--bits {n}: the comparison covers 8, 16, 32 and 64"
@@ -159,22 +160,42 @@ pub(super) fn encrypted(
     let (tck, pool) = crate::tfhe::tfhe_pool(threads, engine)?;
     let cpu = hearth_cli::backend::evaluator(engine, &server, Some(threads))?;
     let dcpu = hearth_cli::backend::evaluator(engine, &dserver, Some(threads))?;
+    // The words on the key they share with `Int` (that of the digits
+    // column when it is the same set).
+    let own = (one_key.id != DIGITS_128.id).then(|| generate(one_key));
+    let (kclient, kserver) = own.as_ref().map_or((&dclient, &dserver), |(c, s)| (c, s));
+    let kcpu = hearth_cli::backend::evaluator(engine, kserver, Some(threads))?;
+    let key = one_key.name;
     let mut rng = rand::rngs::StdRng::seed_from_u64(23);
     let mut t = Table::new(
         format!(
-            "Words on GATES_128, encrypted on {}: hearth beside tfhe-rs FheUint on the {engine:?} (default \
-             parameters), and the digits family (DIGITS_128) where it has the operation",
+            "Words on GATES_128 and on {key} (one key with Int), encrypted on {}: hearth beside \
+             tfhe-rs FheUint on the {engine:?} (default parameters), and the digits family \
+             (DIGITS_128) where it has the operation",
             cpu.describe()
         ),
-        &["op", "bits", "#PBS", "hearth bits (ms)", "tfhe-rs (ms)", "bits / tfhe-rs", "hearth digits (ms)", "digits / tfhe-rs"],
+        &[
+            "op",
+            "bits",
+            "#PBS",
+            "hearth bits (ms)",
+            "tfhe-rs (ms)",
+            "bits / tfhe-rs",
+            &format!("{key} #PBS"),
+            &format!("hearth on {key} (ms)"),
+            &format!("{key} / tfhe-rs"),
+            "hearth digits (ms)",
+            "digits / tfhe-rs",
+        ],
     );
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
     // Operations tfhe-rs's engine turned out to lack (tried once each).
     let mut missing = Vec::new();
-    let bar = steps((BitsOp::ALL.len() * bits.len()) as u64);
+    let bar = steps((ops.len() * bits.len()) as u64);
+    let mut one_ratios = Vec::new();
     for &n in bits {
-        for op in BitsOp::ALL {
+        for &op in ops {
             bar.set_message(format!("{} at {n} bits", op.name()));
             let m = (1u128 << n) - 1;
             let (x, y) = (rng.gen::<u128>() & m, rng.gen::<u128>() & (m >> (n / 2)));
@@ -186,28 +207,36 @@ pub(super) fn encrypted(
             };
             let prog = build(op, n, &GATES_128, threads)?;
             let pbs = prog.circuit().stats().pbs;
-            let ins = [
-                client.encrypt_word_of(x, n, false)?,
-                client.encrypt_word_of(y, n, false)?,
-            ];
+            let kprog = build(op, n, one_key, threads)?;
+            let kpbs = kprog.circuit().stats().pbs;
             let want = op.reference(n, x, y);
-            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            let (mut ours, mut on_key, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..samples {
-                let start = Instant::now();
-                let out = prog.run_encrypted(&cpu, &ins)?;
-                ours.push(start.elapsed());
-                let mut got = 0u128;
-                let mut shift = 0;
-                for o in &out {
-                    let v = client.decrypt_word_value(o)?;
-                    got |= u128::try_from(v).unwrap_or(0) << shift;
-                    shift += o.shape().len();
-                }
-                if got != want {
-                    return Err(Error::Config(format!(
-                        "{} at {n}: hearth gave {got}, expected {want}",
-                        op.name()
-                    )));
+                for (prog, client, cpu, times) in [
+                    (&prog, &client, &cpu, &mut ours),
+                    (&kprog, kclient, &kcpu, &mut on_key),
+                ] {
+                    let ins = [
+                        client.encrypt_word_of(x, n, false)?,
+                        client.encrypt_word_of(y, n, false)?,
+                    ];
+                    let start = Instant::now();
+                    let out = prog.run_encrypted(cpu, &ins)?;
+                    times.push(start.elapsed());
+                    let mut got = 0u128;
+                    let mut shift = 0;
+                    for o in &out {
+                        let v = client.decrypt_word_value(o)?;
+                        got |= u128::try_from(v).unwrap_or(0) << shift;
+                        shift += o.shape().len();
+                    }
+                    if got != want {
+                        return Err(Error::Config(format!(
+                            "{} at {n} on {}: hearth gave {got}, expected {want}",
+                            op.name(),
+                            client.params().name
+                        )));
+                    }
                 }
                 if missing.contains(&op) {
                     continue;
@@ -235,6 +264,7 @@ pub(super) fn encrypted(
                 theirs.push(t);
             }
             let ours = median(ours);
+            let on_key = median(on_key);
             let theirs = (!theirs.is_empty()).then(|| median(theirs));
             let digits = match op.digits() {
                 Some(d) if n <= 32 => {
@@ -254,11 +284,15 @@ pub(super) fn encrypted(
                 _ => None,
             };
             let ratio = theirs.map(|th| ours.as_secs_f64() / th.as_secs_f64());
+            let kratio = theirs.map(|th| on_key.as_secs_f64() / th.as_secs_f64());
+            if let Some(r) = kratio {
+                one_ratios.push((op.name().to_string(), format!("{n} bits, {key}"), r));
+            }
             let dratio = digits
                 .zip(theirs)
                 .map(|(d, th)| d.as_secs_f64() / th.as_secs_f64());
             if let Some(ratio) = ratio {
-                ratios.push((op.name().to_string(), format!("{n} bits"), ratio));
+                ratios.push((op.name().to_string(), format!("{n} bits, GATES_128"), ratio));
             }
             let fmt = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}"));
             t.row(vec![
@@ -268,12 +302,16 @@ pub(super) fn encrypted(
                 ms(ours),
                 theirs.map_or("-".into(), ms),
                 fmt(ratio),
+                kpbs.to_string(),
+                ms(on_key),
+                fmt(kratio),
                 digits.map_or("-".into(), ms),
                 fmt(dratio),
             ]);
             rows.push(json!({
                 "op": op.name(), "bits": n, "pbs": pbs,
                 "hearth_ms": ours.as_secs_f64() * 1e3, "tfhe_rs_ms": theirs.map(|th| th.as_secs_f64() * 1e3), "ratio": ratio,
+                "one_key": key, "one_key_pbs": kpbs, "one_key_ms": on_key.as_secs_f64() * 1e3, "one_key_ratio": kratio,
                 "digits_ms": digits.map(|d| d.as_secs_f64() * 1e3), "digits_ratio": dratio,
             }));
             bar.inc(1);
@@ -291,9 +329,10 @@ pub(super) fn encrypted(
         &[t],
     )?;
     if let Some(path) = &plot.plot {
+        ratios.extend(one_ratios);
         let chart = GroupedBars::from_triples(
             format!(
-                "bench ops --family bits: words on GATES_128, {threads} threads, {}",
+                "bench ops --family bits: words on GATES_128 and {key}, {threads} threads, {}",
                 crate::plot::today()
             ),
             "time hearth / tfhe-rs FheUint (below 1: hearth faster)".into(),
