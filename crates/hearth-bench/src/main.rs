@@ -239,7 +239,7 @@ enum Which {
         params: ParamsArg,
         /// Only these operations, by their names in the table (`--family
         /// bits`; e.g. `eq,lt,max`). Default: every one.
-        #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+        #[arg(long, value_name = "NAME", value_delimiter = ',')]
         ops: Vec<String>,
         #[command(flatten)]
         json: JsonOut,

@@ -375,3 +375,38 @@ fn every_documented_benchmark_runs() {
         assert!(!out.contains("| NO |"), "{args:?}:\n{out}");
     }
 }
+
+/// `--ops` keeps the named word operations only, refuses unknown names
+/// and the digits family; the count table shows the words on `--params`
+/// beside GATES_128, cheaper there for comparisons.
+#[test]
+fn ops_selects_word_operations_by_name() {
+    let args: Vec<&str> = "ops --family bits --backend count --bits 32 --ops eq,lt"
+        .split_whitespace()
+        .collect();
+    let (ok, out, err) = bench(&args);
+    assert!(ok, "{err}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with("| eq ") || l.starts_with("| lt ") || l.starts_with("| add "))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for r in &rows {
+        // | op | bits | #PBS | depth | widest | est | DIGITS_128 #PBS | ...
+        let (gates, one_key): (usize, usize) = (r[3].parse().unwrap(), r[7].parse().unwrap());
+        assert!(one_key * 3 <= gates, "{r:?}");
+    }
+    let (ok, _, err) = bench(&[
+        "ops",
+        "--family",
+        "bits",
+        "--backend",
+        "count",
+        "--ops",
+        "equals",
+    ]);
+    assert!(!ok && err.contains("no operation `equals`"), "{err}");
+    let (ok, _, err) = bench(&["ops", "--backend", "count", "--ops", "eq"]);
+    assert!(!ok && err.contains("--family bits"), "{err}");
+}

@@ -9,7 +9,7 @@
 //! `|d| < 2^(pi-1)`: one bootstrap gives the sign of a chunk of
 //! `k = pi - 2` bits (3 on `pi = 5`). The chunks' signs are digits in
 //! {-1, 0, 1} whose most significant nonzero one is the sign of `x - y`,
-//! so the digits family's signum reduction ([`crate::digits::sign::reduce`],
+//! so the digits family's signum reduction (`digits::sign::reduce`,
 //! four per bootstrap on `DIGITS_128`) finishes the work, its last table
 //! answering the comparison as a bit. A 32-bit `x < y` is 11 + 3 + 1 = 15
 //! bootstraps at depth 3, where the carry chain of [`super::compare`]
