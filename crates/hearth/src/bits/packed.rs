@@ -27,6 +27,7 @@ use super::ONE;
 use crate::circuit::{CircuitBuilder, Range, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::lut::Lut;
+use crate::digits::radix::any_flag;
 use crate::digits::sign::{group_size, reduce};
 use crate::error::Error;
 
@@ -136,6 +137,23 @@ fn chunk_signs(b: &mut CircuitBuilder, xs: &[Wire], ys: &[Wire]) -> Result<Vec<W
         .collect()
 }
 
+/// `holds(sign(x - y))` as a bit, from the chunks' signs; the last table
+/// reads at most `last_group` of them.
+fn decide(
+    b: &mut CircuitBuilder,
+    xs: &[Wire],
+    ys: &[Wire],
+    last_group: usize,
+    holds: impl Fn(i64) -> bool,
+) -> Result<Wire, Error> {
+    let signs = chunk_signs(b, xs, ys)?;
+    if signs.is_empty() {
+        return Ok(b.constant(if holds(0) { ONE } else { 0 }));
+    }
+    let w = reduce(b, &signs, last_group, |s| pm(holds(s)))?;
+    as_bit(b, w)
+}
+
 /// `x <op> y` for an ordering `op` on unsigned bits of equal length, as a
 /// bit.
 pub fn order(
@@ -144,15 +162,10 @@ pub fn order(
     ys: &[Wire],
     op: Comparison,
 ) -> Result<Wire, Error> {
-    let signs = chunk_signs(b, xs, ys)?;
-    if signs.is_empty() {
-        return Ok(b.constant(if op.holds_for_sign(0) { ONE } else { 0 }));
-    }
     // An ordering is a threshold on the sign: its -1/1 table is odd about
     // it, so the last group may be as wide as any.
     let g = group_size(b);
-    let w = reduce(b, &signs, g, |s| pm(op.holds_for_sign(s)))?;
-    as_bit(b, w)
+    decide(b, xs, ys, g, |s| op.holds_for_sign(s))
 }
 
 /// `x == y` (or `!=` when `!eq`) from the chunks' signs, zero-tested at
@@ -163,12 +176,7 @@ pub fn equal_by_signs(
     ys: &[Wire],
     eq: bool,
 ) -> Result<Wire, Error> {
-    let signs = chunk_signs(b, xs, ys)?;
-    if signs.is_empty() {
-        return Ok(b.constant(if eq { ONE } else { 0 }));
-    }
-    let w = reduce(b, &signs, 3, |s| pm((s == 0) == eq))?;
-    as_bit(b, w)
+    decide(b, xs, ys, 3, |s| (s == 0) == eq)
 }
 
 /// `x == y` (or `!=` when `!eq`): chunks small enough for a zero test of
@@ -203,40 +211,14 @@ pub fn equal_by_counts(
     if diffs.is_empty() {
         return Ok(b.constant(answer(true)));
     }
-    let mut flags = diffs
+    let flags = diffs
         .into_iter()
         .map(|d| apply(b, d, |v| (v != 0) as i64))
         .collect::<Result<Vec<_>, _>>()?;
-    // Counts of flags: up to half the ring - 1 for a 0/1 flag again, up to
-    // half the ring for the last, whose -1/1 table is negacyclic at 0 and
-    // 2^(pi-1) (equal, and all 2^(pi-1) differ).
-    let budget = b.params().budgets.half as usize;
-    let group = (half as usize - 1).min(budget);
-    let last = (half as usize).min(budget);
-    if group < 2 {
-        return Err(Error::UnsupportedParams {
-            params: b.params().id,
-            family: "two's-complement bits",
-            reason: "counting flags needs a budget of 2 at margin 1/2".into(),
-        });
-    }
-    let mut sel = Selectors::new();
-    loop {
-        if flags.len() <= last {
-            let terms: Vec<(Wire, i64)> = flags.iter().map(|&f| (f, 1)).collect();
-            let s = sel.linear(b, &terms, 0)?;
-            let w = apply(b, s, |v| pm((v == 0) == eq))?;
-            return as_bit(b, w);
-        }
-        flags = flags
-            .chunks(group)
-            .map(|g| {
-                let terms: Vec<(Wire, i64)> = g.iter().map(|&f| (f, 1)).collect();
-                let s = sel.linear(b, &terms, 0)?;
-                apply(b, s, |v| (v != 0) as i64)
-            })
-            .collect::<Result<_, Error>>()?;
-    }
+    // The last table gives -1/1, negacyclic even at 0 and 2^(pi-1) (equal,
+    // and all 2^(pi-1) differ): it may count up to half the ring.
+    let w = any_flag(b, flags, half as usize, |any| pm(any != eq))?;
+    as_bit(b, w)
 }
 
 #[cfg(test)]

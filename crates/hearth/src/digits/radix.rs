@@ -265,22 +265,43 @@ fn zero_test(b: &mut CircuitBuilder, x: &Wide, eq: bool) -> Result<Wire, Error> 
             }
         }
     }
-    const GROUP: usize = 15;
+    any_flag(b, flags, 15, |any| (any != eq) as i64)
+}
+
+/// `last(some flag is set)` for flags of 0 or 1: counted up to
+/// `2^(pi-1) - 1` per bootstrap (each count a flag again), the last table
+/// reading the count of at most `last_group` flags.
+pub(crate) fn any_flag(
+    b: &mut CircuitBuilder,
+    mut flags: Vec<Wire>,
+    last_group: usize,
+    last: impl Fn(bool) -> i64,
+) -> Result<Wire, Error> {
+    let p = b.params();
+    let (pi, budget) = (p.pi, p.budgets.half as usize);
+    let group = (p.message_modulus() as usize / 2 - 1).min(budget);
+    if group < 2 {
+        return Err(Error::UnsupportedParams {
+            params: p.id,
+            family: "signed-binary digits",
+            reason: "counting flags needs pi >= 3 and a budget of 2 at margin 1/2".into(),
+        });
+    }
+    let mut sel = Selectors::new();
+    let mut count = |b: &mut CircuitBuilder, flags: &[Wire], lut: &Lut| -> Result<Wire, Error> {
+        let terms: Vec<(Wire, i64)> = flags.iter().map(|&w| (w, 1)).collect();
+        let s = sel.linear(b, &terms, 0)?;
+        Ok(b.bootstrap(s, lut)?)
+    };
     loop {
-        if flags.len() <= GROUP {
-            let terms: Vec<(Wire, i64)> = flags.iter().map(|&w| (w, 1)).collect();
-            let s = sel.linear(b, &terms, 0)?;
-            let lut = Lut::from_fn(pi, 0, flags.len() as i64, |v| ((v == 0) == eq) as i64)?;
-            return Ok(b.bootstrap(s, &lut)?);
+        if flags.len() <= last_group.min(budget) {
+            let lut = Lut::from_fn(pi, 0, flags.len() as i64, |v| last(v != 0))?;
+            return count(b, &flags, &lut);
         }
-        let any = Lut::from_fn(pi, 0, GROUP as i64, |v| (v != 0) as i64)?;
+        let any = Lut::from_fn(pi, 0, group as i64, |v| (v != 0) as i64)?;
         flags = flags
-            .chunks(GROUP)
-            .map(|g| {
-                let terms: Vec<(Wire, i64)> = g.iter().map(|&w| (w, 1)).collect();
-                let s = sel.linear(b, &terms, 0)?;
-                Ok(b.bootstrap(s, &any)?)
-            })
+            .chunks(group)
+            .map(|g| count(b, g, &any))
             .collect::<Result<_, Error>>()?;
     }
 }
