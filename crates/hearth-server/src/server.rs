@@ -833,6 +833,19 @@ impl Shared {
         Ok(result)
     }
 
+    /// Tells the workers and the sweeper to stop. The flag is set under
+    /// the jobs lock, under which each of them checks it before it waits:
+    /// set without the lock, it could land between a thread's check and
+    /// its wait, and the wake-up would be lost (the sweeper then slept
+    /// up to a minute, a worker for good).
+    fn halt(&self) {
+        {
+            let _jobs = lock(&self.jobs);
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.wake.notify_all();
+    }
+
     /// One worker: takes the next job in turn whenever it may start
     /// ([`Jobs::start_next`]); `max_jobs` workers run side by side.
     fn work(&self) {
@@ -981,6 +994,10 @@ impl Shared {
     fn sweep(&self, every: Duration) {
         let mut jobs = lock(&self.jobs);
         loop {
+            // Checked under the lock before each wait: see `halt`.
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
             jobs = self
                 .wake
                 .wait_timeout(jobs, every)
@@ -1755,16 +1772,14 @@ impl Server {
                     .await
             }
         };
-        self.shared.stop.store(true, Ordering::Relaxed);
-        self.shared.wake.notify_all();
+        self.shared.halt();
         r
     }
 
     /// Stops the workers (each after its running job, if any) and waits
     /// for them.
     pub fn stop(mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
-        self.shared.wake.notify_all();
+        self.shared.halt();
         for t in self.workers.drain(..).chain(self.sweeper.take()) {
             let _ = t.join();
         }

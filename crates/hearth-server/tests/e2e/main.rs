@@ -372,6 +372,27 @@ fn a_full_queue_refuses_and_a_restart_keeps_every_job() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `stop` returns as soon as the threads notice, even when it comes
+/// before they first wait: the stop flag and the wake-up were once sent
+/// without the jobs lock, and a wake-up that arrived before the
+/// expiry sweeper's first wait was lost (the sweeper slept its full
+/// period, a minute by default).
+#[test]
+fn a_server_stopped_at_once_stops_at_once() {
+    let d = dir("stop");
+    for round in 0..40 {
+        let server = hearth_server::Server::open(config(&d)).unwrap();
+        let t = Instant::now();
+        server.stop();
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "round {round}: stop took {:?}",
+            t.elapsed()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn a_stalled_upload_times_out_and_uploads_are_bounded() {
     let d = dir("stall");
