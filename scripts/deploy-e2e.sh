@@ -39,4 +39,4 @@ run() { # name params app-args...
     done
 }
 run regression-digits DIGITS_128
-run regression-words GATES_128 --family bits
+run regression-words GATES_128 --family words

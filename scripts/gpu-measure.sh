@@ -109,9 +109,9 @@ run_pbs() {
     done
 }
 run_ops() {
-    step ops-gpu-digits $b ops --backend gpu --family digits --bits 32 \
+    step ops-gpu-digits $b ops --backend gpu --family int --bits 32 \
         --threads "$threads" --json "$out/ops-gpu-digits.json"
-    step ops-gpu-bits $b ops --backend gpu --family bits --bits 32 \
+    step ops-gpu-bits $b ops --backend gpu --family words --bits 32 \
         --threads "$threads" --json "$out/ops-gpu-bits.json"
     step fuzz-gpu $h tool fuzz-programs --encrypted --backend gpu --count 20 \
         --threads "$threads"
@@ -122,9 +122,9 @@ run_cpu16() {
     # The kernels first: the H200's run ran out of time before them.
     step kernels-cpu16 $b kernels --backend cpu --threads "$threads" \
         --json "$out/kernels-cpu16.json"
-    step ops-cpu16-digits $b ops --backend cpu --family digits --threads "$threads" \
+    step ops-cpu16-digits $b ops --backend cpu --family int --threads "$threads" \
         --json "$out/ops-cpu16-digits.json"
-    step ops-cpu16-bits $b ops --backend cpu --family bits --threads "$threads" \
+    step ops-cpu16-bits $b ops --backend cpu --family words --threads "$threads" \
         --json "$out/ops-cpu16-bits.json"
 }
 for s in "${steps[@]}"; do

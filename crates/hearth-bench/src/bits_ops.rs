@@ -1,4 +1,4 @@
-//! `hearth bench ops --family bits`: every operation of the fixed-width
+//! `hearth bench ops --family words`: every operation of the fixed-width
 //! words on the count backend (#PBS, depth, planned for the thread count),
 //! or encrypted on GATES_128 beside tfhe-rs's `FheUint` on the same
 //! threads, with the digits family (DIGITS_128) in the same table where it
@@ -257,7 +257,7 @@ pub fn ops(
     }
 }
 
-/// The operations whose level profiles `bench ops --family bits --backend
+/// The operations whose level profiles `bench ops --family words --backend
 /// count --plot` draws: a chain (add), a selection (max), a product and a
 /// barrel shifter (division, a chain of about n^2 levels, would flatten
 /// the others).
@@ -320,7 +320,7 @@ fn count(threads: usize, words: Words<'_>, json: JsonOut, plot: PlotOut) -> Resu
     );
     emit(
         json.json.as_deref(),
-        &json!({"bench": "ops", "family": "bits", "backend": "count", "threads": threads, "one_key": key, "rows": rows}),
+        &json!({"bench": "ops", "family": "words", "backend": "count", "threads": threads, "one_key": key, "rows": rows}),
         &[t],
     )?;
     if let (Some(path), Some(&n)) = (&plot.plot, bits.iter().max()) {
@@ -332,7 +332,7 @@ fn count(threads: usize, words: Words<'_>, json: JsonOut, plot: PlotOut) -> Resu
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let title = format!(
-            "bench ops --family bits --backend count: u{n} words (GATES_128), planned for {threads} threads, {}",
+            "bench ops --family words --backend count: u{n} words (GATES_128), planned for {threads} threads, {}",
             crate::plot::today()
         );
         crate::plot::save_level_profiles(path, &title, &circuits, threads)?;

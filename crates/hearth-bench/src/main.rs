@@ -203,7 +203,7 @@ enum Which {
     ///
     /// `--params` is the digits family's set for the timed comparison
     /// (DIGITS_KS32_128: the 32-bit key switch, faster on CPUs); `--family
-    /// bits` runs the words on GATES_128 beside tfhe-rs's FheUint, and on
+    /// words` runs the words on GATES_128 beside tfhe-rs's FheUint, and on
     /// the count backend also on `--params` (the key words share with
     /// `Int`).
     ///
@@ -219,12 +219,12 @@ enum Which {
         #[command(flatten)]
         threads: Threads,
         /// Operand sizes (default: 4,8,16,32 for count, 8,16,32 for cpu;
-        /// bits family: 8,16,32,64 and 16,32).
+        /// words: 8,16,32,64 and 16,32).
         #[arg(long, value_delimiter = ',')]
         bits: Vec<usize>,
-        /// digits (Int, DIGITS_128 beside PARMESAN and FheInt) or bits
-        /// (words, GATES_128 beside FheUint and the digits family).
-        #[arg(long, value_enum, default_value = "digits")]
+        /// int (`Int`, DIGITS_128 beside PARMESAN and FheInt) or words
+        /// (`U8` .. `I128`, GATES_128 beside FheUint and the one key).
+        #[arg(long, value_enum, default_value = "int")]
         family: Family,
         /// How the digits family's operands are encrypted for the timed
         /// comparison: two's complement (like FheInt's) or signed-binary
@@ -238,7 +238,7 @@ enum Which {
         #[command(flatten)]
         params: ParamsArg,
         /// Only these operations, by their names in the table (`--family
-        /// bits`; e.g. `eq,lt,max`). Default: every one.
+        /// words`; e.g. `eq,lt,max`). Default: every one.
         #[arg(long, value_name = "NAME", value_delimiter = ',')]
         ops: Vec<String>,
         #[command(flatten)]
@@ -527,10 +527,10 @@ fn run(which: Which) -> Result<(), Error> {
             use crate::ops::OpsBackend;
             let bits = match (bits.is_empty(), backend, family) {
                 (false, _, _) => bits,
-                (true, OpsBackend::Count, Family::Digits) => vec![4, 8, 16, 32],
-                (true, _, Family::Digits) => vec![8, 16, 32],
-                (true, OpsBackend::Count, Family::Bits) => vec![8, 16, 32, 64],
-                (true, _, Family::Bits) => vec![16, 32],
+                (true, OpsBackend::Count, Family::Int) => vec![4, 8, 16, 32],
+                (true, _, Family::Int) => vec![8, 16, 32],
+                (true, OpsBackend::Count, Family::Words) => vec![8, 16, 32, 64],
+                (true, _, Family::Words) => vec![16, 32],
             };
             let timing = crate::ops::Timing {
                 engine: backend.engine().unwrap_or_default(),
@@ -538,13 +538,13 @@ fn run(which: Which) -> Result<(), Error> {
                 samples: samples as usize,
             };
             match family {
-                Family::Digits if !ops.is_empty() => Err(Error::Config(
-                    "--ops selects word operations: use it with --family bits".into(),
+                Family::Int if !ops.is_empty() => Err(Error::Config(
+                    "--ops selects word operations: use it with --family words".into(),
                 )),
-                Family::Digits => {
+                Family::Int => {
                     crate::ops::ops(backend, timing, &bits, inputs, params.params, json, plot)
                 }
-                Family::Bits => {
+                Family::Words => {
                     let only = crate::bits_ops::BitsOp::named(&ops)?;
                     let words = crate::bits_ops::Words {
                         bits: &bits,

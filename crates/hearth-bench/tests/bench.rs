@@ -218,7 +218,7 @@ fn require_gpu_turns_the_fallback_into_an_error() {
 fn comparisons_without_tfhe_rs_say_how_to_get_them() {
     for args in [
         &["ops", "--bits", "8"][..],
-        &["ops", "--family", "bits", "--bits", "8"],
+        &["ops", "--family", "words", "--bits", "8"],
         &["kernels", "--cases", "dot16"],
         &["pbs", "--params", "GATES_128"],
         &["programs", "--backend", "cpu", "--cases", "hamming"],
@@ -278,7 +278,7 @@ const SMALL: &[(&[&str], &str)] = &[
         "#PBS",
     ),
     (
-        &["ops", "--family", "bits", "--bits", "8", "--samples", "1"],
+        &["ops", "--family", "words", "--bits", "8", "--samples", "1"],
         "tfhe-rs",
     ),
     (&["params", "--samples", "1"], "DIGITS_128"),
@@ -381,7 +381,7 @@ fn every_documented_benchmark_runs() {
 /// beside GATES_128, cheaper there for comparisons.
 #[test]
 fn ops_selects_word_operations_by_name() {
-    let args: Vec<&str> = "ops --family bits --backend count --bits 32 --ops eq,lt"
+    let args: Vec<&str> = "ops --family words --backend count --bits 32 --ops eq,lt"
         .split_whitespace()
         .collect();
     let (ok, out, err) = bench(&args);
@@ -408,5 +408,5 @@ fn ops_selects_word_operations_by_name() {
     ]);
     assert!(!ok && err.contains("no operation `equals`"), "{err}");
     let (ok, _, err) = bench(&["ops", "--backend", "count", "--ops", "eq"]);
-    assert!(!ok && err.contains("--family bits"), "{err}");
+    assert!(!ok && err.contains("--family words"), "{err}");
 }

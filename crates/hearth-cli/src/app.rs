@@ -226,11 +226,11 @@ impl Plan {
         let max = values.map(|v| v.unsigned_abs()).max().unwrap_or(0);
         let digits = (64 - max.leading_zeros() as usize).max(1);
         Ok(match family {
-            Family::Digits => Plan {
+            Family::Int => Plan {
                 params: &DIGITS_128,
                 digits,
             },
-            Family::Bits => {
+            Family::Words => {
                 if max > i32::MAX as u64 {
                     return Err(Error::Config(format!(
                         "an input of magnitude {max} does not fit i32"
@@ -274,11 +274,11 @@ fn compile(
     {
         let n: usize = shape.iter().product();
         let inputs = match family {
-            Family::Digits => Inputs::Ints(Tensor::new(
+            Family::Int => Inputs::Ints(Tensor::new(
                 shape,
                 (0..n).map(|_| p.input(plan.digits)).collect(),
             )?),
-            Family::Bits => Inputs::Words(Tensor::new(
+            Family::Words => Inputs::Words(Tensor::new(
                 shape,
                 (0..n).map(|_| I32::input(&p)).collect(),
             )?),

@@ -1,8 +1,8 @@
 //! `hearth tool fuzz-programs`: random programs of the typed API, checked
 //! on the clear backend against plain arithmetic (in parallel, no keys
-//! needed): `Int` programs against `BigInt` (`--family digits`, the
+//! needed): `Int` programs against `BigInt` (`--family int`, the
 //! `DIGITS_128` rules), word programs against Rust's wrapping integers
-//! (`--family bits`, alternately on the rules of `GATES_128` and of
+//! (`--family words`, alternately on the rules of `GATES_128` and of
 //! `DIGITS_128`, the key words share with `Int`, and planned alternately
 //! for 2 and 16 threads). With `--encrypted`, small programs run on real keys and
 //! must equal the clear backend ciphertext for ciphertext. A failing
@@ -139,8 +139,8 @@ impl Spec for WordSpec {
 
 pub fn fuzz_programs(args: FuzzArgs) -> Result<(), Error> {
     match args.family.family {
-        Family::Digits => run::<ProgramSpec>(&args, &DIGITS_128),
-        Family::Bits => run::<WordSpec>(&args, &GATES_128),
+        Family::Int => run::<ProgramSpec>(&args, &DIGITS_128),
+        Family::Words => run::<WordSpec>(&args, &GATES_128),
     }
 }
 
@@ -197,7 +197,7 @@ fn fuzz_clear<S: Spec>(args: &FuzzArgs) -> Result<(), Error> {
     }
     bar.finish_and_clear();
     println!(
-        "{count} random {:?} programs (seed {seed}, {} rules) on the clear backend: 0 failures; \
+        "{count} random {} programs (seed {seed}, {} rules) on the clear backend: 0 failures; \
          {values} values checked against plain arithmetic, {pbs} bootstraps evaluated, {:.1} s",
         args.family.family,
         S::RULES,
@@ -235,7 +235,7 @@ fn fuzz_encrypted<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Re
     }
     bar.finish_and_clear();
     println!(
-        "{count} random {:?} programs (seed {seed}) encrypted on {} ({}): 0 failures; {values} values \
+        "{count} random {} programs (seed {seed}) encrypted on {} ({}): 0 failures; {values} values \
          equal the clear backend ciphertext for ciphertext, {pbs} bootstraps, {:.1} s",
         args.family.family,
         params.name,

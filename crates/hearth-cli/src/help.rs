@@ -72,7 +72,7 @@ pub const SHARED: &[Shared] = &[
     Shared {
         long: "family",
         value_name: "FAMILY",
-        values: &["digits", "bits"],
+        values: &["int", "words"],
         help: "",
     },
     Shared {

@@ -207,11 +207,11 @@ mod tests {
     #[test]
     fn bench_passes_every_argument_on() {
         let cli =
-            Cli::try_parse_from(["hearth", "bench", "ops", "--family", "bits", "--help"]).unwrap();
+            Cli::try_parse_from(["hearth", "bench", "ops", "--family", "words", "--help"]).unwrap();
         let Command::Bench(args) = cli.command else {
             panic!("parsed as another command");
         };
-        let want: Vec<std::ffi::OsString> = ["ops", "--family", "bits", "--help"]
+        let want: Vec<std::ffi::OsString> = ["ops", "--family", "words", "--help"]
             .iter()
             .map(Into::into)
             .collect();

@@ -78,25 +78,39 @@ pub struct BackendArg {
     pub backend: Engine,
 }
 
-/// Which integer family a command's programs use.
+/// Which integer family a command's programs use, named after its types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Family {
-    /// `Int` (signed-binary digits), on DIGITS_128.
-    Digits,
-    /// Fixed-width words (two's-complement bits), on GATES_128.
-    Bits,
+    /// `Int` (exact, signed-binary digits), on DIGITS_128. Also `digits`,
+    /// its earlier name.
+    #[value(alias = "digits")]
+    Int,
+    /// Fixed-width words `U8` .. `I128` (two's-complement bits), on
+    /// GATES_128. Also `bits`, its earlier name.
+    #[value(alias = "bits")]
+    Words,
+}
+
+impl std::fmt::Display for Family {
+    /// As in "random Int programs", "random word programs".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Family::Int => "Int",
+            Family::Words => "word",
+        })
+    }
 }
 
 /// `--family FAMILY`.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct FamilyArg {
-    /// Integer family: digits (exact `Int`s, DIGITS_128) or bits
-    /// (fixed-width words, GATES_128).
+    /// Integer family: int (exact `Int`s, DIGITS_128) or words
+    /// (fixed-width `U8` .. `I128`, GATES_128).
     #[arg(
         long = "family",
         value_name = "FAMILY",
         value_enum,
-        default_value = "digits"
+        default_value = "int"
     )]
     pub family: Family,
 }
@@ -257,6 +271,28 @@ impl TypedValueParser for ParamsParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Families are named after their types; the earlier names still
+    /// parse, so older commands (and recorded results) keep working.
+    #[test]
+    fn families_parse_by_type_and_earlier_name() {
+        use clap::ValueEnum;
+        for (name, family) in [
+            ("int", Family::Int),
+            ("digits", Family::Int),
+            ("words", Family::Words),
+            ("bits", Family::Words),
+        ] {
+            assert_eq!(Family::from_str(name, false), Ok(family), "{name}");
+        }
+        assert!(Family::from_str("gates", false).is_err());
+        let shown: Vec<_> = Family::value_variants()
+            .iter()
+            .filter_map(|f| f.to_possible_value())
+            .map(|v| v.get_name().to_string())
+            .collect();
+        assert_eq!(shown, ["int", "words"]);
+    }
 
     #[test]
     fn sizes_and_durations_parse() {

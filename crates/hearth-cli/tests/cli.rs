@@ -170,7 +170,7 @@ fn fuzz_programs_checks_random_programs() {
     let (ok, out, err) = hearth(&["tool", "fuzz-programs", "--count", "300", "--seed", "9"]);
     assert!(ok, "{out}{err}");
     assert!(
-        out.contains("300 random Digits programs") && out.contains("0 failures"),
+        out.contains("300 random Int programs") && out.contains("0 failures"),
         "{out}"
     );
     let (ok, out, err) = hearth(&[
@@ -183,7 +183,7 @@ fn fuzz_programs_checks_random_programs() {
     ]);
     assert!(ok, "{out}{err}");
     assert!(
-        out.contains("100 random Bits programs") && out.contains("0 failures"),
+        out.contains("100 random word programs") && out.contains("0 failures"),
         "{out}"
     );
     let (ok, _, err) = hearth(&["tool", "fuzz-programs", "--count", "3", "--threads", "0"]);
@@ -546,10 +546,10 @@ fn bench_runs_hearth_bench_beside_it() {
     let fake = dir.join("hearth-bench");
     std::fs::write(&fake, "#!/bin/sh\necho \"args: $*\"\nexit 3\n").unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = run(&["bench", "ops", "--family", "bits", "--help"]);
+    let out = run(&["bench", "ops", "--family", "words", "--help"]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "args: ops --family bits --help\n"
+        "args: ops --family words --help\n"
     );
     assert_eq!(out.status.code(), Some(3));
     std::fs::remove_dir_all(&dir).unwrap();

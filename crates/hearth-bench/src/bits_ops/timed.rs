@@ -325,14 +325,14 @@ pub(super) fn encrypted(
     );
     emit(
         json.json.as_deref(),
-        &json!({"bench": "ops", "family": "bits", "backend": format!("{engine:?}").to_lowercase(), "hearth": cpu.describe(), "threads": threads, "samples": samples, "rows": rows}),
+        &json!({"bench": "ops", "family": "words", "backend": format!("{engine:?}").to_lowercase(), "hearth": cpu.describe(), "threads": threads, "samples": samples, "rows": rows}),
         &[t],
     )?;
     if let Some(path) = &plot.plot {
         ratios.extend(one_ratios);
         let chart = GroupedBars::from_triples(
             format!(
-                "bench ops --family bits: words on GATES_128 and {key}, {threads} threads, {}",
+                "bench ops --family words: words on GATES_128 and {key}, {threads} threads, {}",
                 crate::plot::today()
             ),
             "time hearth / tfhe-rs FheUint (below 1: hearth faster)".into(),

@@ -178,7 +178,7 @@ pub(super) fn encrypted(
         };
         let chart = GroupedBars::from_triples(
             format!(
-                "bench ops --family digits: {}, {kind} inputs, {}, {}",
+                "bench ops --family int: {}, {kind} inputs, {}, {}",
                 params.name,
                 hearth.describe(),
                 crate::plot::today()

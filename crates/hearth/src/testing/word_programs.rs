@@ -1,7 +1,7 @@
 //! Random programs of fixed-width words ([`crate::api::Word`]), checked
 //! against Rust's wrapping integer arithmetic: the bits family's
 //! differential test (`tests/programs.rs`) and
-//! `hearth tool fuzz-programs --family bits`.
+//! `hearth tool fuzz-programs --family words`.
 //!
 //! A [`WordSpec`] is data: a word type (8, 16, 32 or 64 bits, signed or
 //! not), input values and [`WordOp`]s reading earlier values by index
@@ -623,7 +623,7 @@ mod tests {
         }
     }
 
-    /// Found by `fuzz-programs --family bits --seed 2026` (program 15581,
+    /// Found by `fuzz-programs --family words --seed 2026` (program 15581,
     /// shrunk): the top bit of a difference is a heavy sum, and leading
     /// zeros paired it with another term over the budget of `GATES_128`.
     #[test]
@@ -646,7 +646,7 @@ mod tests {
         }
     }
 
-    /// Found by `fuzz-programs --family bits --seed 5` (program 457,
+    /// Found by `fuzz-programs --family words --seed 5` (program 457,
     /// shrunk) once words ran on DIGITS_128's rules too: a comparison of a
     /// sum with a clear constant, whose bits are unrefreshed sums, with
     /// one of its own operands. The tracked range of a chunk's difference
@@ -672,7 +672,7 @@ mod tests {
         }
     }
 
-    /// Found by `fuzz-programs --family bits --seed 2026` (program 75419,
+    /// Found by `fuzz-programs --family words --seed 2026` (program 75419,
     /// shrunk): a remainder by a clear constant (heavy linear bits) fed
     /// to a product by a clear constant.
     #[test]
