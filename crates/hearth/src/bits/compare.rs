@@ -62,10 +62,10 @@ pub fn compare(
 enum Form {
     /// Gates: the carry chain, or XORs and an OR tree.
     Gates,
-    /// Signs of several bits per bootstrap ([`packed::order`],
-    /// [`packed::equal_by_signs`]).
+    /// Signs of several bits per bootstrap, for orderings
+    /// ([`packed::order`]).
     Signs,
-    /// Zero tests of several bits per bootstrap, counted
+    /// Zero tests of several bits per bootstrap, counted, for equality
     /// ([`packed::equal_by_counts`]).
     Counts,
 }
@@ -87,7 +87,7 @@ fn form_for(b: &CircuitBuilder, n: usize, op: Comparison) -> Form {
         return f;
     }
     let candidates: &[Form] = if equality {
-        &[Form::Gates, Form::Signs, Form::Counts]
+        &[Form::Gates, Form::Counts]
     } else {
         &[Form::Gates, Form::Signs]
     };
@@ -120,8 +120,7 @@ fn lower(
     if matches!(op, Comparison::Eq | Comparison::Ne) {
         let eq = op == Comparison::Eq;
         return match form {
-            Form::Signs => packed::equal_by_signs(b, &xs, &ys, eq),
-            Form::Counts => packed::equal_by_counts(b, &xs, &ys, eq),
+            Form::Counts | Form::Signs => packed::equal_by_counts(b, &xs, &ys, eq),
             Form::Gates => {
                 let ne = not_equal(b, &mut sel, &xs, &ys)?;
                 if eq {

@@ -15,13 +15,14 @@
 //! bootstraps at depth 3, where the carry chain of [`super::compare`]
 //! takes 49 at depth 17.
 //!
-//! Equality has two forms, chosen like every variant by estimated time:
-//! the same signs with a zero test at the end ([`equal_by_signs`]: 15
-//! bootstraps, depth 3 at 32 bits), or chunks small enough that a zero
-//! test fits their difference (an even function is negacyclic only where
-//! no two values are `2^(pi-1)` apart: 2 bits on `pi = 5`), whose nonzero
-//! flags are then counted, fifteen per bootstrap ([`equal_by_counts`]: 17
-//! bootstraps, depth 2).
+//! Equality tests each chunk's difference for zero and counts the chunks
+//! that differ ([`equal_by_counts`]: 12 bootstraps, depth 2 at 32 bits).
+//! The zero test reads the same 3-bit chunks as the signs: a table that is
+//! 1 at 0 and 0 elsewhere is negacyclic on any range inside `(-2^(pi-1),
+//! 2^(pi-1))`, since 0 is its own negation and the image of the one point
+//! at 0, `2^(pi-1)`, is no value of the chunk.
+//! (A table that is 1 on the *nonzero* values would need chunks of 2 bits:
+//! `2` and `2 - 2^(pi-1)` are both values of a 3-bit chunk.)
 
 use super::ONE;
 use crate::circuit::{CircuitBuilder, Range, Selectors, Wire};
@@ -168,19 +169,8 @@ pub fn order(
     decide(b, xs, ys, g, |s| op.holds_for_sign(s))
 }
 
-/// `x == y` (or `!=` when `!eq`) from the chunks' signs, zero-tested at
-/// the end (an even table: three signs in the last group).
-pub fn equal_by_signs(
-    b: &mut CircuitBuilder,
-    xs: &[Wire],
-    ys: &[Wire],
-    eq: bool,
-) -> Result<Wire, Error> {
-    decide(b, xs, ys, 3, |s| (s == 0) == eq)
-}
-
-/// `x == y` (or `!=` when `!eq`): chunks small enough for a zero test of
-/// their difference, then the nonzero flags counted.
+/// `x == y` (or `!=` when `!eq`): a zero test of each chunk's difference
+/// (1 where the chunk is equal), then the chunks that differ counted.
 pub fn equal_by_counts(
     b: &mut CircuitBuilder,
     xs: &[Wire],
@@ -188,14 +178,13 @@ pub fn equal_by_counts(
     eq: bool,
 ) -> Result<Wire, Error> {
     let half = b.params().message_modulus() / 2;
-    // No two differences half the ring apart: `4(2^k - 1) < 2^(pi-1)`.
-    let k = chunk_bits(half / 2);
+    let k = chunk_bits(half);
     check(b, k)?;
     let answer = |t: bool| if t == eq { ONE } else { 0 };
     let mut sel = Selectors::for_bits();
     let mut diffs = Vec::new();
-    // An even table: no two values half the ring apart.
-    let fits = |r: Range| r.hi - r.lo < half as i64;
+    // Inside (-half, half): `half`, the image of 0, is no value.
+    let fits = |r: Range| -(half as i64) < r.lo && r.hi < half as i64;
     for (cx, cy) in xs.chunks(k).zip(ys.chunks(k)) {
         let d = difference(b, &mut sel, cx, cy, fits)?;
         match b.constant_value(d)? {
@@ -205,19 +194,28 @@ pub fn equal_by_counts(
         }
     }
     if let [d] = diffs[..] {
-        let w = apply(b, d, |v| pm((v == 0) == eq))?;
-        return as_bit(b, w);
+        // The equality bit itself (0 or 2: the same even table), negated
+        // in the clear for `!=`.
+        let same = apply(b, d, |v| if v == 0 { ONE } else { 0 })?;
+        return Ok(if eq {
+            same
+        } else {
+            b.linear(&[(same, -1)], ONE)?
+        });
     }
     if diffs.is_empty() {
         return Ok(b.constant(answer(true)));
     }
-    let flags = diffs
+    let differs = diffs
         .into_iter()
-        .map(|d| apply(b, d, |v| (v != 0) as i64))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|d| {
+            let same = apply(b, d, |v| (v == 0) as i64)?;
+            Ok(b.linear(&[(same, -1)], 1)?)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     // The last table gives -1/1, negacyclic even at 0 and 2^(pi-1) (equal,
     // and all 2^(pi-1) differ): it may count up to half the ring.
-    let w = any_flag(b, flags, half as usize, |any| pm(any != eq))?;
+    let w = any_flag(b, differs, half as usize, |any| pm(any != eq))?;
     as_bit(b, w)
 }
 
@@ -227,7 +225,7 @@ mod tests {
 
     #[test]
     fn chunk_sizes_on_five_bits() {
-        // Signs: |d| <= 14 < 16. Zero tests: |d| <= 6, two values never 16 apart.
+        // |d| <= 14 < 16: the signs and the zero tests of 3-bit chunks.
         assert_eq!(chunk_bits(16), 3);
         assert_eq!(chunk_bits(8), 2);
         assert_eq!(chunk_bits(4), 1);
