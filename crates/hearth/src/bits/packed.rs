@@ -138,23 +138,6 @@ fn chunk_signs(b: &mut CircuitBuilder, xs: &[Wire], ys: &[Wire]) -> Result<Vec<W
         .collect()
 }
 
-/// `holds(sign(x - y))` as a bit, from the chunks' signs; the last table
-/// reads at most `last_group` of them.
-fn decide(
-    b: &mut CircuitBuilder,
-    xs: &[Wire],
-    ys: &[Wire],
-    last_group: usize,
-    holds: impl Fn(i64) -> bool,
-) -> Result<Wire, Error> {
-    let signs = chunk_signs(b, xs, ys)?;
-    if signs.is_empty() {
-        return Ok(b.constant(if holds(0) { ONE } else { 0 }));
-    }
-    let w = reduce(b, &signs, last_group, |s| pm(holds(s)))?;
-    as_bit(b, w)
-}
-
 /// `x <op> y` for an ordering `op` on unsigned bits of equal length, as a
 /// bit.
 pub fn order(
@@ -163,10 +146,15 @@ pub fn order(
     ys: &[Wire],
     op: Comparison,
 ) -> Result<Wire, Error> {
+    let signs = chunk_signs(b, xs, ys)?;
+    if signs.is_empty() {
+        return Ok(b.constant(if op.holds_for_sign(0) { ONE } else { 0 }));
+    }
     // An ordering is a threshold on the sign: its -1/1 table is odd about
     // it, so the last group may be as wide as any.
     let g = group_size(b);
-    decide(b, xs, ys, g, |s| op.holds_for_sign(s))
+    let w = reduce(b, &signs, g, |s| pm(op.holds_for_sign(s)))?;
+    as_bit(b, w)
 }
 
 /// `x == y` (or `!=` when `!eq`): a zero test of each chunk's difference
