@@ -9,7 +9,7 @@ use hearth::bits::gates::Gate;
 use hearth::bits::mul::{self, MulKind};
 use hearth::bits::shift::{self, ShiftKind};
 use hearth::bits::{bitwise, div, flags, Bits};
-use hearth::circuit::CircuitBuilder;
+use hearth::circuit::{CircuitBuilder, Wire};
 use hearth::Comparison;
 use hearth::{Circuit, Error, ParameterSet, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
 use rand::{Rng, SeedableRng};
@@ -203,22 +203,54 @@ fn division_reference(n: usize, x: u128, y: u128) -> [u128; 4] {
     [q, r, sq as u128, sr as u128]
 }
 
+fn div_rems(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<Vec<Bits>, Error> {
+    let (q, r) = div::div_rem(b, x, y, false)?;
+    let (sq, sr) = div::div_rem(b, x, y, true)?;
+    let z = div::is_zero(b, y)?;
+    Ok(vec![q, r, sq, sr, Bits::from_wires(b, vec![z])?])
+}
+
+fn div_rems_in_rust(n: usize, x: u128, y: u128) -> Vec<u128> {
+    let [q, r, sq, sr] = division_reference(n, x, y);
+    vec![q, r, sq, sr, (y == 0) as u128]
+}
+
 #[test]
 fn division() {
-    check(
-        "div_rem",
-        &[8, 16, 32],
-        &|b, x, y| {
-            let (q, r) = div::div_rem(b, x, y, false)?;
-            let (sq, sr) = div::div_rem(b, x, y, true)?;
-            let z = div::is_zero(b, y)?;
-            Ok(vec![q, r, sq, sr, Bits::from_wires(b, vec![z])?])
-        },
-        &|n, x, y| {
-            let [q, r, sq, sr] = division_reference(n, x, y);
-            vec![q, r, sq, sr, (y == 0) as u128]
-        },
+    check("div_rem", &[8, 16, 32], &div_rems, &div_rems_in_rust);
+}
+
+/// Division and products on `pi = 5`, whose rows and final sums go
+/// through the chunked adder.
+#[test]
+fn division_and_products_on_five_bit_sets() {
+    check_on(
+        &INSECURE_TEST_DIGITS,
+        "div_rem on pi = 5",
+        &[3, 8, 16],
+        &div_rems,
+        &div_rems_in_rust,
     );
+    for kind in MulKind::CONCRETE.into_iter().chain([MulKind::Auto]) {
+        check_on(
+            &INSECURE_TEST_DIGITS,
+            &format!("mul {kind:?} on pi = 5"),
+            &[4, 8, 16],
+            &move |b, x, y| {
+                let n = x.len();
+                Ok(vec![
+                    mul::mul(b, x, y, n, false, kind)?,
+                    mul::mul(b, x, y, 2 * n, true, kind)?,
+                ])
+            },
+            &|n, x, y| {
+                vec![
+                    x.wrapping_mul(y),
+                    signed(x, n).wrapping_mul(signed(y, n)) as u128,
+                ]
+            },
+        );
+    }
 }
 
 /// Products and division by a clear constant (recoded rows, reciprocal
@@ -365,6 +397,80 @@ fn packed_comparisons_cost_a_third_of_the_gates() {
     assert_eq!(stats(Comparison::Ne, 16), (12, 2));
 }
 
+/// Every adder on `pi = 5`, where it adds chunks of two bits: with a
+/// carry in and out, wrapping, subtracting, and chained on its own outputs
+/// (sums of sums, a difference of sums), every kind, exhaustive up to 8 bits.
+#[test]
+fn packed_adders_on_five_bit_sets() {
+    for kind in AdderKind::CONCRETE.into_iter().chain([AdderKind::Auto]) {
+        check_on(
+            &INSECURE_TEST_DIGITS,
+            &format!("packed add {kind:?}"),
+            &[1, 2, 3, 4, 5, 6, 7, 8, 16, 31, 32, 64, 128],
+            &move |b, x, y| {
+                let one = b.constant(2);
+                let zero = b.constant(0);
+                let (s, c) = adders::add(b, x, y, one, kind)?;
+                let w = adders::add(b, x, y, zero, kind)?.0;
+                let (d, borrow) = adders::sub(b, x, y, kind)?;
+                let dw = adders::sub(b, y, x, kind)?.0;
+                let ww = adders::add(b, &w, &s, one, kind)?.0;
+                let dd = adders::sub(b, &ww, &d, kind)?.0;
+                Ok(vec![
+                    s,
+                    Bits::from_wires(b, vec![c])?,
+                    w,
+                    d,
+                    Bits::from_wires(b, vec![borrow])?,
+                    dw,
+                    ww,
+                    dd,
+                ])
+            },
+            &|n, x, y| {
+                let m = mask(n);
+                let s = x.wrapping_add(y).wrapping_add(1);
+                let carry = if n == 128 {
+                    x.checked_add(y).and_then(|v| v.checked_add(1)).is_none()
+                } else {
+                    (s >> n) & 1 == 1
+                };
+                let w = x.wrapping_add(y) & m;
+                let ww = w.wrapping_add(s & m).wrapping_add(1) & m;
+                let d = x.wrapping_sub(y) & m;
+                vec![
+                    s,
+                    carry as u128,
+                    w,
+                    d,
+                    (x >= y) as u128,
+                    y.wrapping_sub(x),
+                    ww,
+                    ww.wrapping_sub(d),
+                ]
+            },
+        );
+    }
+}
+
+/// The packed adder's cost on `pi = 5`: half the bitwise chain.
+#[test]
+fn packed_adders_cost() {
+    let stats = |kind: AdderKind, threads: usize| {
+        let (c, _) = circuit(&INSECURE_TEST_DIGITS, 32, threads, &move |b, x, y| {
+            let zero = b.constant(0);
+            Ok(vec![adders::add(b, x, y, zero, kind)?.0])
+        });
+        let st = c.stats();
+        (st.pbs, st.depth)
+    };
+    // 16 chunks of 2 bits: one rotation each (carry and high bit), on
+    // the chain.
+    assert_eq!(stats(AdderKind::Ripple, 2), (16, 16));
+    let (pbs, depth) = stats(AdderKind::Sklansky, 16);
+    assert!(depth <= 6 && pbs <= 96, "Sklansky: {pbs} / {depth}");
+}
+
 #[test]
 fn shifts_by_encrypted_amounts() {
     check(
@@ -397,53 +503,89 @@ fn shifts_by_encrypted_amounts() {
     );
 }
 
+/// Every gate bitwise, and the NZCV flags of an addition and a subtraction.
+fn gates_and_flags(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<Vec<Bits>, Error> {
+    let mut out: Vec<Bits> = Gate::ALL
+        .iter()
+        .map(|&g| bitwise::bitwise(b, g, x, y))
+        .collect::<Result<_, _>>()?;
+    let zero = b.constant(0);
+    let (s, f) = flags::add_flags(b, x, y, zero)?;
+    out.push(s);
+    out.push(Bits::from_wires(b, vec![f.n, f.z, f.c, f.v])?);
+    let (d, f) = flags::sub_flags(b, x, y)?;
+    out.push(d);
+    out.push(Bits::from_wires(b, vec![f.n, f.z, f.c, f.v])?);
+    Ok(out)
+}
+
+/// [`gates_and_flags`] in Rust.
+fn gates_and_flags_in_rust(n: usize, x: u128, y: u128) -> Vec<u128> {
+    let m = mask(n);
+    let mut v: Vec<u128> = Gate::ALL
+        .iter()
+        .map(|&g| {
+            (0..n).fold(0, |acc, i| {
+                acc | ((g.eval((x >> i) & 1 == 1, (y >> i) & 1 == 1) as u128) << i)
+            })
+        })
+        .collect();
+    let nzcv = |r: u128, c: bool, v: bool| {
+        ((r >> (n - 1)) & 1) | (((r & m) == 0) as u128) << 1 | (c as u128) << 2 | (v as u128) << 3
+    };
+    let s = (x + y) & m;
+    let ov = |r: u128, a: u128, b2: u128| {
+        let (sa, sb, sr) = ((a >> (n - 1)) & 1, (b2 >> (n - 1)) & 1, (r >> (n - 1)) & 1);
+        sa == sb && sr != sa
+    };
+    v.push(s);
+    v.push(nzcv(s, x + y > m, ov(s, x, y)));
+    let d = x.wrapping_sub(y) & m;
+    let ny = !y & m;
+    v.push(d);
+    v.push(nzcv(d, x >= y, ov(d, x, ny)));
+    v
+}
+
 #[test]
 fn bitwise_gates_and_flags() {
     check(
         "bitwise",
         WIDTHS,
+        &gates_and_flags,
+        &gates_and_flags_in_rust,
+    );
+    // The digits family's sets: flags from the chunked adder, the signed
+    // overflow read from the top bits.
+    check_on(
+        &INSECURE_TEST_DIGITS,
+        "bitwise on pi = 5",
+        &[1, 2, 3, 4, 5, 8, 16, 32, 64],
+        &gates_and_flags,
+        &gates_and_flags_in_rust,
+    );
+}
+
+/// Counts on `pi = 5`, where a 7-to-3 counter's high bits are two tables
+/// of one rotation: every 8-bit pattern, random wider ones, and a count of
+/// counts (noisier inputs: one rotation per table).
+#[test]
+fn counts_on_five_bit_sets() {
+    check_on(
+        &INSECURE_TEST_DIGITS,
+        "count_ones on pi = 5",
+        &[4, 7, 8, 16, 32, 64, 128],
         &|b, x, y| {
-            let mut out: Vec<Bits> = Gate::ALL
-                .iter()
-                .map(|&g| bitwise::bitwise(b, g, x, y))
-                .collect::<Result<_, _>>()?;
-            let zero = b.constant(0);
-            let (s, f) = flags::add_flags(b, x, y, zero)?;
-            out.push(s);
-            out.push(Bits::from_wires(b, vec![f.n, f.z, f.c, f.v])?);
-            let (d, f) = flags::sub_flags(b, x, y)?;
-            out.push(d);
-            out.push(Bits::from_wires(b, vec![f.n, f.z, f.c, f.v])?);
-            Ok(out)
+            let cx = bitwise::count_ones(b, x, 8)?;
+            let cy = bitwise::count_ones(b, y, 8)?;
+            let mut both: Vec<Wire> = cx.wires().to_vec();
+            both.extend_from_slice(cy.wires());
+            let cc = bitwise::count_ones(b, &Bits::from_wires(b, both)?, 8)?;
+            Ok(vec![cx, cy, cc])
         },
-        &|n, x, y| {
-            let m = mask(n);
-            let mut v: Vec<u128> = Gate::ALL
-                .iter()
-                .map(|&g| {
-                    (0..n).fold(0, |acc, i| {
-                        acc | ((g.eval((x >> i) & 1 == 1, (y >> i) & 1 == 1) as u128) << i)
-                    })
-                })
-                .collect();
-            let nzcv = |r: u128, c: bool, v: bool| {
-                ((r >> (n - 1)) & 1)
-                    | (((r & m) == 0) as u128) << 1
-                    | (c as u128) << 2
-                    | (v as u128) << 3
-            };
-            let s = (x + y) & m;
-            let ov = |r: u128, a: u128, b2: u128| {
-                let (sa, sb, sr) = ((a >> (n - 1)) & 1, (b2 >> (n - 1)) & 1, (r >> (n - 1)) & 1);
-                sa == sb && sr != sa
-            };
-            v.push(s);
-            v.push(nzcv(s, x + y > m, ov(s, x, y)));
-            let d = x.wrapping_sub(y) & m;
-            let ny = !y & m;
-            v.push(d);
-            v.push(nzcv(d, x >= y, ov(d, x, ny)));
-            v
+        &|_, x, y| {
+            let (cx, cy) = (x.count_ones() as u128, y.count_ones() as u128);
+            vec![cx, cy, (cx.count_ones() + cy.count_ones()) as u128]
         },
     );
 }

@@ -469,28 +469,6 @@ fn width_within(n: usize) -> Result<(), Error> {
     within(|| "a word (bits)".into(), n as u64, MAX_DIGITS as u64)
 }
 
-/// The overflow of an addition from its carries: the carry out
-/// (unsigned), or the carries into and out of the top bit differing
-/// (signed).
-fn overflow_flag(
-    b: &mut CircuitBuilder,
-    carries: &[Wire],
-    n: usize,
-    signed: bool,
-) -> Result<Wire, Error> {
-    if signed && n > 0 {
-        gates::gate(
-            b,
-            &mut Selectors::for_bits(),
-            Gate::Xor,
-            carries[n - 1],
-            carries[n],
-        )
-    } else {
-        Ok(carries[n])
-    }
-}
-
 /// Builds `op` on `b` from its operands' values (`args`, in the order of
 /// [`Op::operands`]): its results, or a typed error for operands of the
 /// wrong kind or size, or anything the algorithms refuse.
@@ -708,30 +686,19 @@ pub(crate) fn apply(b: &mut CircuitBuilder, op: &Op, args: &[&Val]) -> Result<Ve
             let (r, flag) = match kind {
                 Overflowing::Add => {
                     let zero = b.constant(0);
-                    let adder = if signed {
-                        AdderKind::Ripple
-                    } else {
-                        AdderKind::Auto
-                    };
-                    let (s, c) = adders::add_carries(b, p, q, zero, adder)?;
-                    let flag = overflow_flag(b, &c, n, signed)?;
-                    (s, flag)
+                    let (s, c, v) =
+                        adders::add_overflowing(b, p, q, zero, AdderKind::Auto, signed)?;
+                    (s, v.unwrap_or(c))
                 }
                 Overflowing::Sub => {
                     let nq = bitwise::not_bits(b, q)?;
                     let one = b.constant(ONE);
-                    let adder = if signed {
-                        AdderKind::Ripple
-                    } else {
-                        AdderKind::Auto
-                    };
-                    let (d, c) = adders::add_carries(b, p, &nq, one, adder)?;
-                    let flag = if signed {
-                        overflow_flag(b, &c, n, signed)?
-                    } else {
-                        gates::not(b, c[n])?
-                    };
-                    (d, flag)
+                    let (d, c, v) =
+                        adders::add_overflowing(b, p, &nq, one, AdderKind::Auto, signed)?;
+                    match v {
+                        Some(v) => (d, v),
+                        None => (d, gates::not(b, c)?),
+                    }
                 }
                 Overflowing::Mul => {
                     within(

@@ -22,7 +22,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::gates::{gate, maj, sum_bit, Gate};
-use super::{Bits, ONE};
+use super::{packed_add, Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
 use crate::crypto::params::{Margin, ParamsId};
 use crate::error::Error;
@@ -61,24 +61,44 @@ pub fn add(
     carry_in: Wire,
     kind: AdderKind,
 ) -> Result<(Bits, Wire), Error> {
-    let (sum, carries) = add_carries(b, x, y, carry_in, kind)?;
-    Ok((sum, carries[carries.len() - 1]))
+    let (xs, ys) = operands(b, x, y, false)?;
+    add_wires(b, &xs, &ys, carry_in, kind)
 }
 
-/// Like [`add`], with every carry `c_0 = carry_in, ..., c_n` (the NZCV
-/// overflow flag is `c_(n-1) xor c_n`).
-pub fn add_carries(
+/// `x + y + carry_in` on `n = max(len)` bits (shorter operands are
+/// zero-extended): the sum bits, the carry out (unsigned
+/// overflow) and, when `signed`, the signed overflow. On the digits family's sets the
+/// chunked adder gives no carry into the top bit, so the signed overflow
+/// is read from the top bits instead (the operands agree and the sum
+/// differs: one bootstrap of `x + y + 2s == 2`); elsewhere it is
+/// `c_(n-1) xor c_n`.
+pub fn add_overflowing(
     b: &mut CircuitBuilder,
     x: &Bits,
     y: &Bits,
     carry_in: Wire,
     kind: AdderKind,
-) -> Result<(Bits, Vec<Wire>), Error> {
-    let n = x.len().max(y.len());
-    let zero = b.constant(0);
-    let xs: Vec<Wire> = (0..n).map(|i| x.bit_or(i, zero)).collect();
-    let ys: Vec<Wire> = (0..n).map(|i| y.bit_or(i, zero)).collect();
-    add_wires(b, &xs, &ys, carry_in, kind)
+    signed: bool,
+) -> Result<(Bits, Wire, Option<Wire>), Error> {
+    let (xs, ys) = operands(b, x, y, false)?;
+    let n = xs.len();
+    let mut sel = Selectors::for_bits();
+    if !signed || n == 0 {
+        let (sum, carry) = add_wires(b, &xs, &ys, carry_in, kind)?;
+        let v = signed.then(|| b.constant(0));
+        return Ok((sum, carry, v));
+    }
+    if packed_add::applies(b) {
+        let (sum, carry) = add_wires(b, &xs, &ys, carry_in, kind)?;
+        let tops = [xs[n - 1], ys[n - 1], sum.wires()[n - 1]];
+        let overflow = |v: &[bool]| v[0] == v[1] && v[2] != v[0];
+        if let Some(v) = super::gates::threshold(b, &mut sel, &tops, &overflow)? {
+            return Ok((sum, carry, Some(v)));
+        }
+    }
+    let (sum, carries) = add_bitwise(b, &xs, &ys, carry_in, kind)?;
+    let v = gate(b, &mut sel, Gate::Xor, carries[n - 1], carries[n])?;
+    Ok((sum, carries[n], Some(v)))
 }
 
 /// `x - y` on `n` bits as `x + not y + 1`: the difference and the carry
@@ -89,18 +109,59 @@ pub fn sub(
     y: &Bits,
     kind: AdderKind,
 ) -> Result<(Bits, Wire), Error> {
-    let n = x.len().max(y.len());
-    let zero = b.constant(0);
+    let (xs, ys) = operands(b, x, y, true)?;
     let one = b.constant(ONE);
-    let xs: Vec<Wire> = (0..n).map(|i| x.bit_or(i, zero)).collect();
-    let ys: Vec<Wire> = (0..n)
-        .map(|i| super::gates::not(b, y.bit_or(i, zero)))
-        .collect::<Result<_, _>>()?;
-    let (diff, carries) = add_wires(b, &xs, &ys, one, kind)?;
-    Ok((diff, carries[n]))
+    add_wires(b, &xs, &ys, one, kind)
 }
 
+/// The operands' bits on `max(len)` positions, zero-extended; `y`
+/// complemented (free) when `negate_y`.
+fn operands(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    negate_y: bool,
+) -> Result<(Vec<Wire>, Vec<Wire>), Error> {
+    let n = x.len().max(y.len());
+    let zero = b.constant(0);
+    let xs: Vec<Wire> = (0..n).map(|i| x.bit_or(i, zero)).collect();
+    let ys: Vec<Wire> = (0..n)
+        .map(|i| {
+            let w = y.bit_or(i, zero);
+            if negate_y {
+                super::gates::not(b, w)
+            } else {
+                Ok(w)
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((xs, ys))
+}
+
+/// `xs + ys + carry_in`: the sum bits and the carry out; by chunks of two
+/// bits on the digits family's sets ([`super::packed_add`]), else one full
+/// adder per bit.
 pub(crate) fn add_wires(
+    b: &mut CircuitBuilder,
+    xs: &[Wire],
+    ys: &[Wire],
+    carry_in: Wire,
+    kind: AdderKind,
+) -> Result<(Bits, Wire), Error> {
+    let n = xs.len();
+    let kind = match kind {
+        AdderKind::Auto => choose(b, n),
+        k => k,
+    };
+    if packed_add::applies(b) {
+        return packed_add::add(b, xs, ys, carry_in, kind);
+    }
+    let (sum, carries) = add_bitwise(b, xs, ys, carry_in, kind)?;
+    Ok((sum, carries[n]))
+}
+
+/// One full adder per bit: the sum bits and every carry.
+fn add_bitwise(
     b: &mut CircuitBuilder,
     xs: &[Wire],
     ys: &[Wire],
@@ -109,7 +170,7 @@ pub(crate) fn add_wires(
 ) -> Result<(Bits, Vec<Wire>), Error> {
     let n = xs.len();
     let kind = match kind {
-        AdderKind::Auto => choose(b, n),
+        AdderKind::Auto => choose_bitwise(b, n),
         k => k,
     };
     let mut sel = Selectors::for_bits();
@@ -210,8 +271,28 @@ fn prefix_carries(
     carry_in: Wire,
     kind: AdderKind,
 ) -> Result<Vec<Wire>, Error> {
-    let n = xs.len();
-    let len = n + 1;
+    let mut g = vec![carry_in];
+    for i in 0..xs.len() {
+        g.push(gate(b, sel, Gate::And, xs[i], ys[i])?);
+    }
+    let mut or_sel = Selectors::for_bits();
+    prefix_network(b, sel, g, kind, |b, i| {
+        gate(b, &mut or_sel, Gate::Or, xs[i - 1], ys[i - 1])
+    })
+}
+
+/// The carry out of every prefix of the leaves `0..len` by a prefix
+/// network of `kind`, given each leaf's G (leaf 0: the carry in, whose T
+/// is itself) and a way to make leaf `i`'s T, called only where a
+/// combination reads it.
+pub(crate) fn prefix_network(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    mut g: Vec<Wire>,
+    kind: AdderKind,
+    mut leaf_t: impl FnMut(&mut CircuitBuilder, usize) -> Result<Wire, Error>,
+) -> Result<Vec<Wire>, Error> {
+    let len = g.len();
     let (ops, last) = network(kind, len);
     // Which nodes' T is read: a combination reads T_hi for G, and both Ts
     // for its own T when that is read.
@@ -224,18 +305,10 @@ fn prefix_carries(
         }
     }
     let zero = b.constant(0);
-    let mut g: Vec<Wire> = Vec::with_capacity(total);
     let mut t: Vec<Wire> = Vec::with_capacity(total);
-    // Leaf 0: the carry in (its carry out is itself either way).
-    g.push(carry_in);
-    t.push(carry_in);
-    for i in 0..n {
-        g.push(gate(b, sel, Gate::And, xs[i], ys[i])?);
-        t.push(if need_t[i + 1] {
-            gate(b, sel, Gate::Or, xs[i], ys[i])?
-        } else {
-            zero
-        });
+    t.push(g[0]);
+    for (i, &need) in need_t.iter().enumerate().take(len).skip(1) {
+        t.push(if need { leaf_t(b, i)? } else { zero });
     }
     for (k, op) in ops.iter().enumerate() {
         let (gh, th, gl, tl) = (g[op.hi], t[op.hi], g[op.lo], t[op.lo]);
@@ -268,15 +341,26 @@ fn combine(
 }
 
 thread_local! {
-    static CHOICES: RefCell<HashMap<(ParamsId, usize, usize), AdderKind>> = RefCell::new(HashMap::new());
+    static CHOICES: RefCell<HashMap<(ParamsId, usize, usize, bool), AdderKind>> = RefCell::new(HashMap::new());
 }
 
 /// The concrete adder with the least estimated time for `n` bits on the
-/// builder's parameters and thread count.
+/// builder's parameters and thread count (by chunks on the digits family's
+/// sets).
 pub fn choose(b: &CircuitBuilder, n: usize) -> AdderKind {
+    choose_for(b, n, false)
+}
+
+/// [`choose`] for the adder of one full adder per bit (the signed
+/// overflow of [`add_overflowing`] on the gate sets).
+fn choose_bitwise(b: &CircuitBuilder, n: usize) -> AdderKind {
+    choose_for(b, n, true)
+}
+
+fn choose_for(b: &CircuitBuilder, n: usize, bitwise: bool) -> AdderKind {
     let params = b.params();
     let threads = b.threads();
-    let key = (params.id, n, threads);
+    let key = (params.id, n, threads, bitwise);
     if let Some(k) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
         return k;
     }
@@ -284,7 +368,13 @@ pub fn choose(b: &CircuitBuilder, n: usize) -> AdderKind {
         let x = Bits::input(s, n)?;
         let y = Bits::input(s, n)?;
         let cin = s.constant(0);
-        let (sum, carry) = add(s, &x, &y, cin, kind)?;
+        let (sum, carry) = if bitwise {
+            let (xs, ys) = operands(s, &x, &y, false)?;
+            let (sum, carries) = add_bitwise(s, &xs, &ys, cin, kind)?;
+            (sum, carries[n])
+        } else {
+            add(s, &x, &y, cin, kind)?
+        };
         sum.output(s)?;
         s.output_decoded(carry, Margin::One)?;
         Ok(())

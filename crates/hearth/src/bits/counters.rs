@@ -7,7 +7,8 @@
 //! parameters have a form for it); the lowest is the linear remainder
 //! `sum x - 2 c_1 - 4 c_2 - ...` when its weight allows. On `pi = 3` that
 //! is the full adder (3 bits to 2: one bootstrap) and the half adder (2 to
-//! 2: one AND); on `pi >= 5` a 7-to-3 counter costs two bootstraps.
+//! 2: one AND); on `pi >= 5` a 7-to-3 counter costs one bootstrap (its
+//! two high bits as two tables of one rotation).
 //!
 //! [`CompressKind::Wallace`] reduces every column at every level;
 //! [`CompressKind::Dadda`] reduces each level only to the next height of
@@ -21,6 +22,7 @@ use super::adders::{add, AdderKind};
 use super::gates::threshold;
 use super::{Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::crypto::lut::Lut;
 use crate::error::Error;
 
 /// How columns are reduced.
@@ -42,6 +44,9 @@ pub fn counter(
     let k = group.len();
     let outs = usize::BITS as usize - k.leading_zeros() as usize;
     let mut bits = vec![b.constant(0); outs];
+    if let Some(all) = bits_by_count(b, sel, group)? {
+        return Ok(Some(all));
+    }
     for (j, bit) in bits.iter_mut().enumerate().skip(1) {
         let f = move |v: &[bool]| (v.iter().filter(|&&t| t).count() >> j) & 1 == 1;
         match threshold(b, sel, group, &f)? {
@@ -66,6 +71,74 @@ pub fn counter(
         }
     };
     Ok(Some(bits))
+}
+
+/// The three bits of the count of 4 to 7 bits, where the set has room
+/// (`pi >= 5`): the count `sum x` takes 8 even values in the first half of
+/// the ring, so bits 1 and 2 are two tables of one blind rotation, read
+/// one unit apart (many-LUT, interleaved) where the count's noise is
+/// within the margin-1/2 budget, else one rotation each; bit 0 is the
+/// linear remainder, or a third table where that would be too noisy.
+/// `None` on the gate sets: one threshold per bit.
+fn bits_by_count(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    group: &[Wire],
+) -> Result<Option<Vec<Wire>>, Error> {
+    let params = b.params();
+    if params.pi < 5 || !(4..=7).contains(&group.len()) {
+        return Ok(None);
+    }
+    // Clear bits join the count as a constant; a bit whose range the
+    // builder does not know exactly is refreshed (the count's range must
+    // stay on the 8 even values).
+    let (mut terms, mut offset) = (Vec::with_capacity(group.len()), 0);
+    for &w in group {
+        let r = b.range(w)?;
+        if let Some(v) = b.constant_value(w)? {
+            offset += v;
+        } else if (r.lo, r.hi, r.step) == (0, ONE, ONE) {
+            terms.push((w, 1));
+        } else {
+            terms.push((sel.refresh(b, w)?, 1));
+        }
+    }
+    let table = |j: usize| -> Result<Lut, Error> {
+        let points: Vec<(i64, i64)> = (0..=group.len() as i64)
+            .map(|c| (ONE * c, if (c >> j) & 1 == 1 { ONE } else { 0 }))
+            .collect();
+        Ok(Lut::from_points(params.pi, &points)?)
+    };
+    let (t1, t2) = (table(1)?, table(2)?);
+    // Bits that share fresh values (a sum's linear low bit beside the
+    // bits it was read from) can give the count a range wider than its
+    // values: independent copies make it exact again.
+    let m = params.message_modulus() as i64;
+    let limit = ONE * group.len() as i64;
+    let probe = b.linear(&terms, offset)?;
+    let r = b.range(probe)?;
+    if r.lo.rem_euclid(m) + (r.hi - r.lo) > limit || r.step % ONE != 0 {
+        for t in terms.iter_mut() {
+            t.0 = sel.refresh(b, t.0)?;
+        }
+    }
+    let (s, high) = if b.weight_of(&terms)? <= params.budgets.half {
+        let s = b.linear(&terms, offset)?;
+        let high = b.bootstrap_many(s, &[&t1, &t2])?;
+        (s, high)
+    } else {
+        let s = sel.linear_within(b, &terms, offset, params.budgets.one)?;
+        let high = vec![b.bootstrap(s, &t1)?, b.bootstrap(s, &t2)?];
+        (s, high)
+    };
+    let rest = [(s, 1), (high[0], -2), (high[1], -4)];
+    let low = if b.weight_of(&rest)? <= params.budgets.one {
+        let v = b.linear(&rest, 0)?;
+        b.assume_range(v, 0, ONE, ONE)?
+    } else {
+        b.bootstrap(s, &table(0)?)?
+    };
+    Ok(Some(vec![low, high[0], high[1]]))
 }
 
 /// The widest counter (up to 7 bits) these parameters support.

@@ -29,7 +29,7 @@ use super::adders::{add, add_wires, AdderKind};
 use super::compare::or_all;
 use super::convert::resize;
 use super::counters::{sum_columns, CompressKind};
-use super::gates::{gate, not, Gate};
+use super::gates::{gate, gates_sharing, not, Gate};
 use super::mul::{const_product_columns, mul_const};
 use super::Bits;
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
@@ -146,11 +146,8 @@ pub fn is_zero(b: &mut CircuitBuilder, y: &Bits) -> Result<Wire, Error> {
 /// `-x` when the bit `s` is set, else `x`: `(x xor s) + s`.
 pub fn negate_if(b: &mut CircuitBuilder, x: &Bits, s: Wire) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
-    let flipped: Vec<Wire> = x
-        .wires()
-        .iter()
-        .map(|&w| gate(b, &mut sel, Gate::Xor, w, s))
-        .collect::<Result<_, _>>()?;
+    let xs: Vec<(Wire, Gate)> = x.wires().iter().map(|&w| (w, Gate::Xor)).collect();
+    let flipped = gates_sharing(b, &mut sel, &xs, s)?;
     let zero = b.constant(0);
     let zeros: Vec<Wire> = vec![zero; x.len()];
     Ok(add_wires(b, &flipped, &zeros, s, AdderKind::Auto)?.0)
@@ -165,6 +162,7 @@ fn div_rem_unsigned(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<(Bits,
     let mut sel = Selectors::for_bits();
     // The divisor on n + 1 bits.
     let ys: Vec<Wire> = (0..=n).map(|i| y.bit_or(i, zero)).collect();
+    let flips: Vec<(Wire, Gate)> = ys.iter().map(|&w| (w, Gate::Xor)).collect();
     let mut r: Vec<Wire> = vec![zero; n + 1];
     let mut q: Vec<Wire> = vec![zero; n];
     for i in (0..n).rev() {
@@ -173,10 +171,7 @@ fn div_rem_unsigned(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<(Bits,
         // r = 2 r + x_i (modulo 2^(n+1)).
         let mut shifted = vec![x.wires()[i]];
         shifted.extend_from_slice(&r[..n]);
-        let operand: Vec<Wire> = ys
-            .iter()
-            .map(|&w| gate(b, &mut sel, Gate::Xor, w, sub))
-            .collect::<Result<_, _>>()?;
+        let operand = gates_sharing(b, &mut sel, &flips, sub)?;
         let (sum, _) = add_wires(b, &shifted, &operand, sub, AdderKind::Auto)?;
         r = sum.wires().to_vec();
         q[i] = not(b, r[n])?;

@@ -1,11 +1,11 @@
 //! ARM's NZCV flags (CryptoEmu section 6.1): negative (the top bit), zero
 //! (an OR tree, negated), carry (the adder's carry out; for a subtraction,
 //! 1 when no borrow), overflow (the carries into and out of the top bit
-//! differ: one XOR).
+//! differ: one XOR; on the digits family's sets read from the top bits).
 
-use super::adders::{add_carries, AdderKind};
+use super::adders::{add_overflowing, AdderKind};
 use super::compare::or_all;
-use super::gates::{gate, not, Gate};
+use super::gates::not;
 use super::{Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::error::Error;
@@ -30,24 +30,10 @@ pub fn add_flags(
     y: &Bits,
     carry_in: Wire,
 ) -> Result<(Bits, Nzcv), Error> {
-    let (sum, carries) = add_carries(b, x, y, carry_in, AdderKind::Auto)?;
-    let n = sum.len();
-    let mut sel = Selectors::for_bits();
-    let v = if n == 0 {
-        b.constant(0)
-    } else {
-        gate(b, &mut sel, Gate::Xor, carries[n - 1], carries[n])?
-    };
+    let (sum, c, v) = add_overflowing(b, x, y, carry_in, AdderKind::Auto, true)?;
+    let v = v.expect("asked for the signed overflow");
     let (nf, z) = nz(b, &sum)?;
-    Ok((
-        sum,
-        Nzcv {
-            n: nf,
-            z,
-            c: carries[n],
-            v,
-        },
-    ))
+    Ok((sum, Nzcv { n: nf, z, c, v }))
 }
 
 /// `x - y` with its flags (ARM's SUBS / CMP): `x + not y + 1`.

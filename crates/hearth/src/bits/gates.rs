@@ -348,6 +348,89 @@ pub fn not(b: &mut CircuitBuilder, x: Wire) -> Result<Wire, Error> {
     Ok(b.linear(&[(x, -1)], ONE)?)
 }
 
+/// `g_k(x_k, y)` for each `(x_k, g_k)`: gates that share the input `y`,
+/// two per blind rotation where the set has room (`pi >= 5`): the
+/// selector `x_a + 2 x_b + 4 y` takes 8 even values in the first half of
+/// the ring, so the two gates are two tables read one unit apart
+/// (many-LUT, interleaved, at the margin-1/2 budget: weight 21 from fresh
+/// bits; the noisiest input takes weight 1). One gate each elsewhere, and for clear or unrefreshed inputs.
+pub fn gates_sharing(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[(Wire, Gate)],
+    y: Wire,
+) -> Result<Vec<Wire>, Error> {
+    let mut out = Vec::with_capacity(xs.len());
+    let mut k = 0;
+    while k < xs.len() {
+        if k + 1 < xs.len() {
+            if let Some(pair) = gate_pair(b, [xs[k], xs[k + 1]], y)? {
+                out.extend(pair);
+                k += 2;
+                continue;
+            }
+        }
+        let (x, g) = xs[k];
+        out.push(gate(b, sel, g, x, y)?);
+        k += 1;
+    }
+    Ok(out)
+}
+
+/// Two gates sharing `y` in one rotation, or `None` where that does not
+/// apply (see [`gates_sharing`]).
+fn gate_pair(
+    b: &mut CircuitBuilder,
+    [(xa, ga), (xb, gb)]: [(Wire, Gate); 2],
+    y: Wire,
+) -> Result<Option<[Wire; 2]>, Error> {
+    let params = b.params();
+    if params.pi < 5 {
+        return Ok(None);
+    }
+    for w in [xa, xb, y] {
+        let r = b.range(w)?;
+        if b.constant_value(w)?.is_some() || (r.lo, r.hi, r.step) != (0, ONE, ONE) {
+            return Ok(None);
+        }
+    }
+    // The noisiest input takes the smallest weight.
+    let mut order = [xa, xb, y];
+    let mut weights = [0u64; 3];
+    for (k, &w) in order.iter().enumerate() {
+        weights[k] = b.quadratic_weight(w)?;
+    }
+    let mut idx = [0usize, 1, 2];
+    idx.sort_by_key(|&k| std::cmp::Reverse(weights[k]));
+    order = [order[idx[0]], order[idx[1]], order[idx[2]]];
+    let shift_of = |w: Wire| order.iter().position(|&o| o == w).expect("an input") as u32;
+    let terms = [(order[0], 1), (order[1], 2), (order[2], 4)];
+    if b.weight_of(&terms)? > params.budgets.half {
+        return Ok(None);
+    }
+    let s = b.linear(&terms, 0)?;
+    // Inputs that share fresh values can widen the selector's range past
+    // its 8 values: one gate each then.
+    let m = params.message_modulus() as i64;
+    let r = b.range(s)?;
+    if r.lo.rem_euclid(m) + (r.hi - r.lo) > 7 * ONE || r.step % ONE != 0 {
+        return Ok(None);
+    }
+    let (sy, sa, sb) = (shift_of(y), shift_of(xa), shift_of(xb));
+    let table = |g: Gate, shift: u32| -> Result<Lut, Error> {
+        let points: Vec<(i64, i64)> = (0..8)
+            .map(|v| {
+                let out = g.eval((v >> shift) & 1 == 1, (v >> sy) & 1 == 1);
+                (ONE * v, if out { ONE } else { 0 })
+            })
+            .collect();
+        Ok(Lut::from_points(params.pi, &points)?)
+    };
+    let (ta, tb) = (table(ga, sa)?, table(gb, sb)?);
+    let out = b.bootstrap_many(s, &[&ta, &tb])?;
+    Ok(Some([out[0], out[1]]))
+}
+
 /// A two-input gate.
 pub fn gate(
     b: &mut CircuitBuilder,

@@ -26,6 +26,7 @@ pub mod flags;
 pub mod gates;
 pub mod mul;
 pub mod packed;
+pub mod packed_add;
 pub mod shift;
 
 use num_bigint::BigInt;

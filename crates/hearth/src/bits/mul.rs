@@ -32,7 +32,7 @@ use num_traits::{One, Zero};
 use super::adders::{add, AdderKind};
 use super::convert::resize;
 use super::counters::{sum_columns, CompressKind};
-use super::gates::{gate, not, Gate};
+use super::gates::{gate, gates_sharing, not, Gate};
 use super::{Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
 use crate::crypto::params::ParamsId;
@@ -220,14 +220,22 @@ pub(crate) fn partial_products(
     let mut sel = Selectors::for_bits();
     let mut cols = vec![Vec::new(); width];
     let (n, m) = (x.len(), y.len());
-    for (i, &xi) in x.wires().iter().enumerate() {
-        for (j, &yj) in y.wires().iter().enumerate() {
-            if i + j >= width {
-                continue;
-            }
-            let negate = signed && ((i == n - 1) != (j == m - 1));
-            let g = if negate { Gate::Nand } else { Gate::And };
-            cols[i + j].push(gate(b, &mut sel, g, xi, yj)?);
+    let gate_of = |i: usize, j: usize| {
+        if signed && ((i == n - 1) != (j == m - 1)) {
+            Gate::Nand
+        } else {
+            Gate::And
+        }
+    };
+    for (j, &yj) in y.wires().iter().enumerate() {
+        let row: Vec<(Wire, Gate)> = (0..n.min(width.saturating_sub(j)))
+            .map(|i| (x.wires()[i], gate_of(i, j)))
+            .collect();
+        for (i, p) in gates_sharing(b, &mut sel, &row, yj)?
+            .into_iter()
+            .enumerate()
+        {
+            cols[i + j].push(p);
         }
     }
     if signed {
