@@ -20,7 +20,7 @@ use num_traits::{One, Zero};
 
 use super::adders::{add, AdderKind};
 use super::gates::threshold;
-use super::{Bits, ONE};
+use super::{on_even_positions, Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::crypto::lut::Lut;
 use crate::error::Error;
@@ -94,10 +94,9 @@ fn bits_by_count(
     // stay on the 8 even values).
     let (mut terms, mut offset) = (Vec::with_capacity(group.len()), 0);
     for &w in group {
-        let r = b.range(w)?;
         if let Some(v) = b.constant_value(w)? {
             offset += v;
-        } else if (r.lo, r.hi, r.step) == (0, ONE, ONE) {
+        } else if on_even_positions(b, w, ONE)? {
             terms.push((w, 1));
         } else {
             terms.push((sel.refresh(b, w)?, 1));
@@ -113,11 +112,8 @@ fn bits_by_count(
     // Bits that share fresh values (a sum's linear low bit beside the
     // bits it was read from) can give the count a range wider than its
     // values: independent copies make it exact again.
-    let m = params.message_modulus() as i64;
-    let limit = ONE * group.len() as i64;
     let probe = b.linear(&terms, offset)?;
-    let r = b.range(probe)?;
-    if r.lo.rem_euclid(m) + (r.hi - r.lo) > limit || r.step % ONE != 0 {
+    if !on_even_positions(b, probe, ONE * group.len() as i64)? {
         for t in terms.iter_mut() {
             t.0 = sel.refresh(b, t.0)?;
         }

@@ -22,7 +22,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use super::ONE;
+use super::{on_even_positions, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::crypto::lut::Lut;
 use crate::crypto::params::{Budgets, Margin};
@@ -353,7 +353,8 @@ pub fn not(b: &mut CircuitBuilder, x: Wire) -> Result<Wire, Error> {
 /// selector `x_a + 2 x_b + 4 y` takes 8 even values in the first half of
 /// the ring, so the two gates are two tables read one unit apart
 /// (many-LUT, interleaved, at the margin-1/2 budget: weight 21 from fresh
-/// bits; the noisiest input takes weight 1). One gate each elsewhere, and for clear or unrefreshed inputs.
+/// bits; the noisiest input takes weight 1). One gate each elsewhere, and
+/// for clear or unrefreshed inputs.
 pub fn gates_sharing(
     b: &mut CircuitBuilder,
     sel: &mut Selectors,
@@ -389,31 +390,25 @@ fn gate_pair(
         return Ok(None);
     }
     for w in [xa, xb, y] {
-        let r = b.range(w)?;
-        if b.constant_value(w)?.is_some() || (r.lo, r.hi, r.step) != (0, ONE, ONE) {
+        if b.constant_value(w)?.is_some() || !on_even_positions(b, w, ONE)? {
             return Ok(None);
         }
     }
     // The noisiest input takes the smallest weight.
-    let mut order = [xa, xb, y];
-    let mut weights = [0u64; 3];
-    for (k, &w) in order.iter().enumerate() {
-        weights[k] = b.quadratic_weight(w)?;
+    let mut order = Vec::with_capacity(3);
+    for w in [xa, xb, y] {
+        order.push((std::cmp::Reverse(b.quadratic_weight(w)?), w));
     }
-    let mut idx = [0usize, 1, 2];
-    idx.sort_by_key(|&k| std::cmp::Reverse(weights[k]));
-    order = [order[idx[0]], order[idx[1]], order[idx[2]]];
-    let shift_of = |w: Wire| order.iter().position(|&o| o == w).expect("an input") as u32;
-    let terms = [(order[0], 1), (order[1], 2), (order[2], 4)];
+    order.sort_by_key(|&(weight, _)| weight);
+    let shift_of = |w: Wire| order.iter().position(|&(_, o)| o == w).expect("an input") as u32;
+    let terms = [(order[0].1, 1), (order[1].1, 2), (order[2].1, 4)];
     if b.weight_of(&terms)? > params.budgets.half {
         return Ok(None);
     }
     let s = b.linear(&terms, 0)?;
     // Inputs that share fresh values can widen the selector's range past
     // its 8 values: one gate each then.
-    let m = params.message_modulus() as i64;
-    let r = b.range(s)?;
-    if r.lo.rem_euclid(m) + (r.hi - r.lo) > 7 * ONE || r.step % ONE != 0 {
+    if !on_even_positions(b, s, 7 * ONE)? {
         return Ok(None);
     }
     let (sy, sa, sb) = (shift_of(y), shift_of(xa), shift_of(xb));

@@ -73,6 +73,18 @@ pub(crate) fn is_bit(b: &CircuitBuilder, w: Wire) -> Result<bool, Error> {
         && b.quadratic_weight(w)? <= b.params().budgets.one)
 }
 
+/// Whether every value `w` can take (modulo the ring) is an even position
+/// in `0..=limit`: a bit for `limit = ONE`, or a sum of bits that a table
+/// on the first half of the ring reads exactly. Bits that share fresh
+/// values can make a sum's range wider than its values.
+pub(crate) fn on_even_positions(b: &CircuitBuilder, w: Wire, limit: i64) -> Result<bool, Error> {
+    let m = b.params().message_modulus();
+    Ok(b.range(w)?
+        .residues(m)
+        .iter()
+        .all(|&x| x % ONE as u64 == 0 && x as i64 <= limit))
+}
+
 impl Bits {
     /// `n` encrypted input bits.
     pub fn input(b: &mut CircuitBuilder, n: usize) -> Result<Self, Error> {

@@ -23,8 +23,8 @@
 //! rotation; each chunk's high bit is then one more table of `t`.
 
 use super::adders::{prefix_network, AdderKind};
-use super::{Bits, ONE};
-use crate::circuit::{CircuitBuilder, Range, Selectors, Wire};
+use super::{on_even_positions, Bits, ONE};
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::crypto::lut::Lut;
 use crate::error::Error;
 
@@ -198,12 +198,8 @@ fn chunk_sum(
     bits: usize,
 ) -> Result<Wire, Error> {
     let budget = b.params().budgets.one;
-    let limit = ONE * ((1i64 << bits) - 1);
-    // The builder may keep a range as any of its images modulo the ring.
-    let m = b.params().message_modulus() as i64;
-    let exact = |r: Range| r.lo.rem_euclid(m) + (r.hi - r.lo) <= limit && r.step % ONE == 0;
     let plain = sel.linear_within(b, terms, 0, budget)?;
-    if exact(b.range(plain)?) {
+    if on_even_positions(b, plain, ONE * ((1i64 << bits) - 1))? {
         return Ok(plain);
     }
     let fresh: Vec<(Wire, i64)> = terms
