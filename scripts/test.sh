@@ -5,8 +5,8 @@
 # makes a virtual environment in .venv, installs maturin, numpy and pytest
 # from PyPI into it (and tqdm and mypy, so that both progress displays and
 # the type stubs are tested) while cargo builds, then builds the package
-# there (maturin develop --release) and runs pytest on two workers
-# (pytest-xdist: most Python tests use one core).
+# there (maturin develop --release) while the Rust tests run, and runs
+# pytest on two workers (pytest-xdist: most Python tests use one core).
 #
 # One build serves all three: `tfhe` and the library compile once. The
 # workspace-hack crate (crates/hearth-hack) makes every build ask for the
@@ -67,16 +67,51 @@ fi
 # features). hearth-py has no Rust tests: maturin builds it below.
 cli_features=$features
 if mpi_tools; then cli_features=$features,hearth-cli/mpi,hearth-bench/mpi; fi
-cargo test --release --workspace --exclude hearth-py --no-default-features --features "$cli_features"
+cargo_test=(cargo test --release --workspace --exclude hearth-py --no-default-features --features "$cli_features")
+"${cargo_test[@]}" --no-run
 
+# The Python package builds while the Rust tests run: they leave a core
+# idle at times (servers, ranks and timeouts waited for). Cargo holds its
+# lock on target/ only while it checks that the tests are built, so the
+# tests start first; maturin's build (reusing the library just built, same
+# features) then takes the lock.
+maturin_log=$(mktemp)
+tests_pid=""
+maturin_pid=""
+# What runs in the background stops with the script (a failing test, a
+# failed install).
+stop() {
+    rm -f "$pip_log" "$maturin_log"
+    for pid in $tests_pid $maturin_pid; do
+        pkill -P "$pid" 2>/dev/null || true
+        kill "$pid" 2>/dev/null || true
+    done
+}
+trap stop EXIT
+"${cargo_test[@]}" &
+tests_pid=$!
 if [ -n "$pip_pid" ]; then
     if ! wait "$pip_pid"; then
         cat "$pip_log" >&2
         echo "installing the Python tools into .venv failed" >&2
         exit 1
     fi
+    sleep 5
     VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
-        maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features"
+        maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features" \
+        >"$maturin_log" 2>&1 &
+    maturin_pid=$!
+fi
+wait "$tests_pid"
+tests_pid=""
+
+if [ -n "$maturin_pid" ]; then
+    if ! wait "$maturin_pid"; then
+        cat "$maturin_log" >&2
+        echo "building the Python package (maturin develop) failed" >&2
+        exit 1
+    fi
+    maturin_pid=""
     .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
 else
     echo "Python tests skipped: no $python >= 3.9 with venv (set PYTHON=...)" >&2
