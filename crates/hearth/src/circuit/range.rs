@@ -27,6 +27,17 @@ pub(crate) fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
+/// The inverse of an odd `a` modulo 2^64 (so modulo every power of two):
+/// Newton's iteration doubles the correct low bits, from 3 (`a a = 1` mod 8).
+#[inline]
+fn odd_inverse(a: u64) -> u64 {
+    let mut inv = a;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(inv)));
+    }
+    inv
+}
+
 impl Range {
     /// Every integer `lo..=hi`.
     pub fn new(lo: i64, hi: i64) -> Self {
@@ -62,17 +73,34 @@ impl Range {
     }
 
     /// Whether residue `x` (in `0..m`) is a possible value. Allocates
-    /// nothing: the clear backend asks it of every bootstrap it evaluates.
+    /// nothing and, for a power-of-two `m` (every parameter set's), loops
+    /// over nothing: the clear backend asks it of every bootstrap it
+    /// evaluates, and it was most of the time of exhaustive tests.
+    ///
+    /// `x = lo + k step (mod 2^pi)` has a solution `k` only where `2^t`,
+    /// the power of two in `step`, divides `x - lo`; the least is
+    /// `(x - lo) / 2^t` times the inverse of the odd part of `step`, mod
+    /// `2^pi / 2^t`; `x` is a value where that `k` is within the range.
+    #[inline]
     pub fn contains_residue(&self, x: u64, m: u64) -> bool {
-        let step = (self.step as u64) % m;
-        let (x, mut r) = (x % m, self.lo.rem_euclid(m as i64) as u64);
-        for _ in 0..self.count(m) {
-            if r == x {
-                return true;
-            }
-            r = (r + step) % m;
+        if !m.is_power_of_two() {
+            return self.residues(m).contains(&(x % m));
         }
-        false
+        let mask = m - 1;
+        let d = x.wrapping_sub(self.lo as u64) & mask;
+        let step = self.step.max(1) as u64 & mask;
+        if step == 0 {
+            return d == 0;
+        }
+        let t = step.trailing_zeros();
+        if d & ((1 << t) - 1) != 0 {
+            return false;
+        }
+        // Steps 1 and 2 (digits, bits) have no odd part to invert.
+        let odd = step >> t;
+        let inv = if odd == 1 { 1 } else { odd_inverse(odd) };
+        let k = ((d >> t).wrapping_mul(inv)) & (mask >> t);
+        (k as u128) * (self.step.max(1) as u128) <= self.hi.abs_diff(self.lo) as u128
     }
 
     /// Whether every possible residue is one of `lo..=hi` mod `m`.
@@ -175,6 +203,32 @@ impl Range {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The closed form against the residues themselves: every range of
+    /// small bounds and steps, every residue, moduli 2 to 64 (and a
+    /// non-power of two).
+    #[test]
+    fn contains_residue_is_membership_in_the_residues() {
+        for m in [2u64, 4, 8, 16, 32, 64, 12] {
+            for lo in -70i64..70 {
+                for step in 1i64..40 {
+                    for n in 0..6 {
+                        let r = Range::with_step(lo, lo + n * step, step);
+                        let res = r.residues(m);
+                        for x in 0..m {
+                            assert_eq!(
+                                r.contains_residue(x, m),
+                                res.contains(&x),
+                                "{r:?} {x} mod {m}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let big = Range::with_step(i64::MIN / 4, i64::MAX / 4, 3);
+        assert!((0..64).all(|x| big.contains_residue(x, 64)));
+    }
 
     #[test]
     fn covering_prefers_short_signed_arcs() {
