@@ -105,7 +105,8 @@ impl std::fmt::Display for Family {
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct FamilyArg {
     /// Integer family: int (exact `Int`s, DIGITS_128) or words
-    /// (fixed-width `U8` .. `I128`, GATES_128).
+    /// (fixed-width `U8` .. `I128`: GATES_128 for `app`; `tool
+    /// fuzz-programs` alternates the rules of GATES_128 and DIGITS_128).
     #[arg(
         long = "family",
         value_name = "FAMILY",

@@ -16,10 +16,10 @@ fn batched(server: &hearth::ServerKey) -> Batched<CpuBatch<'_>> {
 }
 
 fn same_ciphertexts(params: &'static ParameterSet, seeds: std::ops::Range<u64>, size: usize) {
-    let client = ClientKey::generate(params);
-    let server = client.server_key();
-    let cpu = CpuBackend::new(&server, Some(2)).unwrap();
-    let batch = batched(&server);
+    // The keys shared by this process's tests (one keygen per set).
+    let (client, server) = hearth::testing::keys::keys(params);
+    let cpu = CpuBackend::new(server, Some(2)).unwrap();
+    let batch = batched(server);
     for seed in seeds {
         let rc = random_circuit(params, seed, 4, size, 1 + seed as usize % 4).unwrap();
         let cts: Vec<_> = rc
