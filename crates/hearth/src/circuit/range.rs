@@ -72,10 +72,10 @@ impl Range {
         (0..self.count(m)).map(|k| (lo + k * step) % m).collect()
     }
 
-    /// Whether residue `x` (in `0..m`) is a possible value. Allocates
-    /// nothing and, for a power-of-two `m` (every parameter set's), loops
-    /// over nothing: the clear backend asks it of every bootstrap it
-    /// evaluates, and it was most of the time of exhaustive tests.
+    /// Whether residue `x` (in `0..m`) is a possible value. For a
+    /// power-of-two `m` (every parameter set's) it neither allocates nor
+    /// loops: the clear backend asks it of every bootstrap it evaluates,
+    /// and it was most of the time of exhaustive tests.
     ///
     /// `x = lo + k step (mod 2^pi)` has a solution `k` only where `2^t`,
     /// the power of two in `step`, divides `x - lo`; the least is
