@@ -10,7 +10,7 @@ use std::time::Instant;
 use hearth::api::{CompiledProgram, Encrypted, Program, I32};
 use hearth::kernels::io::{read_csv, read_npy, write_csv};
 use hearth::kernels::{self, ConvOrder, Element, Padding, Tensor, Weights};
-use hearth::{ClientKey, Error, FileError, ParameterSet, BITS_128, DIGITS_128, GATES_128};
+use hearth::{ClientKey, Error, FileError, ParameterSet, DIGITS_128};
 use num_bigint::BigInt;
 use serde_json::{json, Value};
 
@@ -214,49 +214,45 @@ fn csv_column(path: &Path, name: &str, n: usize) -> Option<Vec<i64>> {
 
 // ---------------------------------------------------------------- running
 
-/// The family's parameters and how to make and encrypt one input value
-/// that holds every value of `values`.
+/// The family's inputs and how to make and encrypt one input value that
+/// holds every value of `values`. Both families run on DIGITS_128, the one
+/// key of `Int`s and words.
 struct Plan {
     params: &'static ParameterSet,
+    family: Family,
     digits: usize,
 }
 
 impl Plan {
     fn new(family: Family, values: impl Iterator<Item = i64>) -> Result<Self, Error> {
         let max = values.map(|v| v.unsigned_abs()).max().unwrap_or(0);
-        let digits = (64 - max.leading_zeros() as usize).max(1);
-        Ok(match family {
-            Family::Int => Plan {
-                params: &DIGITS_128,
-                digits,
-            },
-            Family::Words => {
-                if max > i32::MAX as u64 {
-                    return Err(Error::Config(format!(
-                        "an input of magnitude {max} does not fit i32"
-                    )));
-                }
-                Plan {
-                    params: &GATES_128,
-                    digits: 32,
-                }
+        let digits = match family {
+            Family::Int => (64 - max.leading_zeros() as usize).max(1),
+            Family::Words if max > i32::MAX as u64 => {
+                return Err(Error::Config(format!(
+                    "an input of magnitude {max} does not fit i32"
+                )));
             }
+            Family::Words => 32,
+        };
+        Ok(Plan {
+            params: &DIGITS_128,
+            family,
+            digits,
         })
     }
 
     fn encrypt(&self, client: &ClientKey, v: i64) -> Result<Encrypted, Error> {
-        if self.params.id == BITS_128.id || self.params.id == GATES_128.id {
-            client.encrypt_word(v as i32)
-        } else {
-            client.encrypt_int(v, self.digits)
+        match self.family {
+            Family::Int => client.encrypt_int(v, self.digits),
+            Family::Words => client.encrypt_word(v as i32),
         }
     }
 
     fn decrypt(&self, client: &ClientKey, x: &Encrypted) -> Result<i64, Error> {
-        if self.params.id == GATES_128.id {
-            Ok(client.decrypt_word::<i32>(x)? as i64)
-        } else {
-            client.decrypt_i64(x)
+        match self.family {
+            Family::Int => client.decrypt_i64(x),
+            Family::Words => Ok(client.decrypt_word::<i32>(x)? as i64),
         }
     }
 }
@@ -264,7 +260,6 @@ impl Plan {
 /// Builds `kernel` on encrypted inputs of `shape` in `plan`'s family.
 fn compile(
     plan: &Plan,
-    family: Family,
     threads: usize,
     shape: &[usize],
     kernel: &dyn Fn(&Program, Inputs<'_>) -> Result<(), Error>,
@@ -273,7 +268,7 @@ fn compile(
     p.set_threads(threads);
     {
         let n: usize = shape.iter().product();
-        let inputs = match family {
+        let inputs = match plan.family {
             Family::Int => Inputs::Ints(Tensor::new(
                 shape,
                 (0..n).map(|_| p.input(plan.digits)).collect(),
@@ -512,13 +507,9 @@ fn regression(rows: usize, input: &Path, model: &Path, common: &Common) -> Resul
         }
         Ok(())
     }
-    let prog = compile(
-        &plan,
-        common.family.family,
-        threads,
-        &[rows, k],
-        &|p, ins| each_family!(ins, kernel, p, &wt, &bt),
-    )?;
+    let prog = compile(&plan, threads, &[rows, k], &|p, ins| {
+        each_family!(ins, kernel, p, &wt, &bt)
+    })?;
     // Plain Rust integers.
     let want: Vec<i64> = x
         .iter()
@@ -706,13 +697,9 @@ fn digits(images: usize, input: &Path, model: &Path, common: &Common) -> Result<
     fn kernel<'p, E: Element<'p>>(p: &'p Program, x: &Tensor<E>, cnn: &Cnn) -> Result<(), Error> {
         cnn.build(p, x)
     }
-    let prog = compile(
-        &plan,
-        common.family.family,
-        threads,
-        &[images, 1, 8, 8],
-        &|p, ins| each_family!(ins, kernel, p, &cnn),
-    )?;
+    let prog = compile(&plan, threads, &[images, 1, 8, 8], &|p, ins| {
+        each_family!(ins, kernel, p, &cnn)
+    })?;
     if let Some(dir) = &common.export {
         let prog = prog.with_signature(
             &[("images", &[images, 1, 8, 8])],

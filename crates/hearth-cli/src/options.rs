@@ -85,8 +85,8 @@ pub enum Family {
     /// its earlier name.
     #[value(alias = "digits")]
     Int,
-    /// Fixed-width words `U8` .. `I128` (two's-complement bits), on
-    /// GATES_128. Also `bits`, its earlier name.
+    /// Fixed-width words `U8` .. `I128` (two's-complement bits), on the
+    /// same key as `Int`. Also `bits`, its earlier name.
     #[value(alias = "bits")]
     Words,
 }
@@ -104,9 +104,9 @@ impl std::fmt::Display for Family {
 /// `--family FAMILY`.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct FamilyArg {
-    /// Integer family: int (exact `Int`s, DIGITS_128) or words
-    /// (fixed-width `U8` .. `I128`: GATES_128 for `app`; `tool
-    /// fuzz-programs` alternates the rules of GATES_128 and DIGITS_128).
+    /// Integer family: int (exact `Int`s) or words (fixed-width `U8` ..
+    /// `I128`), both on DIGITS_128 for `app`; `tool fuzz-programs`
+    /// alternates the rules of DIGITS_128 and GATES_128 for words.
     #[arg(
         long = "family",
         value_name = "FAMILY",

@@ -154,6 +154,55 @@ fn demo_checks_itself() {
         out.contains("| 3*x0 - 5*x1 + 7*x2 | -532 | -532 |"),
         "{out}"
     );
+    // The words run on the integers' key: one key generated.
+    assert!(
+        out.contains("words: u16 on DIGITS_128, the same key as the integers"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| x.rotate_left(y) | 36933 | 36933 |"),
+        "{out}"
+    );
+    assert_eq!(err.matches("generating keys").count(), 1, "{err}");
+}
+
+#[test]
+fn app_words_plan_on_the_one_key() {
+    let dir = std::env::temp_dir().join(format!("hearth-cli-app-words-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/diabetes");
+    let (input, model) = (data.join("rows.csv"), data.join("model.json"));
+    for (family, want) in [
+        ("words", "x: a signed 32-bit word x [2, 10]"),
+        ("int", "x: an integer of 7 digits x [2, 10]"),
+    ] {
+        let out_dir = dir.join(family);
+        let (ok, out, err) = hearth(&[
+            "app",
+            "regression",
+            "--rows",
+            "2",
+            "--input",
+            input.to_str().unwrap(),
+            "--model",
+            model.to_str().unwrap(),
+            "--family",
+            family,
+            "--export",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert!(ok, "{family}: {out}{err}");
+        assert!(out.contains("\nDIGITS_128: "), "{family}: {out}");
+        let values = std::fs::read_to_string(out_dir.join("values.json")).unwrap();
+        assert!(values.contains("\"x\""), "{values}");
+        let (ok, info, err) = hearth(&["info", out_dir.join("program.hprog").to_str().unwrap()]);
+        assert!(ok, "{err}");
+        assert!(
+            info.contains("parameters:  DIGITS_128") && info.contains(want),
+            "{family}: {info}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! hearth's first demo: generate keys, run an encrypted circuit and two
-//! typed programs (exact integers of the signed-binary family, `u16` words
-//! of the two's-complement family), decrypt, and check every output
+//! hearth's first demo: generate one key, run an encrypted circuit and two
+//! typed programs on it (exact integers of the signed-binary family, `u16`
+//! words of the two's-complement family), decrypt, and check every output
 //! against the clear backend and plain Rust integer arithmetic.
 //!
 //! `cargo run --release -p hearth-demo` runs it on the cpu backend; it
@@ -15,7 +15,6 @@ use hearth::circuit::Stats;
 use hearth::crypto::keys::signed_digit;
 use hearth::{
     Ciphertext, CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ServerKey, Wire, DIGITS_128,
-    GATES_128,
 };
 
 /// An encrypted evaluator that says what it is (for the tables).
@@ -158,7 +157,7 @@ pub fn run(on: &dyn Evaluators) -> Result<(), Error> {
     }
     footer(&stats, &*ev, wall);
     ok &= integers(on, &client, &server)?;
-    ok &= words(on)?;
+    ok &= words(on, &client, &server)?;
     if !ok {
         return Err(Error::Config(
             "demo: decrypted results differ from the expected values".into(),
@@ -205,22 +204,18 @@ fn integers(on: &dyn Evaluators, client: &ClientKey, server: &ServerKey) -> Resu
     Ok(got == want)
 }
 
-/// Fixed-width words on GATES_128: Rust's wrapping semantics on 16-bit
-/// unsigned integers, one program.
-fn words(on: &dyn Evaluators) -> Result<bool, Error> {
-    let params = &GATES_128;
-    let t = Instant::now();
-    let (client, server) = keys(params);
+/// Fixed-width words on the same key as the integers: Rust's wrapping
+/// semantics on 16-bit unsigned integers, one program.
+fn words(on: &dyn Evaluators, client: &ClientKey, server: &ServerKey) -> Result<bool, Error> {
+    let params = &DIGITS_128;
     println!();
     println!(
-        "words: {} ({}), keys in {:.1} s",
-        params.name,
-        params.source,
-        t.elapsed().as_secs_f64()
+        "words: u16 on {}, the same key as the integers",
+        params.name
     );
     let (x, y) = (51_234u16, 4_321u16);
     let p = Program::new(params);
-    let ev = on.evaluator(&server)?;
+    let ev = on.evaluator(server)?;
     p.set_threads(on.threads());
     let a = U16::input(&p);
     let b = U16::input(&p);

@@ -9,9 +9,3 @@ import hearth
 def digits_keys():
     key = hearth.ClientKey.generate("DIGITS_128")
     return key, key.server_key()
-
-
-@pytest.fixture(scope="session")
-def gates_keys():
-    key = hearth.ClientKey.generate("GATES_128")
-    return key, key.server_key()

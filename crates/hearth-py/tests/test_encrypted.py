@@ -39,8 +39,9 @@ def test_digits_family_encrypted(digits_keys, tmp_path):
     assert (dot, list(scaled), lt) == (lambda r: (r[0], list(r[1]), r[2]))(prog.run_clear(xs, kv))
 
 
-def test_words_family_encrypted(gates_keys):
-    key, server = gates_keys
+def test_words_family_encrypted(digits_keys):
+    # Words on the one key of every type, the decorator's default.
+    key, server = digits_keys
 
     @hearth.compile(a="u8", b="u8", c="i8[2]")
     def f(a, b, c):

@@ -77,11 +77,19 @@ def test_decorator():
     def f(x, w):
         return {"dot": hearth.dot(x, w), "big": hearth.select(x > 3, x, 3 - x)}
 
-    assert f.params == "GATES_128"
+    # One key for every type: the inputs' types do not pick the set.
+    assert f.params == "DIGITS_128"
     xv = np.array([5, -2, 7, 1])
     d, big = f.run_clear(xv)
     assert d == int(xv @ w)
     np.testing.assert_array_equal(big, np.where(xv > 3, xv, 3 - xv))
+
+    @hearth.compile(params="GATES_128", x="u8", y="u8")
+    def h(x, y):
+        return x ^ y
+
+    assert h.params == "GATES_128"
+    assert h.run_clear(200, 77) == 200 ^ 77
 
     @hearth.compile(a="digits4", b="twos8[2]")
     def g(a, b):

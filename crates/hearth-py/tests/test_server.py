@@ -44,8 +44,8 @@ def server(tmp_path_factory):
     proc.wait(timeout=30)
 
 
-def test_a_job_runs_on_the_server(server, gates_keys, capsys, tmp_path):
-    key, _ = gates_keys
+def test_a_job_runs_on_the_server(server, digits_keys, capsys, tmp_path):
+    key, _ = digits_keys
 
     @hearth.compile(a="u8", b="u8")
     def add(a, b):
@@ -56,7 +56,7 @@ def test_a_job_runs_on_the_server(server, gates_keys, capsys, tmp_path):
     info = client.info()
     assert info["max_pbs"] == 100 and info["backend"] == "cpu, 2 threads"
     first = client.upload_key(key.compressed_server_key())
-    assert first["new"] and first["compressed"] and first["params"] == "GATES_128"
+    assert first["new"] and first["compressed"] and first["params"] == "DIGITS_128"
     key.compressed_server_key().save(tmp_path / "server.key")
     again = client.upload_key(tmp_path / "server.key")
     assert not again["new"] and again["key_id"] == first["key_id"]
@@ -74,8 +74,8 @@ def test_a_job_runs_on_the_server(server, gates_keys, capsys, tmp_path):
     assert (e.value.code, e.value.status) == ("not_found", 404)
 
 
-def test_refusals_are_typed_exceptions(server, gates_keys):
-    key, _ = gates_keys
+def test_refusals_are_typed_exceptions(server, digits_keys):
+    key, _ = digits_keys
     client = hearth.Client(server)
     client.upload_key(key.compressed_server_key())
 
@@ -93,7 +93,7 @@ def test_refusals_are_typed_exceptions(server, gates_keys):
 
     stranger = hearth.ClientKey.generate("GATES_128")
 
-    @hearth.compile(a="u8")
+    @hearth.compile(params="GATES_128", a="u8")
     def neg(a):
         return -a
 

@@ -23,10 +23,9 @@ def _parse_spec(spec: str) -> tuple[str, tuple[int, ...]]:
     return m.group(1), shape
 
 
-def _default_params(dtypes: list[str]) -> str:
-    """The bits family's set when any input is a word or bool, else the digits family's."""
-    words = any(re.match(r"^(u|i)[0-9]+$|^bool$", d) for d in dtypes)
-    return "GATES_128" if words else "DIGITS_128"
+#: The one key of every type (``digitsN``, ``twosN``, words, ``bool``),
+#: whatever a function's inputs are.
+_DEFAULT_PARAMS = "DIGITS_128"
 
 
 def compile(
@@ -41,8 +40,10 @@ def compile(
     function returns a value or array (output ``"out"``), a tuple of them
     (``"out0"``, ``"out1"``, ...) or a dict (named outputs).
 
-    ``params`` defaults to ``GATES_128`` when an input is a word or bool,
-    else ``DIGITS_128``::
+    ``params`` defaults to ``DIGITS_128``, the one key of every type
+    (``GATES_128``, words and bools only, is faster for bitwise
+    operations, shifts and rotations by an encrypted amount and
+    ``leading_zeros``: name it where those dominate)::
 
         @hearth.compile(x="i16[4]", w=np.array([1, -2, 3, 4]))
         def f(x, w):
@@ -59,7 +60,7 @@ def compile(
                 f"(missing: {missing}, unknown: {extra})"
             )
         inputs = {n: _parse_spec(s) for n, s in specs.items() if isinstance(s, str)}
-        p = Program(params or _default_params([d for d, _ in inputs.values()]), threads)
+        p = Program(params or _DEFAULT_PARAMS, threads)
         args = {}
         for n in names:
             if n in inputs:
