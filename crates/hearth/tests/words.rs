@@ -491,3 +491,86 @@ fn comparisons_encrypted_on_the_digits_key() {
         assert_eq!(got, want, "a = {a}, b = {b}");
     }
 }
+
+/// Division by a clear zero (Rust's `checked_div` is `None`; the circuit
+/// gives all ones and the dividend) feeds every later operation that
+/// reads its bits, on both kinds of set (`tool fuzz-programs` found
+/// `count_ones` of `x / 0` refused on a `pi = 5` set, seed 42).
+#[test]
+fn division_by_a_clear_zero_composes() {
+    let sets = [
+        &P,
+        &hearth::INSECURE_TEST_DIGITS,
+        &hearth::DIGITS_128,
+        &hearth::GATES_128,
+    ];
+    for (params, threads) in sets.into_iter().flat_map(|s| [1, 2, 16].map(|t| (s, t))) {
+        let p = Program::new(params);
+        p.set_threads(threads);
+        let x = U32::input(&p);
+        let y = U32::input(&p);
+        let q = &x / 0i64;
+        let r = &x % 0i64;
+        p.output(&q.count_ones());
+        p.output(&q.leading_zeros());
+        p.output(&(&q + &y));
+        p.output(&(&q * &y));
+        p.output(&q.max(&y));
+        p.output(&r.count_ones());
+        p.output(&(&r ^ &y));
+        let prog = p
+            .build()
+            .unwrap_or_else(|e| panic!("{}, {threads} threads: {e}", params.name));
+        for (a, b) in [
+            (0u32, 0u32),
+            (1, 2),
+            (1_322_714_955, 7),
+            (u32::MAX, u32::MAX),
+        ] {
+            let ins = [
+                clear_word(a, 32, false).unwrap(),
+                clear_word(b, 32, false).unwrap(),
+            ];
+            let out = prog.run(&ClearBackend, &ins).unwrap();
+            let (q, r) = (u32::MAX, a);
+            let want = [
+                q.count_ones(),
+                q.leading_zeros(),
+                q.wrapping_add(b),
+                q.wrapping_mul(b),
+                q.max(b),
+                r.count_ones(),
+                r ^ b,
+            ];
+            for (i, (o, w)) in out.iter().zip(want).enumerate() {
+                assert_eq!(
+                    clear_word_value(o, false).unwrap(),
+                    w.into(),
+                    "{}: output {i}, x = {a}, y = {b}",
+                    params.name
+                );
+            }
+        }
+        // Signed: -1 for a non-negative dividend, 1 for a negative one.
+        let p = Program::new(params);
+        p.set_threads(threads);
+        let x = hearth::api::I32::input(&p);
+        let q = &x / 0i64;
+        p.output(&q.count_ones());
+        p.output(&q);
+        p.output(&(&x % 0i64));
+        let prog = p.build().unwrap();
+        for a in [0i32, 5, -5, i32::MIN, i32::MAX] {
+            let out = prog
+                .run(&ClearBackend, &[clear_word(a, 32, true).unwrap()])
+                .unwrap();
+            let q: i32 = if a < 0 { 1 } else { -1 };
+            assert_eq!(
+                clear_word_value(&out[0], false).unwrap(),
+                q.count_ones().into()
+            );
+            assert_eq!(clear_word_value(&out[1], true).unwrap(), q.into());
+            assert_eq!(clear_word_value(&out[2], true).unwrap(), a.into());
+        }
+    }
+}

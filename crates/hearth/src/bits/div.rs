@@ -31,7 +31,7 @@ use super::convert::resize;
 use super::counters::{sum_columns, CompressKind};
 use super::gates::{gate, gates_sharing, not, Gate};
 use super::mul::{const_product_columns, mul_const};
-use super::Bits;
+use super::{Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::error::Error;
 
@@ -46,7 +46,7 @@ pub fn div_rem(
     let n = x.len().max(y.len());
     let (x, y) = (resize(b, x, n, signed), resize(b, y, n, signed));
     if !signed {
-        // A clear power of two (or zero) divides by rewiring.
+        // A clear power of two divides by rewiring.
         if let Some(k) = clear_power_of_two(b, &y)? {
             let zero = b.constant(0);
             let w = x.wires();
@@ -58,9 +58,10 @@ pub fn div_rem(
         }
     }
     if let Some(d) = y.clear_value(b, signed)? {
-        if !d.is_zero() {
-            return div_rem_const(b, &x, &d, signed);
+        if d.is_zero() {
+            return div_rem_by_clear_zero(b, &x, signed);
         }
+        return div_rem_const(b, &x, &d, signed);
     }
     if !signed {
         return div_rem_unsigned(b, &x, &y);
@@ -73,6 +74,32 @@ pub fn div_rem(
     let mut sel = Selectors::for_bits();
     let sq = gate(b, &mut sel, Gate::Xor, sx, sy)?;
     Ok((negate_if(b, &q, sq)?, negate_if(b, &r, sx)?))
+}
+
+/// Division by a clear zero, without a bootstrap: the quotient all ones
+/// (unsigned) or, signed, -1 for a non-negative dividend and 1 for a
+/// negative one (bit 0 set, every other bit the sign's negation); the
+/// remainder the dividend. (The general circuit on a clear zero folds
+/// into wires whose ranges a later counter could not read.)
+fn div_rem_by_clear_zero(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    signed: bool,
+) -> Result<(Bits, Bits), Error> {
+    let n = x.len();
+    let q = if signed && n > 0 {
+        let one = b.constant(ONE);
+        let sx = x.top(b);
+        let not_sign = not(b, sx)?;
+        Bits::from_vec(
+            (0..n)
+                .map(|i| if i == 0 { one } else { not_sign })
+                .collect(),
+        )
+    } else {
+        Bits::constant(b, &-BigInt::one(), n)
+    };
+    Ok((q, x.clone()))
 }
 
 /// Division by a clear nonzero `d` (Granlund and Montgomery): with
