@@ -566,6 +566,55 @@ fn bitwise_gates_and_flags() {
     );
 }
 
+/// Every gate on `pi = 5` takes two bit positions per bootstrap: 16 at
+/// depth 1 for 32 bits, 17 for 33 (the odd top bit alone); a constant
+/// operand still folds every gate.
+#[test]
+fn bitwise_pairs_on_five_bit_sets() {
+    for g in Gate::ALL {
+        for (n, pbs) in [(32, 16), (33, 17)] {
+            let (c, _) = circuit(&INSECURE_TEST_DIGITS, n, 2, &move |b, x, y| {
+                Ok(vec![bitwise::bitwise(b, g, x, y)?])
+            });
+            let st = c.stats();
+            assert_eq!((st.pbs, st.depth), (pbs, 1), "{g:?} on {n} bits");
+        }
+        let (c, _) = circuit(&INSECURE_TEST_DIGITS, 32, 2, &move |b, x, _| {
+            let k = Bits::constant(b, &0x1234_5678u32.into(), 32);
+            Ok(vec![bitwise::bitwise(b, g, x, &k)?])
+        });
+        assert_eq!(c.stats().pbs, 0, "{g:?} with a constant");
+    }
+}
+
+/// `leading_zeros` on `pi = 5`, where the prefix OR takes two steps per
+/// bootstrap: every value up to 8 bits (odd widths end on a single step)
+/// and, above, random values and the AND of two (whose top bits are clear
+/// more often); on 2 threads a 32-bit count is 16 bootstraps.
+#[test]
+fn leading_zeros_on_five_bit_sets() {
+    check_on(
+        &INSECURE_TEST_DIGITS,
+        "leading_zeros on pi = 5",
+        &[1, 2, 3, 5, 8, 16, 31, 32, 64, 128],
+        &|b, x, y| {
+            let both = bitwise::bitwise(b, Gate::And, x, y)?;
+            Ok(vec![
+                bitwise::leading_zeros(b, x, 8)?,
+                bitwise::leading_zeros(b, &both, 8)?,
+            ])
+        },
+        &|n, x, y| {
+            let lz = |v: u128| (v.leading_zeros() - (128 - n as u32)) as u128;
+            vec![lz(x), lz(x & y)]
+        },
+    );
+    let (c, _) = circuit(&INSECURE_TEST_DIGITS, 32, 2, &|b, x, _| {
+        Ok(vec![bitwise::leading_zeros(b, x, 6)?])
+    });
+    assert_eq!(c.stats().pbs, 16);
+}
+
 /// Counts on `pi = 5`, where a 7-to-3 counter's high bits are two tables
 /// of one rotation: every 8-bit pattern, random wider ones, and a count of
 /// counts (noisier inputs: one rotation per table).

@@ -444,9 +444,10 @@ fn clear_words_fold_exactly() {
 }
 
 /// Word comparisons on DIGITS_128, the key words share with `Int`, where
-/// they read three bits per bootstrap (`bits::packed`): encrypted with
-/// real parameters, each result against Rust's operators on `i16` and
-/// `u16`.
+/// they read three bits per bootstrap (`bits::packed`), and bitwise
+/// operations, two bit positions per bootstrap (`bits::bitwise`, tables
+/// read past half the ring): encrypted with real parameters, each result
+/// against Rust's operators on `i16` and `u16`.
 #[test]
 fn comparisons_encrypted_on_the_digits_key() {
     use hearth::api::{Bool, I16, U16};
@@ -464,8 +465,11 @@ fn comparisons_encrypted_on_the_digits_key() {
     }
     p.output(&x.max(&y));
     p.output(&u.min(&v));
+    p.output(&(&u & &v));
+    p.output(&(&u | &v));
+    p.output(&(&x ^ &y));
     let prog = p.build().unwrap();
-    for (a, b) in [(i16::MIN, -1i16), (7, 7)] {
+    for (a, b) in [(i16::MIN, -1i16), (7, 7), (0x5a3c, -0x1234)] {
         let (c, d) = (a as u16, b as u16);
         let ins = [
             client.encrypt_word_of(a as i64, 16, true).unwrap(),
@@ -487,6 +491,9 @@ fn comparisons_encrypted_on_the_digits_key() {
             (c != d) as i64,
             a.max(b) as i64,
             c.min(d) as i64,
+            (c & d) as i64,
+            (c | d) as i64,
+            (a ^ b) as i64,
         ];
         assert_eq!(got, want, "a = {a}, b = {b}");
     }

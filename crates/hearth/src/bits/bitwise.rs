@@ -12,17 +12,116 @@ use super::counters::{sum_columns, CompressKind};
 use super::gates::{gate, not, Gate};
 use super::{Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::crypto::lut::Lut;
 use crate::error::Error;
 
 /// A two-input gate applied bit by bit (the shorter operand zero-extended).
+/// Where the set has room (`pi >= 5`), two bit positions share one
+/// bootstrap ([`gate_pair`]): a 32-bit AND is 16 bootstraps at depth 1.
 pub fn bitwise(b: &mut CircuitBuilder, g: Gate, x: &Bits, y: &Bits) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
     let zero = b.constant(0);
     let n = x.len().max(y.len());
-    let out = (0..n)
-        .map(|i| gate(b, &mut sel, g, x.bit_or(i, zero), y.bit_or(i, zero)))
-        .collect::<Result<_, _>>()?;
+    let pair = |i: usize| (x.bit_or(i, zero), y.bit_or(i, zero));
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0;
+    while i < n {
+        if i + 1 < n {
+            if let Some((lo, hi)) = gate_pair(b, g, pair(i), pair(i + 1))? {
+                out.extend([lo, hi]);
+                i += 2;
+                continue;
+            }
+        }
+        let (p, q) = pair(i);
+        out.push(gate(b, &mut sel, g, p, q)?);
+        i += 1;
+    }
     Ok(Bits::from_vec(out))
+}
+
+/// `g` at two bit positions in one bootstrap, or `None` where one gate per
+/// position costs no more (a constant or repeated input folds the gate)
+/// or the set has no room.
+///
+/// With an input negated where needed (`not a = 2 - a`, free), every gate
+/// is a function `h` of the count `c` of ones at its position: `s = a + b`
+/// takes 0, 2 or 4. The selector `t = s_0 + 3 s_1` takes the nine even
+/// values `0 ..= 16` and names both counts. Two interleaved tables read
+/// `h(c_0)` at `t` and `h(c_1)` at `t + 1` (margin 1/2 unit, weight 20 for
+/// fresh bits). On `pi = 5` the reads at 16 and 17 are the negacyclic
+/// images of those at 0 and 1, so each table must give `-v` at count 2
+/// where it gives `v` at count 0: a table stored as -1 / 1 (plus one
+/// afterwards) does where `h(0) != h(2)`, one stored as 0 / 2 where
+/// `h(0) = h(2) = 0`, and where both are 1 the table of `not h` does,
+/// negated afterwards.
+fn gate_pair(
+    b: &mut CircuitBuilder,
+    g: Gate,
+    lo: (Wire, Wire),
+    hi: (Wire, Wire),
+) -> Result<Option<(Wire, Wire)>, Error> {
+    if b.params().pi < 5 || lo.0 == lo.1 || hi.0 == hi.1 {
+        return Ok(None);
+    }
+    for w in [lo.0, lo.1, hi.0, hi.1] {
+        let r = b.range(w)?;
+        if b.constant_value(w)?.is_some() || (r.lo, r.hi, r.step) != (0, ONE, ONE) {
+            return Ok(None);
+        }
+    }
+    // Inputs to negate so that `g` depends on the count of ones alone.
+    let Some((na, nb)) = [(false, false), (true, false), (false, true)]
+        .into_iter()
+        .find(|&(na, nb)| g.eval(na, !nb) == g.eval(!na, nb))
+    else {
+        return Ok(None);
+    };
+    let h = |c: i64| g.eval(na ^ (c >= 1), nb ^ (c == 2));
+    // A table of `h`: -1 / 1, 0 / 2, or that of `not h` (see above).
+    let (centred, negated) = match (h(0), h(2)) {
+        (false, false) => (false, false),
+        (true, true) => (false, true),
+        _ => (true, false),
+    };
+    let value = |c: i64| {
+        let v = h(c) != negated;
+        match (centred, v) {
+            (true, true) => 1,
+            (true, false) => -1,
+            (false, v) => ONE * v as i64,
+        }
+    };
+    let term = |w: Wire, negate: bool, c: i64| (w, if negate { -c } else { c });
+    let terms = [
+        term(lo.0, na, 1),
+        term(lo.1, nb, 1),
+        term(hi.0, na, 3),
+        term(hi.1, nb, 3),
+    ];
+    if b.weight_of(&terms)? > b.params().budgets.half {
+        return Ok(None);
+    }
+    let constant = ONE * (na as i64 + nb as i64) * (1 + 3);
+    let t = b.linear(&terms, constant)?;
+    let table = |digit: fn(i64) -> i64| -> Result<Lut, Error> {
+        let points: Vec<(i64, i64)> = (0..=16)
+            .step_by(2)
+            .map(|t| (t, value(digit(t / 2))))
+            .collect();
+        Ok(Lut::from_points(b.params().pi, &points)?)
+    };
+    let (t0, t1) = (table(|v| v % 3)?, table(|v| v / 3)?);
+    let outs = b.bootstrap_many(t, &[&t0, &t1])?;
+    let mut bit = |w: Wire| -> Result<Wire, Error> {
+        let w = match (centred, negated) {
+            (true, _) => b.add_const(w, 1)?,
+            (false, true) => b.linear(&[(w, -1)], ONE)?,
+            (false, false) => w,
+        };
+        Ok(b.assume_range(w, 0, ONE, ONE)?)
+    };
+    Ok(Some((bit(outs[0])?, bit(outs[1])?)))
 }
 
 /// Every bit negated (free).
@@ -190,17 +289,28 @@ pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits,
 }
 
 /// `p_k = v_0 or ... or v_k`: a chain on few threads, Sklansky's network
-/// where `max(#PBS / threads, depth)` is lower.
+/// where `max(#PBS / threads, depth)` is lower. Where the set has room
+/// (`pi >= 5`) the chain takes two steps per bootstrap ([`or_two_steps`]).
 fn prefix_or(b: &mut CircuitBuilder, sel: &mut Selectors, v: &[Wire]) -> Result<Vec<Wire>, Error> {
     let n = v.len();
     let levels = usize::BITS as usize - n.saturating_sub(1).leading_zeros() as usize;
     let threads = b.threads();
-    let chain = n.saturating_sub(1);
+    let steps_per_bootstrap = if b.params().pi >= 5 { 2 } else { 1 };
+    let chain = n.saturating_sub(1).div_ceil(steps_per_bootstrap);
     let sklansky = n / 2 * levels;
     let mut p = v.to_vec();
     if chain.max(1) <= sklansky.div_ceil(threads).max(levels) {
-        for k in 1..n {
+        let mut k = 1;
+        while k < n {
+            if k + 1 < n {
+                if let Some((a, c)) = or_two_steps(b, p[k - 1], v[k], v[k + 1])? {
+                    (p[k], p[k + 1]) = (a, c);
+                    k += 2;
+                    continue;
+                }
+            }
             p[k] = gate(b, sel, Gate::Or, p[k - 1], v[k])?;
+            k += 1;
         }
         return Ok(p);
     }
@@ -215,4 +325,46 @@ fn prefix_or(b: &mut CircuitBuilder, sel: &mut Selectors, v: &[Wire]) -> Result<
         half *= 2;
     }
     Ok(p)
+}
+
+/// `p or v` and `p or v or w` in one bootstrap, or `None` where the set
+/// has no room, an input is not a plain bit or the selector would be over
+/// the budget. Both are thresholds of `t = 2(p + v) + w` (bits as 0 or 2:
+/// the even values `0 ..= 10`): the first at `t >= 4`, the second at
+/// `t >= 2`, read by two interleaved tables (margin 1/2 unit, weight 9 for
+/// fresh bits).
+fn or_two_steps(
+    b: &mut CircuitBuilder,
+    p: Wire,
+    v: Wire,
+    w: Wire,
+) -> Result<Option<(Wire, Wire)>, Error> {
+    if b.params().pi < 5 {
+        return Ok(None);
+    }
+    for x in [p, v, w] {
+        let r = b.range(x)?;
+        if b.constant_value(x)?.is_some() || (r.lo, r.hi, r.step) != (0, ONE, ONE) {
+            return Ok(None);
+        }
+    }
+    let terms = [(p, 2), (v, 2), (w, 1)];
+    if b.weight_of(&terms)? > b.params().budgets.half {
+        return Ok(None);
+    }
+    let t = b.linear(&terms, 0)?;
+    let threshold = |at: i64| -> Result<Lut, Error> {
+        let points: Vec<(i64, i64)> = (0..=10)
+            .step_by(2)
+            .map(|t| (t, if t >= at { 1 } else { -1 }))
+            .collect();
+        Ok(Lut::from_points(b.params().pi, &points)?)
+    };
+    let (first, second) = (threshold(4)?, threshold(2)?);
+    let outs = b.bootstrap_many(t, &[&first, &second])?;
+    let mut bit = |x: Wire| -> Result<Wire, Error> {
+        let x = b.add_const(x, 1)?;
+        Ok(b.assume_range(x, 0, ONE, ONE)?)
+    };
+    Ok(Some((bit(outs[0])?, bit(outs[1])?)))
 }

@@ -359,7 +359,9 @@ impl CircuitBuilder {
     /// `j` is read at the selector plus `j * span`: the number of values
     /// times the step where that fits; else 1 (interleaved) when the step is
     /// at least the number of tables; else the length of the selector's arc.
-    /// All reads must fit in `2^(pi-1)` consecutive positions. The noise
+    /// All reads must fit in `2^(pi-1)` consecutive positions, except
+    /// interleaved ones whose reads past them meet the negacyclic images of
+    /// the first ones with the values the tables give there. The noise
     /// budget that applies depends on how far apart the selector's values
     /// with different outputs are (see [`super::table`]).
     pub fn bootstrap_many(&mut self, a: Wire, luts: &[&Lut]) -> Result<Vec<Wire>, BuildError> {
@@ -401,32 +403,49 @@ impl CircuitBuilder {
         // the arc's length is the tightest packing.
         let spaced = d.range.count(m) * d.range.step as u64;
         let arc = (d.range.hi - d.range.lo) as u64;
-        let span = match luts.len() {
+        let n = luts.len() as u64;
+        let packed = match n {
             1 => 0,
-            n if n as u64 * spaced <= m / 2 => spaced,
+            n if n * spaced <= m / 2 => spaced,
             // Interleaved: a selector on every `step`-th value leaves room
             // between its values for up to `step` tables, one unit apart.
-            n if d.range.step as u64 >= n as u64 && arc + n as u64 <= m / 2 => 1,
+            n if d.range.step as u64 >= n && arc + n <= m / 2 => 1,
             _ => arc + 1,
         };
-        let too_wide = |node: String| BuildError::ManyLutTooWide {
-            node,
-            luts: luts.len(),
-            width: span,
-            needed: luts.len() as u64 * span,
-            available: m / 2,
-        };
-        if luts.len() as u64 * span > m / 2 {
-            return Err(too_wide(node));
-        }
-        let mut points = Points::new(m);
-        for (j, o) in outs.iter().enumerate() {
-            for (&x, &v) in residues.iter().zip(o) {
-                if !points.insert(x + j as u64 * span, v) {
-                    return Err(too_wide(node));
+        let layout = |span: u64| -> Option<Points> {
+            let mut points = Points::new(m);
+            for (j, o) in outs.iter().enumerate() {
+                for (&x, &v) in residues.iter().zip(o) {
+                    if !points.insert(x + j as u64 * span, v) {
+                        return None;
+                    }
                 }
             }
-        }
+            Some(points)
+        };
+        // Interleaved reads may also run past half the ring, onto the
+        // negacyclic images of the first reads, where those images agree
+        // with the tables (two bits' gates on one selector, see
+        // `bits::bitwise`): the points decide.
+        let first = (n * packed <= m / 2).then(|| layout(packed)).flatten();
+        let (span, points) = match first {
+            Some(points) => (packed, points),
+            None => match (n > 1 && d.range.step as u64 >= n)
+                .then(|| layout(1))
+                .flatten()
+            {
+                Some(points) => (1, points),
+                None => {
+                    return Err(BuildError::ManyLutTooWide {
+                        node,
+                        luts: luts.len(),
+                        width: packed,
+                        needed: n * packed,
+                        available: m / 2,
+                    })
+                }
+            },
+        };
         let (table_id, margin) = self.decode(points);
         let budget = self.params.budgets.at(margin.unwrap_or(Margin::Two));
         self.check_budget(&d.expr, node, budget)?;
