@@ -173,7 +173,10 @@ fn fuzz_clear<S: Spec>(args: &FuzzArgs) -> Result<(), Error> {
     let (count, seed) = (args.count, args.seed);
     let t = Instant::now();
     let bar = steps(count);
-    let chunk = 10_000u64;
+    // Without a terminal (no bar) a line per chunk on stderr says how far
+    // the run got, so that a run stopped by a time limit still counts.
+    let checkpoints = bar.is_hidden();
+    let chunk = 1_000u64;
     let (mut values, mut pbs) = (0usize, 0usize);
     for start in (0..count).step_by(chunk as usize) {
         let end = (start + chunk).min(count);
@@ -194,6 +197,13 @@ fn fuzz_clear<S: Spec>(args: &FuzzArgs) -> Result<(), Error> {
             }
         }
         bar.set_position(end);
+        if checkpoints && end < count {
+            eprintln!(
+                "programs 0..{end} of {count} (seed {seed}): 0 failures, {values} values, \
+                 {pbs} bootstraps, {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+        }
     }
     bar.finish_and_clear();
     println!(

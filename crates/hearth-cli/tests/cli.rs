@@ -237,6 +237,23 @@ fn fuzz_programs_checks_random_programs() {
     );
     let (ok, _, err) = hearth(&["tool", "fuzz-programs", "--count", "3", "--threads", "0"]);
     assert!(!ok && err.contains("thread count"), "{err}");
+    // Without a terminal, a line per 1 000 programs: a run stopped by a
+    // time limit still says how far it got.
+    let (ok, out, err) = hearth(&[
+        "tool",
+        "fuzz-programs",
+        "--count",
+        "1001",
+        "--max-ops",
+        "1",
+        "--seed",
+        "3",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        err.contains("programs 0..1000 of 1001 (seed 3): 0 failures"),
+        "{err}"
+    );
 }
 
 #[test]
