@@ -471,35 +471,44 @@ fn packed_adders_cost() {
     assert!(depth <= 6 && pbs <= 96, "Sklansky: {pbs} / {depth}");
 }
 
+/// Every shift by an encrypted amount.
+fn shifts(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<Vec<Bits>, Error> {
+    [
+        ShiftKind::Left,
+        ShiftKind::Right,
+        ShiftKind::ArithRight,
+        ShiftKind::RotateLeft,
+        ShiftKind::RotateRight,
+    ]
+    .iter()
+    .map(|&k| shift::shift(b, x, k, y))
+    .collect()
+}
+
+/// [`shifts`] in Rust.
+fn shifts_in_rust(n: usize, x: u128, y: u128) -> Vec<u128> {
+    let a = (y % n as u128) as u32;
+    let sx = signed(x, n);
+    let rot = |v: u128, k: u32| ((v << k) | (v >> ((n as u32 - k) % n as u32))) & mask(n);
+    vec![
+        x << a,
+        x >> a,
+        (sx >> a) as u128,
+        if a == 0 { x } else { rot(x, a) },
+        if a == 0 { x } else { rot(x, n as u32 - a) },
+    ]
+}
+
 #[test]
 fn shifts_by_encrypted_amounts() {
-    check(
-        "shifts",
-        &[8, 16, 32],
-        &|b, x, y| {
-            [
-                ShiftKind::Left,
-                ShiftKind::Right,
-                ShiftKind::ArithRight,
-                ShiftKind::RotateLeft,
-                ShiftKind::RotateRight,
-            ]
-            .iter()
-            .map(|&k| shift::shift(b, x, k, y))
-            .collect()
-        },
-        &|n, x, y| {
-            let a = (y % n as u128) as u32;
-            let sx = signed(x, n);
-            let rot = |v: u128, k: u32| ((v << k) | (v >> ((n as u32 - k) % n as u32))) & mask(n);
-            vec![
-                x << a,
-                x >> a,
-                (sx >> a) as u128,
-                if a == 0 { x } else { rot(x, a) },
-                if a == 0 { x } else { rot(x, n as u32 - a) },
-            ]
-        },
+    check("shifts", &[8, 16, 32], &shifts, &shifts_in_rust);
+    // On pi = 5 the ANDs where zeros move in go two per bootstrap.
+    check_on(
+        &INSECURE_TEST_DIGITS,
+        "shifts on pi = 5",
+        &[2, 4, 8, 16, 32],
+        &shifts,
+        &shifts_in_rust,
     );
 }
 
@@ -613,6 +622,26 @@ fn leading_zeros_on_five_bit_sets() {
         Ok(vec![bitwise::leading_zeros(b, x, 6)?])
     });
     assert_eq!(c.stats().pbs, 16);
+}
+
+/// What the count backend chose on `pi = 5`, 32 bits, 2 threads:
+/// `count_ones` by Wallace's rule (Dadda's took 21 bootstraps at depth
+/// 11), and a shift whose ANDs with moved-in zeros go two per bootstrap
+/// (31 of its 160 positions: 145).
+#[test]
+fn counts_and_shifts_cost_on_five_bit_sets() {
+    let stats = |build: &Build| {
+        let st = circuit(&INSECURE_TEST_DIGITS, 32, 2, build).0.stats();
+        (st.pbs, st.depth)
+    };
+    assert_eq!(
+        stats(&|b, x, _| Ok(vec![bitwise::count_ones(b, x, 6)?])),
+        (15, 5)
+    );
+    for kind in [ShiftKind::Left, ShiftKind::Right] {
+        let (pbs, depth) = stats(&move |b, x, y| Ok(vec![shift::shift(b, x, kind, y)?]));
+        assert_eq!((pbs, depth), (145, 5), "{kind:?}");
+    }
 }
 
 /// Counts on `pi = 5`, where a 7-to-3 counter's high bits are two tables

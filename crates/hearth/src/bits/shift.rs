@@ -3,11 +3,12 @@
 //! By a clear amount they are rewiring: free. By an encrypted amount, a
 //! barrel shifter: stage `k` moves the value by `2^k` where bit `k` of the
 //! amount is set, one multiplexer per bit (an AND where the moved-in bit is
-//! a clear zero). Only the low `log2 n` bits of the amount count, as in
+//! a clear zero, two of them per bootstrap on `pi >= 5`). Only the low `log2 n` bits of the amount count, as in
 //! Rust's `wrapping_shl` / `rotate_left` (the amount modulo a power-of-two
 //! width).
 
-use super::gates::{mux, not};
+use super::bitwise::gate_pair;
+use super::gates::{mux, not, Gate};
 use super::Bits;
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::error::Error;
@@ -66,8 +67,27 @@ pub fn shift(
     for k in 0..stages.min(amount.len()) {
         let s = amount.wires()[k];
         let moved = shift_clear(b, &cur, kind, 1 << k);
+        // Where a clear zero moves in, the bit is `!s & cur`: two such
+        // positions share one bootstrap where the set has room.
+        let mut zeros = Vec::new();
+        for i in 0..n {
+            if b.constant_value(moved.bit_or(i, zero))? == Some(0) {
+                zeros.push(i);
+            }
+        }
+        let mut out: Vec<Option<Wire>> = vec![None; n];
+        for pair in zeros.chunks_exact(2) {
+            let (i, j) = (pair[0], pair[1]);
+            let (x, y) = (cur.bit_or(i, zero), cur.bit_or(j, zero));
+            if let Some((p, q)) = gate_pair(b, Gate::AndNY, (s, x), (s, y))? {
+                (out[i], out[j]) = (Some(p), Some(q));
+            }
+        }
         let out: Vec<Wire> = (0..n)
-            .map(|i| mux(b, &mut sel, s, moved.bit_or(i, zero), cur.bit_or(i, zero)))
+            .map(|i| match out[i] {
+                Some(w) => Ok(w),
+                None => mux(b, &mut sel, s, moved.bit_or(i, zero), cur.bit_or(i, zero)),
+            })
             .collect::<Result<_, _>>()?;
         cur = Bits::from_vec(out);
     }
