@@ -21,7 +21,7 @@ use crate::error::Error;
 
 /// A two-input gate applied bit by bit (the shorter operand zero-extended).
 /// Where the set has room (`pi >= 5`), two bit positions share one
-/// bootstrap ([`gate_pair`]): a 32-bit AND is 16 bootstraps at depth 1.
+/// bootstrap (`gate_pair`): a 32-bit AND is 16 bootstraps at depth 1.
 pub fn bitwise(b: &mut CircuitBuilder, g: Gate, x: &Bits, y: &Bits) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
     let zero = b.constant(0);
@@ -325,7 +325,7 @@ pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits,
 
 /// `p_k = v_0 or ... or v_k`: a chain on few threads, Sklansky's network
 /// where `max(#PBS / threads, depth)` is lower. Where the set has room
-/// (`pi >= 5`) the chain takes two steps per bootstrap ([`or_two_steps`]).
+/// (`pi >= 5`) the chain takes two steps per bootstrap (`or_two_steps`).
 fn prefix_or(b: &mut CircuitBuilder, sel: &mut Selectors, v: &[Wire]) -> Result<Vec<Wire>, Error> {
     let n = v.len();
     let levels = usize::BITS as usize - n.saturating_sub(1).leading_zeros() as usize;
