@@ -3,9 +3,9 @@
 //! By a clear amount they are rewiring: free. By an encrypted amount, a
 //! barrel shifter: stage `k` moves the value by `2^k` where bit `k` of the
 //! amount is set, one multiplexer per bit (an AND where the moved-in bit is
-//! a clear zero, two of them per bootstrap on `pi >= 5`). Only the low `log2 n` bits of the amount count, as in
-//! Rust's `wrapping_shl` / `rotate_left` (the amount modulo a power-of-two
-//! width).
+//! a clear zero, two of them per bootstrap on `pi >= 5`). Only the low
+//! `log2 n` bits of the amount count, as in Rust's `wrapping_shl` /
+//! `rotate_left` (the amount modulo a power-of-two width).
 
 use super::bitwise::gate_pair;
 use super::gates::{mux, not, Gate};
