@@ -159,6 +159,7 @@ fn demo_checks_itself() {
         out.contains("words: u16 on DIGITS_128, the same key as the integers"),
         "{out}"
     );
+    assert!(out.contains("| x * y (wrapping) | 1506 | 1506 |"), "{out}");
     assert!(
         out.contains("| x.rotate_left(y) | 36933 | 36933 |"),
         "{out}"

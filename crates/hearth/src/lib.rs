@@ -48,7 +48,7 @@ pub mod crypto;
 pub mod digits;
 pub mod error;
 pub mod kernels;
-#[cfg(any(test, feature = "testing"))]
+#[cfg(feature = "testing")]
 pub mod testing;
 
 pub use api::{

@@ -21,4 +21,5 @@ mod ks32;
 mod program_files;
 mod programs;
 mod twos;
+mod unit;
 mod words;

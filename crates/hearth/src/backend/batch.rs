@@ -567,8 +567,8 @@ impl BatchExecutor for ClearBatch {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::backend::ClearBackend;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
@@ -576,8 +576,7 @@ mod tests {
     use crate::testing::programs::{Limits, ProgramSpec};
     use rand::SeedableRng;
 
-    #[test]
-    fn blocks_reuse_and_merge() {
+    pub(crate) fn blocks_reuse_and_merge() {
         let mut b = Blocks::default();
         let x = b.take(4);
         let y = b.take(2);
@@ -630,8 +629,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn plans_match_the_clear_backend() {
+    pub(crate) fn plans_match_the_clear_backend() {
         for (params, seeds) in [
             (&INSECURE_TEST_DIGITS, 0..40u64),
             (&INSECURE_TEST_BITS, 0..20),
@@ -657,8 +655,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn packed_rows_are_each_launchs_rows_in_plan_order() {
+    pub(crate) fn packed_rows_are_each_launchs_rows_in_plan_order() {
         for seed in 0..10u64 {
             let rc = random_circuit(&INSECURE_TEST_DIGITS, seed, 3, 60, 3).unwrap();
             let plan = Plan::new(&rc.circuit).unwrap();
@@ -682,8 +679,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn launches_too_wide_for_32_bit_offsets_are_split() {
+    pub(crate) fn launches_too_wide_for_32_bit_offsets_are_split() {
         // A limit of a few ciphertexts stands for 2^32 words: every group
         // is cut into launches of 1 to 5 bootstraps, and the plans still
         // compute what the clear backend computes.
@@ -729,8 +725,7 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_cancelled_run_stops_at_the_next_launch() {
+    pub(crate) fn a_cancelled_run_stops_at_the_next_launch() {
         let rc = random_circuit(&INSECURE_TEST_DIGITS, 7, 3, 60, 2).unwrap();
         let plan = Plan::new(&rc.circuit).unwrap();
         let total = plan.bootstraps();
@@ -753,4 +748,12 @@ mod tests {
             other => panic!("expected Cancelled, got {other:?}"),
         }
     }
+
+    crate::testing::unit::tests![
+        blocks_reuse_and_merge,
+        plans_match_the_clear_backend,
+        packed_rows_are_each_launchs_rows_in_plan_order,
+        launches_too_wide_for_32_bit_offsets_are_split,
+        a_cancelled_run_stops_at_the_next_launch,
+    ];
 }

@@ -84,14 +84,13 @@ impl DeviceNeeds {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::crypto::params::DIGITS_128;
     use crate::testing::circuits::random_circuit;
 
-    #[test]
-    fn a_run_that_does_not_fit_is_refused_naming_its_largest_buffer() {
+    pub(crate) fn a_run_that_does_not_fit_is_refused_naming_its_largest_buffer() {
         let rc = random_circuit(&DIGITS_128, 3, 16, 4000, 8).unwrap();
         let plan = Plan::new(&rc.circuit).unwrap();
         let packed = plan.packed();
@@ -123,4 +122,6 @@ mod tests {
             Err(Error::TooLarge { limit: 0, .. })
         ));
     }
+
+    crate::testing::unit::tests![a_run_that_does_not_fit_is_refused_naming_its_largest_buffer,];
 }

@@ -15,7 +15,7 @@
 pub mod batch;
 mod clear;
 mod count;
-mod cpu;
+pub(crate) mod cpu;
 mod cpu_batch;
 pub mod device_memory;
 #[cfg(feature = "gpu")]

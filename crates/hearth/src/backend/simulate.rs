@@ -140,8 +140,8 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::testing::circuits::random_circuit;
     use crate::INSECURE_TEST_DIGITS;
@@ -152,16 +152,14 @@ mod tests {
             .circuit
     }
 
-    #[test]
-    fn one_slot_runs_every_bootstrap_in_turn() {
+    pub(crate) fn one_slot_runs_every_bootstrap_in_turn() {
         let c = chain_and_fan();
         let p = simulate(&c, &Machine::uniform(1, 1, 0.01, 0.0, 0.0));
         assert!((p.wall_s - 0.01 * c.bootstraps.len() as f64).abs() < 1e-6);
         assert_eq!(p.remote, 0);
     }
 
-    #[test]
-    fn wall_is_between_the_depth_and_the_work_bounds() {
+    pub(crate) fn wall_is_between_the_depth_and_the_work_bounds() {
         let c = chain_and_fan();
         let st = c.stats();
         for (ranks, threads) in [(1, 2), (2, 1), (4, 4), (64, 16)] {
@@ -187,12 +185,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn oversubscribed_cores_slow_every_bootstrap() {
+    pub(crate) fn oversubscribed_cores_slow_every_bootstrap() {
         let c = chain_and_fan();
         let mut m = Machine::uniform(4, 1, 0.01, 0.0, 0.0);
         let free = simulate(&c, &m).wall_s;
         m.cores = Some(2);
         assert!((simulate(&c, &m).wall_s - 2.0 * free).abs() < 1e-6);
     }
+
+    crate::testing::unit::tests![
+        one_slot_runs_every_bootstrap_in_turn,
+        wall_is_between_the_depth_and_the_work_bounds,
+        oversubscribed_cores_slow_every_bootstrap,
+    ];
 }

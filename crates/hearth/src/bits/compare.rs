@@ -279,14 +279,15 @@ pub fn min(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<B
     select(b, ge, y, x)
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
 
-    #[test]
-    fn two_blocks_on_two_threads() {
+    pub(crate) fn two_blocks_on_two_threads() {
         assert_eq!(best_split(32, 1), 1);
         assert_eq!(best_split(32, 2), 2);
         assert!(best_split(32, 16) > 2);
     }
+
+    crate::testing::unit::tests![two_blocks_on_two_threads,];
 }

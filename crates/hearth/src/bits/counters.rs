@@ -296,8 +296,8 @@ fn fold_constants(b: &mut CircuitBuilder, columns: &mut [Vec<Wire>]) -> Result<(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::backend::{Backend, ClearBackend};
     use crate::crypto::params::INSECURE_TEST_DIGITS;
@@ -305,8 +305,7 @@ mod tests {
     /// A column holding one wire twice: its count `2a + b + ... + f` is no
     /// symmetric function, which the 7-bit counters of `pi = 5` do not
     /// cover (it panicked). Every input against the plain sum.
-    #[test]
-    fn a_column_with_a_repeated_wire_sums_exactly() {
+    pub(crate) fn a_column_with_a_repeated_wire_sums_exactly() {
         let mut b = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
         let xs: Vec<Wire> = (0..6)
             .map(|_| b.input_with_step(0, ONE, ONE).unwrap())
@@ -324,4 +323,6 @@ mod tests {
             assert_eq!(got, want, "inputs {v:06b}");
         }
     }
+
+    crate::testing::unit::tests![a_column_with_a_repeated_wire_sums_exactly,];
 }

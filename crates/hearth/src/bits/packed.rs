@@ -214,15 +214,16 @@ pub fn equal_by_counts(
     as_bit(b, w)
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
 
-    #[test]
-    fn chunk_sizes_on_five_bits() {
+    pub(crate) fn chunk_sizes_on_five_bits() {
         // |d| <= 14 < 16: the signs and the zero tests of 3-bit chunks.
         assert_eq!(chunk_bits(16), 3);
         assert_eq!(chunk_bits(8), 2);
         assert_eq!(chunk_bits(4), 1);
     }
+
+    crate::testing::unit::tests![chunk_sizes_on_five_bits,];
 }

@@ -163,7 +163,9 @@ impl CircuitBuilder {
         }
     }
 
-    fn data(&self, w: Wire, what: &str) -> Result<&WireData, BuildError> {
+    /// `what` names the wire in an error; formatted only then (the hot
+    /// path passes `format_args!`).
+    fn data(&self, w: Wire, what: impl std::fmt::Display) -> Result<&WireData, BuildError> {
         if w.circuit != self.circuit.id {
             return Err(BuildError::ForeignWire {
                 node: format!("{what} (wire #{})", w.index),
@@ -214,7 +216,7 @@ impl CircuitBuilder {
         let mut acc: Vec<(FreshId, i64)> = Vec::new();
         let mut c = constant.rem_euclid(m);
         for (j, &(w, coef)) in terms.iter().enumerate() {
-            let d = self.data(w, &format!("linear term {j}"))?;
+            let d = self.data(w, format_args!("linear term {j}"))?;
             let overflow = || BuildError::WeightOverflow {
                 node: format!("linear term {j}"),
             };

@@ -18,7 +18,7 @@
 //! (trivial digits cost no bootstrap).
 
 mod builder;
-mod range;
+pub(crate) mod range;
 pub mod selectors;
 pub mod table;
 
@@ -325,15 +325,14 @@ impl Circuit {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::crypto::lut::Lut;
     use crate::crypto::params::INSECURE_TEST_DIGITS as P;
     use crate::error::BuildError;
 
-    #[test]
-    fn exact_weights_and_ranges() {
+    pub(crate) fn exact_weights_and_ranges() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         let y = b.input(-1, 1).unwrap();
@@ -347,8 +346,7 @@ mod tests {
         assert_eq!(b.range(s).unwrap(), Range::new(-4, 6));
     }
 
-    #[test]
-    fn over_budget_is_refused_with_node_name() {
+    pub(crate) fn over_budget_is_refused_with_node_name() {
         let mut b = CircuitBuilder::new(&P);
         let (x, y, z) = (
             b.input(-1, 1).unwrap(),
@@ -380,8 +378,7 @@ mod tests {
         assert!(b.output(big).is_ok());
     }
 
-    #[test]
-    fn spread_selectors_get_the_wide_budget() {
+    pub(crate) fn spread_selectors_get_the_wide_budget() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         // 11 x takes -11, 0, 11: far apart, so the 2-unit-margin budget
@@ -395,8 +392,7 @@ mod tests {
         assert!(b.bootstrap(spread, &sign).is_ok());
     }
 
-    #[test]
-    fn constant_tables_fold() {
+    pub(crate) fn constant_tables_fold() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         let zero = Lut::from_fn(5, -1, 1, |_| 0).unwrap();
@@ -405,8 +401,7 @@ mod tests {
         assert_eq!(b.build().stats().pbs, 0);
     }
 
-    #[test]
-    fn uncovered_selector_is_refused() {
+    pub(crate) fn uncovered_selector_is_refused() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         let y = b.input(-1, 1).unwrap();
@@ -425,8 +420,7 @@ mod tests {
         assert!(b.bootstrap(wide, &partial).is_err());
     }
 
-    #[test]
-    fn foreign_wires_are_refused() {
+    pub(crate) fn foreign_wires_are_refused() {
         let mut a = CircuitBuilder::new(&P);
         let mut b = CircuitBuilder::new(&P);
         let x = a.input(0, 1).unwrap();
@@ -435,8 +429,7 @@ mod tests {
         assert!(matches!(b.output(x), Err(BuildError::ForeignWire { .. })));
     }
 
-    #[test]
-    fn constant_bootstraps_fold() {
+    pub(crate) fn constant_bootstraps_fold() {
         let mut b = CircuitBuilder::new(&P);
         let c = b.constant(-3);
         let lut = Lut::from_fn(5, -8, 7, |v| 2 * v).unwrap();
@@ -445,8 +438,7 @@ mod tests {
         assert_eq!(b.build().stats().pbs, 0);
     }
 
-    #[test]
-    fn stats_of_a_small_dag() {
+    pub(crate) fn stats_of_a_small_dag() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(0, 3).unwrap();
         let id = Lut::from_fn(5, 0, 15, |v| v).unwrap();
@@ -461,4 +453,15 @@ mod tests {
         assert_eq!(st.width_per_level, vec![2, 1]);
         assert_eq!(st.peak_live, 3);
     }
+
+    crate::testing::unit::tests![
+        exact_weights_and_ranges,
+        over_budget_is_refused_with_node_name,
+        spread_selectors_get_the_wide_budget,
+        constant_tables_fold,
+        uncovered_selector_is_refused,
+        foreign_wires_are_refused,
+        constant_bootstraps_fold,
+        stats_of_a_small_dag,
+    ];
 }

@@ -200,15 +200,14 @@ impl Range {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
 
     /// The closed form against the residues themselves: every range of
     /// small bounds and steps, every residue, moduli 2 to 64 (and a
     /// non-power of two).
-    #[test]
-    fn contains_residue_is_membership_in_the_residues() {
+    pub(crate) fn contains_residue_is_membership_in_the_residues() {
         for m in [2u64, 4, 8, 16, 32, 64, 12] {
             for lo in -70i64..70 {
                 for step in 1i64..40 {
@@ -230,8 +229,7 @@ mod tests {
         assert!((0..64).all(|x| big.contains_residue(x, 64)));
     }
 
-    #[test]
-    fn covering_prefers_short_signed_arcs() {
+    pub(crate) fn covering_prefers_short_signed_arcs() {
         assert_eq!(Range::covering(&[31, 0, 1], 32), Range::new(-1, 1));
         assert_eq!(Range::covering(&[3, 4, 5], 32), Range::new(3, 5));
         assert_eq!(Range::covering(&[16], 32), Range::point(-16));
@@ -244,8 +242,7 @@ mod tests {
         assert_eq!(Range::covering(&[7, 1], 8), Range::with_step(-1, 1, 2));
     }
 
-    #[test]
-    fn canonical_forms() {
+    pub(crate) fn canonical_forms() {
         let m = 8;
         assert_eq!(Range::new(5, 7).canonical(m), Range::new(-3, -1));
         assert_eq!(
@@ -267,8 +264,7 @@ mod tests {
         );
     }
 
-    #[test]
-    fn residues_and_membership() {
+    pub(crate) fn residues_and_membership() {
         let r = Range::with_step(-1, 3, 2);
         assert_eq!(r.count(8), 3);
         assert_eq!(r.residues(8), vec![7, 1, 3]);
@@ -276,4 +272,11 @@ mod tests {
         assert!(r.is_within(-1, 3, 8) && !r.is_within(0, 3, 8));
         assert!(Range::new(-1, 1).is_within(-1, 1, 32));
     }
+
+    crate::testing::unit::tests![
+        contains_residue_is_membership_in_the_residues,
+        covering_prefers_short_signed_arcs,
+        canonical_forms,
+        residues_and_membership,
+    ];
 }

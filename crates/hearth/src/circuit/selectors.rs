@@ -149,13 +149,12 @@ impl Selectors {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::crypto::params::INSECURE_TEST_DIGITS as P;
 
-    #[test]
-    fn independent_terms_are_left_alone() {
+    pub(crate) fn independent_terms_are_left_alone() {
         let mut b = CircuitBuilder::new(&P);
         let xs: Vec<Wire> = (0..4).map(|_| b.input(-1, 1).unwrap()).collect();
         let terms: Vec<(Wire, i64)> = xs.iter().zip([1, 2, 4, 8]).map(|(&w, c)| (w, c)).collect();
@@ -164,8 +163,7 @@ mod tests {
         assert_eq!(b.build().stats().pbs, 0);
     }
 
-    #[test]
-    fn copies_are_refreshed_until_the_weight_fits() {
+    pub(crate) fn copies_are_refreshed_until_the_weight_fits() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         let nx = b.neg(x).unwrap();
@@ -176,8 +174,7 @@ mod tests {
         assert_eq!(b.build().stats().pbs, 0);
     }
 
-    #[test]
-    fn two_copies_when_one_is_not_enough() {
+    pub(crate) fn two_copies_when_one_is_not_enough() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         // 15 x weighs 225; 7 x + 8 x' weighs 113; two copies are needed.
@@ -190,4 +187,10 @@ mod tests {
         assert!(b.quadratic_weight(t).unwrap() <= 112);
         assert_eq!(b.build().stats().pbs, 2);
     }
+
+    crate::testing::unit::tests![
+        independent_terms_are_left_alone,
+        copies_are_refreshed_until_the_weight_fits,
+        two_copies_when_one_is_not_enough,
+    ];
 }

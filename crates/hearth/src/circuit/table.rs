@@ -83,12 +83,11 @@ impl Points {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
 
-    #[test]
-    fn dense_tables_keep_the_usual_layout() {
+    pub(crate) fn dense_tables_keep_the_usual_layout() {
         let table: Vec<u64> = (0..8).map(|x| x * 3 % 8).collect();
         let mut p = Points::new(8);
         for x in 0..4 {
@@ -108,8 +107,7 @@ mod tests {
         assert_eq!(p.margin(), Some(Margin::Half));
     }
 
-    #[test]
-    fn spread_points_get_wide_margins() {
+    pub(crate) fn spread_points_get_wide_margins() {
         // AND on bits stored as 0 or 2: selector a + b at 0, 2, 4 with
         // outputs -1, -1, 1 (then + 1).
         let mut p = Points::new(8);
@@ -126,10 +124,15 @@ mod tests {
         assert!(!x.insert(4, 7));
     }
 
-    #[test]
-    fn constant_outputs_need_no_decoding() {
+    pub(crate) fn constant_outputs_need_no_decoding() {
         let mut p = Points::new(8);
         assert!(p.insert(1, 0) && p.insert(2, 0));
         assert_eq!(p.margin(), None);
     }
+
+    crate::testing::unit::tests![
+        dense_tables_keep_the_usual_layout,
+        spread_points_get_wide_margins,
+        constant_outputs_need_no_decoding,
+    ];
 }

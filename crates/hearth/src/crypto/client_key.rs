@@ -259,7 +259,7 @@ impl ClientKey {
     }
 
     /// The GLWE secret key read as an LWE key (for checking key-switch keys).
-    #[cfg(test)]
+    #[cfg(feature = "testing")]
     pub(crate) fn big_key(&self) -> LweSecretKey<&[u64]> {
         self.glwe_secret_key.as_lwe_secret_key()
     }

@@ -433,8 +433,8 @@ impl CompressedServerKey {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::crypto::params::{DIGITS_128, DIGITS_KS32_128, INSECURE_TEST_DIGITS};
     use crate::error::FileError;
@@ -443,8 +443,7 @@ mod tests {
     /// Every field that must fit the set, changed one at a time and written
     /// with a valid header and checksum: each file is refused as
     /// inconsistent, naming what does not fit.
-    #[test]
-    fn forged_fields_are_refused() {
+    pub(crate) fn forged_fields_are_refused() {
         let d = std::env::temp_dir().join(format!("hearth-compressed-unit-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let client = ClientKey::generate(&INSECURE_TEST_DIGITS);
@@ -561,8 +560,7 @@ mod tests {
         );
     }
 
-    #[test]
-    fn keyswitch_noise_is_the_sets() {
+    pub(crate) fn keyswitch_noise_is_the_sets() {
         for params in [&DIGITS_128, &DIGITS_KS32_128] {
             let client = ClientKey::generate(params);
             let big = client.big_key();
@@ -587,4 +585,6 @@ mod tests {
             }
         }
     }
+
+    crate::testing::unit::tests![forged_fields_are_refused, keyswitch_noise_is_the_sets,];
 }

@@ -436,13 +436,12 @@ fn log2_erfc_asymptotic(x: f64) -> f64 {
     ln / std::f64::consts::LN_2
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::crypto::params::{BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128};
 
-    #[test]
-    fn stated_budgets_match_tfhe_formulas() {
+    pub(crate) fn stated_budgets_match_tfhe_formulas() {
         for p in [&DIGITS_128, &DIGITS_KS32_128, &BITS_128, &GATES_128] {
             let model = NoiseModel::of(p);
             let target = p.log2_p_fail.unwrap();
@@ -463,8 +462,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn digits_budget_at_both_targets() {
+    pub(crate) fn digits_budget_at_both_targets() {
         let model = NoiseModel::of(&DIGITS_128);
         assert_eq!(model.budget(5, -64.0), 1373);
         assert_eq!(model.budget(5, -128.0), 112);
@@ -472,20 +470,25 @@ mod tests {
         assert!(model.budget(5, -128.0) >= 85);
     }
 
-    #[test]
-    fn source_decomposition_would_give_a_smaller_budget() {
+    pub(crate) fn source_decomposition_would_give_a_smaller_budget() {
         let mut source = DIGITS_128;
         source.ks_base_log = tfhe::core_crypto::prelude::DecompositionBaseLog(4);
         source.ks_level = tfhe::core_crypto::prelude::DecompositionLevelCount(4);
         assert_eq!(NoiseModel::of(&source).budget(5, -128.0), 40);
     }
 
-    #[test]
-    fn asymptotic_erfc_matches_libm_where_both_work() {
+    pub(crate) fn asymptotic_erfc_matches_libm_where_both_work() {
         for x in [12.0, 20.0, 25.0] {
             let exact = libm::erfc(x).log2();
             assert!((log2_erfc_asymptotic(x) - exact).abs() < 0.01, "{x}");
         }
         assert!(log2_erfc(30.0) < log2_erfc(29.0));
     }
+
+    crate::testing::unit::tests![
+        stated_budgets_match_tfhe_formulas,
+        digits_budget_at_both_targets,
+        source_decomposition_would_give_a_smaller_budget,
+        asymptotic_erfc_matches_libm_where_both_work,
+    ];
 }

@@ -233,15 +233,14 @@ impl Op {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::crypto::params::DIGITS_128;
 
     /// The hardware-independent claim: no depth and no #PBS above
     /// PARMESAN's, at 4, 8, 16 and 32 bits.
-    #[test]
-    fn every_cost_is_at_most_parmesans() {
+    pub(crate) fn every_cost_is_at_most_parmesans() {
         for op in Op::ALL {
             for n in [4, 8, 16, 32] {
                 let Some(r) = op.parmesan(n) else { continue };
@@ -258,4 +257,6 @@ mod tests {
             }
         }
     }
+
+    crate::testing::unit::tests![every_cost_is_at_most_parmesans,];
 }

@@ -306,8 +306,8 @@ pub(crate) fn any_flag(
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::backend::{Backend, ClearBackend, CountBackend};
     use crate::crypto::params::{DIGITS_128, INSECURE_TEST_DIGITS as P};
@@ -328,8 +328,7 @@ mod tests {
     /// `(x + y) + w`, `x - y`, every comparison of `x + y` with `w`
     /// (unrefreshed operands), and the sum back as binary digits, against
     /// integer arithmetic on random digit strings (every digit value).
-    #[test]
-    fn composed_operations_are_exact() {
+    pub(crate) fn composed_operations_are_exact() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
         for k in [2u32, 3] {
             let radix = 1i64 << k;
@@ -399,8 +398,7 @@ mod tests {
     }
 
     /// From signed-binary digits and back, through an addition.
-    #[test]
-    fn conversions_round_trip() {
+    pub(crate) fn conversions_round_trip() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
         for k in [2u32, 3] {
             let mut b = CircuitBuilder::new(&P);
@@ -427,8 +425,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_addition_costs_one_bootstrap_per_digit() {
+    pub(crate) fn an_addition_costs_one_bootstrap_per_digit() {
         for k in [2u32, 3] {
             let mut b = CircuitBuilder::new(&DIGITS_128);
             let x = Wide::input(&mut b, 16, k).unwrap();
@@ -440,4 +437,10 @@ mod tests {
             let _ = CountBackend;
         }
     }
+
+    crate::testing::unit::tests![
+        composed_operations_are_exact,
+        conversions_round_trip,
+        an_addition_costs_one_bootstrap_per_digit,
+    ];
 }

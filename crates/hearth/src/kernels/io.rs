@@ -270,16 +270,15 @@ pub fn write_csv<T: std::fmt::Display>(
     write(path.as_ref(), text.as_bytes())
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
 
     fn tmp(name: &str) -> PathBuf {
         std::env::temp_dir().join(format!("hearth-io-{}-{name}", std::process::id()))
     }
 
-    #[test]
-    fn npy_round_trips_and_refuses_damage() {
+    pub(crate) fn npy_round_trips_and_refuses_damage() {
         let t = Tensor::new(&[2, 3], vec![1, -2, 3, i64::MIN, 0, i64::MAX]).unwrap();
         let p = tmp("a.npy");
         write_npy(&p, &t).unwrap();
@@ -298,8 +297,7 @@ mod tests {
         std::fs::remove_file(p).ok();
     }
 
-    #[test]
-    fn npy_reads_narrow_and_big_endian_integers() {
+    pub(crate) fn npy_reads_narrow_and_big_endian_integers() {
         let header = |d: &str| {
             let mut h = format!("{{'descr': '{d}', 'fortran_order': False, 'shape': (3,), }}");
             while (10 + h.len() + 1) % 16 != 0 {
@@ -325,8 +323,7 @@ mod tests {
         );
     }
 
-    #[test]
-    fn csv_reads_and_refuses_bad_rows() {
+    pub(crate) fn csv_reads_and_refuses_bad_rows() {
         let p = tmp("a.csv");
         write_csv(&p, &["a", "b"], &[vec![1, -2], vec![3, 4]]).unwrap();
         let t = read_csv(&p).unwrap();
@@ -342,4 +339,10 @@ mod tests {
         std::fs::remove_file(&p).ok();
         assert!(matches!(read_csv(&p), Err(Error::File(_))));
     }
+
+    crate::testing::unit::tests![
+        npy_round_trips_and_refuses_damage,
+        npy_reads_narrow_and_big_endian_integers,
+        csv_reads_and_refuses_bad_rows,
+    ];
 }

@@ -236,12 +236,11 @@ fn naf_weight(w: &BigInt) -> usize {
     count
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
 
-    #[test]
-    fn windows_rebuild_every_weight_with_fewer_digits() {
+    pub(crate) fn windows_rebuild_every_weight_with_fewer_digits() {
         let (mut windowed, mut plain) = (0, 0);
         for v in -5000i64..5000 {
             let s = Windows::of(&BigInt::from(v));
@@ -256,4 +255,6 @@ mod tests {
             "{windowed} window digits vs {plain} NAF digits"
         );
     }
+
+    crate::testing::unit::tests![windows_rebuild_every_weight_with_fewer_digits,];
 }

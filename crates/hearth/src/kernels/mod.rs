@@ -39,7 +39,7 @@ mod cannon;
 mod conv;
 mod element;
 pub mod io;
-mod linalg;
+pub(crate) mod linalg;
 mod tensor;
 
 pub use cannon::{CannonPlan, Family, Ints, Words};

@@ -5,6 +5,7 @@
 pub mod circuits;
 pub mod keys;
 pub mod programs;
+pub mod unit;
 pub mod word_programs;
 
 /// Greedy shrinking: while some candidate `next` proposes still `fails`,

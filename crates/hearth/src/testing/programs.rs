@@ -742,14 +742,13 @@ impl fmt::Display for ProgramSpec {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::crypto::params::INSECURE_TEST_DIGITS as P;
     use rand::SeedableRng;
 
-    #[test]
-    fn oversized_operations_become_negations() {
+    pub(crate) fn oversized_operations_become_negations() {
         let spec = ProgramSpec {
             inputs: vec![vec![1; 16]],
             twos: vec![],
@@ -763,8 +762,7 @@ mod tests {
         assert!(spec.to_string().contains("let v2 = -&v1;"));
     }
 
-    #[test]
-    fn a_wrong_reference_is_caught() {
+    pub(crate) fn a_wrong_reference_is_caught() {
         let spec = ProgramSpec {
             inputs: vec![vec![1, 0, -1]],
             twos: vec![true],
@@ -781,8 +779,7 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn random_programs_pass() {
+    pub(crate) fn random_programs_pass() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for _ in 0..200 {
             let spec = ProgramSpec::random(&mut rng, &Limits::default());
@@ -791,4 +788,10 @@ mod tests {
             }
         }
     }
+
+    crate::testing::unit::tests![
+        oversized_operations_become_negations,
+        a_wrong_reference_is_caught,
+        random_programs_pass,
+    ];
 }

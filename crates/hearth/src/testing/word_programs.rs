@@ -606,14 +606,13 @@ pub fn encrypted_equals_clear<B: Backend<Digit = Ciphertext>>(
     Ok((out, clear))
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
     use crate::crypto::params::INSECURE_TEST_BITS as P;
     use rand::SeedableRng;
 
-    #[test]
-    fn random_word_programs_pass() {
+    pub(crate) fn random_word_programs_pass() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         for _ in 0..100 {
             let spec = WordSpec::random(&mut rng, 6);
@@ -626,8 +625,7 @@ mod tests {
     /// Found by `fuzz-programs --family words --seed 2026` (program 15581,
     /// shrunk): the top bit of a difference is a heavy sum, and leading
     /// zeros paired it with another term over the budget of `GATES_128`.
-    #[test]
-    fn leading_zeros_of_a_difference() {
+    pub(crate) fn leading_zeros_of_a_difference() {
         let spec = WordSpec {
             bits: 32,
             signed: true,
@@ -651,8 +649,7 @@ mod tests {
     /// sum with a clear constant, whose bits are unrefreshed sums, with
     /// one of its own operands. The tracked range of a chunk's difference
     /// was wider than its values and than the packed comparison's table.
-    #[test]
-    fn comparison_of_a_sum_with_its_operand() {
+    pub(crate) fn comparison_of_a_sum_with_its_operand() {
         let spec = WordSpec {
             bits: 8,
             signed: true,
@@ -675,8 +672,7 @@ mod tests {
     /// Found by `fuzz-programs --family words --seed 2026` (program 75419,
     /// shrunk): a remainder by a clear constant (heavy linear bits) fed
     /// to a product by a clear constant.
-    #[test]
-    fn product_of_a_remainder_by_constants() {
+    pub(crate) fn product_of_a_remainder_by_constants() {
         let spec = WordSpec {
             bits: 64,
             signed: true,
@@ -695,8 +691,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_wrong_reference_is_caught() {
+    pub(crate) fn a_wrong_reference_is_caught() {
         let spec = WordSpec {
             bits: 8,
             signed: false,
@@ -719,4 +714,12 @@ mod tests {
             BigInt::from(wrong.expected()[2])
         );
     }
+
+    crate::testing::unit::tests![
+        random_word_programs_pass,
+        leading_zeros_of_a_difference,
+        comparison_of_a_sum_with_its_operand,
+        product_of_a_remainder_by_constants,
+        a_wrong_reference_is_caught,
+    ];
 }
