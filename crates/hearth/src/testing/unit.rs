@@ -8,7 +8,7 @@
 //! with `tests!`. A test left out of the list is dead code, and so is a
 //! module left out of `MODULES`: the lints catch both.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::catch_unwind;
 
 /// Lists a `tests` module's test functions as its `TESTS`.
 macro_rules! tests {
@@ -22,53 +22,55 @@ pub(crate) use tests;
 /// A module's unit tests, by name.
 pub(crate) type Tests = &'static [(&'static str, fn())];
 
+/// `[(path, TESTS)]` for the modules named.
+macro_rules! modules {
+    ($($($m:ident)::+),* $(,)?) => {
+        &[$((stringify!($($m)::+), crate::$($m)::+::tests::TESTS)),*]
+    };
+}
+
 /// Every module's unit tests.
-const MODULES: &[(&str, Tests)] = &[
-    ("backend::batch", crate::backend::batch::tests::TESTS),
-    ("backend::cpu", crate::backend::cpu::tests::TESTS),
-    (
-        "backend::device_memory",
-        crate::backend::device_memory::tests::TESTS,
-    ),
-    ("backend::simulate", crate::backend::simulate::tests::TESTS),
-    ("bits::compare", crate::bits::compare::tests::TESTS),
-    ("bits::counters", crate::bits::counters::tests::TESTS),
-    ("bits::gates", crate::bits::gates::tests::TESTS),
-    ("bits::packed", crate::bits::packed::tests::TESTS),
-    ("circuit", crate::circuit::tests::TESTS),
-    ("circuit::range", crate::circuit::range::tests::TESTS),
-    (
-        "circuit::selectors",
-        crate::circuit::selectors::tests::TESTS,
-    ),
-    ("circuit::table", crate::circuit::table::tests::TESTS),
-    (
-        "crypto::compressed",
-        crate::crypto::compressed::tests::TESTS,
-    ),
-    ("crypto::lut", crate::crypto::lut::tests::TESTS),
-    ("crypto::noise", crate::crypto::noise::tests::TESTS),
-    ("digits::asc", crate::digits::asc::tests::TESTS),
-    ("digits::catalog", crate::digits::catalog::tests::TESTS),
-    ("digits::mul", crate::digits::mul::tests::TESTS),
-    ("digits::radix", crate::digits::radix::tests::TESTS),
-    ("digits::recoding", crate::digits::recoding::tests::TESTS),
-    ("kernels::io", crate::kernels::io::tests::TESTS),
-    ("kernels::linalg", crate::kernels::linalg::tests::TESTS),
-    ("testing::keys", crate::testing::keys::tests::TESTS),
-    ("testing::programs", crate::testing::programs::tests::TESTS),
-    (
-        "testing::word_programs",
-        crate::testing::word_programs::tests::TESTS,
-    ),
+const MODULES: &[(&str, Tests)] = modules![
+    backend::batch,
+    backend::cpu,
+    backend::device_memory,
+    backend::simulate,
+    bits::compare,
+    bits::counters,
+    bits::gates,
+    bits::packed,
+    circuit,
+    circuit::range,
+    circuit::selectors,
+    circuit::table,
+    crypto::compressed,
+    crypto::lut,
+    crypto::noise,
+    digits::asc,
+    digits::catalog,
+    digits::mul,
+    digits::radix,
+    digits::recoding,
+    kernels::io,
+    kernels::linalg,
+    testing::keys,
+    testing::programs,
+    testing::word_programs,
 ];
 
-/// The names of the unit tests, `module::test` (`circuit::range::...`).
+/// Every unit test as `module::test` (`circuit::range::...`) and its
+/// function.
+fn each() -> impl Iterator<Item = (String, fn())> {
+    MODULES.iter().flat_map(|(m, tests)| {
+        // `stringify!` spaces the path's `::`.
+        let m = m.replace(' ', "");
+        tests.iter().map(move |(t, f)| (format!("{m}::{t}"), *f))
+    })
+}
+
+/// The names of the unit tests, `module::test`.
 pub fn names() -> Vec<String> {
-    MODULES
-        .iter()
-        .flat_map(|(m, tests)| tests.iter().map(move |(t, _)| format!("{m}::{t}")))
-        .collect()
+    each().map(|(name, _)| name).collect()
 }
 
 /// Runs the unit tests whose names start with `prefix`, each to its end
@@ -77,16 +79,10 @@ pub fn names() -> Vec<String> {
 pub fn run(prefix: &str) -> (Vec<String>, usize) {
     let mut failed = Vec::new();
     let mut ran = 0;
-    for (m, tests) in MODULES {
-        for (t, f) in *tests {
-            let name = format!("{m}::{t}");
-            if !name.starts_with(prefix) {
-                continue;
-            }
-            ran += 1;
-            if catch_unwind(AssertUnwindSafe(f)).is_err() {
-                failed.push(name);
-            }
+    for (name, f) in each().filter(|(name, _)| name.starts_with(prefix)) {
+        ran += 1;
+        if catch_unwind(f).is_err() {
+            failed.push(name);
         }
     }
     (failed, ran)
