@@ -140,6 +140,10 @@ impl Range {
 
     /// The tightest range holding the residues both ranges allow.
     pub(crate) fn intersect(&self, other: &Range, m: u64) -> Range {
+        // The common case, and its answer: no covering is shorter.
+        if self == other {
+            return *self;
+        }
         let mut theirs = vec![false; m as usize];
         for r in other.residues(m) {
             theirs[r as usize] = true;

@@ -65,6 +65,10 @@ impl Selectors {
         constant: i64,
         budget: u64,
     ) -> Result<Wire, Error> {
+        // Most selectors fit as they are: one weight, no refresh.
+        if b.weight_of(terms)? <= budget {
+            return Ok(b.linear(terms, constant)?);
+        }
         let mut terms = terms.to_vec();
         let mut done = vec![false; terms.len()];
         // Every term refreshed (independent copies) weighs sum c^2: if
