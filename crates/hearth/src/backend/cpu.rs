@@ -398,5 +398,5 @@ pub(crate) mod tests {
         assert_eq!(started, [0, 1, 2]);
     }
 
-    crate::testing::unit::tests![a_reader_made_ready_while_roots_start_is_started_once,];
+    crate::testing::unit::tests![a_reader_made_ready_while_roots_start_is_started_once];
 }

@@ -123,5 +123,5 @@ pub(crate) mod tests {
         ));
     }
 
-    crate::testing::unit::tests![a_run_that_does_not_fit_is_refused_naming_its_largest_buffer,];
+    crate::testing::unit::tests![a_run_that_does_not_fit_is_refused_naming_its_largest_buffer];
 }

@@ -289,5 +289,5 @@ pub(crate) mod tests {
         assert!(best_split(32, 16) > 2);
     }
 
-    crate::testing::unit::tests![two_blocks_on_two_threads,];
+    crate::testing::unit::tests![two_blocks_on_two_threads];
 }

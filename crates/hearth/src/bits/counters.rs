@@ -324,5 +324,5 @@ pub(crate) mod tests {
         }
     }
 
-    crate::testing::unit::tests![a_column_with_a_repeated_wire_sums_exactly,];
+    crate::testing::unit::tests![a_column_with_a_repeated_wire_sums_exactly];
 }

@@ -225,5 +225,5 @@ pub(crate) mod tests {
         assert_eq!(chunk_bits(4), 1);
     }
 
-    crate::testing::unit::tests![chunk_sizes_on_five_bits,];
+    crate::testing::unit::tests![chunk_sizes_on_five_bits];
 }

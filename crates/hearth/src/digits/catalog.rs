@@ -258,5 +258,5 @@ pub(crate) mod tests {
         }
     }
 
-    crate::testing::unit::tests![every_cost_is_at_most_parmesans,];
+    crate::testing::unit::tests![every_cost_is_at_most_parmesans];
 }

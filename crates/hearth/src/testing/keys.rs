@@ -37,5 +37,5 @@ pub(crate) mod tests {
         assert_ne!(other.0.key_id(), a.0.key_id());
     }
 
-    crate::testing::unit::tests![each_set_has_one_pair,];
+    crate::testing::unit::tests![each_set_has_one_pair];
 }
