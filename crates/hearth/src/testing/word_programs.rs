@@ -715,7 +715,29 @@ pub(crate) mod tests {
         );
     }
 
+    /// Found by `fuzz-programs --family words --seed 204` (program 31174,
+    /// shrunk): a shift by an encrypted amount on DIGITS_128's rules.
+    pub(crate) fn shift_by_a_quotient_on_the_digits_key() {
+        let spec = WordSpec {
+            bits: 64,
+            signed: true,
+            inputs: vec![1, 0, 3],
+            ops: vec![
+                WordOp::LeadingZeros(0),
+                WordOp::DivOk(0, 2),
+                WordOp::MulConst(4, 105),
+                WordOp::ShlBy(5, 4),
+            ],
+        };
+        for threads in [2, 16] {
+            if let Err(e) = spec.check(&crate::crypto::params::DIGITS_128, threads) {
+                panic!("{threads} threads: {e}\n{spec}");
+            }
+        }
+    }
+
     crate::testing::unit::tests![
+        shift_by_a_quotient_on_the_digits_key,
         random_word_programs_pass,
         leading_zeros_of_a_difference,
         comparison_of_a_sum_with_its_operand,
