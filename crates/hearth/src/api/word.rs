@@ -580,7 +580,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     }
 
     /// `x` modulo `2^BITS` as a word (Rust's `as` from a wide integer).
-    pub fn from_int(x: &'p Int<'p>) -> Self {
+    pub fn from_int(x: &Int<'p>) -> Self {
         let program = x.owner();
         Self::made(
             program,

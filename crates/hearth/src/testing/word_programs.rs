@@ -7,6 +7,11 @@
 //! not), input values and [`WordOp`]s reading earlier values by index
 //! (modulo the number of values so far). Every value is an output and must
 //! equal the reference computed on `u128` with the width's mask.
+//!
+//! Some operations leave the program's type and come back: through every
+//! other word type `U8` .. `I128` (Rust's `as`), through `Int` (on the
+//! digits family's sets, the key both share) and through `Bool` gates, so
+//! one program mixes every integer type under one key.
 
 use std::fmt;
 
@@ -85,11 +90,38 @@ pub enum WordOp {
     Lt(usize, usize),
     /// `Word::fused_sum(&[(a, b)], &[(c, k)], bias)`: `a b + k c + bias`.
     MulAdd(usize, usize, usize, i64, i64),
+    /// `((a as T) >> (k % T::BITS)) as W` for word type `T` = [`CAST_TYPES`]`[t]`.
+    CastShr(usize, u8, u8),
+    /// `(a as T).max(b as T) as W` for `T` = [`CAST_TYPES`]`[t]`.
+    CastMax(usize, usize, u8),
+    /// `W::from_int(a.to_int() * k + b.to_int())`: through `Int` (on sets
+    /// without the digits family, the same value from word operations).
+    ViaInt(usize, usize, i64),
+    /// `W::from_int(a.to_int().lt(b.to_int()))`: `Int`'s 0 / 1 comparison
+    /// (without the digits family: `a < b` on words).
+    IntLt(usize, usize),
+    /// `((a < b) & !(c == d)) | ((b == c) ^ (a < d))` on `Bool`s, as a word.
+    BoolMix(usize, usize, usize, usize),
 }
+
+/// The word types [`WordOp::CastShr`] and [`WordOp::CastMax`] pass
+/// through: (bits, signed).
+pub const CAST_TYPES: [(usize, bool); 10] = [
+    (8, false),
+    (8, true),
+    (16, false),
+    (16, true),
+    (32, false),
+    (32, true),
+    (64, false),
+    (64, true),
+    (128, false),
+    (128, true),
+];
 
 impl WordOp {
     /// Number of kinds [`WordOp::from_parts`] makes.
-    pub const KINDS: u8 = 31;
+    pub const KINDS: u8 = 36;
 
     /// Operation `kind` (modulo [`WordOp::KINDS`]) on operands `a .. d`
     /// (indices, shift amounts, constants): one place for the random
@@ -127,7 +159,12 @@ impl WordOp {
             27 => WordOp::Lt(a, b),
             28 => WordOp::DivConst(a, (c as i64 - 128) * (d as i64 + 1)),
             29 => WordOp::RemConst(a, (c as i64 - 128) * (d as i64 + 1)),
-            _ => WordOp::MulAdd(a, b, cu, d as i64 - 128, (c as i64 - 128) * 997),
+            30 => WordOp::MulAdd(a, b, cu, d as i64 - 128, (c as i64 - 128) * 997),
+            31 => WordOp::CastShr(a, c % CAST_TYPES.len() as u8, d),
+            32 => WordOp::CastMax(a, b, c % CAST_TYPES.len() as u8),
+            33 => WordOp::ViaInt(a, b, c as i64 - 128),
+            34 => WordOp::IntLt(a, b),
+            _ => WordOp::BoolMix(a, b, cu, du),
         }
     }
 }
@@ -146,7 +183,14 @@ pub struct WordSpec {
 }
 
 fn mask(bits: usize) -> u128 {
-    (1u128 << bits) - 1
+    u128::MAX >> (128 - bits)
+}
+
+/// Rust's `as` on bit patterns: extended by the source's signedness, then
+/// truncated to `to_bits`.
+fn cast(v: u128, from: &Ref, to_bits: usize) -> u128 {
+    let wide = if from.signed { from.s(v) as u128 } else { v };
+    wide & mask(to_bits)
 }
 
 /// The reference semantics on bit patterns of `bits` bits.
@@ -193,6 +237,31 @@ impl Ref {
         }
     }
 
+    /// The integer a pattern of at most 64 bits stands for.
+    fn value(&self, x: u128) -> i128 {
+        if self.signed {
+            self.s(x)
+        } else {
+            x as i128
+        }
+    }
+
+    fn shr(&self, x: u128, k: u32) -> u128 {
+        if self.signed {
+            (self.s(x) >> k) as u128
+        } else {
+            x >> k
+        }
+    }
+
+    /// `op` of [`WordOp::CastShr`] / [`WordOp::CastMax`] in type `t`.
+    fn in_type(&self, t: u8, x: u128, y: u128, op: impl Fn(&Ref, u128, u128) -> u128) -> u128 {
+        let (bits, signed) = CAST_TYPES[t as usize % CAST_TYPES.len()];
+        let to = Ref { bits, signed };
+        let r = op(&to, cast(x, self, bits), cast(y, self, bits));
+        cast(r, &to, self.bits)
+    }
+
     fn eval(&self, op: &WordOp, v: &[u128]) -> u128 {
         let (n, m) = (self.bits as u32, self.m());
         let rot = |x: u128, k: u32| {
@@ -215,24 +284,10 @@ impl Ref {
             WordOp::Neg(a) => v[a].wrapping_neg(),
             WordOp::Not(a) => !v[a],
             WordOp::Shl(a, k) => v[a] << (k as u32 % n),
-            WordOp::Shr(a, k) => {
-                let k = k as u32 % n;
-                if self.signed {
-                    (self.s(v[a]) >> k) as u128
-                } else {
-                    v[a] >> k
-                }
-            }
+            WordOp::Shr(a, k) => self.shr(v[a], k as u32 % n),
             WordOp::RotateLeft(a, k) => rot(v[a], k as u32),
             WordOp::ShlBy(a, b) => v[a] << (v[b] as u32 % n),
-            WordOp::ShrBy(a, b) => {
-                let k = v[b] as u32 % n;
-                if self.signed {
-                    (self.s(v[a]) >> k) as u128
-                } else {
-                    v[a] >> k
-                }
-            }
+            WordOp::ShrBy(a, b) => self.shr(v[a], v[b] as u32 % n),
             WordOp::RotateRightBy(a, b) => rot(v[a], n - (v[b] as u32 % n)),
             WordOp::Min(a, b) => {
                 if self.lt(v[b], v[a]) {
@@ -280,7 +335,19 @@ impl Ref {
                 (!bad) as u128
             }
             WordOp::Eq(a, b) => (v[a] == v[b]) as u128,
-            WordOp::Lt(a, b) => self.lt(v[a], v[b]) as u128,
+            WordOp::Lt(a, b) | WordOp::IntLt(a, b) => self.lt(v[a], v[b]) as u128,
+            WordOp::CastShr(a, t, k) => {
+                self.in_type(t, v[a], 0, |to, x, _| to.shr(x, k as u32 % to.bits as u32))
+            }
+            WordOp::CastMax(a, b, t) => {
+                self.in_type(t, v[a], v[b], |to, x, y| if to.lt(x, y) { y } else { x })
+            }
+            WordOp::ViaInt(a, b, k) => (self.value(v[a]) * k as i128 + self.value(v[b])) as u128,
+            WordOp::BoolMix(a, b, c, d) => {
+                let (ab, cd) = (self.lt(v[a], v[b]), v[c] == v[d]);
+                let (bc, ad) = (v[b] == v[c], self.lt(v[a], v[d]));
+                ((ab && !cd) || (bc ^ ad)) as u128
+            }
         };
         r & m
     }
@@ -321,6 +388,52 @@ fn resolved(op: &WordOp, n: usize) -> WordOp {
         WordOp::DivOk(a, b) => WordOp::DivOk(r(a), r(b)),
         WordOp::Eq(a, b) => WordOp::Eq(r(a), r(b)),
         WordOp::Lt(a, b) => WordOp::Lt(r(a), r(b)),
+        WordOp::CastShr(a, t, k) => WordOp::CastShr(r(a), t, k),
+        WordOp::CastMax(a, b, t) => WordOp::CastMax(r(a), r(b), t),
+        WordOp::ViaInt(a, b, k) => WordOp::ViaInt(r(a), r(b), k),
+        WordOp::IntLt(a, b) => WordOp::IntLt(r(a), r(b)),
+        WordOp::BoolMix(a, b, c, d) => WordOp::BoolMix(r(a), r(b), r(c), r(d)),
+    }
+}
+
+/// What [`WordOp::CastShr`] and [`WordOp::CastMax`] do in the other type.
+#[derive(Clone, Copy)]
+enum InType {
+    Shr(u8),
+    Max,
+}
+
+/// `op` on `x` and `y` cast to `Word<T, TS>`, cast back.
+fn in_type<'p, const B: usize, const S: bool, const T: usize, const TS: bool>(
+    x: &Word<'p, B, S>,
+    y: &Word<'p, B, S>,
+    op: InType,
+) -> Word<'p, B, S> {
+    let x = x.cast::<T, TS>();
+    match op {
+        InType::Shr(k) => (&x >> k as u32).cast(),
+        InType::Max => x.max(&y.cast::<T, TS>()).cast(),
+    }
+}
+
+/// [`in_type`] for `T` = [`CAST_TYPES`]`[t]`.
+fn through<'p, const B: usize, const S: bool>(
+    t: u8,
+    x: &Word<'p, B, S>,
+    y: &Word<'p, B, S>,
+    op: InType,
+) -> Word<'p, B, S> {
+    macro_rules! types {
+        ($($i:literal => $t:literal, $s:literal;)*) => {
+            match t as usize % CAST_TYPES.len() {
+                $($i => in_type::<B, S, $t, $s>(x, y, op),)*
+                _ => in_type::<B, S, 128, true>(x, y, op),
+            }
+        };
+    }
+    types! {
+        0 => 8, false; 1 => 8, true; 2 => 16, false; 3 => 16, true; 4 => 32, false;
+        5 => 32, true; 6 => 64, false; 7 => 64, true; 8 => 128, false;
     }
 }
 
@@ -330,6 +443,7 @@ fn build_typed<const B: usize, const S: bool>(
     params: &'static ParameterSet,
     threads: usize,
 ) -> Result<CompiledProgram, Error> {
+    let ints = crate::digits::check_params(params).is_ok();
     let p = Program::new(params);
     p.set_threads(threads);
     let mut vals: Vec<Word<B, S>> = spec.inputs.iter().map(|_| Word::input(&p)).collect();
@@ -374,6 +488,21 @@ fn build_typed<const B: usize, const S: bool>(
             WordOp::DivOk(a, b) => v[a].checked_div(&v[b]).1.to_word::<B>().cast::<B, S>(),
             WordOp::Eq(a, b) => v[a].eq(&v[b]).to_word::<B>().cast::<B, S>(),
             WordOp::Lt(a, b) => v[a].lt(&v[b]).to_word::<B>().cast::<B, S>(),
+            WordOp::CastShr(a, t, k) => through(t, &v[a], &v[a], InType::Shr(k)),
+            WordOp::CastMax(a, b, t) => through(t, &v[a], &v[b], InType::Max),
+            WordOp::ViaInt(a, b, k) if ints => {
+                Word::from_int(&(&(&v[a].to_int() * k) + &v[b].to_int()))
+            }
+            WordOp::ViaInt(a, b, k) => &(&v[a] * k) + &v[b],
+            WordOp::IntLt(a, b) if ints => Word::from_int(&v[a].to_int().lt(&v[b].to_int())),
+            WordOp::IntLt(a, b) => v[a].lt(&v[b]).to_word::<B>().cast::<B, S>(),
+            WordOp::BoolMix(a, b, c, d) => {
+                let (ab, cd) = (v[a].lt(&v[b]), v[c].eq(&v[d]));
+                let (bc, ad) = (v[b].eq(&v[c]), v[a].lt(&v[d]));
+                (&(&ab & &!&cd) | &(&bc ^ &ad))
+                    .to_word::<B>()
+                    .cast::<B, S>()
+            }
         };
         vals.push(y);
     }
@@ -736,7 +865,130 @@ pub(crate) mod tests {
         }
     }
 
+    /// The reference's casts are Rust's `as`.
+    pub(crate) fn reference_casts_are_rusts() {
+        let (u8s, i8s) = (
+            Ref {
+                bits: 8,
+                signed: false,
+            },
+            Ref {
+                bits: 8,
+                signed: true,
+            },
+        );
+        for x in [0u8, 1, 0x7f, 0x80, 0xfe, 0xff] {
+            let v = x as u128;
+            assert_eq!(cast(v, &u8s, 16), x as u16 as u128);
+            assert_eq!(cast(v, &i8s, 16), x as i8 as u16 as u128);
+            assert_eq!(cast(v, &i8s, 128), x as i8 as i128 as u128);
+            assert_eq!(cast(v, &u8s, 128), x as u128);
+            let wide = Ref {
+                bits: 128,
+                signed: true,
+            };
+            let y = (x as i8 as i128).wrapping_mul(-3) as u128;
+            assert_eq!(cast(y, &wide, 8), (x as i8).wrapping_mul(-3) as u8 as u128);
+        }
+    }
+
+    /// Each way out of the program's type and back (every other word type,
+    /// `Int`, `Bool`), on every program type, on both families' rules.
+    pub(crate) fn programs_through_every_type() {
+        let sets = [&P, &crate::crypto::params::INSECURE_TEST_DIGITS];
+        for (bits, signed) in CAST_TYPES.into_iter().filter(|&(b, _)| b <= 64) {
+            let m = mask(bits) as u64;
+            for inputs in [vec![m, 1], vec![m >> 1, (m >> 1) + 1], vec![5, m - 2]] {
+                let mut ops: Vec<WordOp> = (0..CAST_TYPES.len() as u8)
+                    .flat_map(|t| [WordOp::CastShr(0, t, 7 + t), WordOp::CastMax(0, 1, t)])
+                    .collect();
+                ops.extend([
+                    WordOp::ViaInt(0, 1, -3),
+                    WordOp::IntLt(1, 0),
+                    WordOp::BoolMix(0, 1, 1, 0),
+                ]);
+                let spec = WordSpec {
+                    bits,
+                    signed,
+                    inputs: inputs.clone(),
+                    ops,
+                };
+                for params in sets {
+                    if let Err(e) = spec.check(params, 2) {
+                        panic!(
+                            "{}: {e}
+{spec}",
+                            params.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The programs `tests/programs.proptest-regressions` saved (its seeds
+    /// stand for other programs once [`WordOp::KINDS`] grows).
+    pub(crate) fn saved_property_test_failures() {
+        use WordOp::*;
+        let specs = [
+            (8, false, vec![0], vec![Not(0), Sub(126, 67), Lt(0, 2)]),
+            (
+                8,
+                true,
+                vec![0, 0, 0],
+                vec![
+                    Add(9, 21),
+                    Add(0, 0),
+                    MulAdd(208, 75, 17, -63, -110667),
+                    Add(0, 0),
+                    Add(0, 0),
+                    DivOk(0, 37),
+                ],
+            ),
+            (
+                32,
+                false,
+                vec![0],
+                vec![
+                    Add(0, 0),
+                    Add(0, 0),
+                    ShlBy(13, 135),
+                    MulConst(19, 104),
+                    Add(0, 0),
+                    Neg(76),
+                    MulAdd(4, 0, 11, -122, -116649),
+                ],
+            ),
+            (
+                32,
+                false,
+                vec![0],
+                vec![Div(0, 0), Add(0, 0), Add(0, 0), Add(0, 0), CountOnes(116)],
+            ),
+        ];
+        for (bits, signed, inputs, ops) in specs {
+            let spec = WordSpec {
+                bits,
+                signed,
+                inputs,
+                ops,
+            };
+            for params in [&P, &crate::crypto::params::INSECURE_TEST_DIGITS] {
+                if let Err(e) = spec.check(params, 2) {
+                    panic!(
+                        "{}: {e}
+{spec}",
+                        params.name
+                    );
+                }
+            }
+        }
+    }
+
     crate::testing::unit::tests![
+        reference_casts_are_rusts,
+        programs_through_every_type,
+        saved_property_test_failures,
         shift_by_a_quotient_on_the_digits_key,
         random_word_programs_pass,
         leading_zeros_of_a_difference,
