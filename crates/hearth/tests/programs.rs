@@ -2,7 +2,8 @@
 //! `BigInt` arithmetic on the clear backend (proptest: a failure shrinks to
 //! a minimal program), and small ones encrypted on `DIGITS_128` against the
 //! clear backend digit for digit. The long run is
-//! `hearth tool fuzz-programs --count N` (and `--encrypted`).
+//! `hearth tool fuzz-programs --count N` (and `--encrypted`), or these
+//! property tests with `PROPTEST_CASES=N` (their own counts otherwise).
 
 use hearth::backend::CpuBackend;
 use hearth::digits::Comparison;
@@ -65,8 +66,16 @@ fn program() -> impl Strategy<Value = ProgramSpec> {
         })
 }
 
+/// `PROPTEST_CASES` when set (a long run), else `default`.
+fn cases(default: u32) -> ProptestConfig {
+    let n = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    ProptestConfig::with_cases(n.unwrap_or(default))
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2500, ..ProptestConfig::default() })]
+    #![proptest_config(cases(2500))]
 
     #[test]
     fn random_programs_are_exact(spec in program()) {
@@ -145,7 +154,7 @@ mod words {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+        #![proptest_config(super::cases(200))]
 
         /// On GATES_128's circuits and on DIGITS_128's (the key words share
         /// with `Int`: other gate forms, packed comparisons).
