@@ -54,6 +54,14 @@ pub struct CircuitBuilder {
     threads: usize,
 }
 
+/// The first of `residues` some table of `luts` does not list.
+fn first_uncovered(residues: &[u64], luts: &[&Lut]) -> Option<u64> {
+    residues
+        .iter()
+        .copied()
+        .find(|&x| luts.iter().any(|l| !l.covers(x as i64)))
+}
+
 impl CircuitBuilder {
     /// An empty circuit on `params`.
     pub fn new(params: &'static ParameterSet) -> Self {
@@ -352,6 +360,16 @@ impl CircuitBuilder {
         Ok(())
     }
 
+    /// A residue of `a`'s tracked range that one of `luts` does not list:
+    /// where [`CircuitBuilder::bootstrap_many`] would refuse `a` with
+    /// [`BuildError::SelectorNotCovered`]. Callers with a cheaper circuit
+    /// in mind ask first and take another where it is `Some`.
+    pub fn uncovered(&self, a: Wire, luts: &[&Lut]) -> Result<Option<u64>, BuildError> {
+        let m = self.params.message_modulus();
+        let range = self.data(a, "selector")?.range;
+        Ok(first_uncovered(&range.residues(m), luts))
+    }
+
     /// One bootstrap evaluating `lut` on `a`.
     pub fn bootstrap(&mut self, a: Wire, lut: &Lut) -> Result<Wire, BuildError> {
         Ok(self.bootstrap_many(a, &[lut])?[0])
@@ -381,16 +399,14 @@ impl CircuitBuilder {
             }
         }
         let residues = d.range.residues(m);
-        for lut in luts {
-            if let Some(&x) = residues.iter().find(|&&x| !lut.covers(x as i64)) {
-                return Err(BuildError::SelectorNotCovered {
-                    node,
-                    value: x,
-                    lo: d.range.lo,
-                    hi: d.range.hi,
-                    pi,
-                });
-            }
+        if let Some(x) = first_uncovered(&residues, luts) {
+            return Err(BuildError::SelectorNotCovered {
+                node,
+                value: x,
+                lo: d.range.lo,
+                hi: d.range.hi,
+                pi,
+            });
         }
         // Outputs that do not depend on the selector are constants.
         let outs: Vec<Vec<u64>> = luts
