@@ -423,17 +423,18 @@ fn through<'p, const B: usize, const S: bool>(
     y: &Word<'p, B, S>,
     op: InType,
 ) -> Word<'p, B, S> {
-    macro_rules! types {
-        ($($i:literal => $t:literal, $s:literal;)*) => {
-            match t as usize % CAST_TYPES.len() {
-                $($i => in_type::<B, S, $t, $s>(x, y, op),)*
-                _ => in_type::<B, S, 128, true>(x, y, op),
-            }
-        };
-    }
-    types! {
-        0 => 8, false; 1 => 8, true; 2 => 16, false; 3 => 16, true; 4 => 32, false;
-        5 => 32, true; 6 => 64, false; 7 => 64, true; 8 => 128, false;
+    match CAST_TYPES[t as usize % CAST_TYPES.len()] {
+        (8, false) => in_type::<B, S, 8, false>(x, y, op),
+        (8, true) => in_type::<B, S, 8, true>(x, y, op),
+        (16, false) => in_type::<B, S, 16, false>(x, y, op),
+        (16, true) => in_type::<B, S, 16, true>(x, y, op),
+        (32, false) => in_type::<B, S, 32, false>(x, y, op),
+        (32, true) => in_type::<B, S, 32, true>(x, y, op),
+        (64, false) => in_type::<B, S, 64, false>(x, y, op),
+        (64, true) => in_type::<B, S, 64, true>(x, y, op),
+        (128, false) => in_type::<B, S, 128, false>(x, y, op),
+        (128, true) => in_type::<B, S, 128, true>(x, y, op),
+        (bits, signed) => unreachable!("CAST_TYPES lists ({bits}, {signed}) without its arm"),
     }
 }
 
@@ -741,13 +742,22 @@ pub(crate) mod tests {
     use crate::crypto::params::INSECURE_TEST_BITS as P;
     use rand::SeedableRng;
 
+    /// Panics, naming the set and thread count, unless `spec` checks on
+    /// every one of `sets` for every one of `threads`.
+    fn passes(spec: &WordSpec, sets: &[&'static ParameterSet], threads: &[usize]) {
+        for params in sets {
+            for &t in threads {
+                if let Err(e) = spec.check(params, t) {
+                    panic!("{}, {t} threads: {e}\n{spec}", params.name);
+                }
+            }
+        }
+    }
+
     pub(crate) fn random_word_programs_pass() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         for _ in 0..100 {
-            let spec = WordSpec::random(&mut rng, 6);
-            if let Err(e) = spec.check(&P, 2) {
-                panic!("{e}\n{spec}");
-            }
+            passes(&WordSpec::random(&mut rng, 6), &[&P], &[2]);
         }
     }
 
@@ -766,11 +776,7 @@ pub(crate) mod tests {
                 WordOp::LeadingZeros(4),
             ],
         };
-        for params in [&P, &crate::crypto::params::GATES_128] {
-            if let Err(e) = spec.check(params, 2) {
-                panic!("{e}\n{spec}");
-            }
-        }
+        passes(&spec, &[&P, &crate::crypto::params::GATES_128], &[2]);
     }
 
     /// Found by `fuzz-programs --family words --seed 5` (program 457,
@@ -789,13 +795,11 @@ pub(crate) mod tests {
                 WordOp::SelectLt(3, 0, 3, 1),
             ],
         };
-        for params in [&P, &crate::crypto::params::INSECURE_TEST_DIGITS] {
-            for threads in [1, 2, 16] {
-                if let Err(e) = spec.check(params, threads) {
-                    panic!("{e}\n{spec}");
-                }
-            }
-        }
+        passes(
+            &spec,
+            &[&P, &crate::crypto::params::INSECURE_TEST_DIGITS],
+            &[1, 2, 16],
+        );
     }
 
     /// Found by `fuzz-programs --family words --seed 2026` (program 75419,
@@ -813,11 +817,7 @@ pub(crate) mod tests {
                 WordOp::MulConst(4, -57),
             ],
         };
-        for params in [&P, &crate::crypto::params::GATES_128] {
-            if let Err(e) = spec.check(params, 2) {
-                panic!("{e}\n{spec}");
-            }
-        }
+        passes(&spec, &[&P, &crate::crypto::params::GATES_128], &[2]);
     }
 
     pub(crate) fn a_wrong_reference_is_caught() {
@@ -858,11 +858,7 @@ pub(crate) mod tests {
                 WordOp::ShlBy(5, 4),
             ],
         };
-        for threads in [2, 16] {
-            if let Err(e) = spec.check(&crate::crypto::params::DIGITS_128, threads) {
-                panic!("{threads} threads: {e}\n{spec}");
-            }
-        }
+        passes(&spec, &[&crate::crypto::params::DIGITS_128], &[2, 16]);
     }
 
     /// The reference's casts are Rust's `as`.
@@ -895,7 +891,7 @@ pub(crate) mod tests {
     /// Each way out of the program's type and back (every other word type,
     /// `Int`, `Bool`), on every program type, on both families' rules.
     pub(crate) fn programs_through_every_type() {
-        let sets = [&P, &crate::crypto::params::INSECURE_TEST_DIGITS];
+        let sets: [&'static ParameterSet; 2] = [&P, &crate::crypto::params::INSECURE_TEST_DIGITS];
         for (bits, signed) in CAST_TYPES.into_iter().filter(|&(b, _)| b <= 64) {
             let m = mask(bits) as u64;
             for inputs in [vec![m, 1], vec![m >> 1, (m >> 1) + 1], vec![5, m - 2]] {
@@ -913,15 +909,7 @@ pub(crate) mod tests {
                     inputs: inputs.clone(),
                     ops,
                 };
-                for params in sets {
-                    if let Err(e) = spec.check(params, 2) {
-                        panic!(
-                            "{}: {e}
-{spec}",
-                            params.name
-                        );
-                    }
-                }
+                passes(&spec, &sets, &[2]);
             }
         }
     }
@@ -973,15 +961,11 @@ pub(crate) mod tests {
                 inputs,
                 ops,
             };
-            for params in [&P, &crate::crypto::params::INSECURE_TEST_DIGITS] {
-                if let Err(e) = spec.check(params, 2) {
-                    panic!(
-                        "{}: {e}
-{spec}",
-                        params.name
-                    );
-                }
-            }
+            passes(
+                &spec,
+                &[&P, &crate::crypto::params::INSECURE_TEST_DIGITS],
+                &[2],
+            );
         }
     }
 
