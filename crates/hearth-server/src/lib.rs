@@ -76,6 +76,7 @@
 
 pub mod api;
 pub mod client;
+pub mod config;
 pub mod metrics;
 pub mod request;
 mod schedule;
@@ -89,11 +90,10 @@ pub use api::{
     Submitted,
 };
 pub use client::{Client, ClientBuilder, ClientError, KeySource};
-pub use request::{parse_job, split_job, JobRequest, Limits};
 #[cfg(feature = "mpi")]
-pub use server::Ranks;
-pub use server::{
-    gpu_unavailable, run, start, Config, JobBackend, Server, ServerError, ServerHandle, OPENAPI,
-};
+pub use config::Ranks;
+pub use config::{gpu_unavailable, Config, JobBackend, ServerError};
+pub use request::{parse_job, split_job, JobRequest, Limits};
+pub use server::{run, start, Server, ServerHandle, OPENAPI};
 pub use tenants::{Tenant, TenantLimits, Tenants};
 pub use tls::TlsFiles;

@@ -1,0 +1,239 @@
+//! How a server runs: its [`Config`] (the `hearth server` options), where
+//! its jobs bootstrap ([`JobBackend`]), and why it could not start
+//! ([`ServerError`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+#[cfg(feature = "mpi")]
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::api::ApiError;
+use crate::request::Limits;
+use crate::tenants::Tenants;
+use crate::tls::TlsFiles;
+
+/// Where a server's jobs bootstrap ([`Config::backend`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum JobBackend {
+    /// The CPU backend on the server's rayon pool.
+    #[default]
+    Cpu,
+    /// The GPU backend (tfhe-rs's CUDA bootstrap), one job at a time; a
+    /// build with the `gpu` feature on a machine with a CUDA device.
+    Gpu,
+    /// The ranks of an MPI launch (the `mpi` feature), one job at a time:
+    /// rank 0 serves, admits and schedules, and every rank bootstraps.
+    #[cfg(feature = "mpi")]
+    Mpi(Ranks),
+}
+
+/// Rank 0's handle on an MPI launch whose other ranks are in
+/// [`hearth::backend::Cluster::work`] ([`JobBackend::Mpi`]).
+///
+/// Before each job the job's server key file goes to every rank, once:
+/// the ranks keep as many keys as the server's key cache
+/// ([`Config::key_cache`]), named by their bytes' digest, so a key used
+/// again is named, not sent. A rank that dies ends the launch: `mpirun`
+/// ends every rank and names the dead one, and a rank that stops
+/// answering for the cluster's timeout makes rank 0 print its number and
+/// abort the launch (its messages may be half sent). The running job is
+/// on disk like every queued one and runs again when the server starts
+/// again.
+#[cfg(feature = "mpi")]
+#[derive(Clone)]
+pub struct Ranks(pub Arc<hearth::backend::Cluster>);
+
+#[cfg(feature = "mpi")]
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Ranks({} ranks)", self.0.size())
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl PartialEq for Ranks {
+    fn eq(&self, other: &Ranks) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Eq for Ranks {}
+
+impl JobBackend {
+    /// Where jobs run, in words (`/v1/info`, the start message).
+    pub fn describe(&self, threads: usize) -> String {
+        match self {
+            JobBackend::Cpu => format!("cpu, {threads} threads"),
+            JobBackend::Gpu => "gpu, one job at a time".into(),
+            #[cfg(feature = "mpi")]
+            JobBackend::Mpi(ranks) => {
+                let (n, s) = (ranks.0.size(), |k| if k == 1 { "" } else { "s" });
+                format!(
+                    "mpi, {n} rank{} x {threads} thread{}, one job at a time",
+                    s(n as usize),
+                    s(threads)
+                )
+            }
+        }
+    }
+}
+
+/// Why jobs cannot run on the GPU here, if they cannot.
+pub fn gpu_unavailable() -> Option<&'static str> {
+    #[cfg(feature = "gpu")]
+    {
+        if hearth::backend::gpu_available() {
+            None
+        } else {
+            Some("no usable CUDA device (no GPU, or no driver)")
+        }
+    }
+    #[cfg(not(feature = "gpu"))]
+    Some("this build has no GPU backend (build it with scripts/gpu-build.sh)")
+}
+
+/// How a server runs: its folder, its threads and its limits (the
+/// `hearth server` options).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The data folder: keys, jobs, results (created if missing).
+    pub data: PathBuf,
+    /// Threads of the pool every job runs on.
+    pub threads: usize,
+    /// Where jobs bootstrap: the CPU pool, or the GPU (the `gpu` feature;
+    /// [`Server::open`] refuses `Gpu` where no GPU can be used, and runs
+    /// one job at a time on it).
+    pub backend: JobBackend,
+    /// Most bootstraps one job may run.
+    pub max_pbs: u64,
+    /// Most estimated peak memory of one job on `threads`, bytes.
+    pub max_memory: u64,
+    /// Most jobs waiting at once (the running ones not counted).
+    pub max_queue: usize,
+    /// Most jobs running at once (their bootstraps share the pool; their
+    /// widths together stay under `threads`, their memory estimates under
+    /// `max_memory`: see the module's doc).
+    pub max_jobs: usize,
+    /// Most bytes in one request body (a key upload or a job).
+    pub max_body: u64,
+    /// Most request bodies received and checked at once: with
+    /// `max_body`, this bounds the memory uploads take. Others wait for
+    /// their turn (within `body_timeout`, else `queue_full`).
+    pub max_uploads: usize,
+    /// Most registered keys.
+    pub max_keys: usize,
+    /// Server keys kept decompressed in memory, least recently used
+    /// dropped first (0: load for every job).
+    pub key_cache: usize,
+    /// Longest a request body may take to arrive.
+    pub body_timeout: Duration,
+    /// Emit events through [`tracing`]: jobs accepted, started, done and
+    /// failed (in a `job` span), refused requests (in a `request` span),
+    /// keys registered and deleted. Where they go is the subscriber's
+    /// choice (`hearth server` writes them to stderr, as text or JSON).
+    pub log: bool,
+    /// The certificate chain and private key to serve HTTPS with (PEM);
+    /// plain HTTP without.
+    pub tls: Option<TlsFiles>,
+    /// Where to serve `GET /metrics` (Prometheus; `HOST:PORT`, plain
+    /// HTTP, loopback unless `insecure`); none without.
+    pub metrics_listen: Option<String>,
+    /// How long a finished job's result (or failure) is kept before it is
+    /// deleted, fetched or not.
+    pub result_ttl: Duration,
+    /// How long a job may wait in the queue before it fails as
+    /// `expired` (none: for ever).
+    pub queue_ttl: Option<Duration>,
+    /// Serve on an address other than loopback without tenants (tokens)
+    /// or without TLS. Without this, [`start`] and [`run`] refuse such an
+    /// address unless the data folder has tenants and `tls` is set.
+    pub insecure: bool,
+}
+
+impl Config {
+    /// Defaults for `data`: all cores, 10 million bootstraps, 8 GiB, 64
+    /// queued jobs, as many running jobs as threads, 256 MiB bodies,
+    /// 16 uploads at once, 64 keys, 4 cached, 5 minutes per body.
+    pub fn new(data: impl Into<PathBuf>) -> Config {
+        let threads = hearth::backend::default_threads().unwrap_or(1);
+        Config {
+            data: data.into(),
+            threads,
+            backend: JobBackend::Cpu,
+            max_pbs: 10_000_000,
+            max_memory: 8 << 30,
+            max_queue: 64,
+            max_jobs: threads,
+            max_body: 256 << 20,
+            max_uploads: 16,
+            max_keys: 64,
+            key_cache: 4,
+            body_timeout: Duration::from_secs(300),
+            log: false,
+            tls: None,
+            metrics_listen: None,
+            result_ttl: Duration::from_secs(7 * 86_400),
+            queue_ttl: None,
+            insecure: false,
+        }
+    }
+
+    /// Refuses `addr` unless it is a loopback address, or the data folder
+    /// has tenants and TLS is set, or `insecure` is set (see
+    /// [`Config::insecure`]).
+    pub(crate) fn check_exposure(&self, addr: SocketAddr) -> Result<(), ServerError> {
+        if addr.ip().is_loopback() || self.insecure {
+            return Ok(());
+        }
+        let tenants = Tenants::load(&self.data).map_err(|e| ServerError::Config(e.to_string()))?;
+        let mut missing = Vec::new();
+        if tenants.is_open() {
+            missing.push(format!(
+                "no tenant has a token, so anyone who reaches the port could register keys and \
+                 run jobs (`hearth server token add NAME --data {}`)",
+                self.data.display()
+            ));
+        }
+        if self.tls.is_none() {
+            missing.push(
+                "no TLS, so tokens, keys and ciphertexts would cross the network in the clear \
+                 (--tls-cert and --tls-key)"
+                    .to_string(),
+            );
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(ServerError::Config(format!(
+            "refusing to serve on {addr}, not a loopback address: {}. Pass --insecure \
+             (`Config::insecure` in Rust) to serve anyway",
+            missing.join("; and ")
+        )))
+    }
+
+    /// The limits one job is admitted against.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_body: self.max_body,
+            max_pbs: self.max_pbs,
+            max_memory: self.max_memory,
+            threads: self.threads,
+        }
+    }
+}
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// A setting that cannot be used.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// The data folder could not be opened or read.
+    #[error("data folder: {0}")]
+    Data(ApiError),
+    /// The address could not be bound, or the runtime not started.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,483 @@
+//! The HTTP server: routes, admission, the job workers and the key cache.
+//!
+//! # Scheduling
+//!
+//! Queued jobs start **in turn across tenants** (across key ids on an
+//! open server; `schedule.rs`), the tenant served least recently first: a
+//! tenant's single job waits for the jobs already running, not for other
+//! tenants' queues. Several jobs run at once, all on
+//! the threads of **one shared rayon pool** (`--threads`), so the
+//! bootstraps of narrow jobs fill the threads that one of them alone would
+//! leave idle. A job starts when, beside the jobs running,
+//!
+//! * its *width* fits the pool: its bootstraps per level on average
+//!   (#PBS / depth, at most `--threads`), summed over the running jobs, at
+//!   most `--threads`. A job that fills the pool by itself runs alone, as
+//!   fast as it would one at a time, and cannot keep a newcomer waiting
+//!   behind several such jobs (rayon serves work from outside the pool
+//!   only when its threads have none of their own);
+//! * its memory estimate (on the whole pool, as admitted) fits
+//!   `--max-memory` with theirs;
+//! * fewer than `--max-jobs` run.
+//!
+//! The next job in turn waits for room rather than being overtaken, so a
+//! large job is not starved by small ones. Each job keeps its own progress
+//! counter and its own backend (scratch buffers, tables), so the bound per
+//! job stays what admission checked.
+//!
+//! # Where work happens
+//!
+//! The async threads only move bytes and check headers. Rebuilding a
+//! program, decoding a bundle, and loading or decompressing a server key
+//! run under [`tokio::task::spawn_blocking`], at most `--threads` of them
+//! at once (a semaphore), so many clients uploading at once wait in line
+//! instead of starving the runtime. Each job worker is an OS thread of its
+//! own that waits for the pool while its job runs.
+//!
+//! # Durability
+//!
+//! A job is written to disk before it is acknowledged, its result before
+//! it is marked done (see [`crate::store`]). A server killed at any point
+//! and started again on the same folder has every acknowledged job: queued
+//! ones (and the one that was running) run again, finished ones keep their
+//! results until deleted.
+
+mod admit;
+mod keys;
+mod routes;
+mod state;
+mod worker;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use axum::routing::{get, post};
+use axum::Router;
+use hearth::backend::CpuBackend;
+
+use crate::config::{gpu_unavailable, Config, JobBackend, ServerError};
+use crate::metrics::Metrics;
+use crate::store::{Outcome, Recovered, Store};
+use crate::tenants::Tenants;
+use crate::tls::Tls;
+use keys::KeyCache;
+use routes::*;
+use state::{Job, Jobs, Shared, State_};
+
+/// The OpenAPI document of this API (`openapi.json` beside the crate's
+/// manifest; a test checks it against the routes and the error codes).
+pub const OPENAPI: &str = include_str!("../../openapi.json");
+
+/// A server on its data folder: jobs and keys recovered, the workers
+/// started. Serve it with [`Server::serve`].
+pub struct Server {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    sweeper: Option<JoinHandle<()>>,
+    tls: Option<Tls>,
+}
+
+impl Server {
+    /// Opens the data folder (refused if another server holds it),
+    /// recovers its keys and jobs (unfinished jobs are queued again, in
+    /// submission order), and starts the job workers.
+    pub fn open(config: Config) -> Result<Server, ServerError> {
+        if config.threads == 0 {
+            return Err(ServerError::Config("--threads must be positive".into()));
+        }
+        if config.max_jobs == 0 {
+            return Err(ServerError::Config("--max-jobs must be positive".into()));
+        }
+        let mut config = config;
+        if config.backend == JobBackend::Gpu {
+            if let Some(why) = gpu_unavailable() {
+                return Err(ServerError::Config(format!("--backend gpu: {why}")));
+            }
+            // One device stream: jobs take turns on it.
+            config.max_jobs = 1;
+        }
+        #[cfg(feature = "mpi")]
+        if let JobBackend::Mpi(ranks) = &config.backend {
+            if ranks.0.rank() != 0 {
+                return Err(ServerError::Config(format!(
+                    "--backend mpi: rank 0 serves; rank {} bootstraps (Cluster::work)",
+                    ranks.0.rank()
+                )));
+            }
+            // Rank 0 keeps as many keys decompressed as the cache; the
+            // workers keep as many (at least the one in use).
+            ranks
+                .0
+                .keep_keys(config.key_cache)
+                .map_err(|e| ServerError::Config(e.to_string()))?;
+            // The ranks' bootstrap slots serve one circuit at a time.
+            config.max_jobs = 1;
+        }
+        let tls = match &config.tls {
+            Some(files) => Some(Tls::load(files).map_err(|e| ServerError::Config(e.to_string()))?),
+            None => None,
+        };
+        let store = Store::open(&config.data).map_err(ServerError::Data)?;
+        let usage = store.read_usage();
+        let Recovered {
+            keys,
+            jobs: stored,
+            notes,
+        } = store.recover().map_err(ServerError::Data)?;
+        for n in notes {
+            eprintln!("hearth server: {n}");
+        }
+        let pool =
+            CpuBackend::pool(config.threads).map_err(|e| ServerError::Config(e.to_string()))?;
+        let mut jobs = Jobs::default();
+        let mut recovered = 0;
+        for j in stored {
+            jobs.next_seq = jobs.next_seq.max(j.meta.seq);
+            let state = match j.outcome {
+                None => State_::Queued,
+                Some(Outcome::Done(n)) => State_::Done(n),
+                Some(Outcome::Failed(e)) => State_::Failed(e),
+            };
+            let queued = matches!(state, State_::Queued);
+            jobs.map.insert(
+                j.id,
+                Job {
+                    meta: j.meta,
+                    state,
+                    finished: j.finished,
+                },
+            );
+            if queued {
+                jobs.enqueue(j.id);
+                recovered += 1;
+            }
+        }
+        let shared = Arc::new(Shared {
+            limits: config.limits(),
+            heavy: tokio::sync::Semaphore::new(config.threads),
+            uploads: tokio::sync::Semaphore::new(config.max_uploads.max(1)),
+            cache: Mutex::new(KeyCache {
+                cap: config.key_cache,
+                keys: VecDeque::new(),
+            }),
+            keys: Mutex::new(
+                keys.into_iter()
+                    .map(|k| ((k.tenant.clone(), k.key_id), k))
+                    .collect(),
+            ),
+            // Read (and checked) below, as at every request.
+            tenants: Mutex::new((None, Arc::new(Tenants::default()))),
+            usage: Mutex::new(usage),
+            metrics: Metrics::new(),
+            #[cfg(feature = "gpu")]
+            gpu_keys: Mutex::new(HashMap::new()),
+            jobs: Mutex::new(jobs),
+            wake: Condvar::new(),
+            store,
+            pool: Arc::new(pool),
+            stop: AtomicBool::new(false),
+            accepted: AtomicU64::new(0),
+            recovered: AtomicU64::new(recovered),
+            completed: AtomicU64::new(0),
+            refused: Mutex::new(BTreeMap::new()),
+            config,
+        });
+        if recovered > 0 {
+            shared.log(|| format!("{recovered} unfinished jobs queued again"));
+        }
+        shared
+            .tenants()
+            .map_err(|e| ServerError::Config(e.message))?;
+        shared.expire();
+        let workers = (0..shared.config.max_jobs)
+            .map(|i| {
+                let s = shared.clone();
+                std::thread::Builder::new()
+                    .name(format!("hearth-job-{i}"))
+                    .spawn(move || s.work())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let shortest = match shared.config.queue_ttl {
+            Some(q) => q.min(shared.config.result_ttl),
+            None => shared.config.result_ttl,
+        };
+        let every = (shortest / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        let s = shared.clone();
+        let sweeper = std::thread::Builder::new()
+            .name("hearth-expiry".into())
+            .spawn(move || s.sweep(every))?;
+        Ok(Server {
+            shared,
+            workers,
+            sweeper: Some(sweeper),
+            tls,
+        })
+    }
+
+    /// Whether the data folder has no tenants: every request is served
+    /// without a token.
+    pub fn is_open(&self) -> bool {
+        self.shared.tenants().map(|t| t.is_open()).unwrap_or(false)
+    }
+
+    /// Whether it serves HTTPS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// The HTTP routes (see the crate doc), with the server as state.
+    /// Every route but `GET /v1/info`, `/v1/health` and `/v1/openapi.json`
+    /// authenticates its caller.
+    pub fn router(&self) -> Router {
+        let tenant_routes = Router::new()
+            .route("/v1/stats", get(get_stats))
+            .route("/v1/keys", post(post_key))
+            .route("/v1/keys/{key_id}", get(get_key).delete(delete_key))
+            .route("/v1/jobs", post(post_job))
+            .route("/v1/jobs/{job_id}", get(get_job).delete(delete_job))
+            .route("/v1/jobs/{job_id}/result", get(get_result))
+            .route_layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
+                authenticate,
+            ));
+        Router::new()
+            .route("/v1/info", get(get_info))
+            .route("/v1/health", get(get_health))
+            .route("/v1/openapi.json", get(get_openapi))
+            .merge(tenant_routes)
+            .fallback(no_route)
+            .method_not_allowed_fallback(no_method)
+            .layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
+                observe,
+            ))
+            .with_state(self.shared.clone())
+    }
+
+    /// The metrics address's routes: `GET /metrics`.
+    pub fn metrics_router(&self) -> Router {
+        Router::new()
+            .route("/metrics", get(get_metrics))
+            .fallback(no_route)
+            .with_state(self.shared.clone())
+    }
+
+    /// Serves on `listener` until `shutdown` completes (requests in flight
+    /// are finished), then stops the workers: a running job finishes
+    /// first when [`Server::stop`] is called, or runs again at the next
+    /// start when the process ends.
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let r = match &self.tls {
+            Some(tls) => {
+                axum::serve(tls.listen(listener)?, self.router())
+                    .with_graceful_shutdown(shutdown)
+                    .await
+            }
+            None => {
+                axum::serve(listener, self.router())
+                    .with_graceful_shutdown(shutdown)
+                    .await
+            }
+        };
+        self.shared.halt();
+        r
+    }
+
+    /// Stops the workers (each after its running job, if any) and waits
+    /// for them.
+    pub fn stop(mut self) {
+        self.shared.halt();
+        for t in self.workers.drain(..).chain(self.sweeper.take()) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.clamp(1, 4))
+        .thread_name("hearth-http")
+        .enable_all()
+        .build()
+}
+
+/// A server running on a thread of its own ([`start`]).
+pub struct ServerHandle {
+    addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
+    scheme: &'static str,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl ServerHandle {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Where `GET /metrics` is served ([`Config::metrics_listen`]).
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
+    /// `http://ADDR`, or `https://ADDR` when serving TLS.
+    pub fn url(&self) -> String {
+        format!("{}://{}", self.scheme, self.addr)
+    }
+
+    /// Stops serving, lets the running job finish, and releases the data
+    /// folder (another server may then open it).
+    pub fn stop(mut self) -> std::io::Result<()> {
+        self.halt()
+    }
+
+    fn halt(&mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the server thread panicked"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        let _ = self.halt();
+    }
+}
+
+/// Opens the server on `config` and serves on `listen` (`HOST:PORT`;
+/// port 0 picks a free one) from a background thread, until
+/// [`ServerHandle::stop`] or drop. An address other than loopback is
+/// refused unless [`Config::insecure`] is set.
+pub fn start(config: Config, listen: &str) -> Result<ServerHandle, ServerError> {
+    let rt = runtime(config.threads)?;
+    let listener = rt.block_on(tokio::net::TcpListener::bind(listen))?;
+    let addr = listener.local_addr()?;
+    config.check_exposure(addr)?;
+    let metrics = bind_metrics(&rt, &config)?;
+    let server = Server::open(config)?;
+    let metrics_addr = serve_metrics(&rt, &server, metrics)?;
+    let scheme = if server.is_tls() { "https" } else { "http" };
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("hearth-server".into())
+        .spawn(move || {
+            let r = rt.block_on(server.serve(listener, async {
+                let _ = rx.await;
+            }));
+            server.stop();
+            drop(rt);
+            r
+        })?;
+    Ok(ServerHandle {
+        addr,
+        metrics_addr,
+        scheme,
+        stop: Some(tx),
+        thread: Some(thread),
+    })
+}
+
+/// Opens the server on `config`, serves on `listen` and calls `ready`
+/// with its URL (`http://ADDR` or `https://ADDR`) and whether it is open
+/// (no tenants); returns on Ctrl-C or SIGTERM without waiting for a
+/// running job (it runs again at the next start).
+pub fn run(
+    config: Config,
+    listen: &str,
+    ready: impl FnOnce(&str, bool),
+) -> Result<(), ServerError> {
+    let rt = runtime(config.threads)?;
+    let listener = rt.block_on(tokio::net::TcpListener::bind(listen))?;
+    config.check_exposure(listener.local_addr()?)?;
+    let metrics = bind_metrics(&rt, &config)?;
+    let log = config.log;
+    let server = Server::open(config)?;
+    if let Some(addr) = serve_metrics(&rt, &server, metrics)? {
+        if log {
+            eprintln!("hearth server: metrics on http://{addr}/metrics");
+        }
+    }
+    rt.block_on(async {
+        let scheme = if server.is_tls() { "https" } else { "http" };
+        ready(
+            &format!("{scheme}://{}", listener.local_addr()?),
+            server.is_open(),
+        );
+        server.serve(listener, shutdown_signal()).await
+    })?;
+    Ok(())
+}
+
+/// Binds [`Config::metrics_listen`], if set: loopback only unless
+/// [`Config::insecure`] (the metrics name tenants and count their jobs).
+fn bind_metrics(
+    rt: &tokio::runtime::Runtime,
+    config: &Config,
+) -> Result<Option<tokio::net::TcpListener>, ServerError> {
+    let Some(at) = &config.metrics_listen else {
+        return Ok(None);
+    };
+    let listener = rt.block_on(tokio::net::TcpListener::bind(at))?;
+    let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() && !config.insecure {
+        return Err(ServerError::Config(format!(
+            "refusing to serve metrics on {addr}, not a loopback address: they name tenants and \
+             count their jobs, and have no token. Scrape them on 127.0.0.1, or pass --insecure"
+        )));
+    }
+    Ok(Some(listener))
+}
+
+/// Serves `GET /metrics` on `listener` until the runtime ends.
+fn serve_metrics(
+    rt: &tokio::runtime::Runtime,
+    server: &Server,
+    listener: Option<tokio::net::TcpListener>,
+) -> Result<Option<SocketAddr>, ServerError> {
+    let Some(listener) = listener else {
+        return Ok(None);
+    };
+    let addr = listener.local_addr()?;
+    let router = server.metrics_router();
+    rt.spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Ok(Some(addr))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => ctrl_c.await,
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await;
+}

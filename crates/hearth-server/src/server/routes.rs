@@ -1,0 +1,524 @@
+//! The HTTP routes' handlers, and the middleware every request passes:
+//! authentication and observation.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde::Deserialize;
+
+use super::state::{internal, key_info, lock, not_found, Shared, State_};
+use super::OPENAPI;
+use crate::api::{
+    parse_key_id, ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo,
+    ServerStats, Submitted,
+};
+use crate::request::{check_key_header, split_job};
+use crate::tenants::{now as now_s, Tenant};
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut r = (status, Json(self.body())).into_response();
+        let retry = match self.code {
+            ErrorCode::QueueFull | ErrorCode::QueueLimit => Some(1),
+            // The next UTC day.
+            ErrorCode::DailyLimit => Some(86_400 - now_s() % 86_400),
+            _ => None,
+        };
+        if let Some(v) = retry.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        if self.code == ErrorCode::Unauthorized {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"hearth\""),
+            );
+        }
+        r.extensions_mut().insert(self.code);
+        r
+    }
+}
+
+pub(super) type Shr = State<Arc<Shared>>;
+
+/// Reads a whole body within `--max-body` and `--body-timeout`, holding
+/// one of `--max-uploads` permits (returned with the body: the caller
+/// keeps it while the bytes are in memory). A `Content-Length` over the
+/// limit is refused before any byte is read (a client sending `Expect:
+/// 100-continue`, as [`crate::Client`] does, then sends none).
+pub(super) async fn read_body<'a>(
+    s: &'a Shared,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Vec<u8>, tokio::sync::SemaphorePermit<'a>), ApiError> {
+    let limit = s.config.max_body;
+    let too_large = |n: String| {
+        ApiError::new(
+            ErrorCode::TooLarge,
+            format!("the body is {n} bytes, over the limit of {limit}"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(n) = declared.filter(|&n| n > limit) {
+        return Err(too_large(n.to_string()));
+    }
+    let permit = match tokio::time::timeout(s.config.body_timeout, s.uploads.acquire()).await {
+        Ok(Ok(p)) => p,
+        _ => {
+            return Err(ApiError::new(
+                ErrorCode::QueueFull,
+                format!(
+                    "{} uploads are in progress, the limit; try again later",
+                    s.config.max_uploads
+                ),
+            ))
+        }
+    };
+    let limited = Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
+    match tokio::time::timeout(s.config.body_timeout, limited.collect()).await {
+        Err(_) => Err(ApiError::new(
+            ErrorCode::Timeout,
+            format!(
+                "the body did not arrive within {} s",
+                s.config.body_timeout.as_secs()
+            ),
+        )),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(too_large("more than".into()))
+        }
+        Ok(Err(e)) => Err(ApiError::new(
+            ErrorCode::BadRequest,
+            format!("the body could not be read: {e}"),
+        )),
+        Ok(Ok(c)) => Ok((c.to_bytes().to_vec(), permit)),
+    }
+}
+
+/// Runs `f` off the async threads, holding one of the heavy-work permits.
+pub(super) async fn heavy<T: Send + 'static>(
+    s: &Arc<Shared>,
+    f: impl FnOnce(&Shared) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let _permit = s.heavy.acquire().await.map_err(internal)?;
+    let s = s.clone();
+    // The request's span goes along, for the events of the work.
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| f(&s)))
+        .await
+        .map_err(|e| internal(format!("the work stopped: {e}")))?
+}
+
+pub(super) async fn post_key(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(StatusCode, Json<KeyInfo>), ApiError> {
+    let (bytes, _upload) = read_body(&s, &headers, body).await?;
+    let info = check_key_header(&bytes, s.config.max_body)?;
+    if let Some(k) = lock(&s.keys).get(&(t.name.clone(), info.key_id)) {
+        return Ok((StatusCode::OK, Json(key_info(k, false))));
+    }
+    let (stored, new) = heavy(&s, move |s| s.register_key(&t, info, &bytes)).await?;
+    if new {
+        s.log(|| format!("key {} registered", stored.key_id));
+    }
+    let status = if new {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(key_info(&stored, new))))
+}
+
+pub(super) async fn get_key(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    path: Result<Path<String>, PathRejection>,
+) -> Response {
+    let id = path.ok().and_then(|Path(p)| parse_key_id(&p));
+    let found = id.and_then(|id| lock(&s.keys).get(&(t.name.clone(), id)).cloned());
+    match found {
+        Some(k) => Json(key_info(&k, false)).into_response(),
+        None => ApiError::new(ErrorCode::UnknownKey, "no such key is registered").into_response(),
+    }
+}
+
+/// `DELETE /v1/keys/{key_id}`: forgets one of the caller's keys (its
+/// file, its cached copy) unless a job of the caller under it is queued or
+/// running (`key_in_use`). A job admitted while the key is being deleted
+/// fails as `unknown_key` when it runs.
+pub(super) async fn delete_key(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<KeyInfo>, ApiError> {
+    let unknown = || ApiError::new(ErrorCode::UnknownKey, "no such key is registered");
+    let id = path
+        .ok()
+        .and_then(|Path(p)| parse_key_id(&p))
+        .ok_or_else(unknown)?;
+    let name = (t.name.clone(), id);
+    let stored = {
+        let mut keys = lock(&s.keys);
+        if !keys.contains_key(&name) {
+            return Err(unknown());
+        }
+        let jobs = lock(&s.jobs);
+        let key_id = id.to_string();
+        let busy = jobs
+            .map
+            .values()
+            .filter(|j| j.meta.tenant == t.name && j.meta.key_id == key_id)
+            .filter(|j| matches!(j.state, State_::Queued | State_::Running(_)))
+            .count();
+        if busy > 0 {
+            return Err(ApiError::new(
+                ErrorCode::KeyInUse,
+                format!("{busy} of your jobs under key {id} are queued or running"),
+            ));
+        }
+        drop(jobs);
+        keys.remove(&name).expect("checked above")
+    };
+    lock(&s.cache).keys.retain(|(k, _)| *k != name);
+    let path = s.store.key_path(&t.name, id);
+    tokio::task::spawn_blocking(move || std::fs::remove_file(path))
+        .await
+        .map_err(internal)?
+        .map_err(internal)?;
+    s.log(|| format!("key {id} deleted"));
+    Ok(Json(key_info(&stored, false)))
+}
+
+/// The query of `POST /v1/jobs`.
+#[derive(Deserialize)]
+pub(super) struct SubmitQuery {
+    /// The key the client means (16 hex digits): the bundle must be under it.
+    pub(super) key: Option<String>,
+}
+
+pub(super) async fn post_job(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    query: Result<Query<SubmitQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(StatusCode, Json<Submitted>), ApiError> {
+    let Query(query) =
+        query.map_err(|e| ApiError::new(ErrorCode::BadRequest, format!("the query: {e}")))?;
+    let named = match query.key {
+        Some(k) => Some(parse_key_id(&k).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                format!("key={k:?} is not a key id (16 hex digits)"),
+            )
+        })?),
+        None => None,
+    };
+    let (bytes, _upload) = read_body(&s, &headers, body).await?;
+    let parts = split_job(&bytes, s.config.max_body)?;
+    if let Some(k) = named.filter(|&k| k != parts.key_id) {
+        return Err(ApiError::new(
+            ErrorCode::WrongKey,
+            format!(
+                "the bundle is under key {}, the request names key {k}",
+                parts.key_id
+            ),
+        ));
+    }
+    let key = lock(&s.keys).get(&(t.name.clone(), parts.key_id)).cloned();
+    let key = key.ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::UnknownKey,
+            format!(
+                "the bundle is under key {}, which is not registered (POST /v1/keys first)",
+                parts.key_id
+            ),
+        )
+    })?;
+    if key.params != parts.params.id {
+        return Err(ApiError::new(
+            ErrorCode::WrongKey,
+            format!(
+                "key {} is of {}, the job of {}",
+                key.key_id,
+                key.params.params().name,
+                parts.params.name
+            ),
+        ));
+    }
+    s.check_room(&lock(&s.jobs), &t)?;
+    let submitted = heavy(&s, move |s| s.admit(&t, &bytes)).await?;
+    Ok((StatusCode::ACCEPTED, Json(submitted)))
+}
+
+pub(super) fn job_id(path: Result<Path<String>, PathRejection>) -> Result<JobId, ApiError> {
+    let Path(p) = path.map_err(|_| ApiError::new(ErrorCode::NotFound, "no such job"))?;
+    p.parse()
+}
+
+pub(super) async fn get_job(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<JobStatus>, ApiError> {
+    Ok(Json(s.status(job_id(path)?, &t)?))
+}
+
+pub(super) async fn get_result(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = job_id(path)?;
+    match s.status(id, &t)?.state {
+        JobState::Done { .. } => {}
+        JobState::Failed { code, message } => {
+            return Err(ApiError::new(
+                ErrorCode::JobFailed,
+                format!("the job failed ({code}): {message}"),
+            ))
+        }
+        JobState::Queued { .. } | JobState::Running { .. } => {
+            return Err(ApiError::new(
+                ErrorCode::NotReady,
+                format!("job {id} has not finished"),
+            ))
+        }
+    }
+    let bytes = match tokio::fs::read(s.store.result_path(id)).await {
+        Ok(b) => b,
+        // Deleted meanwhile.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(id)),
+        Err(e) => return Err(internal(e)),
+    };
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/octet-stream"),
+        )],
+        bytes,
+    )
+        .into_response())
+}
+
+pub(super) async fn delete_job(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<Deleted>, ApiError> {
+    let id = job_id(path)?;
+    {
+        let mut jobs = lock(&s.jobs);
+        match jobs.owned(id, &t.name)?.state {
+            State_::Running(_) => {
+                return Err(ApiError::new(
+                    ErrorCode::NotReady,
+                    format!("job {id} is running; delete it once it has finished"),
+                ))
+            }
+            State_::Queued => {
+                jobs.queue.remove(id);
+            }
+            _ => {}
+        }
+        jobs.map.remove(&id);
+    }
+    let s2 = s.clone();
+    tokio::task::spawn_blocking(move || s2.store.delete_job(id))
+        .await
+        .map_err(internal)??;
+    Ok(Json(Deleted { job_id: id }))
+}
+
+pub(super) async fn get_info(State(s): Shr) -> Json<ServerInfo> {
+    Json(ServerInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        threads: s.config.threads,
+        max_pbs: s.config.max_pbs,
+        max_memory: s.config.max_memory,
+        max_queue: s.config.max_queue,
+        max_jobs: s.config.max_jobs,
+        max_body: s.config.max_body,
+        backend: s.config.backend.describe(s.config.threads),
+    })
+}
+
+pub(super) async fn get_stats(State(s): Shr, Extension(t): Extension<Tenant>) -> Json<ServerStats> {
+    let mut st = ServerStats::default();
+    {
+        let jobs = lock(&s.jobs);
+        for j in jobs.map.values().filter(|j| j.meta.tenant == t.name) {
+            match j.state {
+                State_::Queued => st.queued += 1,
+                State_::Running(_) => st.running += 1,
+                State_::Done(_) => st.done += 1,
+                State_::Failed(_) => st.failed += 1,
+            }
+        }
+    }
+    st.accepted = s.accepted.load(Ordering::Relaxed);
+    st.recovered = s.recovered.load(Ordering::Relaxed);
+    st.completed = s.completed.load(Ordering::Relaxed);
+    st.keys = lock(&s.keys).keys().filter(|(n, _)| *n == t.name).count();
+    st.refused = lock(&s.refused)
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    Json(st)
+}
+
+/// `GET /v1/openapi.json`: [`OPENAPI`], for clients generated from it.
+pub(super) async fn get_openapi() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        OPENAPI,
+    )
+        .into_response()
+}
+
+/// `GET /v1/health`: the server answers and its job worker runs.
+pub(super) async fn get_health(State(s): Shr) -> Response {
+    if s.stop.load(Ordering::Relaxed) {
+        return ApiError::new(ErrorCode::Internal, "stopping").into_response();
+    }
+    Json(serde_json::json!({"status": "ok"})).into_response()
+}
+
+/// `GET /metrics` on the metrics address: the gauges set from the jobs
+/// held now, then everything in Prometheus's text format.
+pub(super) async fn get_metrics(State(s): Shr) -> Response {
+    {
+        let jobs = lock(&s.jobs);
+        s.metrics.jobs.reset();
+        for j in jobs.map.values() {
+            let state = match j.state {
+                State_::Queued => "queued",
+                State_::Running(_) => "running",
+                State_::Done(_) => "done",
+                State_::Failed(_) => "failed",
+            };
+            s.metrics
+                .jobs
+                .with_label_values(&[state, j.meta.tenant.as_str()])
+                .inc();
+        }
+        s.metrics.queue_depth.set(jobs.queue.len() as i64);
+        s.metrics.running_memory.set(jobs.running_memory as i64);
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        )],
+        s.metrics.render(),
+    )
+        .into_response()
+}
+
+pub(super) async fn no_route() -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        "no such endpoint (see GET /v1/openapi.json)",
+    )
+}
+
+pub(super) async fn no_method() -> ApiError {
+    ApiError::new(
+        ErrorCode::BadRequest,
+        "this endpoint does not take that method",
+    )
+}
+
+/// Lets a request through with the tenant its bearer token names (or as
+/// the anonymous tenant, on an open server), or refuses it
+/// (`unauthorized`) before its body is read.
+pub(super) async fn authenticate(State(s): Shr, mut req: Request, next: Next) -> Response {
+    let tenants = match s.tenants() {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let tenant = if tenants.is_open() {
+        Tenant::anonymous()
+    } else {
+        let token = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        match token.map(|t| tenants.authenticate(t)) {
+            Some(Some(t)) => t,
+            Some(None) => {
+                return ApiError::new(
+                    ErrorCode::Unauthorized,
+                    "the token is not valid (unknown, mistyped or revoked)",
+                )
+                .into_response()
+            }
+            None => {
+                return ApiError::new(
+                    ErrorCode::Unauthorized,
+                    "this server needs an API token: Authorization: Bearer TOKEN \
+                     (hearth --token or HEARTH_TOKEN; the operator makes one with \
+                     `hearth server token add`)",
+                )
+                .into_response()
+            }
+        }
+    };
+    tracing::Span::current().record("tenant", tenant.name.as_str());
+    req.extensions_mut().insert(tenant);
+    next.run(req).await
+}
+
+/// Counts every refusal by its code (for `GET /v1/stats`).
+/// Every answer, seen once: one span per request (method, path, then the
+/// tenant and the answer's status); refusals counted by code (stats and
+/// metrics); with `config.log`, refusals logged at info level with their
+/// code, other answers at debug level (clients poll).
+pub(super) async fn observe(State(s): Shr, req: Request, next: Next) -> Response {
+    use tracing::Instrument;
+    let span = tracing::info_span!(
+        "request",
+        method = %req.method(),
+        path = %req.uri().path(),
+        tenant = tracing::field::Empty,
+        status = tracing::field::Empty,
+    );
+    let start = Instant::now();
+    let r = next.run(req).instrument(span.clone()).await;
+    let status = r.status().as_u16();
+    span.record("status", status);
+    let code = r.extensions().get::<ErrorCode>().copied();
+    if let Some(code) = code {
+        *lock(&s.refused).entry(code.as_str()).or_default() += 1;
+        s.metrics.refusals.with_label_values(&[code.as_str()]).inc();
+    }
+    if s.config.log {
+        let _entered = span.enter();
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        match code {
+            Some(code) => tracing::info!(status, ms, code = code.as_str(), "refused"),
+            None => tracing::debug!(status, ms, "answered"),
+        }
+    }
+    r
+}

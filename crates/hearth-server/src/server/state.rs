@@ -1,0 +1,242 @@
+//! What the server holds in memory: its jobs and their states, and the
+//! state every request and worker shares.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use super::keys::{KeyCache, KeyName};
+use crate::api::{ApiError, ErrorCode, JobId, JobState, JobStatus, KeyInfo};
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::request::Limits;
+use crate::schedule::{FairQueue, Lane};
+use crate::store::{JobMeta, Store, StoredKey, Usage};
+use crate::tenants::{self, now as now_s, Tenant, Tenants};
+
+pub(super) enum State_ {
+    Queued,
+    Running(Arc<AtomicU64>),
+    Done(u64),
+    Failed(ApiError),
+}
+
+pub(super) struct Job {
+    pub(super) meta: JobMeta,
+    pub(super) state: State_,
+    /// When it finished (Unix seconds), for `result_ttl`.
+    pub(super) finished: Option<u64>,
+}
+
+#[derive(Default)]
+pub(super) struct Jobs {
+    pub(super) map: HashMap<JobId, Job>,
+    pub(super) queue: FairQueue,
+    /// Jobs running, their widths and memory estimates together.
+    pub(super) running: usize,
+    pub(super) running_width: usize,
+    pub(super) running_memory: u64,
+    /// Slots taken by jobs being written to disk, by tenant.
+    pub(super) reserved: HashMap<String, usize>,
+    pub(super) next_seq: u64,
+}
+
+impl Jobs {
+    pub(super) fn reserved(&self) -> usize {
+        self.reserved.values().sum()
+    }
+
+    /// `tenant`'s jobs queued, running or being written.
+    pub(super) fn pending(&self, tenant: &str) -> usize {
+        let live = self
+            .map
+            .values()
+            .filter(|j| j.meta.tenant == tenant)
+            .filter(|j| matches!(j.state, State_::Queued | State_::Running(_)))
+            .count();
+        live + self.reserved.get(tenant).copied().unwrap_or(0)
+    }
+
+    /// Queues the known job `id` in its lane.
+    pub(super) fn enqueue(&mut self, id: JobId) {
+        let meta = &self.map[&id].meta;
+        let lane = Lane::new(&meta.tenant, &meta.key_id);
+        self.queue.push(lane, id);
+    }
+
+    /// Starts the next job in turn if it may run now beside the running
+    /// ones (see the module's doc): fewer than `config.max_jobs`, widths
+    /// within `config.threads`, memory within `config.max_memory`. One
+    /// job alone always may: it was admitted.
+    pub(super) fn start_next(&mut self, config: &Config) -> Option<(JobId, JobMeta)> {
+        let id = self.queue.peek()?;
+        let meta = &self.map[&id].meta;
+        let (width, memory) = (width(meta, config.threads), meta.memory);
+        let fits = self.running < config.max_jobs
+            && self.running_width + width <= config.threads
+            && self.running_memory.saturating_add(memory) <= config.max_memory;
+        if self.running > 0 && !fits {
+            return None;
+        }
+        self.queue.pop();
+        self.running += 1;
+        self.running_width += width;
+        self.running_memory += memory;
+        Some((id, self.map[&id].meta.clone()))
+    }
+
+    /// Marks a job started by [`Jobs::start_next`] as ended.
+    pub(super) fn end(&mut self, meta: &JobMeta, threads: usize) {
+        self.running -= 1;
+        self.running_width -= width(meta, threads);
+        self.running_memory -= meta.memory;
+    }
+
+    /// The job `id` if `tenant` owns it: another tenant's job is
+    /// answered as if it did not exist.
+    pub(super) fn owned(&self, id: JobId, tenant: &str) -> Result<&Job, ApiError> {
+        self.map
+            .get(&id)
+            .filter(|j| j.meta.tenant == tenant)
+            .ok_or_else(|| not_found(id))
+    }
+}
+
+/// The threads a job keeps busy on average: its bootstraps per level
+/// (#PBS / depth, rounded up), at least 1 and at most `threads`.
+pub(super) fn width(meta: &JobMeta, threads: usize) -> usize {
+    let per_level = meta.pbs.div_ceil(meta.depth.max(1));
+    per_level.clamp(1, threads as u64) as usize
+}
+
+pub(super) struct Shared {
+    pub(super) config: Config,
+    pub(super) limits: Limits,
+    pub(super) store: Store,
+    pub(super) jobs: Mutex<Jobs>,
+    pub(super) wake: Condvar,
+    pub(super) keys: Mutex<HashMap<KeyName, StoredKey>>,
+    pub(super) cache: Mutex<KeyCache>,
+    /// The tenants file as last read, and what it looked like on disk.
+    pub(super) tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
+    /// Bootstraps admitted today, by tenant (kept in `usage.json`).
+    pub(super) usage: Mutex<Usage>,
+    pub(super) metrics: Metrics,
+    /// Server keys converted for the GPU (`JobBackend::Gpu`).
+    #[cfg(feature = "gpu")]
+    pub(super) gpu_keys: Mutex<HashMap<KeyName, Arc<hearth::backend::GpuKey>>>,
+    /// Permits for CPU-heavy work off the async threads.
+    pub(super) heavy: tokio::sync::Semaphore,
+    /// Permits for request bodies in memory.
+    pub(super) uploads: tokio::sync::Semaphore,
+    pub(super) pool: Arc<rayon::ThreadPool>,
+    pub(super) stop: AtomicBool,
+    pub(super) accepted: AtomicU64,
+    pub(super) recovered: AtomicU64,
+    pub(super) completed: AtomicU64,
+    pub(super) refused: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+/// A lock that a panic elsewhere does not poison for good.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(super) fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ErrorCode::Internal, e.to_string())
+}
+
+/// What a file looked like: a change to any of these means it was
+/// written again (the tenants file is replaced whole, by rename).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FileStamp {
+    pub(super) modified: Option<std::time::SystemTime>,
+    pub(super) len: u64,
+    pub(super) inode: u64,
+}
+
+pub(super) fn stamp(m: &std::fs::Metadata) -> FileStamp {
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(m);
+    #[cfg(not(unix))]
+    let inode = 0;
+    FileStamp {
+        modified: m.modified().ok(),
+        len: m.len(),
+        inode,
+    }
+}
+
+/// Days since 1970-01-01, UTC.
+pub(super) fn today() -> u64 {
+    now_s() / 86_400
+}
+
+impl Shared {
+    /// An event of the server's own (not of one request or job) at info
+    /// level, if `config.log`.
+    pub(super) fn log(&self, msg: impl FnOnce() -> String) {
+        if self.config.log {
+            tracing::info!("{}", msg());
+        }
+    }
+
+    /// The tenants file as it is now: read again if it changed on disk
+    /// since the last request. An unreadable file refuses every request
+    /// (`internal`) rather than letting anyone in.
+    pub(super) fn tenants(&self) -> Result<Arc<Tenants>, ApiError> {
+        let path = self.config.data.join(tenants::FILE);
+        let now = match std::fs::metadata(&path) {
+            Ok(m) => Some(stamp(&m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
+        };
+        let mut t = lock(&self.tenants);
+        if t.0 != now {
+            t.1 = Arc::new(Tenants::load(&self.config.data).map_err(internal)?);
+            t.0 = now;
+        }
+        Ok(t.1.clone())
+    }
+
+    /// Where `tenant`'s job `id` is.
+    pub(super) fn status(&self, id: JobId, tenant: &Tenant) -> Result<JobStatus, ApiError> {
+        let jobs = lock(&self.jobs);
+        let job = jobs.owned(id, &tenant.name)?;
+        let state = match &job.state {
+            State_::Queued => JobState::Queued {
+                position: jobs.queue.position(id).unwrap_or(0),
+            },
+            State_::Running(done) => JobState::Running {
+                done: done.load(Ordering::Relaxed),
+                total: job.meta.pbs,
+            },
+            State_::Done(n) => JobState::Done { result_bytes: *n },
+            State_::Failed(e) => JobState::Failed {
+                code: e.code.as_str().into(),
+                message: e.message.clone(),
+            },
+        };
+        Ok(JobStatus {
+            job_id: id,
+            key_id: job.meta.key_id.clone(),
+            pbs: job.meta.pbs,
+            depth: job.meta.depth,
+            state,
+        })
+    }
+}
+
+pub(super) fn not_found(id: JobId) -> ApiError {
+    ApiError::new(ErrorCode::NotFound, format!("no job {id}"))
+}
+
+pub(super) fn key_info(k: &StoredKey, new: bool) -> KeyInfo {
+    KeyInfo {
+        key_id: k.key_id.to_string(),
+        params: k.params.params().name.to_string(),
+        compressed: k.compressed,
+        bytes: k.bytes,
+        new,
+    }
+}

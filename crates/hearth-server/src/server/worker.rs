@@ -1,0 +1,309 @@
+//! The job workers and the expiry sweeper.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hearth::backend::CpuBackend;
+use hearth::ServerKey;
+
+use super::state::{internal, lock, Shared, State_};
+use crate::api::{ApiError, ErrorCode, JobId};
+#[cfg(feature = "mpi")]
+use crate::config::Ranks;
+use crate::config::{gpu_unavailable, JobBackend};
+use crate::request::parse_job;
+use crate::tenants::now as now_s;
+
+impl Shared {
+    /// Runs one job to its result bytes.
+    pub(super) fn run_job(&self, id: JobId, done: &Arc<AtomicU64>) -> Result<Vec<u8>, ApiError> {
+        let (meta, request) = self.store.read_job(id)?;
+        let req = parse_job(&request, &self.limits)?;
+        let key = self.server_key(&meta.tenant, req.bundle.key_id())?;
+        if key.params().id != req.bundle.params() {
+            return Err(ApiError::new(
+                ErrorCode::WrongKey,
+                format!(
+                    "the key is of {}, the bundle of {}",
+                    key.params().name,
+                    req.bundle.params().params().name
+                ),
+            ));
+        }
+        let progress = done.clone();
+        let progress = move |d: usize, _| progress.store(d as u64, Ordering::Relaxed);
+        let out = match &self.config.backend {
+            JobBackend::Cpu => {
+                let cpu = CpuBackend::with_pool(&key, self.pool.clone()).with_progress(progress);
+                req.program.run_bundle(&cpu, &req.bundle)
+            }
+            JobBackend::Gpu => self.run_on_gpu(&meta.tenant, &key, &req, progress)?,
+            #[cfg(feature = "mpi")]
+            JobBackend::Mpi(ranks) => {
+                self.run_on_ranks(ranks, &meta.tenant, &key, &req, progress)?
+            }
+        }
+        .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
+        out.to_bytes().map_err(internal)
+    }
+
+    /// Runs `req` on the GPU with `key` converted for it once (kept beside
+    /// the key cache, as many as it keeps). Without the `gpu` feature
+    /// [`Server::open`] refuses `JobBackend::Gpu`, so this is not reached.
+    pub(super) fn run_on_gpu(
+        &self,
+        tenant: &str,
+        key: &ServerKey,
+        req: &crate::request::JobRequest,
+        progress: impl Fn(usize, usize) + Send + Sync + 'static,
+    ) -> Result<Result<hearth::Bundle, hearth::Error>, ApiError> {
+        #[cfg(feature = "gpu")]
+        {
+            use hearth::backend::{GpuBackend, GpuBatch, GpuKey};
+            let name = (tenant.to_string(), key.key_id());
+            let cached = lock(&self.gpu_keys).get(&name).cloned();
+            let gpu_key = match cached {
+                Some(k) => k,
+                None => {
+                    let k = GpuKey::new(key)
+                        .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
+                    let k = Arc::new(k);
+                    let mut keys = lock(&self.gpu_keys);
+                    if keys.len() >= self.config.key_cache.max(1) {
+                        keys.clear();
+                    }
+                    keys.insert(name, k.clone());
+                    k
+                }
+            };
+            let gpu = GpuBackend::new(GpuBatch::new(gpu_key)).with_progress(progress);
+            Ok(req.program.run_bundle(&gpu, &req.bundle))
+        }
+        #[cfg(not(feature = "gpu"))]
+        {
+            let _ = (tenant, key, req, progress);
+            Err(internal(gpu_unavailable().unwrap_or_default()))
+        }
+    }
+
+    /// Runs `req` on every rank of the launch, with `key` shared with them
+    /// first (sent once while they keep it). A rank error ends the launch
+    /// (see [`Ranks`]).
+    #[cfg(feature = "mpi")]
+    pub(super) fn run_on_ranks(
+        &self,
+        ranks: &Ranks,
+        tenant: &str,
+        key: &ServerKey,
+        req: &crate::request::JobRequest,
+        progress: impl Fn(usize, usize) + Send + Sync + 'static,
+    ) -> Result<Result<hearth::Bundle, hearth::Error>, ApiError> {
+        let cluster = &ranks.0;
+        // The file as stored (compressed if it was uploaded so: 4-6x less
+        // to send).
+        let bytes = std::fs::read(self.store.key_path(tenant, key.key_id())).map_err(internal)?;
+        let before = cluster.key_transfers();
+        let shared = cluster.share_key(&bytes);
+        if cluster.key_transfers() > before {
+            self.metrics.key_transfers.inc();
+            if self.config.log {
+                tracing::info!(bytes = bytes.len(), "key sent to the ranks");
+            }
+        }
+        let result = shared
+            .and_then(|()| cluster.backend(key, self.config.threads))
+            .and_then(|mpi| {
+                req.program
+                    .run_bundle(&mpi.with_progress(progress), &req.bundle)
+            });
+        if let Err(e @ hearth::Error::Rank { .. }) = &result {
+            tracing::error!(error = %e, "a rank failed: ending every rank");
+            eprintln!(
+                "hearth server: {e}; ending every rank (the job is kept and runs again at the next start)"
+            );
+            cluster.abort(3);
+        }
+        Ok(result)
+    }
+
+    /// Tells the workers and the sweeper to stop. The flag is set under
+    /// the jobs lock, under which each of them checks it before it waits:
+    /// set without the lock, it could land between a thread's check and
+    /// its wait, and the wake-up would be lost (the sweeper then slept
+    /// up to a minute, a worker for good).
+    pub(super) fn halt(&self) {
+        {
+            let _jobs = lock(&self.jobs);
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.wake.notify_all();
+    }
+
+    /// One worker: takes the next job in turn whenever it may start
+    /// ([`Jobs::start_next`]); `max_jobs` workers run side by side.
+    pub(super) fn work(&self) {
+        loop {
+            let (id, meta, done) = {
+                let mut jobs = lock(&self.jobs);
+                let (id, meta) = loop {
+                    if self.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    if let Some(next) = jobs.start_next(&self.config) {
+                        break next;
+                    }
+                    jobs = self.wake.wait(jobs).unwrap_or_else(|e| e.into_inner());
+                };
+                let done = Arc::new(AtomicU64::new(0));
+                let job = jobs.map.get_mut(&id).expect("queued jobs are known");
+                job.state = State_::Running(done.clone());
+                (id, meta, done)
+            };
+            let span = tracing::info_span!(
+                "job",
+                job = %id,
+                tenant = %meta.tenant,
+                key = %meta.key_id,
+                pbs = meta.pbs,
+                depth = meta.depth
+            );
+            let _entered = span.enter();
+            if self.config.log {
+                tracing::info!("job started");
+            }
+            let start = Instant::now();
+            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.run_job(id, &done)))
+                .unwrap_or_else(|_| Err(internal("the job panicked")));
+            self.metrics
+                .job_seconds
+                .observe(start.elapsed().as_secs_f64());
+            let ran = if outcome.is_ok() {
+                meta.pbs
+            } else {
+                done.load(Ordering::Relaxed)
+            };
+            self.metrics.bootstraps.inc_by(ran);
+            let label = if outcome.is_ok() { "done" } else { "failed" };
+            self.metrics
+                .finished
+                .with_label_values(&[meta.tenant.as_str(), label])
+                .inc();
+            let state = match outcome.and_then(|bytes| {
+                self.store.write_result(id, &meta, &bytes)?;
+                Ok(bytes.len() as u64)
+            }) {
+                Ok(n) => {
+                    self.completed.fetch_add(1, Ordering::Relaxed);
+                    if self.config.log {
+                        let seconds = start.elapsed().as_secs_f64();
+                        tracing::info!(seconds, result_bytes = n, "job done");
+                    }
+                    State_::Done(n)
+                }
+                Err(e) => {
+                    if self.config.log {
+                        tracing::warn!(code = e.code.as_str(), error = %e.message, "job failed");
+                    }
+                    if let Err(w) = self.store.write_failure(id, &meta, &e) {
+                        tracing::error!(error = %w, "the failure could not be written");
+                    }
+                    State_::Failed(e)
+                }
+            };
+            {
+                let mut jobs = lock(&self.jobs);
+                jobs.end(&meta, self.config.threads);
+                if let Some(job) = jobs.map.get_mut(&id) {
+                    job.state = state;
+                    job.finished = Some(now_s());
+                }
+            }
+            // Room for the next job in turn, maybe for more than one.
+            self.wake.notify_all();
+        }
+    }
+
+    /// Deletes what has expired: results and failures older than
+    /// `result_ttl`; queued jobs older than `queue_ttl` fail as `expired`
+    /// (their failure then kept for `result_ttl`). Each deletion removes
+    /// the job file first ([`Store::delete_job`]), so a crash halfway
+    /// leaves an orphan result that the next start removes.
+    pub(super) fn expire(&self) {
+        let now = now_s();
+        let ttl = self.config.result_ttl.as_secs();
+        let mut gone = Vec::new();
+        let mut timed_out = Vec::new();
+        {
+            let mut jobs = lock(&self.jobs);
+            for (id, j) in &jobs.map {
+                match (&j.state, j.finished) {
+                    (State_::Done(_) | State_::Failed(_), Some(t))
+                        if now >= t.saturating_add(ttl) =>
+                    {
+                        gone.push(*id)
+                    }
+                    (State_::Queued, _) => {
+                        let waited = now.saturating_sub(j.meta.submitted);
+                        if let Some(q) = self.config.queue_ttl {
+                            if j.meta.submitted > 0 && waited >= q.as_secs() {
+                                timed_out.push((*id, j.meta.clone(), waited));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            for id in &gone {
+                jobs.map.remove(id);
+            }
+            for (id, _, waited) in &timed_out {
+                jobs.queue.remove(*id);
+                if let Some(j) = jobs.map.get_mut(id) {
+                    j.state = State_::Failed(ApiError::new(
+                        ErrorCode::Expired,
+                        format!("the job waited {waited} s in the queue, over --queue-ttl"),
+                    ));
+                    j.finished = Some(now);
+                }
+            }
+        }
+        for (id, meta, _) in &timed_out {
+            let e = ApiError::new(ErrorCode::Expired, "the job waited over --queue-ttl");
+            if let Err(w) = self.store.write_failure(*id, meta, &e) {
+                tracing::error!(job = %id, error = %w, "an expired job's failure could not be written");
+            }
+        }
+        for id in &gone {
+            match self.store.delete_job(*id) {
+                Ok(()) => self.log(|| format!("job {id} expired and deleted")),
+                Err(e) => {
+                    tracing::error!(job = %id, error = %e, "an expired job could not be deleted")
+                }
+            }
+        }
+    }
+
+    /// Calls [`Shared::expire`] every `every` until the server stops.
+    pub(super) fn sweep(&self, every: Duration) {
+        let mut jobs = lock(&self.jobs);
+        loop {
+            // Checked under the lock before each wait: see `halt`.
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            jobs = self
+                .wake
+                .wait_timeout(jobs, every)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            drop(jobs);
+            self.expire();
+            jobs = lock(&self.jobs);
+        }
+    }
+}
