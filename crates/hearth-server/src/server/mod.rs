@@ -43,6 +43,7 @@
 //! results until deleted.
 
 mod admit;
+mod body;
 mod keys;
 mod routes;
 mod state;
