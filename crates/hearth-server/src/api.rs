@@ -75,11 +75,32 @@ pub enum ErrorCode {
     /// `key_in_use` (409): the key cannot be deleted while a job of its
     /// tenant under it is queued or running.
     KeyInUse,
+    /// `unsupported_media_type` (415): an upload without `Content-Type:
+    /// application/octet-stream` (a web page cannot send one without the
+    /// browser asking the server first, and it never says yes).
+    UnsupportedMediaType,
+    /// `misdirected` (421): an open server (no tenants) got a request whose
+    /// `Host` is neither an IP address nor `localhost`: a page of another
+    /// site reaching it through DNS rebinding.
+    Misdirected,
+    /// `storage_limit` (429): the tenant's stored bytes (keys, queued jobs,
+    /// results kept) would go over its storage quota.
+    StorageLimit,
+    /// `insufficient_storage` (507): the data folder's disk would go under
+    /// the server's reserve of free space.
+    InsufficientStorage,
+    /// `closed` (503): the server refuses every request: its data folder
+    /// had tenants and its tenants file is now missing, empty or
+    /// unreadable, or it serves a public address without tenants or TLS.
+    Closed,
+    /// `crashed` (500): a failed job's code: the server died while running
+    /// it as many times as it allows, so it is not run again.
+    Crashed,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 28] = [
         Self::TooLarge,
         Self::BadRequest,
         Self::Timeout,
@@ -102,6 +123,12 @@ impl ErrorCode {
         Self::DailyLimit,
         Self::Expired,
         Self::KeyInUse,
+        Self::UnsupportedMediaType,
+        Self::Misdirected,
+        Self::StorageLimit,
+        Self::InsufficientStorage,
+        Self::Closed,
+        Self::Crashed,
     ];
 
     /// The stable string of the JSON body.
@@ -129,6 +156,12 @@ impl ErrorCode {
             Self::DailyLimit => "daily_limit",
             Self::Expired => "expired",
             Self::KeyInUse => "key_in_use",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Misdirected => "misdirected",
+            Self::StorageLimit => "storage_limit",
+            Self::InsufficientStorage => "insufficient_storage",
+            Self::Closed => "closed",
+            Self::Crashed => "crashed",
         }
     }
 
@@ -140,13 +173,16 @@ impl ErrorCode {
             Self::Timeout => 408,
             Self::InsecureParams | Self::WrongKey | Self::OverCost | Self::JobFailed => 422,
             Self::UnknownKey | Self::NotFound => 404,
-            Self::QueueFull | Self::TooManyKeys => 503,
+            Self::QueueFull | Self::TooManyKeys | Self::Closed => 503,
             Self::NotReady => 409,
-            Self::Internal => 500,
+            Self::Internal | Self::Crashed => 500,
             Self::Unauthorized => 401,
-            Self::KeyLimit | Self::QueueLimit | Self::DailyLimit => 429,
+            Self::KeyLimit | Self::QueueLimit | Self::DailyLimit | Self::StorageLimit => 429,
             Self::Expired => 410,
             Self::KeyInUse => 409,
+            Self::UnsupportedMediaType => 415,
+            Self::Misdirected => 421,
+            Self::InsufficientStorage => 507,
         }
     }
 
