@@ -52,7 +52,8 @@ pub mod kernels;
 pub mod testing;
 
 pub use api::{
-    Bool, Bundle, CompiledProgram, Encrypted, Int, Param, Program, Shape, Signature, Word,
+    Bool, Bundle, CompiledProgram, Encrypted, Int, Param, Program, ProgramSummary, Shape,
+    Signature, Word,
 };
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
 pub use comparison::Comparison;

@@ -6,7 +6,8 @@
 use hearth::testing::unit;
 
 /// The top-level modules with unit tests.
-const MODULES: [&str; 7] = [
+const MODULES: [&str; 8] = [
+    "api::",
     "backend::",
     "bits::",
     "circuit",
@@ -32,6 +33,11 @@ fn every_unit_test_runs_under_one_module() {
         let under = MODULES.iter().filter(|m| name.starts_with(*m)).count();
         assert_eq!(under, 1, "{name} runs under {under} of {MODULES:?}");
     }
+}
+
+#[test]
+fn api() {
+    run("api::");
 }
 
 #[test]

@@ -19,4 +19,5 @@ pub use crate::crypto::encoding::{
 pub use int::Int;
 pub use ops::{Op, ValueId};
 pub use program::{CompiledProgram, Program, Signature, Value};
+pub use program_file::ProgramSummary;
 pub use word::{Bool, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

@@ -7,6 +7,7 @@
 //! after an error is a placeholder of the right shape).
 
 use std::cell::RefCell;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -17,14 +18,14 @@ use num_bigint::BigInt;
 use crate::backend::{Backend, ClearBackend, CpuBackend, RunReport};
 use crate::bits::{self, Bits};
 use crate::circuit::{Circuit, CircuitBuilder, Wire};
-use crate::crypto::bundle::{check_values, Bundle, Entry};
+use crate::crypto::bundle::{check_inputs, check_values, full_file_len, Bundle, Entry};
 use crate::crypto::encoding::{
     check_cover, clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value,
     Encrypted, Param, Shape,
 };
 pub(crate) use crate::crypto::encoding::{digits_within, within};
 use crate::crypto::keys::Ciphertext;
-use crate::crypto::params::{Margin, ParameterSet};
+use crate::crypto::params::{Margin, ParameterSet, ParamsId};
 use crate::digits::{self, Digits};
 use crate::error::{BuildError, Error};
 
@@ -323,6 +324,16 @@ fn check_result(b: &CircuitBuilder, v: Val) -> Result<Val, Error> {
     })
 }
 
+/// [`CompiledProgram::memory_estimate`] from a program's parameter set and
+/// peak of live ciphertexts (one formula for built and for stated
+/// programs, [`super::program_file::ProgramSummary`]).
+pub(crate) fn memory_estimate(params: ParamsId, peak_live: usize, threads: usize) -> u64 {
+    let params = params.params();
+    (peak_live as u64)
+        .saturating_mul(params.ciphertext_bytes())
+        .saturating_add((threads as u64).saturating_mul(params.accumulator_bytes()))
+}
+
 /// A built program: its circuit and the shapes of its inputs and outputs.
 #[derive(Clone, Debug)]
 pub struct CompiledProgram {
@@ -430,28 +441,33 @@ impl CompiledProgram {
     /// Checks `bundle` against the inputs: the same names, shapes and dims
     /// in order, and the program's parameter set.
     pub fn check_bundle(&self, bundle: &Bundle) -> Result<(), Error> {
-        let params = self.circuit.params;
-        if bundle.params() != params {
-            return Err(Error::ParamsMismatch {
-                expected: params,
-                found: bundle.params(),
-            });
-        }
-        let found = bundle.signature();
-        if found != self.signature.inputs {
-            let show = |ps: &[Param]| {
-                ps.iter()
-                    .map(|p| p.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            return Err(Error::Dimensions(format!(
-                "the bundle holds [{}], the program takes [{}]",
-                show(&found),
-                show(&self.signature.inputs)
-            )));
-        }
-        Ok(())
+        check_inputs(
+            self.circuit.params,
+            &self.signature.inputs,
+            bundle.params(),
+            &bundle.signature(),
+        )
+    }
+
+    /// Reads input bundle bytes for this program (`origin` names them in
+    /// errors): [`Bundle::from_bytes_expecting`] its parameter set and
+    /// inputs, so a bundle that does not fit is refused, with the errors
+    /// of [`CompiledProgram::check_bundle`], before it is expanded or its
+    /// ciphertexts checked.
+    pub fn bundle_from_bytes(&self, origin: &Path, bytes: &[u8]) -> Result<Bundle, Error> {
+        Bundle::from_bytes_expecting(origin, bytes, self.circuit.params, &self.signature.inputs)
+    }
+
+    /// [`CompiledProgram::bundle_from_bytes`]'s checks without expanding a
+    /// compact bundle ([`Bundle::check_bytes_expecting`]).
+    pub fn check_bundle_bytes(&self, origin: &Path, bytes: &[u8]) -> Result<(), Error> {
+        Bundle::check_bytes_expecting(origin, bytes, self.circuit.params, &self.signature.inputs)
+    }
+
+    /// The size in bytes of the result file [`CompiledProgram::run_bundle`]
+    /// then [`Bundle::save`] write: every output ciphertext in full.
+    pub fn result_bytes(&self) -> u64 {
+        full_file_len(self.circuit.params, &self.signature.outputs)
     }
 
     /// Runs on a bundle of inputs (checked first by
@@ -606,9 +622,7 @@ impl CompiledProgram {
     /// its last use) times one ciphertext, plus one bootstrap accumulator
     /// per thread.
     pub fn memory_estimate(&self, threads: usize) -> u64 {
-        let params = self.circuit.params.params();
-        let live = self.circuit.stats().peak_live as u64;
-        live * params.ciphertext_bytes() + threads as u64 * params.accumulator_bytes()
+        memory_estimate(self.circuit.params, self.circuit.stats().peak_live, threads)
     }
 
     /// Refuses a run whose [`CompiledProgram::memory_estimate`] exceeds

@@ -11,6 +11,10 @@
 //! must equal the rebuilt circuit's, so a file from a hearth whose
 //! algorithms differ is refused rather than run at another cost.
 //!
+//! Rebuilding costs up to [`MAX_PROGRAM_WORK`]; [`CompiledProgram::peek`]
+//! reads the stated cost and signature without it ([`ProgramSummary`]), so
+//! a server can weigh a file against its limits first.
+//!
 //! ```
 //! use hearth::backend::CpuBackend;
 //! use hearth::{ClientKey, CompiledProgram, Int, Program, INSECURE_TEST_DIGITS};
@@ -41,17 +45,22 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::ops::{Op, ValueId};
-use super::program::{CompiledProgram, Program, Signature};
+use super::program::{memory_estimate, CompiledProgram, Program, Signature};
 use crate::circuit::Stats;
-use crate::crypto::encoding::within;
-use crate::crypto::files::{decode, encode, inconsistent, read_bytes, write_atomic, FileKind};
+use crate::crypto::bundle::full_file_len;
+use crate::crypto::encoding::{within, Param};
+use crate::crypto::files::{
+    decode, encode, inconsistent, read_bytes, write_file, FileInfo, FileKind,
+};
 use crate::crypto::keys::KeyId;
+use crate::crypto::params::ParamsId;
 use crate::error::Error;
 
 /// The most digit operations loading a program may build, summed over its
 /// operations before each is built (products of lengths for
-/// multiplications, sums otherwise): a forged file cannot make loading
-/// exhaust memory or time (at most about 1.3 GiB and 25 s here: one
+/// multiplications, sums otherwise), then over its outputs (each its
+/// length, at least 1) before any is marked: a forged file cannot make
+/// loading exhaust memory or time (at most about 1.3 GiB and 25 s here: one
 /// 1024-digit product). A 64-bit product counts 4 096.
 #[cfg(not(fuzzing))]
 pub const MAX_PROGRAM_WORK: u64 = 1 << 20;
@@ -75,36 +84,76 @@ struct ProgramData {
     stats: Stats,
 }
 
+/// What a program file states about its program, read without building
+/// it ([`CompiledProgram::peek`]): enough to weigh a run against limits
+/// before paying for the rebuild, which then checks every field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramSummary {
+    /// The parameter set.
+    pub params: ParamsId,
+    /// The thread count its algorithms were planned for.
+    pub threads: usize,
+    /// Its named inputs and outputs.
+    pub signature: Signature,
+    /// Its stated cost (#PBS, depth, level widths, peak live values).
+    pub stats: Stats,
+}
+
+impl ProgramSummary {
+    /// [`CompiledProgram::memory_estimate`] of the stated program.
+    pub fn memory_estimate(&self, threads: usize) -> u64 {
+        memory_estimate(self.params, self.stats.peak_live, threads)
+    }
+
+    /// [`CompiledProgram::result_bytes`] of the stated program.
+    pub fn result_bytes(&self) -> u64 {
+        full_file_len(self.params, &self.signature.outputs)
+    }
+}
+
 impl CompiledProgram {
-    /// The program as file bytes. A program holding an operation built
-    /// outside the library ([`crate::Word::from_circuit`]) cannot be
-    /// written: its circuit could not be checked when read.
-    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+    /// What its file holds.
+    fn data(&self) -> Result<ProgramData, Error> {
         let Some(source) = &self.source else {
             return Err(Error::Config(
                 "a program with a custom operation (Word::from_circuit) cannot be written to a file"
                     .into(),
             ));
         };
-        let data = ProgramData {
+        Ok(ProgramData {
             threads: source.threads,
             ops: source.ops.clone(),
             outputs: source.outputs.clone(),
             signature: self.signature().clone(),
             stats: self.circuit().stats(),
-        };
+        })
+    }
+
+    /// The program as file bytes. A program holding an operation built
+    /// outside the library ([`crate::Word::from_circuit`]) cannot be
+    /// written: its circuit could not be checked when read.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
         encode(
             Path::new("<program>"),
             FileKind::Program,
             self.circuit().params(),
             KeyId(0),
-            &data,
+            &self.data()?,
         )
     }
 
-    /// Writes the program atomically (see [`CompiledProgram::to_bytes`]).
+    /// Writes [`CompiledProgram::to_bytes`]'s bytes atomically, encoded
+    /// straight to the file.
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_atomic(path, &self.to_bytes()?, false)
+        write_file(
+            path,
+            FileKind::Program,
+            self.circuit().params(),
+            KeyId(0),
+            &self.data()?,
+            false,
+        )
+        .map(drop)
     }
 
     /// Reads a program written by [`CompiledProgram::save`], building it
@@ -115,28 +164,75 @@ impl CompiledProgram {
 
     /// Reads program bytes from anywhere (`origin` names them in errors).
     pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<CompiledProgram, Error> {
-        let (info, data): (_, ProgramData) = decode(origin, bytes, FileKind::Program)?;
-        // A program holds no key: its header's key id is always 0.
-        if info.key_id != KeyId(0) {
-            return Err(inconsistent(
-                origin,
-                format!(
-                    "a program names no key, but its header holds key id {}",
-                    info.key_id
-                ),
-            ));
-        }
+        let (info, data) = decode_program(origin, bytes)?;
         rebuild(origin, info.params, data)
+    }
+
+    /// What program bytes state, checked as far as that is cheap (header,
+    /// CRC, decoding, the signature's ciphertext counts against the stated
+    /// ones) but not built: [`CompiledProgram::from_bytes`] builds the
+    /// program and refuses a file whose statements differ from it.
+    pub fn peek(origin: &Path, bytes: &[u8]) -> Result<ProgramSummary, Error> {
+        let (info, data) = decode_program(origin, bytes)?;
+        let sig = &data.signature;
+        for (params, stated, what) in [
+            (&sig.inputs, data.stats.inputs, "input"),
+            (&sig.outputs, data.stats.outputs, "output"),
+        ] {
+            let n = ciphertexts(params)
+                .map_err(|e| inconsistent(origin, format!("the signature: {e}")))?;
+            if n != stated as u64 {
+                return Err(inconsistent(
+                    origin,
+                    format!(
+                        "the signature's {what}s take {n} ciphertexts, the stated cost {stated}"
+                    ),
+                ));
+            }
+        }
+        Ok(ProgramSummary {
+            params: info.params,
+            threads: data.threads,
+            signature: data.signature,
+            stats: data.stats,
+        })
     }
 }
 
+/// The ciphertexts of the values of `params` (refused where a count is).
+fn ciphertexts(params: &[Param]) -> Result<u64, Error> {
+    params.iter().try_fold(0u64, |n, p| {
+        Ok(n.saturating_add((p.count()? as u64).saturating_mul(p.shape.len() as u64)))
+    })
+}
+
+/// Decodes program bytes: header, CRC, payload, and no key id (a program
+/// holds no key, so its header's key id is always 0).
+fn decode_program(origin: &Path, bytes: &[u8]) -> Result<(FileInfo, ProgramData), Error> {
+    let (info, data): (_, ProgramData) = decode(origin, bytes, FileKind::Program)?;
+    if info.key_id != KeyId(0) {
+        return Err(inconsistent(
+            origin,
+            format!(
+                "a program names no key, but its header holds key id {}",
+                info.key_id
+            ),
+        ));
+    }
+    Ok((info, data))
+}
+
 /// Replays `data`'s operations on a fresh program of `params`.
-fn rebuild(
-    path: &Path,
-    params: crate::ParamsId,
-    data: ProgramData,
-) -> Result<CompiledProgram, Error> {
+fn rebuild(path: &Path, params: ParamsId, data: ProgramData) -> Result<CompiledProgram, Error> {
     let refused = |e: Error| inconsistent(path, format!("the program does not build: {e}"));
+    let bounded = |work: u64| {
+        within(
+            || "building the program (digit operations and outputs)".into(),
+            work,
+            MAX_PROGRAM_WORK,
+        )
+        .map_err(refused)
+    };
     let p = Program::new(params.params());
     p.state.borrow_mut().builder.set_threads(data.threads);
     let mut work = 0u64;
@@ -145,16 +241,18 @@ fn rebuild(
             return Err(refused(Error::Config("it holds a custom operation".into())));
         }
         work = work.saturating_add(op.work(|id| p.value_len(id)));
-        within(
-            || "building the program (digit operations)".into(),
-            work,
-            MAX_PROGRAM_WORK,
-        )
-        .map_err(refused)?;
+        bounded(work)?;
         if p.apply(op).is_none() {
             break;
         }
     }
+    // Every output is counted before any is marked: a forged file naming
+    // one wide value a million times is refused before it allocates.
+    let outputs = data
+        .outputs
+        .iter()
+        .fold(0u64, |w, &id| w.saturating_add(p.value_len(id).max(1)));
+    bounded(work.saturating_add(outputs))?;
     for id in data.outputs {
         p.output_id(id);
     }
@@ -172,4 +270,267 @@ fn rebuild(
         ));
     }
     Ok(prog)
+}
+
+/// Program file `bytes` with its payload changed by `change`, its header
+/// sealed again: a forged file, as a hostile client would send it (for
+/// tests; [`crate::testing::forge`]).
+#[cfg(feature = "testing")]
+fn forge(bytes: &[u8], change: impl FnOnce(&mut ProgramData)) -> Result<Vec<u8>, Error> {
+    let (info, mut data): (_, ProgramData) = decode(Path::new("forged"), bytes, FileKind::Program)?;
+    change(&mut data);
+    encode(
+        Path::new("forged"),
+        FileKind::Program,
+        info.params,
+        info.key_id,
+        &data,
+    )
+}
+
+/// [`forge`]: the program's first output named `outputs` times, its
+/// stated cost and signature left as they were.
+#[cfg(feature = "testing")]
+pub(crate) fn forge_outputs(bytes: &[u8], outputs: usize) -> Result<Vec<u8>, Error> {
+    forge(bytes, |d| {
+        let first = d.outputs.first().copied().unwrap_or(ValueId(0));
+        d.outputs = vec![first; outputs];
+    })
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
+    use std::time::{Duration, Instant};
+
+    use num_bigint::BigInt;
+
+    use super::*;
+    use crate::api::{Int, U16, U8};
+    use crate::backend::CpuBackend;
+    use crate::crypto::bundle::Bundle;
+    use crate::crypto::encoding::Shape;
+    use crate::crypto::files::tests::Scratch;
+    use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
+    use crate::error::FileError;
+    use crate::testing::keys::keys;
+
+    /// Programs of both families, with tensors, named signatures, both
+    /// integer encodings and outputs of several shapes.
+    fn programs() -> Vec<CompiledProgram> {
+        let tensor = {
+            let p = Program::new(&INSECURE_TEST_DIGITS);
+            let x: Vec<_> = (0..6).map(|_| p.input(4)).collect();
+            let k = p.input(4);
+            for row in x.chunks(3) {
+                p.output(&Int::sum(&p, row));
+            }
+            p.output(&(&k * &x[0]));
+            p.build()
+                .unwrap()
+                .with_signature(&[("x", &[2, 3]), ("k", &[])], &[("s", &[2]), ("kx", &[])])
+                .unwrap()
+        };
+        let twos = {
+            let p = Program::new(&INSECURE_TEST_DIGITS);
+            let a = p.input_twos(6);
+            let b = p.input(3);
+            p.output(&a.max(&b));
+            p.output(&(&a * &b));
+            p.build().unwrap()
+        };
+        let bytes = {
+            let p = Program::new(&INSECURE_TEST_BITS);
+            let (a, b) = (U8::input(&p), U8::input(&p));
+            p.output(&(&a + &b));
+            p.output(&a.lt(&b));
+            p.output(&(&a * &b));
+            p.build()
+                .unwrap()
+                .with_signature(&[("ab", &[2])], &[("sum", &[]), ("lt", &[]), ("prod", &[])])
+                .unwrap()
+        };
+        let halves = {
+            let p = Program::new(&INSECURE_TEST_BITS);
+            let x = U16::input(&p);
+            p.output(&x.rotate_left(3));
+            p.output(&x.swap_bytes());
+            p.output(&x.count_ones());
+            p.build()
+                .unwrap()
+                .with_signature(&[("x", &[])], &[("r", &[2]), ("c", &[])])
+                .unwrap()
+        };
+        vec![tensor, twos, bytes, halves]
+    }
+
+    /// Input values that fit every shape of [`programs`]: value `i` of a
+    /// param is `i % 2` for a bit, else `(3 i + 1) % 8`.
+    fn inputs(prog: &CompiledProgram) -> Vec<Vec<BigInt>> {
+        prog.signature()
+            .inputs
+            .iter()
+            .map(|p| {
+                let m = if p.shape.len() == 1 { 2 } else { 8 };
+                (0..p.count().unwrap())
+                    .map(|i| BigInt::from((3 * i + 1) % m))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// `bytes` (a program file) with its payload changed by `change`.
+    fn forged(bytes: &[u8], change: impl FnOnce(&mut ProgramData)) -> Vec<u8> {
+        forge(bytes, change).unwrap()
+    }
+
+    /// Whether `e` is the refusal of a file over [`MAX_PROGRAM_WORK`].
+    fn over_work(e: &Result<CompiledProgram, Error>) -> bool {
+        matches!(e, Err(Error::File(FileError::Inconsistent { reason, .. }))
+            if reason.contains("digit operations and outputs"))
+    }
+
+    /// A program naming its one 8-bit input as often as the work bound
+    /// allows loads; one output more is refused, and so, in well under a
+    /// second, is a forged file naming it a million times. A million
+    /// outputs never made are a typed error too.
+    pub(crate) fn outputs_count_as_work() {
+        let word = Shape::Word {
+            bits: 8,
+            signed: false,
+        };
+        let input_work = Op::Input(word).work(|_| 0);
+        let most = ((MAX_PROGRAM_WORK - input_work) / 8) as usize;
+        let p = Program::new(&INSECURE_TEST_BITS);
+        let x = U8::input(&p);
+        for _ in 0..most {
+            p.output(&x);
+        }
+        let bytes = p.build().unwrap().to_bytes().unwrap();
+        let (_, data): (_, ProgramData) =
+            decode(Path::new("p"), &bytes, FileKind::Program).unwrap();
+        assert_eq!(data.ops, [Op::Input(word)]);
+        // Its 131 070 output names are checked in linear time (comparing
+        // each with every earlier one took 16 s here).
+        let start = Instant::now();
+        let loaded = CompiledProgram::from_bytes(Path::new("p"), &bytes).unwrap();
+        let took = start.elapsed();
+        assert_eq!(loaded.output_shapes().len(), most);
+        assert!(took < Duration::from_secs(4), "loaded in {took:?}");
+
+        let load = |b: &[u8]| CompiledProgram::from_bytes(Path::new("forged"), b);
+        let e = load(&forged(&bytes, |d| d.outputs.push(ValueId(0))));
+        assert!(over_work(&e), "{e:?}");
+        let million = forged(&bytes, |d| d.outputs = vec![ValueId(0); 1_000_000]);
+        let start = Instant::now();
+        let e = load(&million);
+        let took = start.elapsed();
+        assert!(over_work(&e), "{e:?}");
+        assert!(took < Duration::from_secs(1), "refused in {took:?}");
+        let e = load(&forged(&bytes, |d| d.outputs = vec![ValueId(9); 1_000_000]));
+        assert!(
+            matches!(e, Err(Error::File(FileError::Inconsistent { .. }))),
+            "{e:?}"
+        );
+    }
+
+    /// The summary of a program file states what the program built before
+    /// the file and the program rebuilt from it report: parameter set,
+    /// thread count, signature, cost, memory estimate and result size.
+    pub(crate) fn peek_states_what_the_rebuild_reports() {
+        for prog in programs() {
+            let bytes = prog.to_bytes().unwrap();
+            let summary = CompiledProgram::peek(Path::new("p"), &bytes).unwrap();
+            let rebuilt = CompiledProgram::from_bytes(Path::new("p"), &bytes).unwrap();
+            for q in [&prog, &rebuilt] {
+                assert_eq!(summary.params, q.circuit().params());
+                assert_eq!(summary.threads, q.source.as_ref().unwrap().threads);
+                assert_eq!(&summary.signature, q.signature());
+                assert_eq!(summary.stats, q.circuit().stats());
+                for t in [1, 2, 16] {
+                    assert_eq!(summary.memory_estimate(t), q.memory_estimate(t));
+                }
+                assert_eq!(summary.result_bytes(), q.result_bytes());
+            }
+            assert!(summary.memory_estimate(2) > summary.memory_estimate(1));
+        }
+    }
+
+    /// A summary whose signature and stated cost disagree, or a program
+    /// file naming a key, is refused without a rebuild.
+    pub(crate) fn peek_refuses_what_does_not_agree() {
+        let bytes = programs()[0].to_bytes().unwrap();
+        let peek = |b: &[u8]| CompiledProgram::peek(Path::new("forged"), b);
+        let mut keyed = bytes.clone();
+        keyed[16] = 3;
+        crate::crypto::files::reseal(&mut keyed);
+        let changes: [fn(&mut ProgramData); 3] = [
+            |d| d.stats.outputs += 1,
+            |d| d.stats.inputs -= 1,
+            |d| d.signature.outputs[0].dims = vec![3],
+        ];
+        for (i, b) in changes
+            .into_iter()
+            .map(|c| forged(&bytes, c))
+            .chain([keyed])
+            .enumerate()
+        {
+            let e = peek(&b);
+            assert!(
+                matches!(e, Err(Error::File(FileError::Inconsistent { .. }))),
+                "change {i}: {e:?}"
+            );
+        }
+    }
+
+    /// Every program runs encrypted on a bundle read for it, and its
+    /// result file is [`CompiledProgram::result_bytes`] long, as its
+    /// summary states; the results are the clear run's. A bundle for
+    /// another program is refused as [`CompiledProgram::check_bundle`]
+    /// refuses it.
+    pub(crate) fn results_are_the_size_stated() {
+        let d = Scratch::new("results");
+        let progs = programs();
+        for (i, prog) in progs.iter().enumerate() {
+            let (client, server) = keys(prog.circuit().params().params());
+            let values = inputs(prog);
+            let sent = client
+                .encrypt_bundle(&prog.signature().inputs, &values)
+                .unwrap()
+                .to_bytes()
+                .unwrap();
+            let input = prog.bundle_from_bytes(Path::new("in"), &sent).unwrap();
+            assert_eq!(input, Bundle::from_bytes(Path::new("in"), &sent).unwrap());
+            let cpu = CpuBackend::new(server, Some(2)).unwrap();
+            let out = prog.run_bundle(&cpu, &input).unwrap();
+            let len = out.save_len(&d.join(format!("out{i}"))).unwrap();
+            assert_eq!(len, prog.result_bytes(), "program {i}");
+            let summary = CompiledProgram::peek(Path::new("p"), &prog.to_bytes().unwrap()).unwrap();
+            assert_eq!(len, summary.result_bytes(), "program {i}");
+            let got: Vec<_> = client
+                .decrypt_bundle(&out)
+                .unwrap()
+                .into_iter()
+                .map(|(_, vs)| vs)
+                .collect();
+            assert_eq!(got, prog.run_clear(&values).unwrap(), "program {i}");
+
+            let other = &progs[(i + 1) % progs.len()];
+            let (other_client, _) = keys(other.circuit().params().params());
+            let theirs = other_client
+                .encrypt_bundle(&other.signature().inputs, &inputs(other))
+                .unwrap();
+            let e = prog
+                .bundle_from_bytes(Path::new("in"), &theirs.to_bytes().unwrap())
+                .unwrap_err();
+            let check = prog.check_bundle(&theirs).unwrap_err();
+            assert_eq!(e.to_string(), check.to_string(), "program {i}");
+        }
+    }
+
+    crate::testing::unit::tests![
+        outputs_count_as_work,
+        peek_states_what_the_rebuild_reports,
+        peek_refuses_what_does_not_agree,
+        results_are_the_size_stated,
+    ];
 }

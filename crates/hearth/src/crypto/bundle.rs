@@ -18,9 +18,12 @@ use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::commons::math::random::Seed;
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::encoding::{signed_binary, twos_digits, word_bits, Encrypted, Param, Shape};
+use crate::crypto::encoding::{
+    repeated_name, signed_binary, twos_digits, word_bits, Encrypted, Param, Shape,
+};
 use crate::crypto::files::{
-    check_lwe, decode, encode, inconsistent, read_bytes, write_atomic, FileKind,
+    check_lwe, decode, encode, encoded_len, file_len, inconsistent, read_bytes, write_file,
+    FileKind,
 };
 use crate::crypto::keys::{Ciphertext, ClientKey, KeyId};
 use crate::crypto::params::ParamsId;
@@ -56,13 +59,30 @@ struct Seeded {
     bodies: Vec<u64>,
 }
 
-/// What a bundle file holds (the ids are in the header).
+/// What a bundle file holds (the ids are in the header): generic so that
+/// one layout is written from borrowed entries and read into owned ones.
 #[derive(Serialize, Deserialize)]
-enum Payload {
+enum Payload<E, S> {
     /// Every ciphertext whole.
-    Full(Vec<Entry>),
+    Full(E),
     /// The entries' params, then their ciphertexts as one seeded list.
-    Seeded(Vec<Param>, Seeded),
+    Seeded(Vec<Param>, S),
+}
+
+/// A payload as written.
+type Written<'a> = Payload<&'a [Entry], &'a Seeded>;
+
+/// A payload as read.
+type Stored = Payload<Vec<Entry>, Seeded>;
+
+impl Stored {
+    /// The entries' names, shapes and dims.
+    fn signature(&self) -> Vec<Param> {
+        match self {
+            Payload::Full(entries) => entries.iter().map(|e| e.param.clone()).collect(),
+            Payload::Seeded(params, _) => params.clone(),
+        }
+    }
 }
 
 /// The most ciphertexts a compact bundle may expand to (1 GiB on
@@ -118,16 +138,10 @@ impl Bundle {
     }
 
     fn check(&self) -> Result<(), Error> {
-        for (i, e) in self.entries.iter().enumerate() {
-            if self.entries[..i]
-                .iter()
-                .any(|f| f.param.name == e.param.name)
-            {
-                return Err(Error::Dimensions(format!(
-                    "two entries are named {:?}",
-                    e.param.name
-                )));
-            }
+        if let Some(name) = repeated_name(self.entries.iter().map(|e| &e.param)) {
+            return Err(Error::Dimensions(format!("two entries are named {name:?}")));
+        }
+        for e in &self.entries {
             let n = e.param.count()?;
             if e.values.len() != n {
                 return Err(Error::Dimensions(format!(
@@ -178,32 +192,85 @@ impl Bundle {
         self.entries.iter().flat_map(|e| &e.values)
     }
 
-    /// The bundle as file bytes (header and payload): compact when its
-    /// ciphertexts came as one seeded list.
+    /// What its file holds: compact when its ciphertexts came as one
+    /// seeded list.
+    fn payload(&self) -> Written<'_> {
+        match &self.seeded {
+            Some(seeded) => Payload::Seeded(self.signature(), seeded),
+            None => Payload::Full(&self.entries),
+        }
+    }
+
+    /// The bundle as file bytes (header and payload).
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
-        let payload = match &self.seeded {
-            Some(seeded) => Payload::Seeded(self.signature(), (**seeded).clone()),
-            None => Payload::Full(self.entries.clone()),
-        };
         encode(
             Path::new("<bundle>"),
             FileKind::Bundle,
             self.params,
             self.key_id,
-            &payload,
+            &self.payload(),
         )
     }
 
     /// Reads bundle bytes from anywhere (`origin` names them in errors),
     /// checking every entry and ciphertext.
     pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<Self, Error> {
-        let (info, payload): (_, Payload) = decode(origin, bytes, FileKind::Bundle)?;
+        let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
         Self::from_payload(origin, info.params, info.key_id, payload)
+    }
+
+    /// [`Bundle::from_bytes`] for a program that takes `inputs` on
+    /// `params`: the file's parameter set and entries are compared with
+    /// them first (with the errors of
+    /// [`crate::CompiledProgram::check_bundle`]), before any ciphertext is
+    /// checked or a compact bundle expanded, so bytes that do not fit cost
+    /// only their decoding.
+    pub fn from_bytes_expecting(
+        origin: &Path,
+        bytes: &[u8],
+        params: ParamsId,
+        inputs: &[Param],
+    ) -> Result<Self, Error> {
+        let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
+        check_inputs(params, inputs, info.params, &payload.signature())?;
+        Self::from_payload(origin, info.params, info.key_id, payload)
+    }
+
+    /// Every check [`Bundle::from_bytes_expecting`] makes, without
+    /// expanding a compact bundle (its list is checked against its
+    /// entries, so its expansion cannot fail): for a server that admits a
+    /// job now and reads its bundle when the job runs.
+    pub fn check_bytes_expecting(
+        origin: &Path,
+        bytes: &[u8],
+        params: ParamsId,
+        inputs: &[Param],
+    ) -> Result<(), Error> {
+        let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
+        check_inputs(params, inputs, info.params, &payload.signature())?;
+        match payload {
+            Payload::Seeded(list, seeded) => check_seeded(origin, &list, &seeded),
+            full => Self::from_payload(origin, info.params, info.key_id, full).map(drop),
+        }
     }
 
     /// Writes the bundle atomically.
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_atomic(path, &self.to_bytes()?, false)
+        self.save_len(path).map(drop)
+    }
+
+    /// [`Bundle::save`], returning the file's size in bytes. The payload
+    /// is serialized straight to the file, so a large bundle is never held
+    /// twice in memory.
+    pub fn save_len(&self, path: &Path) -> Result<u64, Error> {
+        write_file(
+            path,
+            FileKind::Bundle,
+            self.params,
+            self.key_id,
+            &self.payload(),
+            false,
+        )
     }
 
     /// Reads a bundle written by [`Bundle::save`].
@@ -215,7 +282,7 @@ impl Bundle {
         path: &Path,
         params: ParamsId,
         key_id: KeyId,
-        payload: Payload,
+        payload: Stored,
     ) -> Result<Self, Error> {
         let bad = |e: Error| inconsistent(path, format!("bundle: {e}"));
         let b = match payload {
@@ -227,30 +294,7 @@ impl Bundle {
                 Bundle::new(params, key_id, entries).map_err(bad)?
             }
             Payload::Seeded(params_list, seeded) => {
-                let mut needed = 0usize;
-                for p in &params_list {
-                    let n = p.count().map_err(bad)?;
-                    needed = needed.saturating_add(n.saturating_mul(p.shape.len()));
-                }
-                if seeded.seed == 0 {
-                    return Err(inconsistent(path, "a compact bundle without a seed"));
-                }
-                if needed > MAX_SEEDED_CIPHERTEXTS {
-                    return Err(bad(Error::TooLarge {
-                        what: "a compact bundle (ciphertexts)".into(),
-                        size: needed as u64,
-                        limit: MAX_SEEDED_CIPHERTEXTS as u64,
-                    }));
-                }
-                if seeded.bodies.len() != needed {
-                    return Err(inconsistent(
-                        path,
-                        format!(
-                            "{} ciphertext bodies for entries of {needed} ciphertexts",
-                            seeded.bodies.len()
-                        ),
-                    ));
-                }
+                check_seeded(path, &params_list, &seeded)?;
                 let cts = decompress(params, key_id, seeded.seed, &seeded.bodies);
                 let mut b = Bundle::new(params, key_id, split(&params_list, cts)?).map_err(bad)?;
                 b.seeded = Some(Arc::new(seeded));
@@ -259,6 +303,38 @@ impl Bundle {
         };
         Ok(b)
     }
+}
+
+/// Checks a compact bundle's list against its entries' params: a seed,
+/// one body per ciphertext the entries need, at most
+/// [`MAX_SEEDED_CIPHERTEXTS`]. Expanding it then cannot fail.
+fn check_seeded(path: &Path, params: &[Param], seeded: &Seeded) -> Result<(), Error> {
+    let bad = |e: Error| inconsistent(path, format!("bundle: {e}"));
+    let mut needed = 0usize;
+    for p in params {
+        let n = p.count().map_err(bad)?;
+        needed = needed.saturating_add(n.saturating_mul(p.shape.len()));
+    }
+    if seeded.seed == 0 {
+        return Err(inconsistent(path, "a compact bundle without a seed"));
+    }
+    if needed > MAX_SEEDED_CIPHERTEXTS {
+        return Err(bad(Error::TooLarge {
+            what: "a compact bundle (ciphertexts)".into(),
+            size: needed as u64,
+            limit: MAX_SEEDED_CIPHERTEXTS as u64,
+        }));
+    }
+    if seeded.bodies.len() != needed {
+        return Err(inconsistent(
+            path,
+            format!(
+                "{} ciphertext bodies for entries of {needed} ciphertexts",
+                seeded.bodies.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `cts` cut into the values of `params`, in order (their total must
@@ -277,6 +353,68 @@ fn split(params: &[Param], cts: Vec<Ciphertext>) -> Result<Vec<Entry>, Error> {
             })
         })
         .collect()
+}
+
+/// Checks entries of parameter set `found_params` named, shaped and sized
+/// `found` against the inputs a program on `params` takes: the same set,
+/// then the same params in order.
+pub(crate) fn check_inputs(
+    params: ParamsId,
+    inputs: &[Param],
+    found_params: ParamsId,
+    found: &[Param],
+) -> Result<(), Error> {
+    if found_params != params {
+        return Err(Error::ParamsMismatch {
+            expected: params,
+            found: found_params,
+        });
+    }
+    if found != inputs {
+        let show = |ps: &[Param]| {
+            ps.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(Error::Dimensions(format!(
+            "the bundle holds [{}], the program takes [{}]",
+            show(found),
+            show(inputs)
+        )));
+    }
+    Ok(())
+}
+
+/// The size of the file [`Bundle::save`] writes for entries `entries` of
+/// full ciphertexts under `params` (a program's results), from the
+/// encoded sizes of one ciphertext and of the entries without values, so
+/// nothing is allocated per value. Saturates where a count is refused.
+pub(crate) fn full_file_len(params: ParamsId, entries: &[Param]) -> u64 {
+    let lwe_size = params.params().big_lwe_dimension().to_lwe_size();
+    let ct = encoded_len(&Ciphertext {
+        params,
+        key_id: KeyId(0),
+        lwe: LweCiphertext::new(0u64, lwe_size, CiphertextModulus::new_native()),
+    });
+    let empty: Vec<Entry> = entries
+        .iter()
+        .map(|p| Entry {
+            param: p.clone(),
+            values: Vec::new(),
+        })
+        .collect();
+    entries
+        .iter()
+        .fold(file_len(&Written::Full(&empty)), |len, p| {
+            let value = encoded_len(&Encrypted {
+                shape: p.shape,
+                cts: Vec::new(),
+            })
+            .saturating_add((p.shape.len() as u64).saturating_mul(ct));
+            let count = p.count().map_or(u64::MAX, |n| n as u64);
+            len.saturating_add(count.saturating_mul(value))
+        })
 }
 
 /// Checks that `values` holds one list per param, each of the param's
@@ -376,4 +514,222 @@ impl ClientKey {
             })
             .collect()
     }
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
+    use super::*;
+    use crate::crypto::files::tests::Scratch;
+    use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
+    use crate::testing::keys::keys;
+
+    fn int(name: &str, digits: usize, dims: &[usize]) -> Param {
+        Param::new(name, Shape::Int { digits }, dims)
+    }
+
+    /// Values `0, 1, ...` for each param.
+    fn counting(params: &[Param]) -> Vec<Vec<BigInt>> {
+        params
+            .iter()
+            .map(|p| (0..p.count().unwrap()).map(BigInt::from).collect())
+            .collect()
+    }
+
+    /// A compact bundle under `params` and `key_id` (encrypted) and the
+    /// same values as full ciphertexts.
+    fn compact_and_full(client: &ClientKey, entries: &[Param]) -> (Bundle, Bundle) {
+        let values = counting(entries);
+        let compact = client.encrypt_bundle(entries, &values).unwrap();
+        let full = entries
+            .iter()
+            .zip(&values)
+            .map(|(p, vs)| Entry {
+                param: p.clone(),
+                values: vs
+                    .iter()
+                    .map(|v| client.encrypt_value(p.shape, v).unwrap())
+                    .collect(),
+            })
+            .collect();
+        let full = Bundle::new(client.params().id, client.key_id(), full).unwrap();
+        (compact, full)
+    }
+
+    /// The entries of the tests: a tensor of integers and a word.
+    fn entries() -> Vec<Param> {
+        vec![
+            int("x", 4, &[2, 3]),
+            Param::new(
+                "w",
+                Shape::Word {
+                    bits: 3,
+                    signed: true,
+                },
+                &[],
+            ),
+        ]
+    }
+
+    /// [`Bundle::save_len`] writes [`Bundle::to_bytes`] exactly, compact
+    /// or full, and returns its size; a full bundle's size is
+    /// [`full_file_len`] of its entries.
+    pub(crate) fn saved_bundles_are_their_bytes() {
+        let d = Scratch::new("bundle-save");
+        let (client, _) = keys(&INSECURE_TEST_DIGITS);
+        let (compact, full) = compact_and_full(client, &entries());
+        for (name, b) in [("compact", &compact), ("full", &full)] {
+            let path = d.join(name);
+            let len = b.save_len(&path).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(len, bytes.len() as u64, "{name}");
+            assert!(bytes == b.to_bytes().unwrap(), "{name}: saved bytes differ");
+            assert_eq!(&Bundle::load(&path).unwrap(), b, "{name}");
+        }
+        let full_len = std::fs::metadata(d.join("full")).unwrap().len();
+        assert_eq!(full_file_len(full.params(), &full.signature()), full_len);
+        let compact_len = std::fs::metadata(d.join("compact")).unwrap().len();
+        assert!(compact_len * 100 < full_len, "{compact_len} vs {full_len}");
+        // A refused count saturates.
+        let huge = [int("h", 4, &[usize::MAX, 2])];
+        assert_eq!(full_file_len(full.params(), &huge), u64::MAX);
+    }
+
+    /// The bytes of a compact bundle of `entries` under `params`, every
+    /// body 0 (what a forger can write without a key).
+    fn forged_compact(params: ParamsId, entries: Vec<Param>) -> Vec<u8> {
+        let n = entries
+            .iter()
+            .map(|p| p.count().unwrap() * p.shape.len())
+            .sum();
+        let seeded = Seeded {
+            seed: 1,
+            bodies: vec![0; n],
+        };
+        let payload: Written<'_> = Payload::Seeded(entries, &seeded);
+        encode(
+            Path::new("<forged>"),
+            FileKind::Bundle,
+            params,
+            KeyId(7),
+            &payload,
+        )
+        .unwrap()
+    }
+
+    /// A compact bundle of [`MAX_SEEDED_CIPHERTEXTS`] ciphertexts (512 MiB
+    /// once expanded on this set) that is not what the program takes is
+    /// refused from its decoded entries, in far less time than an
+    /// expansion; as is one of another parameter set. A small forged
+    /// bundle of the same layout reads (so the refusal is the check's).
+    pub(crate) fn mismatched_bundles_are_refused_before_expansion() {
+        let id = INSECURE_TEST_DIGITS.id;
+        let takes = [int("a", 4, &[]), int("b", 4, &[])];
+        let wide = vec![int("x", 16, &[MAX_SEEDED_CIPHERTEXTS / 16])];
+        let bytes = forged_compact(id, wide);
+        let start = std::time::Instant::now();
+        let e = Bundle::from_bytes_expecting(Path::new("f"), &bytes, id, &takes);
+        let took = start.elapsed();
+        match e {
+            Err(Error::Dimensions(m)) => assert!(m.contains("the bundle holds [x: "), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(took.as_millis() < 50, "refused in {took:?}");
+        let bits = INSECURE_TEST_BITS.id;
+        let e = Bundle::from_bytes_expecting(Path::new("f"), &bytes, bits, &takes);
+        assert!(
+            matches!(e, Err(Error::ParamsMismatch { expected, found }) if expected == bits && found == id),
+            "{e:?}"
+        );
+        let small = forged_compact(id, vec![int("x", 16, &[2])]);
+        assert_eq!(
+            Bundle::from_bytes(Path::new("f"), &small)
+                .unwrap()
+                .values()
+                .count(),
+            2
+        );
+    }
+
+    /// Bytes that fit read as [`Bundle::from_bytes`] reads them, compact
+    /// or full; bytes that do not are refused with the errors of
+    /// [`crate::CompiledProgram::check_bundle`]'s check.
+    pub(crate) fn expected_bundles_read_as_from_bytes() {
+        let (client, _) = keys(&INSECURE_TEST_DIGITS);
+        let id = client.params().id;
+        let takes = entries();
+        let (compact, full) = compact_and_full(client, &takes);
+        for b in [&compact, &full] {
+            let bytes = b.to_bytes().unwrap();
+            let read = Bundle::from_bytes_expecting(Path::new("b"), &bytes, id, &takes).unwrap();
+            assert_eq!(read, Bundle::from_bytes(Path::new("b"), &bytes).unwrap());
+            assert_eq!(&read, b);
+            let mut other = takes.clone();
+            other.swap(0, 1);
+            let e = Bundle::from_bytes_expecting(Path::new("b"), &bytes, id, &other).unwrap_err();
+            let check = check_inputs(id, &other, b.params(), &b.signature()).unwrap_err();
+            assert!(matches!(e, Error::Dimensions(_)), "{e:?}");
+            assert_eq!(e.to_string(), check.to_string());
+            // The check alone agrees, both ways.
+            Bundle::check_bytes_expecting(Path::new("b"), &bytes, id, &takes).unwrap();
+            let e = Bundle::check_bytes_expecting(Path::new("b"), &bytes, id, &other).unwrap_err();
+            assert_eq!(e.to_string(), check.to_string());
+        }
+    }
+
+    /// A compact bundle that fits is checked without its expansion: 65 536
+    /// ciphertexts in milliseconds; a list one body short is refused.
+    pub(crate) fn compact_bundles_are_checked_without_expansion() {
+        let id = INSECURE_TEST_DIGITS.id;
+        let wide = vec![int("x", 16, &[MAX_SEEDED_CIPHERTEXTS / 16])];
+        let bytes = forged_compact(id, wide.clone());
+        let start = std::time::Instant::now();
+        Bundle::check_bytes_expecting(Path::new("f"), &bytes, id, &wide).unwrap();
+        let took = start.elapsed();
+        assert!(took.as_millis() < 50, "checked in {took:?}");
+        let start = std::time::Instant::now();
+        let read = Bundle::from_bytes_expecting(Path::new("f"), &bytes, id, &wide).unwrap();
+        assert_eq!(read.values().count(), MAX_SEEDED_CIPHERTEXTS / 16);
+        eprintln!("checked in {took:?}, expanded in {:?}", start.elapsed());
+        let short = {
+            let seeded = Seeded {
+                seed: 1,
+                bodies: vec![0; MAX_SEEDED_CIPHERTEXTS - 1],
+            };
+            let payload: Written<'_> = Payload::Seeded(wide.clone(), &seeded);
+            encode(Path::new("f"), FileKind::Bundle, id, KeyId(7), &payload).unwrap()
+        };
+        assert!(Bundle::check_bytes_expecting(Path::new("f"), &short, id, &wide).is_err());
+        assert!(Bundle::from_bytes(Path::new("f"), &short).is_err());
+    }
+
+    /// Entry names are compared in linear time: 200 000 empty entries and
+    /// one named like the first are refused at once (comparing each with
+    /// every earlier one took minutes).
+    pub(crate) fn many_names_are_checked_at_once() {
+        let mut entries: Vec<Entry> = (0..200_000)
+            .map(|i| Entry {
+                param: int(&format!("e{i}"), 4, &[0]),
+                values: Vec::new(),
+            })
+            .collect();
+        let id = INSECURE_TEST_DIGITS.id;
+        assert!(Bundle::new(id, KeyId(1), entries.clone()).is_ok());
+        entries.push(entries[0].clone());
+        let start = std::time::Instant::now();
+        let e = Bundle::new(id, KeyId(1), entries);
+        let took = start.elapsed();
+        assert!(
+            matches!(e, Err(Error::Dimensions(ref m)) if m == "two entries are named \"e0\""),
+            "{e:?}"
+        );
+        assert!(took.as_millis() < 1000, "refused in {took:?}");
+    }
+
+    crate::testing::unit::tests![
+        many_names_are_checked_at_once,
+        saved_bundles_are_their_bytes,
+        mismatched_bundles_are_refused_before_expansion,
+        compact_bundles_are_checked_without_expansion,
+        expected_bundles_read_as_from_bytes,
+    ];
 }

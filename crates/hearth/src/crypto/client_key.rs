@@ -278,6 +278,7 @@ impl ClientKey {
             &self.to_data(),
             true,
         )
+        .map(drop)
     }
 
     /// Reads secret keys written by [`ClientKey::save`], checking every

@@ -384,6 +384,7 @@ impl CompressedServerKey {
             &self.data,
             false,
         )
+        .map(drop)
     }
 
     /// The file bytes [`CompressedServerKey::save`] writes; both

@@ -126,14 +126,11 @@ impl fmt::Display for Param {
 /// Checks that `params` cover `shapes` in order, each group of values one
 /// shape, with distinct names; `what` says which side ("input", "output").
 pub(crate) fn check_cover(params: &[Param], shapes: &[Shape], what: &str) -> Result<(), Error> {
+    if let Some(name) = repeated_name(params) {
+        return Err(Error::Dimensions(format!("two {what}s are named {name:?}")));
+    }
     let mut next = 0usize;
-    for (i, p) in params.iter().enumerate() {
-        if params[..i].iter().any(|q| q.name == p.name) {
-            return Err(Error::Dimensions(format!(
-                "two {what}s are named {:?}",
-                p.name
-            )));
-        }
+    for p in params {
         let n = p.count()?;
         let Some(group) = shapes.get(next..next.saturating_add(n)) else {
             return Err(Error::Dimensions(format!(
@@ -158,6 +155,16 @@ pub(crate) fn check_cover(params: &[Param], shapes: &[Shape], what: &str) -> Res
         )));
     }
     Ok(())
+}
+
+/// The first name that an earlier param of `params` has too: hashed, so
+/// a forged list of a million params costs a million steps, not 10^12.
+pub(crate) fn repeated_name<'a>(params: impl IntoIterator<Item = &'a Param>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    params
+        .into_iter()
+        .map(|p| p.name.as_str())
+        .find(|name| !seen.insert(*name))
 }
 
 /// The most values one [`Param`] may hold.

@@ -20,10 +20,14 @@
 //! the largest size the parameter set allows, and checks the decoded entities
 //! against the header and the parameter set, so a truncated, corrupted,
 //! foreign or mismatched file is a typed [`FileError`], never a panic.
-//! Files are written to a temporary name and renamed, so a failed write
-//! never destroys an existing file; secret-key files get mode 0600.
+//! Files are written to a temporary name, synced and renamed, then their
+//! folder is synced, so a failed write never destroys an existing file and
+//! a written one survives a power loss; secret-key files get mode 0600.
+//! The payload is serialized straight to the file, so writing never holds
+//! a second copy of it in memory.
 
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use bincode::Options;
@@ -141,6 +145,46 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
     }
 }
 
+/// The encoding of every payload: bincode, fixed-size integers.
+fn options() -> impl Options {
+    bincode::DefaultOptions::new().with_fixint_encoding()
+}
+
+/// A payload that cannot be encoded (or written, for an I/O error) as
+/// an error naming `origin`.
+fn encode_err(origin: &Path) -> impl FnOnce(bincode::Error) -> Error + '_ {
+    move |e| match *e {
+        bincode::ErrorKind::Io(source) => io_err(origin)(source).into(),
+        e => FileError::Malformed {
+            path: origin.to_path_buf(),
+            reason: format!("cannot encode: {e}"),
+        }
+        .into(),
+    }
+}
+
+/// A file's header for a payload of `len` bytes whose CRC-32 state is
+/// `payload_crc`.
+fn header(
+    kind: FileKind,
+    params: ParamsId,
+    key_id: KeyId,
+    len: u64,
+    payload_crc: &crc32fast::Hasher,
+) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(&MAGIC);
+    h[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[10..12].copy_from_slice(&(kind as u16).to_le_bytes());
+    h[12..14].copy_from_slice(&params.to_u16().to_le_bytes());
+    // Bytes 14-15 are reserved (0).
+    h[16..24].copy_from_slice(&key_id.0.to_le_bytes());
+    h[24..32].copy_from_slice(&len.to_le_bytes());
+    let crc = checksum(&h, payload_crc);
+    h[CHECKED_HEADER_LEN..].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
 /// A file's bytes: the header, then `payload` encoded. `origin` names the
 /// destination in errors.
 pub(crate) fn encode<T: Serialize>(
@@ -150,34 +194,37 @@ pub(crate) fn encode<T: Serialize>(
     key_id: KeyId,
     payload: &T,
 ) -> Result<Vec<u8>, Error> {
-    let body = bincode::DefaultOptions::new()
-        .with_fixint_encoding()
-        .serialize(payload)
-        .map_err(|e| FileError::Malformed {
-            path: origin.to_path_buf(),
-            reason: format!("cannot encode: {e}"),
-        })?;
-    let mut bytes = Vec::with_capacity(HEADER_LEN + body.len());
-    bytes.extend_from_slice(&MAGIC);
-    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    bytes.extend_from_slice(&(kind as u16).to_le_bytes());
-    bytes.extend_from_slice(&params.to_u16().to_le_bytes());
-    bytes.extend_from_slice(&0u16.to_le_bytes());
-    bytes.extend_from_slice(&key_id.0.to_le_bytes());
-    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&checksum(&bytes, &body).to_le_bytes());
-    debug_assert_eq!(bytes.len(), HEADER_LEN);
+    let body = options().serialize(payload).map_err(encode_err(origin))?;
+    let mut bytes = header(kind, params, key_id, body.len() as u64, &crc_of(&body)).to_vec();
     bytes.extend_from_slice(&body);
     Ok(bytes)
 }
 
+/// The bytes `value` takes in a payload.
+pub(crate) fn encoded_len<T: Serialize>(value: &T) -> u64 {
+    options().serialized_size(value).unwrap_or(u64::MAX)
+}
+
+/// The size of a file holding `payload`: the header and its encoding.
+pub(crate) fn file_len<T: Serialize>(payload: &T) -> u64 {
+    (HEADER_LEN as u64).saturating_add(encoded_len(payload))
+}
+
 /// The CRC-32 a file stores: of the header's first 32 bytes (everything
-/// but the checksum itself), then of the payload.
-fn checksum(header: &[u8], payload: &[u8]) -> u32 {
+/// but the checksum itself), then of the payload (given as its own CRC
+/// state, so that a payload written as it is encoded need not be kept).
+fn checksum(header: &[u8], payload_crc: &crc32fast::Hasher) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&header[..CHECKED_HEADER_LEN]);
-    h.update(payload);
+    h.combine(payload_crc);
     h.finalize()
+}
+
+/// The CRC-32 state after `bytes`.
+fn crc_of(bytes: &[u8]) -> crc32fast::Hasher {
+    let mut h = crc32fast::Hasher::new();
+    h.update(bytes);
+    h
 }
 
 /// The header bytes the checksum covers.
@@ -193,11 +240,35 @@ pub fn reseal(bytes: &mut [u8]) -> bool {
     }
     let (header, payload) = bytes.split_at_mut(HEADER_LEN);
     header[24..32].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    let crc = checksum(header, payload);
+    let crc = checksum(header, &crc_of(payload));
     header[CHECKED_HEADER_LEN..].copy_from_slice(&crc.to_le_bytes());
     true
 }
 
+/// A writer that passes bytes on and keeps their count and CRC-32.
+struct Tally<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+    len: u64,
+}
+
+impl<W: Write> Write for Tally<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes the file [`encode`] would make, atomically as [`write_atomic`]
+/// does, but serializes `payload` straight to disk: a placeholder header,
+/// the payload (counted and checksummed on its way), then the real header
+/// over the placeholder. Returns the file's size in bytes.
 pub(crate) fn write_file<T: Serialize>(
     path: &Path,
     kind: FileKind,
@@ -205,16 +276,51 @@ pub(crate) fn write_file<T: Serialize>(
     key_id: KeyId,
     payload: &T,
     secret: bool,
-) -> Result<(), Error> {
-    write_atomic(path, &encode(path, kind, params, key_id, payload)?, secret)
+) -> Result<u64, Error> {
+    write_atomic_with(path, secret, |f| {
+        f.write_all(&[0; HEADER_LEN]).map_err(io_err(path))?;
+        let mut out = BufWriter::new(Tally {
+            inner: &mut *f,
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+        });
+        options()
+            .serialize_into(&mut out, payload)
+            .map_err(encode_err(path))?;
+        let Tally { crc, len, .. } = out.into_inner().map_err(|e| io_err(path)(e.into_error()))?;
+        let h = header(kind, params, key_id, len, &crc);
+        f.seek(SeekFrom::Start(0))
+            .and_then(|_| f.write_all(&h))
+            .map_err(io_err(path))?;
+        Ok(HEADER_LEN as u64 + len)
+    })
 }
 
 /// Writes `bytes` to a temporary name beside `path`, syncs, and renames
 /// it over `path`: readers see the old file or the whole new one.
 pub fn write_atomic(path: &Path, bytes: &[u8], secret: bool) -> Result<(), Error> {
+    write_atomic_with(path, secret, |f| {
+        Ok(f.write_all(bytes).map_err(io_err(path))?)
+    })
+}
+
+/// [`write_atomic`] with the bytes written by `write` to the temporary
+/// file; then the file is synced, renamed over `path`, and its folder
+/// synced. The temporary file is removed on an error before the rename;
+/// an error syncing the folder comes after it (the new file is in place,
+/// its durability unknown).
+fn write_atomic_with<R>(
+    path: &Path,
+    secret: bool,
+    write: impl FnOnce(&mut File) -> Result<R, Error>,
+) -> Result<R, Error> {
     let tmp: PathBuf = {
         let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(format!(".tmp{}", std::process::id()));
+        // The process and a count: two threads writing the same file at
+        // once each write their own, and the last rename wins whole.
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        name.push(format!(".tmp{}-{n}", std::process::id()));
         path.with_file_name(name)
     };
     let mut options = std::fs::OpenOptions::new();
@@ -226,17 +332,48 @@ pub fn write_atomic(path: &Path, bytes: &[u8], secret: bool) -> Result<(), Error
     }
     #[cfg(not(unix))]
     let _ = secret;
-    let result = (|| {
-        let mut f = options.open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+    let result = (|| -> Result<R, Error> {
+        let mut f = options.open(&tmp).map_err(io_err(path))?;
+        let r = write(&mut f)?;
+        f.sync_all()
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(io_err(path))?;
+        Ok(r)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result.map_err(io_err(path))?;
+    let r = result?;
+    sync_dir(folder(path)).map_err(io_err(path))?;
+    Ok(r)
+}
+
+/// The folder holding `path` (`.` for a bare file name).
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Syncs folder `dir`: a rename or removal inside it is durable only once
+/// the folder itself is on disk (unix; elsewhere nothing to do).
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
     Ok(())
+}
+
+/// Removes file `path` and syncs its folder, so a power loss cannot bring
+/// it back; `Ok(false)` when it was not there.
+pub fn remove_durable(path: &Path) -> std::io::Result<bool> {
+    match std::fs::remove_file(path) {
+        Ok(()) => sync_dir(folder(path)).map(|()| true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Reads and checks the header of any hearth file.
@@ -370,14 +507,13 @@ pub(crate) fn decode<T: DeserializeOwned>(
             .expect("4 bytes"),
     );
     let body = &bytes[HEADER_LEN..];
-    if checksum(bytes, body) != stored {
+    if checksum(bytes, &crc_of(body)) != stored {
         return Err(FileError::Corrupted {
             path: path.to_path_buf(),
         }
         .into());
     }
-    let value = bincode::DefaultOptions::new()
-        .with_fixint_encoding()
+    let value = options()
         .with_limit(info.payload_len)
         .deserialize(body)
         .map_err(|e| FileError::Malformed {
@@ -458,6 +594,7 @@ impl ServerKey {
             &self.data,
             false,
         )
+        .map(drop)
     }
 
     /// The file bytes [`ServerKey::save`] writes (for sending the keys
@@ -536,6 +673,7 @@ pub fn save_ciphertexts(path: &Path, cts: &[Ciphertext]) -> Result<(), Error> {
         &cts,
         false,
     )
+    .map(drop)
 }
 
 /// Reads ciphertexts, checking they belong to `key_id` when given: the
@@ -566,4 +704,136 @@ pub fn ciphertexts_from_bytes(
         check_lwe(origin, &ct.lwe, p)?;
     }
     Ok(cts)
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
+    use super::*;
+    use crate::crypto::params::INSECURE_TEST_DIGITS;
+
+    /// An empty folder of this process for one test, removed when dropped.
+    pub(crate) struct Scratch(PathBuf);
+
+    impl Scratch {
+        /// The folder of test `name`.
+        pub(crate) fn new(name: &str) -> Self {
+            let d = std::env::temp_dir().join(format!("hearth-unit-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d).unwrap();
+            Scratch(d)
+        }
+    }
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// The names in folder `d`, sorted.
+    fn names(d: &Path) -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        n.sort();
+        n
+    }
+
+    /// A payload whose encoding fails after its first bytes.
+    struct Unencodable;
+
+    impl Serialize for Unencodable {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::{Error as _, SerializeSeq};
+            let mut seq = s.serialize_seq(Some(2))?;
+            seq.serialize_element(&vec![7u64; 10_000])?;
+            drop(seq);
+            Err(S::Error::custom("refused on purpose"))
+        }
+    }
+
+    /// Files written as they are encoded hold exactly [`encode`]'s bytes,
+    /// for payloads smaller and larger than the write buffer, with the
+    /// CRC-32 of the covered bytes; the size returned is the file's; they
+    /// read back.
+    pub(crate) fn streamed_files_are_the_encoded_bytes() {
+        let d = Scratch::new("streamed");
+        let id = INSECURE_TEST_DIGITS.id;
+        let payloads: [Vec<u64>; 3] = [
+            Vec::new(),
+            vec![1, 2, 3],
+            (0..300_000u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect(),
+        ];
+        for (i, payload) in payloads.iter().enumerate() {
+            let path = d.join(format!("f{i}"));
+            let kind = FileKind::Ciphertexts;
+            let len = write_file(&path, kind, id, KeyId(42 + i as u64), payload, false).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(len, bytes.len() as u64);
+            let encoded = encode(&path, kind, id, KeyId(42 + i as u64), payload).unwrap();
+            assert!(bytes == encoded, "payload {i}: streamed bytes differ");
+            // The stored CRC is the CRC-32 of header[..32] then the payload.
+            let covered = [&bytes[..CHECKED_HEADER_LEN], &bytes[HEADER_LEN..]].concat();
+            let stored =
+                u32::from_le_bytes(bytes[CHECKED_HEADER_LEN..HEADER_LEN].try_into().unwrap());
+            assert_eq!(stored, crc32fast::hash(&covered), "payload {i}");
+            assert_eq!(file_len(payload), len);
+            let (info, back): (_, Vec<u64>) = decode(&path, &bytes, kind).unwrap();
+            assert_eq!((info.key_id, &back), (KeyId(42 + i as u64), payload));
+        }
+    }
+
+    /// A write that fails midway leaves the old file as it was and no
+    /// temporary file; a write into a folder that does not exist is an
+    /// I/O error.
+    pub(crate) fn failed_writes_leave_the_old_file() {
+        let d = Scratch::new("failed-write");
+        let path = d.join("f");
+        write_atomic(&path, b"old", false).unwrap();
+        let id = INSECURE_TEST_DIGITS.id;
+        let e = write_file(&path, FileKind::Program, id, KeyId(0), &Unencodable, false);
+        assert!(
+            matches!(e, Err(Error::File(FileError::Malformed { ref reason, .. })) if reason.contains("refused on purpose")),
+            "{e:?}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(names(&d), ["f"]);
+        let e = write_atomic(&d.join("missing").join("f"), b"new", false);
+        assert!(matches!(e, Err(Error::File(FileError::Io { .. }))), "{e:?}");
+    }
+
+    /// Durable removal removes what is there and says whether it was;
+    /// syncing a folder opens it (a missing one is an error); a bare file
+    /// name's folder is the current one.
+    pub(crate) fn removals_and_folder_syncs() {
+        let d = Scratch::new("remove");
+        let path = d.join("f");
+        write_atomic(&path, b"x", false).unwrap();
+        assert!(remove_durable(&path).unwrap());
+        assert!(!path.exists());
+        assert!(!remove_durable(&path).unwrap());
+        assert!(remove_durable(&d).is_err(), "a folder is not a file");
+        sync_dir(&d).unwrap();
+        #[cfg(unix)]
+        assert!(sync_dir(&d.join("missing")).is_err());
+        assert_eq!(folder(Path::new("f")), Path::new("."));
+        assert_eq!(folder(&path), &*d);
+    }
+
+    crate::testing::unit::tests![
+        streamed_files_are_the_encoded_bytes,
+        failed_writes_leave_the_old_file,
+        removals_and_folder_syncs,
+    ];
 }

@@ -3,6 +3,7 @@
 //! of one process.
 
 pub mod circuits;
+pub mod forge;
 pub mod keys;
 pub mod programs;
 pub mod unit;

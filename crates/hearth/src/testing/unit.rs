@@ -31,6 +31,7 @@ macro_rules! modules {
 
 /// Every module's unit tests.
 const MODULES: &[(&str, Tests)] = modules![
+    api::program_file,
     backend::batch,
     backend::cpu,
     backend::device_memory,
@@ -43,7 +44,9 @@ const MODULES: &[(&str, Tests)] = modules![
     circuit::range,
     circuit::selectors,
     circuit::table,
+    crypto::bundle,
     crypto::compressed,
+    crypto::files,
     crypto::lut,
     crypto::noise,
     digits::asc,
