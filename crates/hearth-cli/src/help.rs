@@ -22,6 +22,10 @@ pub const VALUE_NAMES: &[(&str, &str)] = &[
     ("URL", "an http:// or https:// URL"),
     ("HOST:PORT", "an address"),
     ("ID", "a job id"),
+    (
+        "TOKEN-ID",
+        "an API token's id (the 16 hex digits after `hth_`)",
+    ),
     ("TOKEN", "an API token (from `hearth server token add`)"),
     ("SEED", "a random seed"),
     ("BITS", "operand widths in bits"),

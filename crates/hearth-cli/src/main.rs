@@ -78,7 +78,8 @@ enum Command {
     /// The compute server: runs any program file on bundles for its
     /// tenants' server keys, over HTTP or HTTPS with API tokens (jobs
     /// admitted by cost, queued, kept on disk until fetched or expired).
-    Server(server::Args),
+    // Boxed: its many limits would make every command's value as large.
+    Server(Box<server::Args>),
     /// Submit a program and a bundle to a `hearth server` (uploading the
     /// server key first if needed); prints the job id.
     Submit(submit::Args),
@@ -130,7 +131,7 @@ fn main() -> ExitCode {
         Command::App { which } => app::run(which),
         Command::Bench(args) => bench::run(args),
         Command::Emu { which } => emu::run(which),
-        Command::Server(args) => server::run(args),
+        Command::Server(args) => server::run(*args),
         Command::Submit(args) => submit::run(args),
         Command::JobStatus(args) => job_status::run(args),
         Command::Fetch(args) => fetch::run(args),

@@ -89,6 +89,34 @@ pub struct Args {
     /// How long a request body may take to arrive (`timeout`).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "300s")]
     body_timeout: Duration,
+    /// Slowest a request body may arrive after its first 5 s, per second
+    /// (bytes, or with a unit; 0: no minimum): a slower one is refused
+    /// (`timeout`) and its upload slot freed at once. A client must read
+    /// answers that wait for it (a large result) as fast, judged over 5 s,
+    /// or its connection is dropped.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64KiB")]
+    min_upload_rate: u64,
+    /// Most of the --max-uploads slots one tenant (on a server without
+    /// tenants, one client address) holds at once; its other uploads wait
+    /// for its own slots (default: a quarter of --max-uploads, at least 1).
+    #[arg(long, value_name = "N")]
+    max_uploads_per_tenant: Option<usize>,
+    /// Most connections open at once; more wait to be accepted. The
+    /// process's open-file limit is raised to fit them and 256 files more,
+    /// or the server does not start.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    max_connections: usize,
+    /// Most connections open at once from one client address (an IPv6
+    /// client: its /64); more are closed at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    max_connections_per_ip: usize,
+    /// Longest a connection may take to send a request's line and headers,
+    /// and stay idle between requests; then it is closed.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "20s")]
+    header_timeout: Duration,
+    /// Longest a TLS handshake may take; then the connection is closed.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    handshake_timeout: Duration,
     /// Log only warnings and errors on stderr (default: also jobs
     /// accepted, started, done and failed, refused requests, keys).
     #[arg(long)]
@@ -102,6 +130,24 @@ pub struct Args {
     /// server, or read what crosses the network.
     #[arg(long)]
     insecure: bool,
+    /// How many times a job may be started: a job that was running when
+    /// the server died this many times fails as `crashed` instead of
+    /// running again, so that it cannot keep the server down.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    max_attempts: u32,
+    /// Bytes each tenant may keep stored: its keys, queued jobs and kept
+    /// results (`storage_limit`; `token add --max-storage` sets one
+    /// tenant's).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "16GiB")]
+    max_storage: u64,
+    /// Free space the data folder's disk keeps: uploads and jobs that would
+    /// take it below are refused (`insufficient_storage`).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1GiB")]
+    disk_reserve: u64,
+    /// Most results sent at once (each streamed from disk); more wait their
+    /// turn.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    max_downloads: usize,
 }
 
 /// `--log-format`.
@@ -133,13 +179,24 @@ fn init_log(format: LogFormat, quiet: bool) {
     };
 }
 
-/// `hearth server token ...`.
+/// `hearth server token ...`, `hearth server reopen`.
 #[derive(clap::Subcommand)]
 enum ServerCommand {
     /// Tenants' API tokens: the server reads them at every request, so a
     /// change takes effect at once, running server or not.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Remove every tenant and token, and open the folder to anyone who
+    /// reaches the server (loopback only, unless --insecure). A folder that
+    /// has had tenants never opens otherwise: a missing or emptied
+    /// tenants.json closes it.
+    Reopen {
+        #[command(flatten)]
+        data: DataArg,
+        /// Say it on purpose: every tenant's token stops working.
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 #[derive(clap::Subcommand)]
@@ -163,6 +220,10 @@ enum TokenCommand {
         /// (`daily_limit`; default 100000000).
         #[arg(long, value_name = "N")]
         max_pbs_per_day: Option<u64>,
+        /// Bytes the tenant may keep stored: keys, queued jobs, kept
+        /// results (`storage_limit`; default: the server's --max-storage).
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        max_storage: Option<u64>,
     },
     /// List tenants with their limits, and tokens (id, tenant, made,
     /// revoked): never the tokens themselves.
@@ -172,9 +233,18 @@ enum TokenCommand {
     },
     /// Revoke a token by its id (the 16 hex digits after `hth_`), or
     /// every token of a tenant by its name.
+    #[command(group = clap::ArgGroup::new("which").required(true))]
     Revoke {
-        /// A token id or a tenant's name.
-        name: String,
+        /// A token id or a tenant's name (refused when it is both: use
+        /// --token-id or --tenant).
+        #[arg(group = "which")]
+        name: Option<String>,
+        /// The token with this id (default: none; NAME, or --tenant).
+        #[arg(long, value_name = "TOKEN-ID", group = "which")]
+        token_id: Option<String>,
+        /// Every token of this tenant (default: none; NAME, or --token-id).
+        #[arg(long, value_name = "NAME", group = "which")]
+        tenant: Option<String>,
         #[command(flatten)]
         data: DataArg,
     },
@@ -199,6 +269,7 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
             max_keys,
             max_queue,
             max_pbs_per_day,
+            max_storage,
         } => {
             let token = edit(&data.data, |t| {
                 let given = max_keys.is_some() || max_queue.is_some() || max_pbs_per_day.is_some();
@@ -210,7 +281,11 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
                         max_pbs_per_day: max_pbs_per_day.unwrap_or(was.max_pbs_per_day),
                     }
                 });
-                t.add_token(&tenant, limits)
+                let token = t.add_token(&tenant, limits)?;
+                if let Some(bytes) = max_storage {
+                    t.storage.insert(tenant.clone(), bytes);
+                }
+                Ok(token)
             })
             .map_err(tenant_err)?;
             eprintln!("a token for {tenant} (shown once; give it to the tenant):");
@@ -222,8 +297,12 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
                 println!("no tenants: the server is open to anyone who reaches it");
             }
             for (name, l) in &t.tenants {
+                let storage = match t.max_storage(name) {
+                    Some(b) => b.to_string(),
+                    None => "the server's".into(),
+                };
                 println!(
-                    "tenant {name}: max-keys {}, max-queue {}, max-pbs-per-day {}",
+                    "tenant {name}: max-keys {}, max-queue {}, max-pbs-per-day {}, max-storage {storage}",
                     l.max_keys, l.max_queue, l.max_pbs_per_day
                 );
             }
@@ -238,11 +317,39 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
                 );
             }
         }
-        TokenCommand::Revoke { name, data } => {
-            let n = edit(&data.data, |t| t.revoke(&name)).map_err(tenant_err)?;
+        TokenCommand::Revoke {
+            name,
+            token_id,
+            tenant,
+            data,
+        } => {
+            let n = edit(&data.data, |t| match (&token_id, &tenant) {
+                (Some(id), _) => t.revoke_token(id),
+                (_, Some(who)) => t.revoke_tenant(who),
+                _ => t.revoke(name.as_deref().unwrap_or_default()),
+            })
+            .map_err(tenant_err)?;
             eprintln!("{n} live tokens revoked");
         }
     }
+    Ok(())
+}
+
+/// `hearth server reopen`.
+fn reopen(data: &std::path::Path, yes: bool) -> Result<(), Error> {
+    if !yes {
+        return Err(Error::Config(
+            "reopening removes every tenant and token, and serves anyone who reaches the \
+             server: add --yes to do it"
+                .into(),
+        ));
+    }
+    let removed = hearth_server::tenants::reopen(data).map_err(tenant_err)?;
+    eprintln!(
+        "{} tenants removed; {} is open: no token is asked for (loopback only unless --insecure)",
+        removed.len(),
+        data.display()
+    );
     Ok(())
 }
 
@@ -271,8 +378,10 @@ fn mpi_backend() -> Result<JobBackend, Error> {
 
 /// `hearth server`: serves until Ctrl-C or SIGTERM; `hearth server token`.
 pub fn run(args: Args) -> Result<(), Error> {
-    if let Some(ServerCommand::Token(cmd)) = args.command {
-        return token(cmd);
+    match args.command {
+        Some(ServerCommand::Token(cmd)) => return token(cmd),
+        Some(ServerCommand::Reopen { data, yes }) => return reopen(&data.data, yes),
+        None => {}
     }
     let data = args
         .data
@@ -302,6 +411,12 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.max_keys = args.max_keys;
     config.key_cache = args.key_cache;
     config.body_timeout = args.body_timeout;
+    config.min_upload_rate = args.min_upload_rate;
+    config.max_uploads_per_tenant = args.max_uploads_per_tenant;
+    config.max_connections = args.max_connections;
+    config.max_connections_per_ip = args.max_connections_per_ip;
+    config.header_timeout = args.header_timeout;
+    config.handshake_timeout = args.handshake_timeout;
     config.log = !args.quiet;
     init_log(args.log_format, args.quiet);
     config.insecure = args.insecure;
@@ -312,6 +427,10 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.metrics_listen = args.metrics_listen;
     config.result_ttl = args.result_ttl;
     config.queue_ttl = args.queue_ttl;
+    config.max_attempts = args.max_attempts;
+    config.max_storage = args.max_storage;
+    config.disk_reserve = args.disk_reserve;
+    config.max_downloads = args.max_downloads;
     let on = config.backend.describe(config.threads);
     hearth_server::run(config, &args.listen, |url, open| {
         println!("listening on {url}");

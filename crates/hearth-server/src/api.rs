@@ -334,9 +334,10 @@ pub struct Submitted {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum JobState {
-    /// Waiting; `position` jobs are before it (0: next).
+    /// Waiting; `position` of its tenant's own jobs start before it
+    /// (other tenants' jobs are not counted: their load is theirs).
     Queued {
-        /// Jobs before it in the queue.
+        /// The tenant's jobs before it in the queue.
         position: usize,
     },
     /// Running: `done` of `total` bootstraps finished.
@@ -401,13 +402,13 @@ pub struct ServerInfo {
     pub backend: String,
 }
 
-/// The answer to `GET /v1/stats`: counts since the server started (and
-/// the jobs it holds now).
+/// The answer to `GET /v1/stats`: the caller's own counts since the server
+/// started, and its jobs held now (never another tenant's).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerStats {
     /// Jobs waiting now.
     pub queued: usize,
-    /// Jobs running now (0 or 1).
+    /// Jobs running now.
     pub running: usize,
     /// Results waiting to be fetched and deleted.
     pub done: usize,

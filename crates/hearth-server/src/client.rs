@@ -105,11 +105,20 @@ impl<'a> From<&'a Vec<u8>> for KeySource<'a> {
 const JSON_LIMIT: u64 = 1 << 20;
 /// The most bytes of a result read.
 const RESULT_LIMIT: u64 = 1 << 40;
+/// Longest a connection is kept idle for the next call: well under the
+/// server's default `--header-timeout` (20 s), after which the server
+/// closes it.
+pub const MAX_IDLE: Duration = Duration::from_secs(5);
 
 /// A client of one server (`http://HOST:PORT` or `https://HOST:PORT`).
 /// Uploads send `Expect: 100-continue`, so a body over the server's
 /// limit is refused before it is sent. Connections are kept alive between
-/// calls.
+/// calls, but never sent on once the server may have closed them: the
+/// server closes a connection idle for its `--header-timeout` (20 s by
+/// default), ureq does not send a request again on a new connection, and
+/// so the client drops a pooled connection after [`MAX_IDLE`], and ureq
+/// checks each pooled connection before using it (a read that must find
+/// nothing: a connection the server closed shows its end).
 #[derive(Clone, Debug)]
 pub struct Client {
     base: String,
@@ -178,6 +187,7 @@ impl ClientBuilder {
             .timeout_connect(Some(Duration::from_secs(10)))
             // Refusals arrive at once; a 100 Continue too, from this server.
             .timeout_await_100(Some(Duration::from_secs(10)))
+            .max_idle_age(MAX_IDLE)
             .tls_config(tls)
             .build();
         Ok(Client {

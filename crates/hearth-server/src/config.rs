@@ -129,6 +129,39 @@ pub struct Config {
     pub key_cache: usize,
     /// Longest a request body may take to arrive.
     pub body_timeout: Duration,
+    /// Slowest a request body may arrive once `upload_grace` has passed,
+    /// bytes per second: a body behind `upload_grace + received / rate`
+    /// is refused (`timeout`) and its upload permit freed at once, so a
+    /// client trickling bytes cannot hold a permit for all of
+    /// `body_timeout` (0: no minimum). Answers that wait for the client
+    /// to read them (a large result) must go at least as fast, judged
+    /// over windows of `upload_grace`, or the connection is dropped.
+    pub min_upload_rate: u64,
+    /// How long a body may take before `min_upload_rate` applies (a slow
+    /// start, a client still reading its file), and the window a slow
+    /// reader is judged over.
+    pub upload_grace: Duration,
+    /// Most of the `max_uploads` permits one tenant holds at once (on an
+    /// open server, one client address), so that one tenant's uploads
+    /// cannot keep every other tenant's waiting (none: a quarter of
+    /// `max_uploads`, at least 1; see [`Config::uploads_per_tenant`]).
+    pub max_uploads_per_tenant: Option<usize>,
+    /// Most connections open at once: at the cap the server accepts no
+    /// more until one ends (new ones wait in the kernel's backlog). The
+    /// process's descriptor limit must fit them and a reserve for the data
+    /// folder's files: it is raised at start if it can be, else the server
+    /// does not start.
+    pub max_connections: usize,
+    /// Most connections open at once from one client address (an IPv6
+    /// client: its /64); more are closed as soon as they are accepted.
+    pub max_connections_per_ip: usize,
+    /// Longest a connection may take to send a request's head (the
+    /// request line and headers), counted from when the server waits for
+    /// one: also how long a kept-alive connection may stay idle between
+    /// requests.
+    pub header_timeout: Duration,
+    /// Longest a TLS handshake may take.
+    pub handshake_timeout: Duration,
     /// Emit events through [`tracing`]: jobs accepted, started, done and
     /// failed (in a `job` span), refused requests (in a `request` span),
     /// keys registered and deleted. Where they go is the subscriber's
@@ -150,12 +183,34 @@ pub struct Config {
     /// or without TLS. Without this, [`start`] and [`run`] refuse such an
     /// address unless the data folder has tenants and `tls` is set.
     pub insecure: bool,
+    /// How many times a job may be started: a job that was running when
+    /// the server died this many times fails as `crashed` at the next
+    /// start instead of running again (a job that kills the process cannot
+    /// keep the server down).
+    pub max_attempts: u32,
+    /// Bytes one tenant may keep stored (its keys, queued jobs and the
+    /// results kept for it), unless its tenants entry says otherwise
+    /// (`token add --max-storage`); refused beyond it as `storage_limit`.
+    pub max_storage: u64,
+    /// Free bytes the data folder's disk keeps: work that would go under
+    /// it is refused (`insufficient_storage`) rather than fill the disk.
+    pub disk_reserve: u64,
+    /// Most results sent at once (each streamed from disk); more wait
+    /// their turn up to `body_timeout`, then `queue_full`.
+    pub max_downloads: usize,
 }
 
 impl Config {
     /// Defaults for `data`: all cores, 10 million bootstraps, 8 GiB, 64
     /// queued jobs, as many running jobs as threads, 256 MiB bodies,
-    /// 16 uploads at once, 64 keys, 4 cached, 5 minutes per body.
+    /// 16 uploads at once, 64 keys, 4 cached, 5 minutes per body; 2 starts
+    /// per job, 16 GiB stored per tenant, 1 GiB of disk kept free, 16
+    /// downloads at once.
+    ///
+    /// Connections: 512 open, 64 from one address, 20 s for a request's
+    /// head (and between requests), 10 s for a TLS handshake. Uploads:
+    /// at least 64 KiB/s after 5 s, a quarter of the upload permits for
+    /// one tenant.
     pub fn new(data: impl Into<PathBuf>) -> Config {
         let threads = hearth::backend::default_threads().unwrap_or(1);
         Config {
@@ -171,12 +226,23 @@ impl Config {
             max_keys: 64,
             key_cache: 4,
             body_timeout: Duration::from_secs(300),
+            min_upload_rate: 64 << 10,
+            upload_grace: Duration::from_secs(5),
+            max_uploads_per_tenant: None,
+            max_connections: 512,
+            max_connections_per_ip: 64,
+            header_timeout: Duration::from_secs(20),
+            handshake_timeout: Duration::from_secs(10),
             log: false,
             tls: None,
             metrics_listen: None,
             result_ttl: Duration::from_secs(7 * 86_400),
             queue_ttl: None,
             insecure: false,
+            max_attempts: 2,
+            max_storage: 16 << 30,
+            disk_reserve: 1 << 30,
+            max_downloads: 16,
         }
     }
 
@@ -211,6 +277,14 @@ impl Config {
              (`Config::insecure` in Rust) to serve anyway",
             missing.join("; and ")
         )))
+    }
+
+    /// Most upload permits one tenant holds at once:
+    /// `max_uploads_per_tenant`, else a quarter of `max_uploads`, at
+    /// least 1 and at most `max_uploads`.
+    pub fn uploads_per_tenant(&self) -> usize {
+        let all = self.max_uploads.max(1);
+        self.max_uploads_per_tenant.unwrap_or(all / 4).clamp(1, all)
     }
 
     /// The limits one job is admitted against.

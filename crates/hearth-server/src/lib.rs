@@ -40,6 +40,13 @@
 //! `GET /metrics` (Prometheus) is served on an address of its own,
 //! `--metrics-listen` ([`metrics`]).
 //!
+//! Connections are bounded in number (server-wide and per client
+//! address) and in how long they may stay silent (a request's head, a TLS
+//! handshake, idle between requests); uploads in their type, rate and
+//! share of the upload permits; an open server answers only requests
+//! addressed to an IP address or `localhost`. The `hearth server` options
+//! and the book's limits section say how.
+//!
 //! Every refusal is `{"code": "...", "message": "..."}` with the status of
 //! its [`ErrorCode`]. The job body splits without a separator because
 //! each hearth file's header states its payload length
@@ -77,6 +84,7 @@
 pub mod api;
 pub mod client;
 pub mod config;
+mod conn;
 pub mod metrics;
 pub mod request;
 mod schedule;

@@ -14,6 +14,8 @@
 //! | `hearth_refusals_total` | counter | `code` |
 //! | `hearth_key_cache_total` | counter | `result` (hit, miss) |
 //! | `hearth_key_transfers_total` | counter | (none; server keys sent to the MPI ranks) |
+//! | `hearth_connections_open` | gauge | `listener` (api, metrics) |
+//! | `hearth_connections_refused_total` | counter (connections the server closed: before any request was served, or whose client stopped reading) | `listener`, `reason` (per_ip, handshake_timeout, handshake_failed, header_timeout; send_stalled: a client that did not read its answer) |
 //!
 //! The tenant of an open server (no tenants) is the empty string.
 
@@ -47,6 +49,12 @@ pub struct Metrics {
     /// Server keys sent to the MPI ranks (`--backend mpi`; a kept key
     /// is not sent again).
     pub key_transfers: IntCounter,
+    /// Connections open, by listener (`conn.rs`).
+    pub connections: IntGaugeVec,
+    /// Connections closed before any request was served, by listener and
+    /// reason: over `--max-connections-per-ip`, a TLS handshake that timed
+    /// out or failed, no request head within `--header-timeout`.
+    pub connections_refused: IntCounterVec,
 }
 
 /// `metric` (made from constant options, so valid) registered in
@@ -135,6 +143,23 @@ impl Metrics {
                 IntCounter::new(
                     "hearth_key_transfers_total",
                     "Server keys sent to the MPI ranks",
+                ),
+            ),
+            connections: add(
+                r,
+                IntGaugeVec::new(
+                    opts("hearth_connections_open", "Connections open, by listener"),
+                    &["listener"],
+                ),
+            ),
+            connections_refused: add(
+                r,
+                IntCounterVec::new(
+                    opts(
+                        "hearth_connections_refused_total",
+                        "Connections closed before any request was served, by listener and reason",
+                    ),
+                    &["listener", "reason"],
                 ),
             ),
             registry,

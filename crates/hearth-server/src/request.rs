@@ -3,13 +3,18 @@
 //! and [`hearth::Bundle::to_bytes`]. Each hearth file's 36-byte header
 //! states its payload length, so the two split without a separator.
 //!
-//! [`split_job`] splits and checks the two headers (cheap: no payload is
-//! decoded); [`parse_job`] then rebuilds the program (every check of the
-//! builder again, work bounded by [`hearth::api::program_file::MAX_PROGRAM_WORK`]),
-//! decodes the bundle, checks it against the program's signature, and
-//! admits the job by cost against [`Limits`]. Both are public so that a
-//! fuzzer can call them on arbitrary bytes: they return an [`ApiError`]
-//! for anything, never panic.
+//! The checks go from cheap to expensive, so that a refusal costs the
+//! server little: [`split_job`] checks the two headers (no payload is
+//! decoded); [`stated_cost`] decodes the program file without replaying
+//! it and admits the job by the cost it states against [`Limits`];
+//! [`build_program`] rebuilds the program (every check of the builder
+//! again, work bounded by
+//! [`hearth::api::program_file::MAX_PROGRAM_WORK`], and the cost must be
+//! the stated one); [`read_bundle`] checks the bundle's entries against
+//! the program's inputs before it expands a compact bundle.
+//! [`parse_job`] runs them all. Each is public so that a fuzzer can call
+//! them on arbitrary bytes: they return an [`ApiError`] for anything,
+//! never panic.
 
 use std::path::Path;
 
@@ -160,49 +165,100 @@ pub fn split_job(body: &[u8], max_body: u64) -> Result<JobParts<'_>, ApiError> {
     })
 }
 
-/// Decodes and admits a job body (see the module doc): the program is
-/// rebuilt ([`ErrorCode::BadProgram`] when it does not build), the bundle
-/// decoded and checked against the program ([`ErrorCode::BadBundle`]),
-/// and the program's #PBS and estimated memory compared with `limits`
-/// ([`ErrorCode::OverCost`]). CPU-heavy for large programs (bounded):
-/// the server calls it off its async threads.
-pub fn parse_job(body: &[u8], limits: &Limits) -> Result<JobRequest, ApiError> {
-    let parts = split_job(body, limits.max_body)?;
+/// A job's cost as its program file states it: checked against the
+/// limits before anything is rebuilt (the rebuild then refuses a file
+/// whose statement is not what it builds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cost {
+    /// Bootstraps it runs.
+    pub pbs: u64,
+    /// Its depth in bootstraps.
+    pub depth: u64,
+    /// Estimated peak memory of the run on [`Limits::threads`], bytes.
+    pub memory: u64,
+    /// The most bytes its result file can take.
+    pub result_bytes: u64,
+}
+
+/// The cost the program file of `parts` states, within `limits`
+/// ([`ErrorCode::OverCost`] otherwise): cheap, the operations are decoded
+/// but not replayed.
+pub fn stated_cost(parts: &JobParts<'_>, limits: &Limits) -> Result<Cost, ApiError> {
+    let summary = CompiledProgram::peek(Path::new("program"), parts.program)
+        .map_err(|e| file_error(ErrorCode::BadProgram, "program", e))?;
+    check_secure(summary.params.params(), "program")?;
+    let cost = Cost {
+        pbs: summary.stats.pbs as u64,
+        depth: summary.stats.depth as u64,
+        memory: summary.memory_estimate(limits.threads),
+        result_bytes: summary.result_bytes(),
+    };
+    if cost.pbs > limits.max_pbs {
+        return Err(ApiError::new(
+            ErrorCode::OverCost,
+            format!(
+                "the program runs {} bootstraps, over the limit of {}",
+                cost.pbs, limits.max_pbs
+            ),
+        ));
+    }
+    if cost.memory > limits.max_memory {
+        return Err(ApiError::new(
+            ErrorCode::OverCost,
+            format!(
+                "the run needs an estimated {} bytes on {} threads, over the limit of {}",
+                cost.memory, limits.threads, limits.max_memory
+            ),
+        ));
+    }
+    Ok(cost)
+}
+
+/// Rebuilds the program of `parts` with every check of the builder
+/// (CPU-heavy for large programs, bounded by
+/// [`hearth::api::program_file::MAX_PROGRAM_WORK`]).
+pub fn build_program(parts: &JobParts<'_>) -> Result<CompiledProgram, ApiError> {
     let program = CompiledProgram::from_bytes(Path::new("program"), parts.program)
         .map_err(|e| file_error(ErrorCode::BadProgram, "program", e))?;
     check_secure(program.circuit().params().params(), "program")?;
-    let stats = program.circuit().stats();
-    let pbs = stats.pbs as u64;
-    if pbs > limits.max_pbs {
-        return Err(ApiError::new(
-            ErrorCode::OverCost,
-            format!(
-                "the program runs {pbs} bootstraps, over the limit of {}",
-                limits.max_pbs
-            ),
-        ));
-    }
-    let memory = program.memory_estimate(limits.threads);
-    if memory > limits.max_memory {
-        return Err(ApiError::new(
-            ErrorCode::OverCost,
-            format!(
-                "the run needs an estimated {memory} bytes on {} threads, over the limit of {}",
-                limits.threads, limits.max_memory
-            ),
-        ));
-    }
-    let bundle = Bundle::from_bytes(Path::new("bundle"), parts.bundle)
-        .map_err(|e| file_error(ErrorCode::BadBundle, "bundle", e))?;
+    Ok(program)
+}
+
+/// Checks the bundle of `parts` for `program` as [`read_bundle`] does,
+/// without expanding a compact bundle: for admission, where the bundle is
+/// not used yet.
+pub fn check_bundle(program: &CompiledProgram, parts: &JobParts<'_>) -> Result<(), ApiError> {
     program
-        .check_bundle(&bundle)
-        .map_err(|e| ApiError::new(ErrorCode::BadBundle, format!("bundle: {e}")))?;
+        .check_bundle_bytes(Path::new("bundle"), parts.bundle)
+        .map_err(|e| file_error(ErrorCode::BadBundle, "bundle", e))
+}
+
+/// Decodes the bundle of `parts` for `program`: its entries are checked
+/// against the program's inputs before a compact bundle is expanded.
+pub fn read_bundle(program: &CompiledProgram, parts: &JobParts<'_>) -> Result<Bundle, ApiError> {
+    program
+        .bundle_from_bytes(Path::new("bundle"), parts.bundle)
+        .map_err(|e| file_error(ErrorCode::BadBundle, "bundle", e))
+}
+
+/// Decodes and admits a job body (see the module doc), cheap checks
+/// first: the headers ([`split_job`]), the stated cost against `limits`
+/// ([`stated_cost`]: [`ErrorCode::OverCost`]), then the program rebuilt
+/// ([`ErrorCode::BadProgram`] when it does not build, or not at the cost
+/// it states) and the bundle decoded for it ([`ErrorCode::BadBundle`]).
+/// CPU-heavy for large programs (bounded): the server calls it off its
+/// async threads.
+pub fn parse_job(body: &[u8], limits: &Limits) -> Result<JobRequest, ApiError> {
+    let parts = split_job(body, limits.max_body)?;
+    let cost = stated_cost(&parts, limits)?;
+    let program = build_program(&parts)?;
+    let bundle = read_bundle(&program, &parts)?;
     Ok(JobRequest {
         program,
         bundle,
-        pbs,
-        depth: stats.depth as u64,
-        memory,
+        pbs: cost.pbs,
+        depth: cost.depth,
+        memory: cost.memory,
     })
 }
 

@@ -144,17 +144,25 @@ impl FairQueue {
     }
 
     /// How many queued jobs start before `id` if nothing else is
-    /// submitted (the order [`FairQueue::pop`] would take them in).
+    /// submitted (the order [`FairQueue::pop`] would take them in),
+    /// counting only those of `id`'s own tenant: a tenant learns nothing
+    /// of the others' load. (On an open server every lane is the one
+    /// anonymous tenant's.)
     pub(crate) fn position(&self, id: JobId) -> Option<usize> {
+        let (own, _) = self.lanes.iter().find(|(_, w)| w.jobs.contains(&id))?;
         let mut served = self.served.clone();
         let mut taken: HashMap<&Lane, usize> = HashMap::new();
         let mut starts = self.starts;
-        for position in 0..self.len {
+        let mut ahead = 0;
+        for _ in 0..self.len {
             let done = |l: &Lane| taken.get(l).copied().unwrap_or(0) == self.lanes[l].jobs.len();
             let lane = self.next_lane(&served, &done)?;
             let k = taken.entry(lane).or_default();
             if self.lanes[lane].jobs[*k] == id {
-                return Some(position);
+                return Some(ahead);
+            }
+            if lane.tenant == own.tenant {
+                ahead += 1;
             }
             *k += 1;
             starts += 1;
@@ -188,9 +196,15 @@ mod tests {
             .iter()
             .map(|&id| (id, q.position(id).unwrap()))
             .collect();
+        let tenant_of: HashMap<JobId, String> = q
+            .lanes
+            .iter()
+            .flat_map(|(l, w)| w.jobs.iter().map(|&id| (id, l.tenant.clone())))
+            .collect();
         while let Some(id) = q.peek() {
             assert_eq!(q.pop(), Some(id));
-            assert_eq!(positions[&id], order.len(), "position of the job");
+            let same = order.iter().filter(|j| tenant_of[*j] == tenant_of[&id]);
+            assert_eq!(positions[&id], same.count(), "position of the job");
             order.push(id);
         }
         assert_eq!(q.len(), 0);
@@ -215,8 +229,10 @@ mod tests {
         }
         let single = JobId::random();
         q.push(c, single);
-        assert_eq!(q.position(single), Some(2));
-        assert_eq!(q.position(bs[2]), Some(6));
+        // Its tenant's own jobs before it, none of the others'.
+        assert_eq!(q.position(single), Some(0));
+        assert_eq!(q.position(bs[2]), Some(2));
+        assert_eq!(q.position(many[3]), Some(3));
         assert_eq!(q.len(), 24);
         let order = drain(&mut q);
         assert_eq!(
@@ -238,7 +254,8 @@ mod tests {
         let single = JobId::random();
         q.push(b.clone(), single);
         assert_eq!(q.position(single), Some(0));
-        assert_eq!(q.position(many[1]), Some(1));
+        assert_eq!(q.position(many[1]), Some(0));
+        assert_eq!(q.position(many[2]), Some(1));
         assert_eq!(drain(&mut q), [single, many[1], many[2], many[3], many[4]]);
         // a was served last: b's next job goes first, though queued after.
         let (x, y) = (JobId::random(), JobId::random());

@@ -6,11 +6,13 @@
 //! DATA/lock                 held (advisory lock) while a server uses DATA
 //! DATA/keys/KEYID.key       a server key registered on an open server
 //! DATA/keys/TENANT/KEYID.key  a server key a tenant registered, as uploaded
+//!                           (written only once it is checked)
 //! DATA/tenants.json         tenants and token hashes (crate::tenants)
 //! DATA/usage.json           bootstraps admitted today, by tenant
 //! DATA/jobs/JOBID.job       an accepted job: header, JSON meta, request
 //! DATA/jobs/JOBID.out       its result bundle (a hearth bundle file)
 //! DATA/jobs/JOBID.err       its failure: JSON {code, message}
+//! DATA/jobs/JOBID.runs      how many times it was started (a decimal)
 //! ```
 //!
 //! A job file is the magic `HSJOB\0\0\x01`, the meta's length (u32 little
@@ -18,14 +20,17 @@
 //! file then bundle file). Once the result is written, the job file is
 //! rewritten without the request. Deleting a job removes `.job` first,
 //! so a crash halfway leaves a result without a job, which the next start
-//! removes; a job without `.out` or `.err` is queued again at start.
+//! removes; a job without `.out` or `.err` is queued again at start,
+//! unless `.runs` says it was started as often as the server allows (it
+//! then fails as `crashed`: a job that kills the server cannot keep it
+//! from coming up).
 
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use hearth::crypto::files::{read_info, write_atomic, FileKind};
-use hearth::{KeyId, ParamsId};
+use hearth::crypto::files::{read_info, remove_durable, write_atomic, FileKind};
+use hearth::{Bundle, KeyId, ParamsId};
 use serde::{Deserialize, Serialize};
 
 use crate::api::{parse_key_id, ApiError, ErrorCode, JobId};
@@ -54,6 +59,10 @@ pub struct JobMeta {
     /// then it never expires in the queue).
     #[serde(default)]
     pub submitted: u64,
+    /// The most bytes its result file can take (reserved against its
+    /// tenant's storage from admission on; 0 in files from before).
+    #[serde(default)]
+    pub result_bytes: u64,
 }
 
 /// A key file found at start.
@@ -83,6 +92,8 @@ pub struct StoredJob {
     /// When it finished (Unix seconds, its result's or failure's file
     /// time).
     pub finished: Option<u64>,
+    /// How many times it was started ([`Store::start_attempt`]).
+    pub attempts: u32,
 }
 
 /// What [`Store::recover`] found.
@@ -178,14 +189,6 @@ impl Store {
         self.keys_dir(tenant).join(format!("{id}.key"))
     }
 
-    /// A fresh name to receive an upload of key `id` before it is checked
-    /// (the tenant's folder is made here, where its first key arrives).
-    pub fn upload_path(&self, tenant: &str, id: KeyId) -> PathBuf {
-        let d = self.keys_dir(tenant);
-        let _ = std::fs::create_dir_all(&d);
-        d.join(format!("{id}-{}.upload", JobId::random()))
-    }
-
     /// The bootstraps admitted on the day `usage.json` is of (none if
     /// the file is missing or unreadable: the limit then counts from
     /// zero).
@@ -217,6 +220,13 @@ impl Store {
         write_atomic(&path, &encode_job(meta, request), false).map_err(|e| io("job", e))
     }
 
+    /// Bytes of a job's file on disk (0 if it cannot be read).
+    pub fn job_bytes(&self, id: JobId) -> u64 {
+        std::fs::metadata(self.job_path(id, "job"))
+            .map(|m| m.len())
+            .unwrap_or(0)
+    }
+
     /// Reads a job's meta and request.
     pub fn read_job(&self, id: JobId) -> Result<(JobMeta, Vec<u8>), ApiError> {
         let path = self.job_path(id, "job");
@@ -225,10 +235,19 @@ impl Store {
         Ok((meta, bytes[start..].to_vec()))
     }
 
-    /// Writes a job's result, then drops its request from the job file.
-    pub fn write_result(&self, id: JobId, meta: &JobMeta, result: &[u8]) -> Result<(), ApiError> {
-        write_atomic(&self.result_path(id), result, false).map_err(|e| io("result", e))?;
-        self.write_job(id, meta, &[])
+    /// Writes a job's result (streamed: no second copy in memory), then
+    /// drops its request from the job file; returns the result's bytes.
+    pub fn write_result(
+        &self,
+        id: JobId,
+        meta: &JobMeta,
+        result: &Bundle,
+    ) -> Result<u64, ApiError> {
+        let n = result
+            .save_len(&self.result_path(id))
+            .map_err(|e| io("result", e))?;
+        self.finished(id, meta)?;
+        Ok(n)
     }
 
     /// Writes a job's failure, then drops its request from the job file.
@@ -239,17 +258,40 @@ impl Store {
         };
         let json = serde_json::to_vec(&f).map_err(|e| io("failure", e))?;
         write_atomic(&self.job_path(id, "err"), &json, false).map_err(|e| io("failure", e))?;
-        self.write_job(id, meta, &[])
+        self.finished(id, meta)
     }
 
-    /// Forgets a job: the job file first, then its result or failure.
+    /// Drops a finished job's request from its file, and its start count
+    /// (which only matters while it may run again).
+    fn finished(&self, id: JobId, meta: &JobMeta) -> Result<(), ApiError> {
+        self.write_job(id, meta, &[])?;
+        let _ = std::fs::remove_file(self.job_path(id, "runs"));
+        Ok(())
+    }
+
+    /// Counts one more start of job `id` on disk, durably, before it
+    /// runs; returns the count (1 at the first start).
+    pub fn start_attempt(&self, id: JobId) -> Result<u32, ApiError> {
+        let n = self.attempts(id) + 1;
+        write_atomic(&self.job_path(id, "runs"), n.to_string().as_bytes(), false)
+            .map_err(|e| io("job start", e))?;
+        Ok(n)
+    }
+
+    /// How many times job `id` was started (0 if never, or unreadable).
+    pub fn attempts(&self, id: JobId) -> u32 {
+        std::fs::read_to_string(self.job_path(id, "runs"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Forgets a job: the job file first, then the rest, each removal
+    /// made durable (a power loss cannot bring a deleted job back).
     pub fn delete_job(&self, id: JobId) -> Result<(), ApiError> {
-        for ext in ["job", "out", "err"] {
-            match std::fs::remove_file(self.job_path(id, ext)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io(format!("deleting job {id}"), e)),
-            }
+        for ext in ["job", "out", "err", "runs"] {
+            remove_durable(&self.job_path(id, ext))
+                .map_err(|e| io(format!("deleting job {id}"), e))?;
         }
         Ok(())
     }
@@ -325,7 +367,7 @@ impl Store {
             };
             match ext {
                 "job" => {}
-                "out" | "err" => {
+                "out" | "err" | "runs" => {
                     if !has(id, "job") {
                         // Deleted halfway before a crash.
                         let _ = std::fs::remove_file(path);
@@ -380,6 +422,7 @@ impl Store {
                 meta,
                 outcome,
                 finished,
+                attempts: self.attempts(id),
             });
         }
         jobs.sort_by_key(|j| j.meta.seq);
@@ -448,6 +491,7 @@ mod tests {
             memory: 1000,
             tenant: String::new(),
             submitted: 0,
+            result_bytes: 0,
         }
     }
 
@@ -478,31 +522,48 @@ mod tests {
         for (i, &id) in ids.iter().enumerate() {
             store.write_job(id, &meta(10 - i as u64), b"r").unwrap();
         }
-        store.write_result(ids[1], &meta(9), b"out").unwrap();
+        let empty = Bundle::new(ParamsId::Gates128, KeyId(5), Vec::new()).unwrap();
+        store.start_attempt(ids[1]).unwrap();
+        let result_bytes = store.write_result(ids[1], &meta(9), &empty).unwrap();
+        assert_eq!(store.attempts(ids[1]), 0, "a finished job's count goes");
+        assert_eq!(result_bytes, empty.to_bytes().unwrap().len() as u64);
+        // Job 0 was started twice (two crashes, say), job 3 never.
+        assert_eq!(store.start_attempt(ids[0]).unwrap(), 1);
+        assert_eq!(store.start_attempt(ids[0]).unwrap(), 2);
+        std::fs::write(
+            root.join("jobs").join(format!("{}.runs", JobId::random())),
+            b"1",
+        )
+        .unwrap();
         let e = ApiError::new(ErrorCode::JobFailed, "boom");
         store.write_failure(ids[2], &meta(8), &e).unwrap();
         // A result whose job was deleted halfway, a stray temporary file.
         let orphan = JobId::random();
         std::fs::write(store.result_path(orphan), b"x").unwrap();
         std::fs::write(root.join("jobs").join("x.job.tmp99"), b"x").unwrap();
-        std::fs::write(store.upload_path("", KeyId(1)), b"x").unwrap();
-        std::fs::write(store.upload_path("t", KeyId(1)), b"x").unwrap();
+        // Uploads a server before this one left half checked.
+        std::fs::create_dir_all(root.join("keys/t")).unwrap();
+        std::fs::write(root.join("keys/0000000000000001-x.upload"), b"x").unwrap();
+        std::fs::write(root.join("keys/t/0000000000000001-x.upload"), b"x").unwrap();
         let Recovered { keys, jobs, notes } = store.recover().unwrap();
         assert!(keys.is_empty() && notes.is_empty(), "{notes:?}");
         let order: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
         assert_eq!(order, [ids[3], ids[2], ids[1], ids[0]]);
         assert!(matches!(jobs[1].outcome, Some(Outcome::Failed(ref f)) if *f == e));
-        assert!(matches!(jobs[2].outcome, Some(Outcome::Done(3))));
+        assert!(matches!(jobs[2].outcome, Some(Outcome::Done(n)) if n == result_bytes));
         assert!(jobs[0].outcome.is_none() && jobs[3].outcome.is_none());
+        assert_eq!((jobs[3].attempts, jobs[0].attempts), (2, 0));
         assert_eq!(store.read_job(ids[1]).unwrap().1, b"");
         assert_eq!(store.read_job(ids[0]).unwrap().1, b"r");
         assert!(!store.result_path(orphan).exists());
         assert_eq!(std::fs::read_dir(root.join("keys")).unwrap().count(), 1);
         assert_eq!(std::fs::read_dir(root.join("keys/t")).unwrap().count(), 0);
-        assert_eq!(std::fs::read_dir(root.join("jobs")).unwrap().count(), 6);
+        // 4 jobs, a result, a failure, a start count; the orphan count gone.
+        assert_eq!(std::fs::read_dir(root.join("jobs")).unwrap().count(), 7);
         store.delete_job(ids[1]).unwrap();
         store.delete_job(ids[1]).unwrap();
-        assert_eq!(std::fs::read_dir(root.join("jobs")).unwrap().count(), 4);
+        store.delete_job(ids[0]).unwrap();
+        assert_eq!(std::fs::read_dir(root.join("jobs")).unwrap().count(), 3);
         drop(store);
         assert!(Store::open(&root).is_ok(), "the lock goes with the server");
         let _ = std::fs::remove_dir_all(&root);

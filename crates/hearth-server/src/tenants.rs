@@ -10,9 +10,16 @@
 //! secret (32 bytes from the operating system). It is printed once; the
 //! file keeps only the SHA3-256 of the secret, compared in constant time.
 //!
-//! A folder without the file (or with no tenant in it) is **open**: every
-//! request is served, as one anonymous tenant. The server allows that only
-//! on a loopback address, unless told `--insecure`.
+//! A folder that never had a tenant is **open**: every request is served,
+//! as one anonymous tenant. The server allows that only on a loopback
+//! address, unless told `--insecure`.
+//!
+//! A folder that has had tenants stays **closed** to anyone without a
+//! token: the first tenant also writes `DATA/tenants.required`, and while
+//! that file exists a missing, emptied or unreadable tenants file refuses
+//! every request ([`TenantError::Closed`]) instead of opening the server.
+//! Only the operator's explicit `hearth server reopen` ([`reopen`])
+//! removes every tenant and the marker together.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -26,6 +33,8 @@ use subtle::ConstantTimeEq;
 
 /// The file's name in the data folder.
 pub const FILE: &str = "tenants.json";
+/// The marker of a folder that has had tenants (see the module doc).
+pub const REQUIRED: &str = "tenants.required";
 const LOCK: &str = "tenants.lock";
 const PREFIX: &str = "hth_";
 
@@ -75,6 +84,21 @@ pub struct Tenants {
     pub tenants: BTreeMap<String, TenantLimits>,
     /// Every token made, revoked ones included.
     pub tokens: Vec<TokenRecord>,
+    /// Bytes a tenant may keep stored (keys, queued jobs, results), where
+    /// it differs from the server's `--max-storage`.
+    #[serde(default)]
+    pub storage: BTreeMap<String, u64>,
+}
+
+/// What a revocation names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Revoke<'a> {
+    /// One token, by its id (the 16 hex digits after `hth_`).
+    Token(&'a str),
+    /// Every token of a tenant.
+    Tenant(&'a str),
+    /// A token id or a tenant name; refused when it is both.
+    Either(&'a str),
 }
 
 /// Why the tenants file could not be read or changed.
@@ -104,6 +128,19 @@ pub enum TenantError {
     /// `revoke` named no token and no tenant.
     #[error("no token and no tenant is named {0:?} (see `hearth server token list`)")]
     NotFound(String),
+    /// `revoke` named something that is both a token id and a tenant.
+    #[error(
+        "{0:?} is both a token id and a tenant's name: say which (`--token-id` or `--tenant`)"
+    )]
+    Ambiguous(String),
+    /// The folder has had tenants and its tenants file is missing, empty or
+    /// unreadable: every request is refused until the operator restores it
+    /// (or reopens the folder with `hearth server reopen`).
+    #[error(
+        "the folder has had tenants ({REQUIRED}) and {FILE} {0}: every request is refused \
+         until it is restored, or until `hearth server reopen` opens the folder on purpose"
+    )]
+    Closed(String),
 }
 
 /// Seconds since 1970-01-01, UTC (the server's clock for token times,
@@ -151,13 +188,37 @@ impl Tenant {
     }
 }
 
+/// Whether `data` has had tenants (its [`REQUIRED`] marker exists).
+pub fn required(data: &Path) -> bool {
+    data.join(REQUIRED).exists()
+}
+
 impl Tenants {
-    /// The file in `data`, or no tenants if there is none.
+    /// The file in `data`, or no tenants if there is none. A folder that
+    /// has had tenants ([`required`]) and has none now, or whose file is
+    /// unreadable, is [`TenantError::Closed`]: never open by accident.
     pub fn load(data: &Path) -> Result<Tenants, TenantError> {
+        let found = match Self::read(data) {
+            Ok(Some(t)) if !t.is_open() => return Ok(t),
+            Ok(found) => found,
+            Err(e) if required(data) => {
+                return Err(TenantError::Closed(format!("cannot be used ({e})")))
+            }
+            Err(e) => return Err(e),
+        };
+        match (found, required(data)) {
+            (found, false) => Ok(found.unwrap_or_default()),
+            (Some(_), true) => Err(TenantError::Closed("holds no tenant".into())),
+            (None, true) => Err(TenantError::Closed("is missing".into())),
+        }
+    }
+
+    /// The file in `data` as it is (`None`: there is none).
+    fn read(data: &Path) -> Result<Option<Tenants>, TenantError> {
         let path = data.join(FILE);
         match std::fs::read(&path) {
-            Ok(bytes) => Self::parse(&path, &bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Tenants::default()),
+            Ok(bytes) => Self::parse(&path, &bytes).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(TenantError::Io { path, source }),
         }
     }
@@ -171,6 +232,11 @@ impl Tenants {
         let t: Tenants = serde_json::from_slice(bytes).map_err(|e| malformed(e.to_string()))?;
         if let Some(n) = t.tenants.keys().find(|n| !valid_name(n)) {
             return Err(malformed(format!("{n:?} is not a tenant name")));
+        }
+        if let Some(n) = t.storage.keys().find(|n| !t.tenants.contains_key(*n)) {
+            return Err(malformed(format!(
+                "a storage quota for an unknown tenant {n:?}"
+            )));
         }
         for k in &t.tokens {
             if !t.tenants.contains_key(&k.tenant) {
@@ -222,24 +288,60 @@ impl Tenants {
     }
 
     /// Revokes the token with id `name`, or every token of the tenant
-    /// `name`; returns how many were live.
+    /// `name`; returns how many were live. A name that is both is refused
+    /// ([`TenantError::Ambiguous`]): say which with
+    /// [`Tenants::revoke_token`] or [`Tenants::revoke_tenant`].
     pub fn revoke(&mut self, name: &str) -> Result<usize, TenantError> {
-        let t = now();
-        let mut matched = false;
-        let mut n = 0;
-        for k in &mut self.tokens {
-            if k.id == name || k.tenant == name {
-                matched = true;
-                if k.revoked.is_none() {
-                    k.revoked = Some(t);
-                    n += 1;
-                }
+        self.revoke_as(Revoke::Either(name))
+    }
+
+    /// Revokes the token with id `id`; returns 1 if it was live, else 0.
+    pub fn revoke_token(&mut self, id: &str) -> Result<usize, TenantError> {
+        self.revoke_as(Revoke::Token(id))
+    }
+
+    /// Revokes every token of `tenant`; returns how many were live.
+    pub fn revoke_tenant(&mut self, tenant: &str) -> Result<usize, TenantError> {
+        self.revoke_as(Revoke::Tenant(tenant))
+    }
+
+    fn revoke_as(&mut self, which: Revoke<'_>) -> Result<usize, TenantError> {
+        let is_token = |n: &str| self.tokens.iter().any(|k| k.id == n);
+        let is_tenant = |n: &str| self.tenants.contains_key(n);
+        let (name, by_id) = match which {
+            Revoke::Token(n) => (n, true),
+            Revoke::Tenant(n) => (n, false),
+            Revoke::Either(n) if is_token(n) && is_tenant(n) => {
+                return Err(TenantError::Ambiguous(n.to_string()))
             }
-        }
-        if !matched && !self.tenants.contains_key(name) {
+            Revoke::Either(n) => (n, is_token(n)),
+        };
+        if !(if by_id {
+            is_token(name)
+        } else {
+            is_tenant(name)
+        }) {
             return Err(TenantError::NotFound(name.to_string()));
         }
+        let t = now();
+        let mut n = 0;
+        for k in &mut self.tokens {
+            let hit = if by_id {
+                k.id == name
+            } else {
+                k.tenant == name
+            };
+            if hit && k.revoked.is_none() {
+                k.revoked = Some(t);
+                n += 1;
+            }
+        }
         Ok(n)
+    }
+
+    /// The bytes `tenant` may keep stored, where the file sets them.
+    pub fn max_storage(&self, tenant: &str) -> Option<u64> {
+        self.storage.get(tenant).copied()
     }
 
     /// The tenant a bearer token belongs to, if it is a live token here.
@@ -259,30 +361,81 @@ impl Tenants {
         })
     }
 
+    /// Writes the file; a file with tenants writes the [`REQUIRED`]
+    /// marker first, so that no crash between the two leaves a folder
+    /// that had tenants open.
     fn save(&self, data: &Path) -> Result<(), TenantError> {
-        let path = data.join(FILE);
+        if !self.is_open() {
+            mark_required(data)?;
+        }
         let mut json = serde_json::to_vec_pretty(self).expect("plain data");
         json.push(b'\n');
-        write_atomic(&path, &json, false).map_err(|e| TenantError::Io {
-            path,
-            source: std::io::Error::other(e.to_string()),
-        })
+        write(&data.join(FILE), &json)
     }
 }
 
-/// Changes the tenants file of `data` under its lock (one editor at a
-/// time; a running server only reads it): loads it, calls `f`, and
-/// writes it back atomically if `f` succeeds.
-pub fn edit<T>(
-    data: &Path,
-    f: impl FnOnce(&mut Tenants) -> Result<T, TenantError>,
-) -> Result<T, TenantError> {
+/// What the [`REQUIRED`] marker says to whoever opens it.
+const MARKER_TEXT: &str = "This folder has had tenants: the server refuses every request while \
+tenants.json is missing or empty. `hearth server reopen --data DIR` opens it again on purpose.\n";
+
+/// Writes the [`REQUIRED`] marker: `data` has tenants, and stays closed
+/// to anyone without a token until [`reopen`].
+pub fn mark_required(data: &Path) -> Result<(), TenantError> {
+    if required(data) {
+        return Ok(());
+    }
+    write(&data.join(REQUIRED), MARKER_TEXT.as_bytes())
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), TenantError> {
+    write_atomic(path, bytes, false).map_err(|e| TenantError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })
+}
+
+/// Opens a folder on purpose (`hearth server reopen`): removes every
+/// tenant and token, then the [`REQUIRED`] marker, under the file's lock.
+/// Returns the names of the tenants removed. The server then serves
+/// anyone who reaches it, on loopback only unless `--insecure`.
+pub fn reopen(data: &Path) -> Result<Vec<String>, TenantError> {
+    let _lock = lock(data)?;
+    let was = match Tenants::read(data) {
+        Ok(Some(t)) => t.tenants.into_keys().collect(),
+        _ => Vec::new(),
+    };
+    Tenants::default().save(data)?;
+    let marker = data.join(REQUIRED);
+    match hearth::crypto::files::remove_durable(&marker) {
+        Ok(_) => Ok(was),
+        Err(source) => Err(TenantError::Io {
+            path: marker,
+            source,
+        }),
+    }
+}
+
+/// Takes the tenants file's lock (one editor at a time), released on drop.
+fn lock(data: &Path) -> Result<File, TenantError> {
     let io = |path: PathBuf| move |source| TenantError::Io { path, source };
     std::fs::create_dir_all(data).map_err(io(data.to_path_buf()))?;
     let lock_path = data.join(LOCK);
     let lock = File::create(&lock_path).map_err(io(lock_path.clone()))?;
     lock.lock().map_err(io(lock_path))?;
-    let mut t = Tenants::load(data)?;
+    Ok(lock)
+}
+
+/// Changes the tenants file of `data` under its lock (one editor at a
+/// time; a running server only reads it): reads it, calls `f`, and
+/// writes it back atomically if `f` succeeds. A missing file starts
+/// empty (so `token add` restores a closed folder whose file was lost);
+/// an unreadable one is an error, never overwritten.
+pub fn edit<T>(
+    data: &Path,
+    f: impl FnOnce(&mut Tenants) -> Result<T, TenantError>,
+) -> Result<T, TenantError> {
+    let _lock = lock(data)?;
+    let mut t = Tenants::read(data)?.unwrap_or_default();
     let out = f(&mut t)?;
     t.save(data)?;
     Ok(out)
@@ -348,5 +501,55 @@ mod tests {
                 Err(TenantError::Malformed { .. })
             ));
         }
+    }
+
+    #[test]
+    fn a_name_that_is_both_a_token_and_a_tenant_is_refused() {
+        let mut t = Tenants::default();
+        let a = t.add_token("alice", None).unwrap();
+        let id = a[4..20].to_string();
+        // A tenant named like alice's token id.
+        let twin = t.add_token(&id, None).unwrap();
+        assert!(matches!(t.revoke(&id), Err(TenantError::Ambiguous(_))));
+        assert!(t.authenticate(&a).is_some() && t.authenticate(&twin).is_some());
+        assert!(matches!(
+            t.revoke_token("alice"),
+            Err(TenantError::NotFound(_))
+        ));
+        assert_eq!(t.revoke_token(&id).unwrap(), 1);
+        assert!(t.authenticate(&a).is_none() && t.authenticate(&twin).is_some());
+        assert_eq!(t.revoke_tenant(&id).unwrap(), 1);
+        assert!(t.authenticate(&twin).is_none());
+    }
+
+    /// A folder that has had tenants is closed, never open, once its file
+    /// is removed, emptied or damaged; `edit` restores it, `reopen` opens
+    /// it on purpose.
+    #[test]
+    fn a_folder_that_had_tenants_fails_closed() {
+        let d = std::env::temp_dir().join(format!("hearth-tenants-closed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        assert!(Tenants::load(&d).unwrap().is_open(), "a new folder is open");
+        edit(&d, |t| t.add_token("alice", None)).unwrap();
+        assert!(required(&d));
+        assert!(!Tenants::load(&d).unwrap().is_open());
+        let file = d.join(FILE);
+        let closed = |d: &Path| matches!(Tenants::load(d), Err(TenantError::Closed(_)));
+        std::fs::rename(&file, d.join("moved")).unwrap();
+        assert!(closed(&d), "missing");
+        std::fs::write(&file, b"{\"tenants\": {}, \"tokens\": []}").unwrap();
+        assert!(closed(&d), "emptied");
+        std::fs::write(&file, b"").unwrap();
+        assert!(closed(&d), "truncated");
+        // An unreadable file is not overwritten by an edit.
+        assert!(edit(&d, |t| t.add_token("bob", None)).is_err());
+        std::fs::remove_file(&file).unwrap();
+        edit(&d, |t| t.add_token("bob", None)).unwrap();
+        let t = Tenants::load(&d).unwrap();
+        assert_eq!(t.tenants.keys().collect::<Vec<_>>(), ["bob"]);
+        assert_eq!(reopen(&d).unwrap(), ["bob"]);
+        assert!(!required(&d));
+        assert!(Tenants::load(&d).unwrap().is_open());
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -1,18 +1,14 @@
-//! HTTPS for the server: rustls (with the ring provider) over the TCP
-//! listener, one handshake task per connection so that a slow or silent
-//! client holds up no one else.
+//! HTTPS for the server: rustls (with the ring provider). The handshakes
+//! run in the connection layer (`conn.rs`): each in its connection's own
+//! task, once the connection has its place under the caps, and bounded by
+//! `--handshake-timeout`, so that a slow or silent client holds up no one
+//! else and cannot take more than its share of the connections.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
 /// The server's certificate chain and private key, PEM files (`hearth
@@ -29,11 +25,6 @@ pub struct TlsFiles {
 #[derive(Debug, thiserror::Error)]
 #[error("TLS: {0}")]
 pub struct TlsError(String);
-
-/// Longest a TLS handshake may take before the connection is dropped.
-const HANDSHAKE: Duration = Duration::from_secs(10);
-/// Handshaken connections waiting for the HTTP server to take them.
-const BACKLOG: usize = 64;
 
 /// A loaded certificate and key, ready to serve.
 pub struct Tls {
@@ -74,65 +65,10 @@ impl Tls {
         })
     }
 
-    /// Accepts TCP connections on `tcp` and hands on those whose
-    /// handshake succeeds; the others are dropped.
-    pub fn listen(&self, tcp: TcpListener) -> std::io::Result<TlsListener> {
-        let addr = tcp.local_addr()?;
-        let (tx, rx) = mpsc::channel(BACKLOG);
-        let acceptor = self.acceptor.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                let (stream, peer) = match tcp.accept().await {
-                    Ok(c) => c,
-                    Err(_) => {
-                        // Out of file descriptors, usually: wait a little.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let acceptor = acceptor.clone();
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    if let Ok(Ok(tls)) =
-                        tokio::time::timeout(HANDSHAKE, acceptor.accept(stream)).await
-                    {
-                        let _ = tx.send((tls, peer)).await;
-                    }
-                });
-            }
-        });
-        Ok(TlsListener { rx, addr, task })
-    }
-}
-
-/// TLS connections, for [`axum::serve()`]; the accepting task stops when
-/// it is dropped.
-pub struct TlsListener {
-    rx: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    addr: SocketAddr,
-    task: JoinHandle<()>,
-}
-
-impl Drop for TlsListener {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.rx.recv().await {
-            Some(c) => c,
-            // The accepting task ended: never happens while the listener
-            // lives (it loops for ever); wait for the shutdown.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.addr)
+    /// The handshake side, for the connection layer (`conn.rs`), which
+    /// runs each handshake in its connection's own task, under the
+    /// connection caps and `--handshake-timeout`.
+    pub(crate) fn acceptor(&self) -> TlsAcceptor {
+        self.acceptor.clone()
     }
 }

@@ -1,23 +1,70 @@
-//! Admission: a job's room in the queue, its tenant's daily bootstraps,
-//! and its file on disk before it is acknowledged.
+//! Admission: a job is checked from the cheapest check to the dearest,
+//! and everything it will consume is taken before anything is spent on
+//! it: its slot in the queue, its bytes on disk (its request and the most
+//! its result can take), its tenant's bootstraps for the day. Only then
+//! is its program rebuilt (once: the program stays with the queued job,
+//! and among the programs built lately for the next jobs that send it),
+//! its bundle checked against it (a compact bundle is not expanded until
+//! the job runs), and its file written before it is acknowledged.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use hearth::CompiledProgram;
+use sha3::{Digest, Sha3_256};
 
 use super::state::{lock, today, Job, Jobs, Shared, State_};
 use crate::api::{ApiError, ErrorCode, JobId, Submitted};
-use crate::request::parse_job;
+use crate::request::{build_program, check_bundle, split_job, stated_cost, JobParts};
 use crate::store::{JobMeta, Usage};
 use crate::tenants::{now as now_s, Tenant};
 
+/// Programs kept built, by the SHA3-256 of their file.
+pub(super) type ProgramCache = super::lru::Lru<[u8; 32], Arc<CompiledProgram>>;
+
+/// How many built programs the server keeps for jobs to come.
+pub(super) const PROGRAMS_KEPT: usize = 16;
+
+/// What admission has taken for a job not accepted yet; given back when
+/// dropped, unless the job was accepted.
+struct Taken<'a> {
+    s: &'a Shared,
+    tenant: &'a Tenant,
+    slot: bool,
+    bytes: u64,
+    pbs: u64,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if self.slot {
+            unreserve(&mut lock(&self.s.jobs), &self.tenant.name);
+        }
+        self.s.give_storage(&self.tenant.name, self.bytes);
+        if self.pbs > 0 {
+            self.s.refund(self.tenant, self.pbs);
+        }
+    }
+}
+
+/// Frees a slot taken by [`Shared::admit`] while its job was written.
+fn unreserve(jobs: &mut Jobs, tenant: &str) {
+    if let Some(n) = jobs.reserved.get_mut(tenant) {
+        *n -= 1;
+        if *n == 0 {
+            jobs.reserved.remove(tenant);
+        }
+    }
+}
+
 impl Shared {
-    /// full (checked early, then again on admission).
+    /// Refuses when the server's queue or the tenant's share of it is
+    /// full (checked early, then again on admission). The words name no
+    /// count of other tenants' jobs.
     pub(super) fn check_room(&self, jobs: &Jobs, tenant: &Tenant) -> Result<(), ApiError> {
-        let waiting = jobs.queue.len() + jobs.reserved();
-        if waiting >= self.config.max_queue {
+        if jobs.queue.len() + jobs.reserved() >= self.config.max_queue {
             return Err(ApiError::new(
                 ErrorCode::QueueFull,
-                format!("{waiting} jobs are waiting, the limit; try again later"),
+                "the server's queue is full; try again later",
             ));
         }
         if let Some(l) = tenant.limits {
@@ -36,19 +83,23 @@ impl Shared {
     }
 
     /// Counts `pbs` against `tenant`'s bootstraps for today, or refuses.
+    /// The count is written to disk before it counts in memory: a failed
+    /// write leaves the tenant charged nothing.
     pub(super) fn charge(&self, tenant: &Tenant, pbs: u64) -> Result<(), ApiError> {
         let Some(l) = tenant.limits else {
             return Ok(());
         };
         let mut u = lock(&self.usage);
         let day = today();
-        if u.day != day {
-            *u = Usage {
+        let mut next = if u.day == day {
+            u.clone()
+        } else {
+            Usage {
                 day,
-                pbs: BTreeMap::new(),
-            };
-        }
-        let used = u.pbs.get(&tenant.name).copied().unwrap_or(0);
+                ..Usage::default()
+            }
+        };
+        let used = next.pbs.get(&tenant.name).copied().unwrap_or(0);
         if used.saturating_add(pbs) > l.max_pbs_per_day {
             return Err(ApiError::new(
                 ErrorCode::DailyLimit,
@@ -58,24 +109,53 @@ impl Shared {
                 ),
             ));
         }
-        *u.pbs.entry(tenant.name.clone()).or_default() += pbs;
-        self.store.write_usage(&u)
+        *next.pbs.entry(tenant.name.clone()).or_default() += pbs;
+        self.store.write_usage(&next)?;
+        *u = next;
+        Ok(())
     }
 
-    /// Takes back a [`Shared::charge`] for a job that was not accepted.
+    /// Takes back a [`Shared::charge`] for a job that was not accepted. A
+    /// failed write leaves the file charged: the tenant's day may end
+    /// early, it never runs over.
     pub(super) fn refund(&self, tenant: &Tenant, pbs: u64) {
         if tenant.limits.is_some() {
             let mut u = lock(&self.usage);
             if let Some(n) = u.pbs.get_mut(&tenant.name) {
                 *n = n.saturating_sub(pbs);
             }
-            let _ = self.store.write_usage(&u);
+            if let Err(e) = self.store.write_usage(&u) {
+                tracing::error!(error = %e, "a refund could not be written");
+            }
         }
     }
 
-    /// Decodes, admits, writes and queues a job of `tenant` (blocking).
+    /// The program of `parts`, built (every check of the builder) or found
+    /// among the programs built lately.
+    pub(super) fn program(&self, parts: &JobParts<'_>) -> Result<Arc<CompiledProgram>, ApiError> {
+        let digest: [u8; 32] = Sha3_256::digest(parts.program).into();
+        if let Some(p) = lock(&self.programs).get(&digest) {
+            return Ok(p);
+        }
+        let program = Arc::new(build_program(parts)?);
+        lock(&self.programs).put(digest, program.clone());
+        Ok(program)
+    }
+
+    /// Admits, writes and queues a job of `tenant` whose headers were
+    /// checked (blocking). A program that does not build, or does not
+    /// build at the cost it states, keeps its charge: its rebuild was
+    /// spent.
     pub(super) fn admit(&self, tenant: &Tenant, body: &[u8]) -> Result<Submitted, ApiError> {
-        let req = parse_job(body, &self.limits)?;
+        let parts = split_job(body, self.config.max_body)?;
+        let cost = stated_cost(&parts, &self.limits)?;
+        let mut taken = Taken {
+            s: self,
+            tenant,
+            slot: false,
+            bytes: 0,
+            pbs: 0,
+        };
         let seq = {
             let mut jobs = lock(&self.jobs);
             self.check_room(&jobs, tenant)?;
@@ -83,60 +163,52 @@ impl Shared {
             jobs.next_seq += 1;
             jobs.next_seq
         };
-        let unreserve = |jobs: &mut Jobs| {
-            if let Some(n) = jobs.reserved.get_mut(&tenant.name) {
-                *n -= 1;
-                if *n == 0 {
-                    jobs.reserved.remove(&tenant.name);
-                }
-            }
-        };
-        if let Err(e) = self.charge(tenant, req.pbs) {
-            unreserve(&mut lock(&self.jobs));
-            return Err(e);
-        }
+        taken.slot = true;
+        let held = (body.len() as u64).saturating_add(cost.result_bytes);
+        self.take_storage(&tenant.name, held)?;
+        taken.bytes = held;
+        self.charge(tenant, cost.pbs)?;
+        taken.pbs = cost.pbs;
+        let program = self.program(&parts).inspect_err(|_| taken.pbs = 0)?;
+        check_bundle(&program, &parts)?;
         let id = JobId::random();
         let meta = JobMeta {
             seq,
-            key_id: req.bundle.key_id().to_string(),
-            pbs: req.pbs,
-            depth: req.depth,
-            memory: req.memory,
+            key_id: parts.key_id.to_string(),
+            pbs: cost.pbs,
+            depth: cost.depth,
+            memory: cost.memory,
             tenant: tenant.name.clone(),
             submitted: now_s(),
+            result_bytes: cost.result_bytes,
         };
-        let written = self.store.write_job(id, &meta, body);
-        let mut jobs = lock(&self.jobs);
-        unreserve(&mut jobs);
-        if let Err(e) = written {
-            drop(jobs);
-            self.refund(tenant, req.pbs);
-            return Err(e);
+        self.store.write_job(id, &meta, body)?;
+        {
+            let mut jobs = lock(&self.jobs);
+            unreserve(&mut jobs, &tenant.name);
+            jobs.map.insert(
+                id,
+                Job {
+                    meta,
+                    state: State_::Queued,
+                    held,
+                    program: Some(program),
+                    finished: None,
+                },
+            );
+            jobs.enqueue(id);
         }
-        jobs.map.insert(
-            id,
-            Job {
-                meta,
-                state: State_::Queued,
-                finished: None,
-            },
-        );
-        jobs.enqueue(id);
-        drop(jobs);
+        (taken.slot, taken.bytes, taken.pbs) = (false, 0, 0);
         self.wake.notify_all();
-        self.accepted.fetch_add(1, Ordering::Relaxed);
-        self.metrics
-            .accepted
-            .with_label_values(&[&tenant.name])
-            .inc();
+        self.count_accepted(&tenant.name);
         if self.config.log {
-            tracing::info!(job = %id, pbs = req.pbs, depth = req.depth, "job accepted");
+            tracing::info!(job = %id, pbs = cost.pbs, depth = cost.depth, "job accepted");
         }
         Ok(Submitted {
             job_id: id,
-            pbs: req.pbs,
-            depth: req.depth,
-            memory: req.memory,
+            pbs: cost.pbs,
+            depth: cost.depth,
+            memory: cost.memory,
         })
     }
 }

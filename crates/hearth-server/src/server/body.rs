@@ -1,66 +1,322 @@
-//! Request bodies: read whole within the server's limits on size and
-//! time, each holding one of the upload permits while it is in memory.
+//! Request bodies: read whole within the server's limits on size, type,
+//! time and rate, each holding one of the upload permits while it is in
+//! memory. The permits are shared fairly: one tenant (on an open server,
+//! one client address) holds at most `--max-uploads-per-tenant` of them,
+//! so that its uploads, however slow, leave the others room.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::{header, HeaderMap};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use axum::extract::{ConnectInfo, Request};
+use axum::http::{header, Extensions, HeaderMap};
+use http_body_util::BodyExt;
+use tokio::sync::{Notify, Semaphore, SemaphorePermit};
+use tokio::time::{timeout_at, Instant};
 
-use super::state::Shared;
+use super::state::{lock, Shared};
 use crate::api::{ApiError, ErrorCode};
+use crate::config::Config;
+use crate::conn::client_of;
+use crate::tenants::Tenant;
 
-/// Reads a whole body within `--max-body` and `--body-timeout`, holding
-/// one of `--max-uploads` permits (returned with the body: the caller
-/// keeps it while the bytes are in memory). A `Content-Length` over the
-/// limit is refused before any byte is read (a client sending `Expect:
-/// 100-continue`, as [`crate::Client`] does, then sends none).
-pub(super) async fn read_body<'a>(
-    s: &'a Shared,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<(Vec<u8>, tokio::sync::SemaphorePermit<'a>), ApiError> {
+/// The `--max-uploads` permits, of which one uploader (a tenant, or a
+/// client address on an open server) holds at most `per_uploader`.
+pub(super) struct Uploads {
+    all: Semaphore,
+    all_count: usize,
+    per_uploader: usize,
+    /// Permits held (or being waited for) by uploader.
+    held: std::sync::Mutex<HashMap<String, usize>>,
+    /// Signalled whenever an uploader gives one back.
+    freed: Notify,
+}
+
+/// One upload permit, given back when dropped (the caller keeps it while
+/// the body's bytes are in memory).
+pub(super) struct Upload<'a> {
+    _all: SemaphorePermit<'a>,
+    _share: Share<'a>,
+}
+
+/// One of an uploader's `per_uploader` shares.
+struct Share<'a> {
+    uploads: &'a Uploads,
+    uploader: String,
+}
+
+impl Drop for Share<'_> {
+    fn drop(&mut self) {
+        let mut held = lock(&self.uploads.held);
+        if let Some(n) = held.get_mut(&self.uploader) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.uploader);
+            }
+        }
+        drop(held);
+        self.uploads.freed.notify_waiters();
+    }
+}
+
+impl Uploads {
+    /// `all` permits (at least 1), at most `per_uploader` (at least 1) to
+    /// one uploader.
+    pub(super) fn new(all: usize, per_uploader: usize) -> Uploads {
+        let all = all.max(1);
+        Uploads {
+            all: Semaphore::new(all),
+            all_count: all,
+            per_uploader: per_uploader.clamp(1, all),
+            held: Default::default(),
+            freed: Notify::new(),
+        }
+    }
+
+    /// Waits for one of `uploader`'s shares, then for a permit, both by
+    /// `deadline`. An uploader waits for its own shares first: its
+    /// waiting uploads do not stand in the permits' line ahead of others.
+    async fn acquire(&self, uploader: String, deadline: Instant) -> Result<Upload<'_>, ApiError> {
+        let share = timeout_at(deadline, self.share(uploader))
+            .await
+            .map_err(|_| {
+                ApiError::new(
+                    ErrorCode::QueueFull,
+                    format!(
+                        "{} of your uploads are in progress, the most one tenant may have \
+                         (--max-uploads-per-tenant); try again later",
+                        self.per_uploader
+                    ),
+                )
+            })?;
+        let all = match timeout_at(deadline, self.all.acquire()).await {
+            Ok(Ok(p)) => p,
+            _ => {
+                return Err(ApiError::new(
+                    ErrorCode::QueueFull,
+                    format!(
+                        "{} uploads are in progress, the limit; try again later",
+                        self.all_count
+                    ),
+                ))
+            }
+        };
+        Ok(Upload {
+            _all: all,
+            _share: share,
+        })
+    }
+
+    async fn share(&self, uploader: String) -> Share<'_> {
+        loop {
+            // Registered before the count is read, so that a share given
+            // back in between still wakes this one.
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut held = lock(&self.held);
+                let n = held.entry(uploader.clone()).or_default();
+                if *n < self.per_uploader {
+                    *n += 1;
+                    return Share {
+                        uploads: self,
+                        uploader,
+                    };
+                }
+            }
+            freed.await;
+        }
+    }
+}
+
+/// Reads the whole body of an upload (`POST /v1/keys`, `POST /v1/jobs`)
+/// holding an upload permit, returned with the bytes. Cheap refusals come
+/// first: a `Content-Length` over `--max-body` (before any byte is read;
+/// a client sending `Expect: 100-continue`, as [`crate::Client`] does,
+/// then sends none), then a `Content-Type` other than
+/// `application/octet-stream`, before a permit is taken. The body must
+/// then keep to `--min-upload-rate` and arrive within `--body-timeout`.
+pub(super) async fn read_body(s: &Shared, req: Request) -> Result<(Vec<u8>, Upload<'_>), ApiError> {
+    let (parts, body) = req.into_parts();
     let limit = s.config.max_body;
-    let too_large = |n: String| {
-        ApiError::new(
-            ErrorCode::TooLarge,
-            format!("the body is {n} bytes, over the limit of {limit}"),
-        )
-    };
-    let declared = headers
+    let declared = parts
+        .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if let Some(n) = declared.filter(|&n| n > limit) {
-        return Err(too_large(n.to_string()));
+        return Err(too_large(&n.to_string(), limit));
     }
-    let permit = match tokio::time::timeout(s.config.body_timeout, s.uploads.acquire()).await {
-        Ok(Ok(p)) => p,
-        _ => {
-            return Err(ApiError::new(
-                ErrorCode::QueueFull,
-                format!(
-                    "{} uploads are in progress, the limit; try again later",
-                    s.config.max_uploads
-                ),
-            ))
-        }
+    check_type(&parts.headers)?;
+    let deadline = Instant::now() + s.config.body_timeout;
+    let permit = s
+        .uploads
+        .acquire(uploader(&parts.extensions), deadline)
+        .await?;
+    let bytes = receive(body, &s.config).await?;
+    Ok((bytes, permit))
+}
+
+fn too_large(n: &str, limit: u64) -> ApiError {
+    ApiError::new(
+        ErrorCode::TooLarge,
+        format!("the body is {n} bytes, over the limit of {limit}"),
+    )
+}
+
+/// Refuses an upload that is not `application/octet-stream` (any case,
+/// parameters allowed). A web page can send that type to another site
+/// only after asking it (a CORS preflight), which this server never
+/// answers, so a page cannot post keys or jobs to a server on its
+/// visitor's machine.
+fn check_type(headers: &HeaderMap) -> Result<(), ApiError> {
+    let given = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let essence = given.as_deref().and_then(|v| v.split(';').next());
+    if essence.is_some_and(|e| e.trim().eq_ignore_ascii_case("application/octet-stream")) {
+        return Ok(());
+    }
+    let given = match given {
+        Some(v) => format!("{:?}", v.chars().take(64).collect::<String>()),
+        None => "none".into(),
     };
-    let limited = Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX));
-    match tokio::time::timeout(s.config.body_timeout, limited.collect()).await {
-        Err(_) => Err(ApiError::new(
-            ErrorCode::Timeout,
-            format!(
-                "the body did not arrive within {} s",
-                s.config.body_timeout.as_secs()
-            ),
-        )),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(too_large("more than".into()))
-        }
-        Ok(Err(e)) => Err(ApiError::new(
-            ErrorCode::BadRequest,
-            format!("the body could not be read: {e}"),
-        )),
-        Ok(Ok(c)) => Ok((c.to_bytes().to_vec(), permit)),
+    Err(ApiError::new(
+        ErrorCode::UnsupportedMediaType,
+        format!("an upload needs Content-Type: application/octet-stream (given: {given})"),
+    ))
+}
+
+/// Whom an upload counts against: its tenant, or on an open server (one
+/// anonymous tenant, no names) its client's address.
+fn uploader(extensions: &Extensions) -> String {
+    match extensions.get::<Tenant>() {
+        Some(t) if !t.name.is_empty() => t.name.clone(),
+        _ => extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(peer)| client_of(peer.ip()).to_string())
+            .unwrap_or_default(),
     }
 }
 
+/// The body's bytes, frame by frame, within `max_body`. Each frame must
+/// come before `start + upload_grace + received / min_upload_rate` (the
+/// minimum rate) and before `start + body_timeout` (the cap); `start` is
+/// when reading begins, since a client that sent `Expect: 100-continue`
+/// waits for that.
+async fn receive(mut body: Body, c: &Config) -> Result<Vec<u8>, ApiError> {
+    let start = Instant::now();
+    let at = |d: Duration| start.checked_add(d);
+    let mut bytes = Vec::new();
+    loop {
+        let cap = at(c.body_timeout);
+        let rate = (c.min_upload_rate > 0)
+            .then(|| bytes.len() as f64 / c.min_upload_rate as f64)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .and_then(|d| at(c.upload_grace.saturating_add(d)))
+            .filter(|r| cap.is_none_or(|cap| *r < cap));
+        let frame = match rate.or(cap) {
+            Some(deadline) => timeout_at(deadline, body.frame()).await,
+            None => Ok(body.frame().await),
+        };
+        let data = match frame {
+            Ok(None) => return Ok(bytes),
+            Ok(Some(Ok(frame))) => match frame.into_data() {
+                Ok(data) => data,
+                // Trailers: nothing of the body.
+                Err(_) => continue,
+            },
+            Ok(Some(Err(e))) => {
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
+                    format!("the body could not be read: {e}"),
+                ))
+            }
+            Err(_) if rate.is_some() => {
+                return Err(ApiError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "the body arrived too slowly: {} bytes in {:.1} s, under \
+                         --min-upload-rate ({} bytes/s after {} s)",
+                        bytes.len(),
+                        start.elapsed().as_secs_f64(),
+                        c.min_upload_rate,
+                        c.upload_grace.as_secs_f64()
+                    ),
+                ))
+            }
+            Err(_) => {
+                return Err(ApiError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "the body did not arrive within {} s",
+                        c.body_timeout.as_secs()
+                    ),
+                ))
+            }
+        };
+        if (bytes.len() + data.len()) as u64 > c.max_body {
+            return Err(too_large("more than", c.max_body));
+        }
+        bytes.extend_from_slice(&data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uploads_need_octet_stream() {
+        let with = |v: Option<&str>| {
+            let mut h = HeaderMap::new();
+            if let Some(v) = v {
+                h.insert(header::CONTENT_TYPE, v.parse().unwrap());
+            }
+            check_type(&h).map_err(|e| e.code)
+        };
+        for ok in [
+            "application/octet-stream",
+            "Application/Octet-Stream",
+            "application/octet-stream; charset=binary",
+            " application/octet-stream ;x=y",
+        ] {
+            assert_eq!(with(Some(ok)), Ok(()), "{ok}");
+        }
+        for bad in [
+            None,
+            Some("text/plain"),
+            Some("application/x-www-form-urlencoded"),
+            Some("multipart/form-data; boundary=x"),
+            Some("application/octet-streamx"),
+        ] {
+            assert_eq!(with(bad), Err(ErrorCode::UnsupportedMediaType), "{bad:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn one_uploader_holds_at_most_its_share() {
+        let uploads = Uploads::new(4, 2);
+        let soon = || Instant::now() + Duration::from_millis(50);
+        let a1 = uploads.acquire("a".into(), soon()).await.unwrap();
+        let _a2 = uploads.acquire("a".into(), soon()).await.unwrap();
+        let refused = uploads.acquire("a".into(), soon()).await.err().unwrap();
+        assert_eq!(refused.code, ErrorCode::QueueFull);
+        assert!(refused.message.contains("--max-uploads-per-tenant"));
+        // Another uploader gets the permits a's waiting upload did not take.
+        let _b1 = uploads.acquire("b".into(), soon()).await.unwrap();
+        let _b2 = uploads.acquire("b".into(), soon()).await.unwrap();
+        let full = uploads.acquire("c".into(), soon()).await.err().unwrap();
+        assert!(full.message.contains("4 uploads"), "{}", full.message);
+        // A share given back wakes a waiting upload of the same uploader.
+        let waiting = uploads.acquire("a".into(), Instant::now() + Duration::from_secs(10));
+        let giver = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            drop(a1);
+        };
+        let (got, ()) = tokio::join!(waiting, giver);
+        assert!(got.is_ok());
+    }
+}

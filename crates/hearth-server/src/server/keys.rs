@@ -1,12 +1,13 @@
 //! Server keys: registered by tenants, kept decompressed in a small
 //! least-recently-used cache.
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use hearth::crypto::files::{write_atomic, FileInfo, FileKind};
 use hearth::{KeyId, ServerKey};
 
+use super::lru::Lru;
 use super::state::{internal, lock, Shared};
 use crate::api::{ApiError, ErrorCode};
 use crate::request::key_error;
@@ -17,32 +18,8 @@ use crate::tenants::Tenant;
 /// id. Two tenants may register keys of the same id; each sees its own.
 pub(super) type KeyName = (String, KeyId);
 
-/// Least recently used server keys.
-pub(super) struct KeyCache {
-    pub(super) cap: usize,
-    pub(super) keys: VecDeque<(KeyName, Arc<ServerKey>)>,
-}
-
-impl KeyCache {
-    pub(super) fn get(&mut self, id: &KeyName) -> Option<Arc<ServerKey>> {
-        let i = self.keys.iter().position(|(k, _)| k == id)?;
-        let entry = self.keys.remove(i).expect("found");
-        let key = entry.1.clone();
-        self.keys.push_back(entry);
-        Some(key)
-    }
-
-    pub(super) fn put(&mut self, id: KeyName, key: Arc<ServerKey>) {
-        if self.cap == 0 {
-            return;
-        }
-        self.keys.retain(|(k, _)| *k != id);
-        while self.keys.len() >= self.cap {
-            self.keys.pop_front();
-        }
-        self.keys.push_back((id, key));
-    }
-}
+/// Server keys kept decompressed, least recently used dropped first.
+pub(super) type KeyCache = Lru<KeyName, Arc<ServerKey>>;
 
 impl Shared {
     /// The key `id` of `tenant`, from the cache or loaded (and
@@ -65,8 +42,38 @@ impl Shared {
         Ok(key)
     }
 
-    /// Stores, checks (by loading it) and registers a key `tenant`
-    /// uploaded.
+    /// Refuses a new key of `tenant` beyond its `max_keys` or the
+    /// server's: checked before the upload is decoded, and again when it
+    /// is registered.
+    fn check_key_room(
+        &self,
+        keys: &HashMap<KeyName, StoredKey>,
+        tenant: &Tenant,
+    ) -> Result<(), ApiError> {
+        if let Some(l) = tenant.limits {
+            let own = keys.keys().filter(|(t, _)| *t == tenant.name).count();
+            if own >= l.max_keys {
+                return Err(ApiError::new(
+                    ErrorCode::KeyLimit,
+                    format!(
+                        "you have {own} keys registered, your limit; delete one \
+                         (DELETE /v1/keys/{{key_id}}) or reuse a key"
+                    ),
+                ));
+            }
+        }
+        if keys.len() >= self.config.max_keys {
+            return Err(ApiError::new(
+                ErrorCode::TooManyKeys,
+                "the server holds as many keys as it may; try again later",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks (by decoding it: a compressed key is expanded), stores and
+    /// registers a key `tenant` uploaded. Its room and its bytes are
+    /// taken first, so a refused upload costs no decoding and no disk.
     pub(super) fn register_key(
         &self,
         tenant: &Tenant,
@@ -75,47 +82,47 @@ impl Shared {
     ) -> Result<(StoredKey, bool), ApiError> {
         let id = info.key_id;
         let name = (tenant.name.clone(), id);
-        let upload = self.store.upload_path(&tenant.name, id);
-        write_atomic(&upload, bytes, false).map_err(internal)?;
-        let loaded = ServerKey::load(&upload);
-        let result = (|| {
-            let key = loaded.map_err(key_error)?;
+        self.check_key_room(&lock(&self.keys), tenant)?;
+        let size = bytes.len() as u64;
+        self.take_storage(&tenant.name, size)?;
+        let registered = (|| {
+            let key = ServerKey::from_bytes(std::path::Path::new("server key"), bytes)
+                .map_err(key_error)?;
             let mut keys = lock(&self.keys);
             if let Some(k) = keys.get(&name) {
                 return Ok((k.clone(), false));
             }
-            if let Some(l) = tenant.limits {
-                let own = keys.keys().filter(|(t, _)| *t == tenant.name).count();
-                if own >= l.max_keys {
-                    return Err(ApiError::new(
-                        ErrorCode::KeyLimit,
-                        format!(
-                            "you have {own} keys registered, your limit; remove one \
-                             (ask the operator) or reuse a key"
-                        ),
-                    ));
-                }
+            self.check_key_room(&keys, tenant)?;
+            let path = self.store.key_path(&tenant.name, id);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(internal)?;
             }
-            if keys.len() >= self.config.max_keys {
-                return Err(ApiError::new(
-                    ErrorCode::TooManyKeys,
-                    format!("{} keys are registered, the limit", keys.len()),
-                ));
-            }
-            std::fs::rename(&upload, self.store.key_path(&tenant.name, id)).map_err(internal)?;
+            write_atomic(&path, bytes, false).map_err(internal)?;
             let stored = StoredKey {
                 tenant: tenant.name.clone(),
                 key_id: id,
                 params: info.params,
                 compressed: info.kind == FileKind::CompressedServerKey,
-                bytes: bytes.len() as u64,
+                bytes: size,
             };
             keys.insert(name.clone(), stored.clone());
             drop(keys);
             lock(&self.cache).put(name, Arc::new(key));
             Ok((stored, true))
         })();
-        let _ = std::fs::remove_file(&upload);
-        result
+        if !matches!(registered, Ok((_, true))) {
+            self.give_storage(&tenant.name, size);
+        }
+        registered
+    }
+
+    /// Forgets key `id` of `tenant` everywhere it is kept in memory (the
+    /// cache, the GPU's copies) and gives its bytes back.
+    pub(super) fn forget_key(&self, stored: &StoredKey) {
+        let name = (stored.tenant.clone(), stored.key_id);
+        lock(&self.cache).remove(&name);
+        #[cfg(feature = "gpu")]
+        lock(&self.gpu_keys).remove(&name);
+        self.give_storage(&stored.tenant, stored.bytes);
     }
 }

@@ -44,15 +44,18 @@
 
 mod admit;
 mod body;
+mod host;
 mod keys;
+mod lru;
 mod routes;
 mod state;
+mod storage;
 mod worker;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -61,18 +64,33 @@ use axum::routing::{get, post};
 use axum::Router;
 use hearth::backend::CpuBackend;
 
+use crate::api::{ApiError, ErrorCode};
 use crate::config::{gpu_unavailable, Config, JobBackend, ServerError};
+use crate::conn;
 use crate::metrics::Metrics;
 use crate::store::{Outcome, Recovered, Store};
-use crate::tenants::Tenants;
+use crate::tenants::{self, Tenants};
 use crate::tls::Tls;
+use admit::{ProgramCache, PROGRAMS_KEPT};
 use keys::KeyCache;
 use routes::*;
-use state::{Job, Jobs, Shared, State_};
+use state::{lock, Counts, Job, Jobs, Shared, State_};
+use storage::Storage;
 
 /// The OpenAPI document of this API (`openapi.json` beside the crate's
 /// manifest; a test checks it against the routes and the error codes).
 pub const OPENAPI: &str = include_str!("../../openapi.json");
+
+/// The failure of a job the server died running `attempts` times.
+fn crashed(attempts: u32) -> ApiError {
+    ApiError::new(
+        ErrorCode::Crashed,
+        format!(
+            "the server stopped while running this job, {attempts} times (out of memory, a \
+             kill, a crash): it is not run again"
+        ),
+    )
+}
 
 /// A server on its data folder: jobs and keys recovered, the workers
 /// started. Serve it with [`Server::serve`].
@@ -93,6 +111,12 @@ impl Server {
         }
         if config.max_jobs == 0 {
             return Err(ServerError::Config("--max-jobs must be positive".into()));
+        }
+        conn::prepare(&config)?;
+        if config.max_attempts == 0 {
+            return Err(ServerError::Config(
+                "--max-attempts must be positive".into(),
+            ));
         }
         let mut config = config;
         if config.backend == JobBackend::Gpu {
@@ -137,35 +161,60 @@ impl Server {
             CpuBackend::pool(config.threads).map_err(|e| ServerError::Config(e.to_string()))?;
         let mut jobs = Jobs::default();
         let mut recovered = 0;
+        let mut counts = HashMap::<String, Counts>::new();
+        let mut used = Storage::default();
+        for k in &keys {
+            used.add(&k.tenant, k.bytes);
+        }
         for j in stored {
             jobs.next_seq = jobs.next_seq.max(j.meta.seq);
+            let mut finished = j.finished;
             let state = match j.outcome {
+                None if j.attempts >= config.max_attempts => {
+                    let e = crashed(j.attempts);
+                    eprintln!("hearth server: job {}: {}", j.id, e.message);
+                    if let Err(w) = store.write_failure(j.id, &j.meta, &e) {
+                        eprintln!("hearth server: job {}: {w}", j.id);
+                    }
+                    finished = Some(tenants::now());
+                    State_::Failed(e)
+                }
                 None => State_::Queued,
                 Some(Outcome::Done(n)) => State_::Done(n),
                 Some(Outcome::Failed(e)) => State_::Failed(e),
             };
             let queued = matches!(state, State_::Queued);
+            let held = match state {
+                State_::Queued => store.job_bytes(j.id).saturating_add(j.meta.result_bytes),
+                State_::Done(n) => n,
+                _ => 0,
+            };
+            used.add(&j.meta.tenant, held);
+            if queued {
+                recovered += 1;
+                counts.entry(j.meta.tenant.clone()).or_default().recovered += 1;
+            }
             jobs.map.insert(
                 j.id,
                 Job {
                     meta: j.meta,
                     state,
-                    finished: j.finished,
+                    held,
+                    program: None,
+                    finished,
                 },
             );
             if queued {
                 jobs.enqueue(j.id);
-                recovered += 1;
             }
         }
         let shared = Arc::new(Shared {
             limits: config.limits(),
             heavy: tokio::sync::Semaphore::new(config.threads),
-            uploads: tokio::sync::Semaphore::new(config.max_uploads.max(1)),
-            cache: Mutex::new(KeyCache {
-                cap: config.key_cache,
-                keys: VecDeque::new(),
-            }),
+            uploads: body::Uploads::new(config.max_uploads, config.uploads_per_tenant()),
+            cache: Mutex::new(KeyCache::new(config.key_cache)),
+            programs: Mutex::new(ProgramCache::new(PROGRAMS_KEPT)),
+            downloads: Arc::new(tokio::sync::Semaphore::new(config.max_downloads.max(1))),
             keys: Mutex::new(
                 keys.into_iter()
                     .map(|k| ((k.tenant.clone(), k.key_id), k))
@@ -174,6 +223,9 @@ impl Server {
             // Read (and checked) below, as at every request.
             tenants: Mutex::new((None, Arc::new(Tenants::default()))),
             usage: Mutex::new(usage),
+            storage: Mutex::new(used),
+            had_tenants: AtomicBool::new(false),
+            listening: Mutex::new(None),
             metrics: Metrics::new(),
             #[cfg(feature = "gpu")]
             gpu_keys: Mutex::new(HashMap::new()),
@@ -182,14 +234,19 @@ impl Server {
             store,
             pool: Arc::new(pool),
             stop: AtomicBool::new(false),
-            accepted: AtomicU64::new(0),
-            recovered: AtomicU64::new(recovered),
-            completed: AtomicU64::new(0),
-            refused: Mutex::new(BTreeMap::new()),
+            counts: Mutex::new(counts),
             config,
         });
         if recovered > 0 {
             shared.log(|| format!("{recovered} unfinished jobs queued again"));
+        }
+        // A closed folder does not start: the operator sees why at once.
+        let tenants =
+            Tenants::load(&shared.config.data).map_err(|e| ServerError::Config(e.to_string()))?;
+        if !tenants.is_open() {
+            // A folder with tenants from before the marker existed.
+            tenants::mark_required(&shared.config.data)
+                .map_err(|e| ServerError::Config(e.to_string()))?;
         }
         shared
             .tenants()
@@ -233,7 +290,10 @@ impl Server {
 
     /// The HTTP routes (see the crate doc), with the server as state.
     /// Every route but `GET /v1/info`, `/v1/health` and `/v1/openapi.json`
-    /// authenticates its caller.
+    /// authenticates its caller; on an open server, every route checks the
+    /// `Host` (`host.rs`). The limits per client address need each
+    /// request's [`axum::extract::ConnectInfo`], which [`Server::serve`]
+    /// gives it.
     pub fn router(&self) -> Router {
         let tenant_routes = Router::new()
             .route("/v1/stats", get(get_stats))
@@ -255,6 +315,10 @@ impl Server {
             .method_not_allowed_fallback(no_method)
             .layer(axum::middleware::from_fn_with_state(
                 self.shared.clone(),
+                host::check_host,
+            ))
+            .layer(axum::middleware::from_fn_with_state(
+                self.shared.clone(),
                 observe,
             ))
             .with_state(self.shared.clone())
@@ -268,29 +332,30 @@ impl Server {
             .with_state(self.shared.clone())
     }
 
-    /// Serves on `listener` until `shutdown` completes (requests in flight
-    /// are finished), then stops the workers: a running job finishes
-    /// first when [`Server::stop`] is called, or runs again at the next
-    /// start when the process ends.
+    /// Serves on `listener` within the connection limits (`conn.rs`)
+    /// until `shutdown` completes (requests in flight are finished; idle
+    /// connections and those without a whole request are closed at once),
+    /// then stops the workers: a running job finishes first when
+    /// [`Server::stop`] is called, or runs again at the next start when
+    /// the process ends.
     pub async fn serve(
         &self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let r = match &self.tls {
-            Some(tls) => {
-                axum::serve(tls.listen(listener)?, self.router())
-                    .with_graceful_shutdown(shutdown)
-                    .await
-            }
-            None => {
-                axum::serve(listener, self.router())
-                    .with_graceful_shutdown(shutdown)
-                    .await
-            }
-        };
+        *lock(&self.shared.listening) = Some(listener.local_addr()?);
+        let config = &self.shared.config;
+        conn::serve(
+            listener,
+            self.tls.as_ref().map(Tls::acceptor),
+            self.router(),
+            conn::Limits::api(config),
+            conn::Counters::new(&self.shared.metrics, "api"),
+            shutdown,
+        )
+        .await;
         self.shared.halt();
-        r
+        Ok(())
     }
 
     /// Stops the workers (each after its running job, if any) and waits
@@ -445,7 +510,8 @@ fn bind_metrics(
     Ok(Some(listener))
 }
 
-/// Serves `GET /metrics` on `listener` until the runtime ends.
+/// Serves `GET /metrics` on `listener` until the runtime ends, within
+/// limits of its own (a few connections: `conn::Limits::metrics`).
 fn serve_metrics(
     rt: &tokio::runtime::Runtime,
     server: &Server,
@@ -455,10 +521,15 @@ fn serve_metrics(
         return Ok(None);
     };
     let addr = listener.local_addr()?;
-    let router = server.metrics_router();
-    rt.spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
+    let config = &server.shared.config;
+    rt.spawn(conn::serve(
+        listener,
+        None,
+        server.metrics_router(),
+        conn::Limits::metrics(config),
+        conn::Counters::new(&server.shared.metrics, "metrics"),
+        std::future::pending(),
+    ));
     Ok(Some(addr))
 }
 

@@ -12,10 +12,12 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use futures_util::StreamExt;
+use hearth::crypto::files::remove_durable;
 use serde::Deserialize;
 
-use super::state::{internal, key_info, lock, not_found, Shared, State_};
+use super::body::read_body;
+use super::state::{internal, key_info, lock, not_found, public, Shared, State_};
 use super::OPENAPI;
 use crate::api::{
     parse_key_id, ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo,
@@ -26,10 +28,11 @@ use crate::tenants::{now as now_s, Tenant};
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let e = public(self);
         let status =
-            StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut r = (status, Json(self.body())).into_response();
-        let retry = match self.code {
+            StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut r = (status, Json(e.body())).into_response();
+        let retry = match e.code {
             ErrorCode::QueueFull | ErrorCode::QueueLimit => Some(1),
             // The next UTC day.
             ErrorCode::DailyLimit => Some(86_400 - now_s() % 86_400),
@@ -38,13 +41,13 @@ impl IntoResponse for ApiError {
         if let Some(v) = retry.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
             r.headers_mut().insert(header::RETRY_AFTER, v);
         }
-        if self.code == ErrorCode::Unauthorized {
+        if e.code == ErrorCode::Unauthorized {
             r.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"hearth\""),
             );
         }
-        r.extensions_mut().insert(self.code);
+        r.extensions_mut().insert(e.code);
         r
     }
 }
@@ -68,10 +71,9 @@ pub(super) async fn heavy<T: Send + 'static>(
 pub(super) async fn post_key(
     State(s): Shr,
     Extension(t): Extension<Tenant>,
-    headers: HeaderMap,
-    body: Body,
+    req: Request,
 ) -> Result<(StatusCode, Json<KeyInfo>), ApiError> {
-    let (bytes, _upload) = read_body(&s, &headers, body).await?;
+    let (bytes, _upload) = read_body(&s, req).await?;
     let info = check_key_header(&bytes, s.config.max_body)?;
     if let Some(k) = lock(&s.keys).get(&(t.name.clone(), info.key_id)) {
         return Ok((StatusCode::OK, Json(key_info(k, false))));
@@ -138,9 +140,9 @@ pub(super) async fn delete_key(
         drop(jobs);
         keys.remove(&name).expect("checked above")
     };
-    lock(&s.cache).keys.retain(|(k, _)| *k != name);
+    s.forget_key(&stored);
     let path = s.store.key_path(&t.name, id);
-    tokio::task::spawn_blocking(move || std::fs::remove_file(path))
+    tokio::task::spawn_blocking(move || remove_durable(&path))
         .await
         .map_err(internal)?
         .map_err(internal)?;
@@ -159,8 +161,7 @@ pub(super) async fn post_job(
     State(s): Shr,
     Extension(t): Extension<Tenant>,
     query: Result<Query<SubmitQuery>, QueryRejection>,
-    headers: HeaderMap,
-    body: Body,
+    req: Request,
 ) -> Result<(StatusCode, Json<Submitted>), ApiError> {
     let Query(query) =
         query.map_err(|e| ApiError::new(ErrorCode::BadRequest, format!("the query: {e}")))?;
@@ -173,7 +174,7 @@ pub(super) async fn post_job(
         })?),
         None => None,
     };
-    let (bytes, _upload) = read_body(&s, &headers, body).await?;
+    let (bytes, _upload) = read_body(&s, req).await?;
     let parts = split_job(&bytes, s.config.max_body)?;
     if let Some(k) = named.filter(|&k| k != parts.key_id) {
         return Err(ApiError::new(
@@ -244,18 +245,38 @@ pub(super) async fn get_result(
             ))
         }
     }
-    let bytes = match tokio::fs::read(s.store.result_path(id)).await {
-        Ok(b) => b,
+    // One of the download permits, kept by the body until it is sent.
+    let permit = tokio::time::timeout(s.config.body_timeout, s.downloads.clone().acquire_owned())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::QueueFull,
+                "the server is sending as many results as it may; try again later",
+            )
+        })?;
+    let file = match tokio::fs::File::open(s.store.result_path(id)).await {
+        Ok(f) => f,
         // Deleted meanwhile.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(id)),
         Err(e) => return Err(internal(e)),
     };
+    let len = file.metadata().await.map_err(internal)?.len();
+    // Streamed from disk: one chunk in memory at a time, whatever its size.
+    let chunks = tokio_util::io::ReaderStream::new(file).map(move |chunk| {
+        let _held = &permit;
+        chunk
+    });
     Ok((
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/octet-stream"),
-        )],
-        bytes,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            ),
+            (header::CONTENT_LENGTH, HeaderValue::from(len)),
+        ],
+        Body::from_stream(chunks),
     )
         .into_response())
 }
@@ -280,7 +301,9 @@ pub(super) async fn delete_job(
             }
             _ => {}
         }
-        jobs.map.remove(&id);
+        if let Some(j) = jobs.map.remove(&id) {
+            s.give_storage(&t.name, j.held);
+        }
     }
     let s2 = s.clone();
     tokio::task::spawn_blocking(move || s2.store.delete_job(id))
@@ -315,14 +338,16 @@ pub(super) async fn get_stats(State(s): Shr, Extension(t): Extension<Tenant>) ->
             }
         }
     }
-    st.accepted = s.accepted.load(Ordering::Relaxed);
-    st.recovered = s.recovered.load(Ordering::Relaxed);
-    st.completed = s.completed.load(Ordering::Relaxed);
-    st.keys = lock(&s.keys).keys().filter(|(n, _)| *n == t.name).count();
-    st.refused = lock(&s.refused)
+    let counts = lock(&s.counts).get(&t.name).cloned().unwrap_or_default();
+    st.accepted = counts.accepted;
+    st.recovered = counts.recovered;
+    st.completed = counts.completed;
+    st.refused = counts
+        .refused
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
+    st.keys = lock(&s.keys).keys().filter(|(n, _)| *n == t.name).count();
     Json(st)
 }
 
@@ -402,12 +427,7 @@ pub(super) async fn authenticate(State(s): Shr, mut req: Request, next: Next) ->
     let tenant = if tenants.is_open() {
         Tenant::anonymous()
     } else {
-        let token = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
+        let token = bearer(req.headers());
         match token.map(|t| tenants.authenticate(t)) {
             Some(Some(t)) => t,
             Some(None) => {
@@ -429,8 +449,19 @@ pub(super) async fn authenticate(State(s): Shr, mut req: Request, next: Next) ->
         }
     };
     tracing::Span::current().record("tenant", tenant.name.as_str());
-    req.extensions_mut().insert(tenant);
-    next.run(req).await
+    req.extensions_mut().insert(tenant.clone());
+    let mut r = next.run(req).await;
+    // For `observe`, which counts the answer for its tenant.
+    r.extensions_mut().insert(tenant);
+    r
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header (the scheme's
+/// case does not matter, RFC 9110).
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// Counts every refusal by its code (for `GET /v1/stats`).
@@ -453,7 +484,14 @@ pub(super) async fn observe(State(s): Shr, req: Request, next: Next) -> Response
     span.record("status", status);
     let code = r.extensions().get::<ErrorCode>().copied();
     if let Some(code) = code {
-        *lock(&s.refused).entry(code.as_str()).or_default() += 1;
+        // Refusals before a token was checked count for no tenant.
+        let tenant = r
+            .extensions()
+            .get::<Tenant>()
+            .map_or("", |t| t.name.as_str());
+        s.count(tenant, |c| {
+            *c.refused.entry(code.as_str()).or_default() += 1
+        });
         s.metrics.refusals.with_label_values(&[code.as_str()]).inc();
     }
     if s.config.log {

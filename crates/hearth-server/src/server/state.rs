@@ -5,7 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
+use super::admit::ProgramCache;
 use super::keys::{KeyCache, KeyName};
+use super::storage::Storage;
+use hearth::CompiledProgram;
+
 use crate::api::{ApiError, ErrorCode, JobId, JobState, JobStatus, KeyInfo};
 use crate::config::Config;
 use crate::metrics::Metrics;
@@ -24,6 +28,13 @@ pub(super) enum State_ {
 pub(super) struct Job {
     pub(super) meta: JobMeta,
     pub(super) state: State_,
+    /// Bytes it holds against its tenant's storage: its request and the
+    /// most its result can take while it waits or runs, its result's
+    /// bytes once done.
+    pub(super) held: u64,
+    /// Its program, built at admission (none for a job found on disk at
+    /// start: built when it runs).
+    pub(super) program: Option<Arc<CompiledProgram>>,
     /// When it finished (Unix seconds), for `result_ttl`.
     pub(super) finished: Option<u64>,
 }
@@ -117,29 +128,72 @@ pub(super) struct Shared {
     pub(super) wake: Condvar,
     pub(super) keys: Mutex<HashMap<KeyName, StoredKey>>,
     pub(super) cache: Mutex<KeyCache>,
+    /// Programs built lately, for the jobs that send them again.
+    pub(super) programs: Mutex<ProgramCache>,
+    /// Permits for results being sent.
+    pub(super) downloads: Arc<tokio::sync::Semaphore>,
     /// The tenants file as last read, and what it looked like on disk.
     pub(super) tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
     /// Bootstraps admitted today, by tenant (kept in `usage.json`).
     pub(super) usage: Mutex<Usage>,
+    /// Bytes stored, by tenant.
+    pub(super) storage: Mutex<Storage>,
+    /// Whether tenants were ever read from the folder (see
+    /// [`Shared::tenants`]).
+    pub(super) had_tenants: AtomicBool,
+    /// The API's address, once serving.
+    pub(super) listening: Mutex<Option<std::net::SocketAddr>>,
     pub(super) metrics: Metrics,
     /// Server keys converted for the GPU (`JobBackend::Gpu`).
     #[cfg(feature = "gpu")]
     pub(super) gpu_keys: Mutex<HashMap<KeyName, Arc<hearth::backend::GpuKey>>>,
     /// Permits for CPU-heavy work off the async threads.
     pub(super) heavy: tokio::sync::Semaphore,
-    /// Permits for request bodies in memory.
-    pub(super) uploads: tokio::sync::Semaphore,
+    /// Permits for request bodies in memory, shared fairly by tenant.
+    pub(super) uploads: super::body::Uploads,
     pub(super) pool: Arc<rayon::ThreadPool>,
     pub(super) stop: AtomicBool,
-    pub(super) accepted: AtomicU64,
-    pub(super) recovered: AtomicU64,
-    pub(super) completed: AtomicU64,
-    pub(super) refused: Mutex<BTreeMap<&'static str, u64>>,
+    /// Counts since start, by tenant: each tenant sees its own.
+    pub(super) counts: Mutex<HashMap<String, Counts>>,
 }
 
 /// A lock that a panic elsewhere does not poison for good.
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One tenant's counts since the server started (`GET /v1/stats`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Counts {
+    pub(super) accepted: u64,
+    pub(super) recovered: u64,
+    pub(super) completed: u64,
+    pub(super) refused: BTreeMap<&'static str, u64>,
+}
+
+/// Why every request is refused: logged in full for the operator, said
+/// without local paths to the client.
+pub(super) fn closed(e: impl std::fmt::Display) -> ApiError {
+    tracing::error!(error = %e, "refusing every request");
+    ApiError::new(
+        ErrorCode::Closed,
+        "the server is closed: its tenants cannot be read (the operator's log says why)",
+    )
+}
+
+/// `e` as a client may see it: an internal error's words (which may name
+/// the data folder's paths) go to the operator's log under a reference,
+/// the client gets the reference.
+pub(super) fn public(e: ApiError) -> ApiError {
+    if e.code != ErrorCode::Internal {
+        return e;
+    }
+    let reference = &JobId::random().to_string()[..8];
+    tracing::error!(reference, error = %e.message, "internal error");
+    ApiError::new(
+        ErrorCode::Internal,
+        format!("the server could not do its part (reference {reference} in its log)"),
+    )
 }
 
 pub(super) fn internal(e: impl std::fmt::Display) -> ApiError {
@@ -182,21 +236,58 @@ impl Shared {
     }
 
     /// The tenants file as it is now: read again if it changed on disk
-    /// since the last request. An unreadable file refuses every request
-    /// (`internal`) rather than letting anyone in.
+    /// since the last request. Every failure closes the server, never
+    /// opens it ([`ErrorCode::Closed`]): a folder that has had tenants and
+    /// lost or emptied its file, an unreadable file, or an open folder
+    /// served on a public address (see [`Shared::exposed`]).
     pub(super) fn tenants(&self) -> Result<Arc<Tenants>, ApiError> {
         let path = self.config.data.join(tenants::FILE);
         let now = match std::fs::metadata(&path) {
             Ok(m) => Some(stamp(&m)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
+            Err(e) => return Err(closed(e)),
         };
         let mut t = lock(&self.tenants);
-        if t.0 != now {
-            t.1 = Arc::new(Tenants::load(&self.config.data).map_err(internal)?);
+        if t.0 != now || t.0.is_none() {
+            let loaded = Tenants::load(&self.config.data).map_err(closed)?;
+            // Once tenants were seen, a file that vanishes along with its
+            // marker still closes the server: only `reopen`'s empty file
+            // (there, not missing) opens it.
+            if loaded.is_open() && now.is_none() && self.had_tenants.load(Ordering::Relaxed) {
+                return Err(closed("tenants.json is missing"));
+            }
+            self.had_tenants
+                .fetch_or(!loaded.is_open(), Ordering::Relaxed);
+            t.1 = Arc::new(loaded);
             t.0 = now;
         }
+        if t.1.is_open() {
+            if let Some(addr) = self.exposed() {
+                return Err(closed(format!(
+                    "the server listens on {addr}, not a loopback address, and has no tenants"
+                )));
+            }
+        }
         Ok(t.1.clone())
+    }
+
+    /// The address served, when it is not loopback and `--insecure` was
+    /// not given: the exposure rule (tenants and TLS) holds there for as
+    /// long as the server runs, not only at start.
+    pub(super) fn exposed(&self) -> Option<std::net::SocketAddr> {
+        let addr = (*lock(&self.listening))?;
+        (!addr.ip().is_loopback() && !self.config.insecure).then_some(addr)
+    }
+
+    /// Changes `tenant`'s counts.
+    pub(super) fn count(&self, tenant: &str, f: impl FnOnce(&mut Counts)) {
+        f(lock(&self.counts).entry(tenant.to_string()).or_default());
+    }
+
+    /// A job of `tenant` accepted.
+    pub(super) fn count_accepted(&self, tenant: &str) {
+        self.count(tenant, |c| c.accepted += 1);
+        self.metrics.accepted.with_label_values(&[tenant]).inc();
     }
 
     /// Where `tenant`'s job `id` is.

@@ -6,29 +6,51 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hearth::backend::CpuBackend;
-use hearth::ServerKey;
+use hearth::{Bundle, CompiledProgram, ServerKey};
 
-use super::state::{internal, lock, Shared, State_};
+use super::state::{internal, lock, public, Shared, State_};
 use crate::api::{ApiError, ErrorCode, JobId};
 #[cfg(feature = "mpi")]
 use crate::config::Ranks;
 use crate::config::{gpu_unavailable, JobBackend};
-use crate::request::parse_job;
+use crate::request::{read_bundle, split_job, stated_cost};
+use crate::store::JobMeta;
 use crate::tenants::now as now_s;
 
 impl Shared {
-    /// Runs one job to its result bytes.
-    pub(super) fn run_job(&self, id: JobId, done: &Arc<AtomicU64>) -> Result<Vec<u8>, ApiError> {
-        let (meta, request) = self.store.read_job(id)?;
-        let req = parse_job(&request, &self.limits)?;
-        let key = self.server_key(&meta.tenant, req.bundle.key_id())?;
-        if key.params().id != req.bundle.params() {
+    /// Runs one job and writes its result (streamed to disk, one copy in
+    /// memory); returns the result's bytes. `program` is the one built at
+    /// admission, if it is still at hand.
+    pub(super) fn run_job(
+        &self,
+        id: JobId,
+        meta: &JobMeta,
+        program: Option<Arc<CompiledProgram>>,
+        done: &Arc<AtomicU64>,
+    ) -> Result<u64, ApiError> {
+        let (program, bundle) = {
+            let (_, request) = self.store.read_job(id)?;
+            let parts = split_job(&request, u64::MAX)?;
+            let program = match program {
+                Some(p) => p,
+                // Found on disk at start: admitted again against the
+                // limits the server has now.
+                None => {
+                    stated_cost(&parts, &self.limits)?;
+                    self.program(&parts)?
+                }
+            };
+            let bundle = read_bundle(&program, &parts)?;
+            (program, bundle)
+        };
+        let key = self.server_key(&meta.tenant, bundle.key_id())?;
+        if key.params().id != bundle.params() {
             return Err(ApiError::new(
                 ErrorCode::WrongKey,
                 format!(
                     "the key is of {}, the bundle of {}",
                     key.params().name,
-                    req.bundle.params().params().name
+                    bundle.params().params().name
                 ),
             ));
         }
@@ -37,16 +59,17 @@ impl Shared {
         let out = match &self.config.backend {
             JobBackend::Cpu => {
                 let cpu = CpuBackend::with_pool(&key, self.pool.clone()).with_progress(progress);
-                req.program.run_bundle(&cpu, &req.bundle)
+                program.run_bundle(&cpu, &bundle)
             }
-            JobBackend::Gpu => self.run_on_gpu(&meta.tenant, &key, &req, progress)?,
+            JobBackend::Gpu => self.run_on_gpu(&meta.tenant, &key, &program, &bundle, progress)?,
             #[cfg(feature = "mpi")]
             JobBackend::Mpi(ranks) => {
-                self.run_on_ranks(ranks, &meta.tenant, &key, &req, progress)?
+                self.run_on_ranks(ranks, &meta.tenant, &key, &program, &bundle, progress)?
             }
         }
         .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
-        out.to_bytes().map_err(internal)
+        drop(bundle);
+        self.store.write_result(id, meta, &out)
     }
 
     /// Runs `req` on the GPU with `key` converted for it once (kept beside
@@ -56,9 +79,10 @@ impl Shared {
         &self,
         tenant: &str,
         key: &ServerKey,
-        req: &crate::request::JobRequest,
+        program: &CompiledProgram,
+        bundle: &Bundle,
         progress: impl Fn(usize, usize) + Send + Sync + 'static,
-    ) -> Result<Result<hearth::Bundle, hearth::Error>, ApiError> {
+    ) -> Result<Result<Bundle, hearth::Error>, ApiError> {
         #[cfg(feature = "gpu")]
         {
             use hearth::backend::{GpuBackend, GpuBatch, GpuKey};
@@ -79,11 +103,11 @@ impl Shared {
                 }
             };
             let gpu = GpuBackend::new(GpuBatch::new(gpu_key)).with_progress(progress);
-            Ok(req.program.run_bundle(&gpu, &req.bundle))
+            Ok(program.run_bundle(&gpu, bundle))
         }
         #[cfg(not(feature = "gpu"))]
         {
-            let _ = (tenant, key, req, progress);
+            let _ = (tenant, key, program, bundle, progress);
             Err(internal(gpu_unavailable().unwrap_or_default()))
         }
     }
@@ -97,9 +121,10 @@ impl Shared {
         ranks: &Ranks,
         tenant: &str,
         key: &ServerKey,
-        req: &crate::request::JobRequest,
+        program: &CompiledProgram,
+        bundle: &Bundle,
         progress: impl Fn(usize, usize) + Send + Sync + 'static,
-    ) -> Result<Result<hearth::Bundle, hearth::Error>, ApiError> {
+    ) -> Result<Result<Bundle, hearth::Error>, ApiError> {
         let cluster = &ranks.0;
         // The file as stored (compressed if it was uploaded so: 4-6x less
         // to send).
@@ -114,10 +139,7 @@ impl Shared {
         }
         let result = shared
             .and_then(|()| cluster.backend(key, self.config.threads))
-            .and_then(|mpi| {
-                req.program
-                    .run_bundle(&mpi.with_progress(progress), &req.bundle)
-            });
+            .and_then(|mpi| program.run_bundle(&mpi.with_progress(progress), bundle));
         if let Err(e @ hearth::Error::Rank { .. }) = &result {
             tracing::error!(error = %e, "a rank failed: ending every rank");
             eprintln!(
@@ -142,10 +164,12 @@ impl Shared {
     }
 
     /// One worker: takes the next job in turn whenever it may start
-    /// ([`Jobs::start_next`]); `max_jobs` workers run side by side.
+    /// ([`Jobs::start_next`]); `max_jobs` workers run side by side. Each
+    /// start is counted on disk first ([`crate::store::Store::start_attempt`]),
+    /// so that a job the process dies running is not run for ever.
     pub(super) fn work(&self) {
         loop {
-            let (id, meta, done) = {
+            let (id, meta, program, done) = {
                 let mut jobs = lock(&self.jobs);
                 let (id, meta) = loop {
                     if self.stop.load(Ordering::Relaxed) {
@@ -159,7 +183,7 @@ impl Shared {
                 let done = Arc::new(AtomicU64::new(0));
                 let job = jobs.map.get_mut(&id).expect("queued jobs are known");
                 job.state = State_::Running(done.clone());
-                (id, meta, done)
+                (id, meta, job.program.take(), done)
             };
             let span = tracing::info_span!(
                 "job",
@@ -170,12 +194,16 @@ impl Shared {
                 depth = meta.depth
             );
             let _entered = span.enter();
-            if self.config.log {
-                tracing::info!("job started");
-            }
             let start = Instant::now();
-            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.run_job(id, &done)))
-                .unwrap_or_else(|_| Err(internal("the job panicked")));
+            let outcome = self.store.start_attempt(id).and_then(|attempt| {
+                if self.config.log {
+                    tracing::info!(attempt, "job started");
+                }
+                std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    self.run_job(id, &meta, program, &done)
+                }))
+                .unwrap_or_else(|_| Err(internal("the job panicked")))
+            });
             self.metrics
                 .job_seconds
                 .observe(start.elapsed().as_secs_f64());
@@ -190,26 +218,24 @@ impl Shared {
                 .finished
                 .with_label_values(&[meta.tenant.as_str(), label])
                 .inc();
-            let state = match outcome.and_then(|bytes| {
-                self.store.write_result(id, &meta, &bytes)?;
-                Ok(bytes.len() as u64)
-            }) {
+            let (state, kept) = match outcome {
                 Ok(n) => {
-                    self.completed.fetch_add(1, Ordering::Relaxed);
+                    self.count(&meta.tenant, |c| c.completed += 1);
                     if self.config.log {
                         let seconds = start.elapsed().as_secs_f64();
                         tracing::info!(seconds, result_bytes = n, "job done");
                     }
-                    State_::Done(n)
+                    (State_::Done(n), n)
                 }
                 Err(e) => {
+                    let e = public(e);
                     if self.config.log {
                         tracing::warn!(code = e.code.as_str(), error = %e.message, "job failed");
                     }
                     if let Err(w) = self.store.write_failure(id, &meta, &e) {
                         tracing::error!(error = %w, "the failure could not be written");
                     }
-                    State_::Failed(e)
+                    (State_::Failed(e), 0)
                 }
             };
             {
@@ -218,6 +244,10 @@ impl Shared {
                 if let Some(job) = jobs.map.get_mut(&id) {
                     job.state = state;
                     job.finished = Some(now_s());
+                    // The request and the result's reserve give way to the
+                    // result's own bytes.
+                    self.give_storage(&meta.tenant, job.held.saturating_sub(kept));
+                    job.held = kept;
                 }
             }
             // Room for the next job in turn, maybe for more than one.
@@ -227,16 +257,18 @@ impl Shared {
 
     /// Deletes what has expired: results and failures older than
     /// `result_ttl`; queued jobs older than `queue_ttl` fail as `expired`
-    /// (their failure then kept for `result_ttl`). Each deletion removes
-    /// the job file first ([`Store::delete_job`]), so a crash halfway
-    /// leaves an orphan result that the next start removes.
+    /// (their failure then kept for `result_ttl`). A queued job's failure
+    /// is written under the jobs lock, so that a `DELETE` cannot come
+    /// between the decision and the write and be undone by it. Each
+    /// deletion removes the job file first ([`Store::delete_job`]), so a
+    /// crash halfway leaves an orphan result that the next start removes.
     pub(super) fn expire(&self) {
         let now = now_s();
         let ttl = self.config.result_ttl.as_secs();
         let mut gone = Vec::new();
-        let mut timed_out = Vec::new();
         {
             let mut jobs = lock(&self.jobs);
+            let mut timed_out = Vec::new();
             for (id, j) in &jobs.map {
                 match (&j.state, j.finished) {
                     (State_::Done(_) | State_::Failed(_), Some(t))
@@ -248,7 +280,7 @@ impl Shared {
                         let waited = now.saturating_sub(j.meta.submitted);
                         if let Some(q) = self.config.queue_ttl {
                             if j.meta.submitted > 0 && waited >= q.as_secs() {
-                                timed_out.push((*id, j.meta.clone(), waited));
+                                timed_out.push((*id, waited));
                             }
                         }
                     }
@@ -256,23 +288,27 @@ impl Shared {
                 }
             }
             for id in &gone {
-                jobs.map.remove(id);
-            }
-            for (id, _, waited) in &timed_out {
-                jobs.queue.remove(*id);
-                if let Some(j) = jobs.map.get_mut(id) {
-                    j.state = State_::Failed(ApiError::new(
-                        ErrorCode::Expired,
-                        format!("the job waited {waited} s in the queue, over --queue-ttl"),
-                    ));
-                    j.finished = Some(now);
+                if let Some(j) = jobs.map.remove(id) {
+                    self.give_storage(&j.meta.tenant, j.held);
                 }
             }
-        }
-        for (id, meta, _) in &timed_out {
-            let e = ApiError::new(ErrorCode::Expired, "the job waited over --queue-ttl");
-            if let Err(w) = self.store.write_failure(*id, meta, &e) {
-                tracing::error!(job = %id, error = %w, "an expired job's failure could not be written");
+            for (id, waited) in timed_out {
+                jobs.queue.remove(id);
+                let Some(j) = jobs.map.get_mut(&id) else {
+                    continue;
+                };
+                let e = ApiError::new(
+                    ErrorCode::Expired,
+                    format!("the job waited {waited} s in the queue, over --queue-ttl"),
+                );
+                if let Err(w) = self.store.write_failure(id, &j.meta, &e) {
+                    tracing::error!(job = %id, error = %w, "an expired job's failure could not be written");
+                }
+                self.give_storage(&j.meta.tenant, j.held);
+                j.held = 0;
+                j.program = None;
+                j.state = State_::Failed(e);
+                j.finished = Some(now);
             }
         }
         for id in &gone {

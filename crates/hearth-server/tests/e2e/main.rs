@@ -2,7 +2,8 @@
 //! a compressed key upload, jobs submitted, waited for, fetched and
 //! decrypted against Rust's integers, every refusal's code, a full queue,
 //! and a restart on the same folder; tenants, tokens and TLS
-//! (`tenants`); the order jobs start in and jobs side by side
+//! (`tenants`); hostile connections and uploads beside a legitimate
+//! job (`connections`); the order jobs start in and jobs side by side
 //! (`schedule`); the log's spans (`logs`); the OpenAPI document against
 //! the routes and the book (`openapi`). Run in release mode.
 
@@ -16,6 +17,8 @@ use hearth::{Bundle, ClientKey, CompiledProgram, Program, GATES_128, INSECURE_TE
 use hearth_server::{Client, ClientError, Config, ErrorCode, JobState};
 use num_bigint::BigInt;
 
+mod connections;
+mod hardening;
 mod logs;
 mod openapi;
 mod schedule;
@@ -98,7 +101,7 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
     let server = hearth_server::start(cfg.clone(), "127.0.0.1:0").unwrap();
     let health = raw(
         server.addr(),
-        b"GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     );
     assert!(
         health.starts_with("HTTP/1.1 200") && health.contains("\"ok\""),
@@ -237,14 +240,14 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
     // A raw client that states a large body and sends none.
     let answer = raw(
         server.addr(),
-        b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999999\r\n\r\n",
+        b"POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nContent-Length: 999999999999\r\n\r\n",
     );
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.contains("\"code\":\"too_large\""), "{answer}");
     // Unknown endpoints, methods and ids.
     let answer = raw(
         server.addr(),
-        b"GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /nope HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     );
     assert!(
         answer.starts_with("HTTP/1.1 404") && answer.contains("not_found"),
@@ -252,7 +255,7 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
     );
     let answer = raw(
         server.addr(),
-        b"PUT /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+        b"PUT /v1/jobs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
     );
     assert!(
         answer.starts_with("HTTP/1.1 400") && answer.contains("bad_request"),
@@ -260,13 +263,13 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
     );
     let answer = raw(
         server.addr(),
-        b"GET /v1/jobs/xyz%ff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /v1/jobs/xyz%ff HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     );
     assert!(
         answer.starts_with("HTTP/1.1 404") && answer.contains("not_found"),
         "{answer}"
     );
-    let answer = raw(server.addr(), b"POST /v1/jobs?key=zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    let answer = raw(server.addr(), b"POST /v1/jobs?key=zz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
     assert!(answer.contains("bad_request"), "{answer}");
     assert_eq!(
         code(api.status(hearth_server::JobId::random())),
@@ -294,7 +297,7 @@ fn jobs_run_end_to_end_and_refusals_are_typed() {
     // The same counts in Prometheus's format, on the metrics address.
     let metrics = raw(
         server.metrics_addr().unwrap(),
-        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     );
     for line in [
         "hearth_jobs_accepted_total{tenant=\"\"} 6",
@@ -407,7 +410,10 @@ fn a_stalled_upload_times_out_and_uploads_are_bounded() {
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
     stalled
-        .write_all(b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789")
+        .write_all(
+            b"POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\n\
+              Content-Type: application/octet-stream\r\nContent-Length: 1000\r\n\r\n0123456789",
+        )
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     // The one upload slot is taken: another upload waits its turn, up to

@@ -75,7 +75,8 @@ fn ask(addr: std::net::SocketAddr, method: &str, path: &str) -> (u16, Option<Str
     let answer = raw(
         addr,
         format!(
-            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\
+             Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n"
         )
         .as_bytes(),
     );
