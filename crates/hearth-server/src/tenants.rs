@@ -46,7 +46,8 @@ pub struct TenantLimits {
     pub max_keys: usize,
     /// Most jobs queued or running at once.
     pub max_queue: usize,
-    /// Most bootstraps of the jobs admitted in one UTC day.
+    /// Most bootstraps of the jobs admitted in one UTC day (a job of no
+    /// bootstrap counts one).
     pub max_pbs_per_day: u64,
 }
 

@@ -167,8 +167,11 @@ impl Shared {
         let held = (body.len() as u64).saturating_add(cost.result_bytes);
         self.take_storage(&tenant.name, held)?;
         taken.bytes = held;
-        self.charge(tenant, cost.pbs)?;
-        taken.pbs = cost.pbs;
+        // A job of no bootstrap still counts one: admitting and running
+        // it is not free, and the day's limit then bounds its number too.
+        let charged = cost.pbs.max(1);
+        self.charge(tenant, charged)?;
+        taken.pbs = charged;
         let program = self.program(&parts).inspect_err(|_| taken.pbs = 0)?;
         check_bundle(&program, &parts)?;
         let id = JobId::random();

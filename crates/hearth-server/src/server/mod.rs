@@ -34,13 +34,26 @@
 //! instead of starving the runtime. Each job worker is an OS thread of its
 //! own that waits for the pool while its job runs.
 //!
+//! # Bounds
+//!
+//! Every resource a request or a job can consume is bounded, per tenant
+//! and server-wide, and taken before it is spent: connections and their
+//! time (`crate::conn`), request bodies (`body.rs`), the queue, storage
+//! and the day's bootstraps (`admit.rs`, `storage.rs`), downloads
+//! (`routes.rs`). A failure closes the server, never opens it: a folder
+//! that had tenants refuses every request when its tenants file goes
+//! ([`crate::tenants`]).
+//!
 //! # Durability
 //!
 //! A job is written to disk before it is acknowledged, its result before
-//! it is marked done (see [`crate::store`]). A server killed at any point
-//! and started again on the same folder has every acknowledged job: queued
-//! ones (and the one that was running) run again, finished ones keep their
-//! results until deleted.
+//! it is marked done (see [`crate::store`]), each write synced with its
+//! folder. A server killed at any point and started again on the same
+//! folder has every acknowledged job: queued ones (and the one that was
+//! running) run again, finished ones keep their results until deleted.
+//! Each start is counted on disk first: a job that was running during
+//! `--max-attempts` crashes fails as `crashed` instead, so the server
+//! comes up.
 
 mod admit;
 mod body;
