@@ -306,6 +306,44 @@ fn a_delete_racing_the_queue_expiry_is_not_undone() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A server on `cfg` holding the done job `id` of `big`, whose result
+/// (`value` 256 times: 2 048 ciphertexts, 25 MB) is far more than
+/// loopback's socket buffers hold.
+fn large_result(
+    cfg: hearth_server::Config,
+    value: u8,
+) -> (
+    hearth_server::ServerHandle,
+    Client,
+    ClientKey,
+    CompiledProgram,
+    JobId,
+) {
+    let server = hearth_server::start(cfg, "127.0.0.1:0").unwrap();
+    let api = Client::new(&server.url()).unwrap();
+    let key = ClientKey::generate(&GATES_128);
+    api.upload_key(&key_bytes(&key)).unwrap();
+    let big = copies_program(256);
+    let id = api
+        .submit(&big.to_bytes().unwrap(), &bundle(&key, &big, value, 1))
+        .unwrap()
+        .job_id;
+    api.wait_timeout(id, Duration::from_millis(20), LIMIT)
+        .unwrap();
+    (server, api, key, big, id)
+}
+
+/// A raw connection that asked for job `id`'s result and reads nothing yet.
+fn ask_for_result(server: &hearth_server::ServerHandle, id: JobId) -> TcpStream {
+    let mut s = TcpStream::connect(server.addr()).unwrap();
+    write!(
+        s,
+        "GET /v1/jobs/{id}/result HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    s
+}
+
 /// Results are streamed from disk, and at most `max_downloads` are sent
 /// at once: a reader that does not read holds its permit, the next
 /// download waits for it and is then refused (`queue_full`); once read,
@@ -318,24 +356,8 @@ fn downloads_are_streamed_and_bounded() {
     cfg.body_timeout = Duration::from_secs(1);
     // Slow readers are judged over 30 s here: this one pauses, then reads.
     cfg.upload_grace = Duration::from_secs(30);
-    let server = hearth_server::start(cfg, "127.0.0.1:0").unwrap();
-    let api = Client::new(&server.url()).unwrap();
-    let key = ClientKey::generate(&GATES_128);
-    api.upload_key(&key_bytes(&key)).unwrap();
-    // 2 048 ciphertexts: far more than loopback's socket buffers hold.
-    let big = copies_program(256);
-    let id = api
-        .submit(&big.to_bytes().unwrap(), &bundle(&key, &big, 9, 1))
-        .unwrap()
-        .job_id;
-    api.wait_timeout(id, Duration::from_millis(20), LIMIT)
-        .unwrap();
-    let mut slow = TcpStream::connect(server.addr()).unwrap();
-    write!(
-        slow,
-        "GET /v1/jobs/{id}/result HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    let (server, api, key, big, id) = large_result(cfg, 9);
+    let mut slow = ask_for_result(&server, id);
     let mut head = [0u8; 512];
     let n = slow.read(&mut head).unwrap();
     assert!(head[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &head[..n]);
@@ -414,23 +436,8 @@ fn a_reader_that_stops_reading_is_dropped() {
     let mut cfg = config(&d);
     cfg.max_downloads = 1;
     cfg.upload_grace = Duration::from_secs(1);
-    let server = hearth_server::start(cfg, "127.0.0.1:0").unwrap();
-    let api = Client::new(&server.url()).unwrap();
-    let key = ClientKey::generate(&GATES_128);
-    api.upload_key(&key_bytes(&key)).unwrap();
-    let big = copies_program(256);
-    let id = api
-        .submit(&big.to_bytes().unwrap(), &bundle(&key, &big, 4, 1))
-        .unwrap()
-        .job_id;
-    api.wait_timeout(id, Duration::from_millis(20), LIMIT)
-        .unwrap();
-    let mut stalled = TcpStream::connect(server.addr()).unwrap();
-    write!(
-        stalled,
-        "GET /v1/jobs/{id}/result HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-    )
-    .unwrap();
+    let (server, api, _, big, id) = large_result(cfg, 4);
+    let mut stalled = ask_for_result(&server, id);
     let t = Instant::now();
     std::thread::sleep(Duration::from_millis(200));
     // The slot is taken until the server drops the reader.
