@@ -99,9 +99,10 @@ create_exception!(
     hearth,
     BusyError,
     ServerError,
-    "The server or the tenant is at a limit that time lifts; try again \
-     later: codes `queue_full`, `too_many_keys`, `key_limit`, `queue_limit`, \
-     `daily_limit`."
+    "The server or the tenant is at a limit that time (or deleting results \
+     and keys) lifts; try again later: codes `queue_full`, `too_many_keys`, \
+     `key_limit`, `queue_limit`, `daily_limit`, `storage_limit`, \
+     `insufficient_storage`."
 );
 create_exception!(
     hearth,
@@ -116,14 +117,14 @@ create_exception!(
     ServerError,
     "The server could not use what was sent: codes `bad_request`, \
      `bad_program`, `bad_bundle`, `bad_key`, `insecure_params`, \
-     `wrong_key`, `timeout`."
+     `wrong_key`, `timeout`, `unsupported_media_type`, `misdirected`."
 );
 create_exception!(
     hearth,
     JobFailedError,
     ServerError,
     "The job ran (or waited) and failed: `code` is its failure's code \
-     (`job_failed`, `expired`, ...)."
+     (`job_failed`, `expired`, `crashed`, ...)."
 );
 
 /// The `ServerError` subclass for a server's error `code` (empty: no
@@ -133,13 +134,14 @@ pub fn server_error(code: &str, status: Option<u16>, message: &str) -> PyErr {
         "unauthorized" => UnauthorizedError::new_err(message.to_string()),
         "not_found" | "unknown_key" => NotFoundError::new_err(message.to_string()),
         "over_cost" | "too_large" => OverCostError::new_err(message.to_string()),
-        "queue_full" | "too_many_keys" | "key_limit" | "queue_limit" | "daily_limit" => {
-            BusyError::new_err(message.to_string())
-        }
+        "queue_full" | "too_many_keys" | "key_limit" | "queue_limit" | "daily_limit"
+        | "storage_limit" | "insufficient_storage" => BusyError::new_err(message.to_string()),
         "not_ready" | "key_in_use" => NotReadyError::new_err(message.to_string()),
         "bad_request" | "bad_program" | "bad_bundle" | "bad_key" | "insecure_params"
-        | "wrong_key" | "timeout" => BadRequestError::new_err(message.to_string()),
-        "job_failed" | "expired" => JobFailedError::new_err(message.to_string()),
+        | "wrong_key" | "timeout" | "unsupported_media_type" | "misdirected" => {
+            BadRequestError::new_err(message.to_string())
+        }
+        "job_failed" | "expired" | "crashed" => JobFailedError::new_err(message.to_string()),
         _ => ServerError::new_err(message.to_string()),
     };
     with_code(err, (!code.is_empty()).then_some(code), status)

@@ -90,8 +90,10 @@ class OverCostError(ServerError):
     ``too_large``."""
 
 class BusyError(ServerError):
-    """At a limit that time lifts (try again later): ``queue_full``,
-    ``too_many_keys``, ``key_limit``, ``queue_limit``, ``daily_limit``."""
+    """At a limit that time (or deleting results and keys) lifts (try
+    again later): ``queue_full``, ``too_many_keys``, ``key_limit``,
+    ``queue_limit``, ``daily_limit``, ``storage_limit``,
+    ``insufficient_storage``."""
 
 class NotReadyError(ServerError):
     """Not yet: ``not_ready`` (the job is queued or running),
@@ -100,11 +102,12 @@ class NotReadyError(ServerError):
 class BadRequestError(ServerError):
     """The server could not use what was sent: ``bad_request``,
     ``bad_program``, ``bad_bundle``, ``bad_key``, ``insecure_params``,
-    ``wrong_key``, ``timeout``."""
+    ``wrong_key``, ``timeout``, ``unsupported_media_type``,
+    ``misdirected``."""
 
 class JobFailedError(ServerError):
     """The job failed; ``code`` is its failure's (``job_failed``,
-    ``expired``, ...)."""
+    ``expired``, ``crashed``, ...)."""
 
 class Program:
     """A program being built: declare inputs, compute on them with Python
