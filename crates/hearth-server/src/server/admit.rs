@@ -18,7 +18,7 @@ use crate::request::{build_program, check_bundle, split_job, stated_cost, JobPar
 use crate::store::{JobMeta, Usage};
 use crate::tenants::{now as now_s, Tenant};
 
-/// Programs kept built, by the SHA3-256 of their file.
+/// Programs kept built, by the SHA3-256 of their tenant and their file.
 pub(super) type ProgramCache = super::lru::Lru<[u8; 32], Arc<CompiledProgram>>;
 
 /// How many built programs the server keeps for jobs to come.
@@ -131,9 +131,18 @@ impl Shared {
     }
 
     /// The program of `parts`, built (every check of the builder) or found
-    /// among the programs built lately.
-    pub(super) fn program(&self, parts: &JobParts<'_>) -> Result<Arc<CompiledProgram>, ApiError> {
-        let digest: [u8; 32] = Sha3_256::digest(parts.program).into();
+    /// among the programs `tenant` sent lately. Each tenant's are its own:
+    /// how fast a program is admitted tells nothing of what others sent.
+    pub(super) fn program(
+        &self,
+        tenant: &str,
+        parts: &JobParts<'_>,
+    ) -> Result<Arc<CompiledProgram>, ApiError> {
+        let mut h = Sha3_256::new();
+        h.update((tenant.len() as u64).to_le_bytes());
+        h.update(tenant);
+        h.update(parts.program);
+        let digest: [u8; 32] = h.finalize().into();
         if let Some(p) = lock(&self.programs).get(&digest) {
             return Ok(p);
         }
@@ -172,7 +181,9 @@ impl Shared {
         let charged = cost.pbs.max(1);
         self.charge(tenant, charged)?;
         taken.pbs = charged;
-        let program = self.program(&parts).inspect_err(|_| taken.pbs = 0)?;
+        let program = self
+            .program(&tenant.name, &parts)
+            .inspect_err(|_| taken.pbs = 0)?;
         check_bundle(&program, &parts)?;
         let id = JobId::random();
         let meta = JobMeta {

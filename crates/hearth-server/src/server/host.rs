@@ -8,7 +8,8 @@
 //! carry the page's name in `Host`. So an open server answers only
 //! requests addressed to an IP address or to `localhost`, names no DNS
 //! answer can move. A request without `Host` passes: browsers always send
-//! one. A server with tenants is not checked: a page has no token.
+//! one. A server with tenants is not checked: a page has no token. The
+//! metrics address, which has no tokens at all, is always checked.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -25,25 +26,44 @@ use crate::api::{ApiError, ErrorCode};
 pub(super) async fn check_host(State(s): Shr, req: Request, next: Next) -> Response {
     // A tenants file that cannot be read is refused by `authenticate`.
     let open = s.tenants().is_ok_and(|t| t.is_open());
-    let foreign = req
-        .headers()
+    match foreign(&req).filter(|_| open) {
+        Some(host) => misdirected(
+            &host,
+            "this server has no tenants (`hearth server token add` makes one), so it",
+        ),
+        None => next.run(req).await,
+    }
+}
+
+/// The same check on the metrics address, always: it has no tokens at
+/// all, and its metrics name tenants.
+pub(super) async fn check_metrics_host(req: Request, next: Next) -> Response {
+    match foreign(&req) {
+        Some(host) => misdirected(&host, "the metrics address has no tokens, so it"),
+        None => next.run(req).await,
+    }
+}
+
+/// The first `Host` of `req` that is not local ([`is_local`]).
+fn foreign(req: &Request) -> Option<String> {
+    req.headers()
         .get_all(header::HOST)
         .iter()
-        .map(|v| String::from_utf8_lossy(v.as_bytes()))
-        .find(|host| !is_local(host));
-    match foreign {
-        Some(host) if open => ApiError::new(
-            ErrorCode::Misdirected,
-            format!(
-                "this server has no tenants, so it answers only requests addressed to an IP \
-                 address or localhost, not to {:?}: a web page could reach it under that name \
-                 (DNS rebinding). Give it a tenant (`hearth server token add`) to serve names",
-                host.chars().take(64).collect::<String>()
-            ),
-        )
-        .into_response(),
-        _ => next.run(req).await,
-    }
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .find(|host| !is_local(host))
+}
+
+/// The refusal of a request addressed to `host`; `who` says why.
+fn misdirected(host: &str, who: &str) -> Response {
+    ApiError::new(
+        ErrorCode::Misdirected,
+        format!(
+            "{who} answers only requests addressed to an IP address or localhost, not to {:?}: \
+             a web page could reach it under that name (DNS rebinding)",
+            host.chars().take(64).collect::<String>()
+        ),
+    )
+    .into_response()
 }
 
 /// Whether a `Host` value (a name or an address, maybe with a port) is an

@@ -342,6 +342,7 @@ impl Server {
         Router::new()
             .route("/metrics", get(get_metrics))
             .fallback(no_route)
+            .layer(axum::middleware::from_fn(host::check_metrics_host))
             .with_state(self.shared.clone())
     }
 

@@ -37,7 +37,7 @@ impl Shared {
                 // limits the server has now.
                 None => {
                     stated_cost(&parts, &self.limits)?;
-                    self.program(&parts)?
+                    self.program(&meta.tenant, &parts)?
                 }
             };
             let bundle = read_bundle(&program, &parts)?;

@@ -679,11 +679,22 @@ fn an_open_server_answers_only_addresses_and_localhost() {
     let during = legit_job(&api, &key, 23, 24);
     server.stop().unwrap();
 
-    // With tenants, a token is the check: any name is served.
+    // With tenants, a token is the check: any name is served. The
+    // metrics address has no token: it is checked all the same.
     let mut cfg = short_config(&d);
     cfg.data = d.join("tenants");
+    cfg.metrics_listen = Some("127.0.0.1:0".into());
     let token = edit(&cfg.data, |t| t.add_token("named", None)).unwrap();
     let server = hearth_server::start(cfg, "127.0.0.1:0").unwrap();
+    let metrics = server.metrics_addr().unwrap();
+    let scrape = |host: &str| {
+        ask(
+            metrics,
+            format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+        )
+    };
+    assert_eq!(scrape("evil.example"), misdirected);
+    assert_eq!(scrape("127.0.0.1").0, 200);
     let named = ask(
         server.addr(),
         format!(
