@@ -356,7 +356,7 @@ fn downloads_are_streamed_and_bounded() {
     cfg.body_timeout = Duration::from_secs(1);
     // Slow readers are judged over 30 s here: this one pauses, then reads.
     cfg.upload_grace = Duration::from_secs(30);
-    let (server, api, key, big, id) = large_result(cfg, 9);
+    let (server, api, key, _, id) = large_result(cfg, 9);
     let mut slow = ask_for_result(&server, id);
     let mut head = [0u8; 512];
     let n = slow.read(&mut head).unwrap();
