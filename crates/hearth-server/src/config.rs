@@ -103,7 +103,7 @@ pub struct Config {
     /// Threads of the pool every job runs on.
     pub threads: usize,
     /// Where jobs bootstrap: the CPU pool, or the GPU (the `gpu` feature;
-    /// [`Server::open`] refuses `Gpu` where no GPU can be used, and runs
+    /// [`Server::open`](crate::Server::open) refuses `Gpu` where no GPU can be used, and runs
     /// one job at a time on it).
     pub backend: JobBackend,
     /// Most bootstraps one job may run.
@@ -180,7 +180,7 @@ pub struct Config {
     /// `expired` (none: for ever).
     pub queue_ttl: Option<Duration>,
     /// Serve on an address other than loopback without tenants (tokens)
-    /// or without TLS. Without this, [`start`] and [`run`] refuse such an
+    /// or without TLS. Without this, [`start`](crate::start) and [`run`](crate::run) refuse such an
     /// address unless the data folder has tenants and `tls` is set.
     pub insecure: bool,
     /// How many times a job may be started: a job that was running when
