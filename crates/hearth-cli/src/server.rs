@@ -148,6 +148,11 @@ pub struct Args {
     /// turn.
     #[arg(long, value_name = "N", default_value_t = 16)]
     max_downloads: usize,
+    /// Most of the --max-downloads slots one tenant (on a server without
+    /// tenants, one client address) holds at once; its other downloads wait
+    /// for its own slots (default: a quarter of --max-downloads, at least 1).
+    #[arg(long, value_name = "N")]
+    max_downloads_per_tenant: Option<usize>,
 }
 
 /// `--log-format`.
@@ -431,6 +436,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.max_storage = args.max_storage;
     config.disk_reserve = args.disk_reserve;
     config.max_downloads = args.max_downloads;
+    config.max_downloads_per_tenant = args.max_downloads_per_tenant;
     let on = config.backend.describe(config.threads);
     hearth_server::run(config, &args.listen, |url, open| {
         println!("listening on {url}");

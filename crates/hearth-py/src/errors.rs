@@ -134,13 +134,23 @@ pub fn server_error(code: &str, status: Option<u16>, message: &str) -> PyErr {
         "unauthorized" => UnauthorizedError::new_err(message.to_string()),
         "not_found" | "unknown_key" => NotFoundError::new_err(message.to_string()),
         "over_cost" | "too_large" => OverCostError::new_err(message.to_string()),
-        "queue_full" | "too_many_keys" | "key_limit" | "queue_limit" | "daily_limit"
-        | "storage_limit" | "insufficient_storage" => BusyError::new_err(message.to_string()),
+        "queue_full"
+        | "too_many_keys"
+        | "key_limit"
+        | "queue_limit"
+        | "daily_limit"
+        | "storage_limit"
+        | "insufficient_storage" => BusyError::new_err(message.to_string()),
         "not_ready" | "key_in_use" => NotReadyError::new_err(message.to_string()),
-        "bad_request" | "bad_program" | "bad_bundle" | "bad_key" | "insecure_params"
-        | "wrong_key" | "timeout" | "unsupported_media_type" | "misdirected" => {
-            BadRequestError::new_err(message.to_string())
-        }
+        "bad_request"
+        | "bad_program"
+        | "bad_bundle"
+        | "bad_key"
+        | "insecure_params"
+        | "wrong_key"
+        | "timeout"
+        | "unsupported_media_type"
+        | "misdirected" => BadRequestError::new_err(message.to_string()),
         "job_failed" | "expired" | "crashed" => JobFailedError::new_err(message.to_string()),
         _ => ServerError::new_err(message.to_string()),
     };

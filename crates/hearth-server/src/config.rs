@@ -198,6 +198,19 @@ pub struct Config {
     /// Most results sent at once (each streamed from disk); more wait
     /// their turn up to `body_timeout`, then `queue_full`.
     pub max_downloads: usize,
+    /// Most of the `max_downloads` permits one tenant holds at once (on an
+    /// open server, one client address), so that one tenant's downloads,
+    /// however slowly read, cannot keep every other tenant's waiting
+    /// (none: a quarter of `max_downloads`, at least 1; see
+    /// [`Config::downloads_per_tenant`]).
+    pub max_downloads_per_tenant: Option<usize>,
+}
+
+/// One tenant's share of `all` permits: `given`, else a quarter, at least
+/// 1 and at most `all`.
+fn share(all: usize, given: Option<usize>) -> usize {
+    let all = all.max(1);
+    given.unwrap_or(all / 4).clamp(1, all)
 }
 
 impl Config {
@@ -205,7 +218,7 @@ impl Config {
     /// queued jobs, as many running jobs as threads, 256 MiB bodies,
     /// 16 uploads at once, 64 keys, 4 cached, 5 minutes per body; 2 starts
     /// per job, 16 GiB stored per tenant, 1 GiB of disk kept free, 16
-    /// downloads at once.
+    /// downloads at once, a quarter of them for one tenant.
     ///
     /// Connections: 512 open, 64 from one address, 20 s for a request's
     /// head (and between requests), 10 s for a TLS handshake. Uploads:
@@ -243,6 +256,7 @@ impl Config {
             max_storage: 16 << 30,
             disk_reserve: 1 << 30,
             max_downloads: 16,
+            max_downloads_per_tenant: None,
         }
     }
 
@@ -283,8 +297,14 @@ impl Config {
     /// `max_uploads_per_tenant`, else a quarter of `max_uploads`, at
     /// least 1 and at most `max_uploads`.
     pub fn uploads_per_tenant(&self) -> usize {
-        let all = self.max_uploads.max(1);
-        self.max_uploads_per_tenant.unwrap_or(all / 4).clamp(1, all)
+        share(self.max_uploads, self.max_uploads_per_tenant)
+    }
+
+    /// Most download permits one tenant holds at once:
+    /// `max_downloads_per_tenant`, else a quarter of `max_downloads`, at
+    /// least 1 and at most `max_downloads`.
+    pub fn downloads_per_tenant(&self) -> usize {
+        share(self.max_downloads, self.max_downloads_per_tenant)
     }
 
     /// The limits one job is admitted against.

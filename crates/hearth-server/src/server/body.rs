@@ -4,7 +4,6 @@
 //! one client address) holds at most `--max-uploads-per-tenant` of them,
 //! so that its uploads, however slow, leave the others room.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -12,124 +11,14 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, Request};
 use axum::http::{header, Extensions, HeaderMap};
 use http_body_util::BodyExt;
-use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 use tokio::time::{timeout_at, Instant};
 
-use super::state::{lock, Shared};
+use super::slots::Slot;
+use super::state::Shared;
 use crate::api::{ApiError, ErrorCode};
 use crate::config::Config;
 use crate::conn::client_of;
 use crate::tenants::Tenant;
-
-/// The `--max-uploads` permits, of which one uploader (a tenant, or a
-/// client address on an open server) holds at most `per_uploader`.
-pub(super) struct Uploads {
-    all: Semaphore,
-    all_count: usize,
-    per_uploader: usize,
-    /// Permits held (or being waited for) by uploader.
-    held: std::sync::Mutex<HashMap<String, usize>>,
-    /// Signalled whenever an uploader gives one back.
-    freed: Notify,
-}
-
-/// One upload permit, given back when dropped (the caller keeps it while
-/// the body's bytes are in memory).
-pub(super) struct Upload<'a> {
-    _all: SemaphorePermit<'a>,
-    _share: Share<'a>,
-}
-
-/// One of an uploader's `per_uploader` shares.
-struct Share<'a> {
-    uploads: &'a Uploads,
-    uploader: String,
-}
-
-impl Drop for Share<'_> {
-    fn drop(&mut self) {
-        let mut held = lock(&self.uploads.held);
-        if let Some(n) = held.get_mut(&self.uploader) {
-            *n -= 1;
-            if *n == 0 {
-                held.remove(&self.uploader);
-            }
-        }
-        drop(held);
-        self.uploads.freed.notify_waiters();
-    }
-}
-
-impl Uploads {
-    /// `all` permits (at least 1), at most `per_uploader` (at least 1) to
-    /// one uploader.
-    pub(super) fn new(all: usize, per_uploader: usize) -> Uploads {
-        let all = all.max(1);
-        Uploads {
-            all: Semaphore::new(all),
-            all_count: all,
-            per_uploader: per_uploader.clamp(1, all),
-            held: Default::default(),
-            freed: Notify::new(),
-        }
-    }
-
-    /// Waits for one of `uploader`'s shares, then for a permit, both by
-    /// `deadline`. An uploader waits for its own shares first: its
-    /// waiting uploads do not stand in the permits' line ahead of others.
-    async fn acquire(&self, uploader: String, deadline: Instant) -> Result<Upload<'_>, ApiError> {
-        let share = timeout_at(deadline, self.share(uploader))
-            .await
-            .map_err(|_| {
-                ApiError::new(
-                    ErrorCode::QueueFull,
-                    format!(
-                        "{} of your uploads are in progress, the most one tenant may have \
-                         (--max-uploads-per-tenant); try again later",
-                        self.per_uploader
-                    ),
-                )
-            })?;
-        let all = match timeout_at(deadline, self.all.acquire()).await {
-            Ok(Ok(p)) => p,
-            _ => {
-                return Err(ApiError::new(
-                    ErrorCode::QueueFull,
-                    format!(
-                        "{} uploads are in progress, the limit; try again later",
-                        self.all_count
-                    ),
-                ))
-            }
-        };
-        Ok(Upload {
-            _all: all,
-            _share: share,
-        })
-    }
-
-    async fn share(&self, uploader: String) -> Share<'_> {
-        loop {
-            // Registered before the count is read, so that a share given
-            // back in between still wakes this one.
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            {
-                let mut held = lock(&self.held);
-                let n = held.entry(uploader.clone()).or_default();
-                if *n < self.per_uploader {
-                    *n += 1;
-                    return Share {
-                        uploads: self,
-                        uploader,
-                    };
-                }
-            }
-            freed.await;
-        }
-    }
-}
 
 /// Reads the whole body of an upload (`POST /v1/keys`, `POST /v1/jobs`)
 /// holding an upload permit, returned with the bytes. Cheap refusals come
@@ -138,7 +27,7 @@ impl Uploads {
 /// then sends none), then a `Content-Type` other than
 /// `application/octet-stream`, before a permit is taken. The body must
 /// then keep to `--min-upload-rate` and arrive within `--body-timeout`.
-pub(super) async fn read_body(s: &Shared, req: Request) -> Result<(Vec<u8>, Upload<'_>), ApiError> {
+pub(super) async fn read_body(s: &Shared, req: Request) -> Result<(Vec<u8>, Slot), ApiError> {
     let (parts, body) = req.into_parts();
     let limit = s.config.max_body;
     let declared = parts
@@ -153,7 +42,7 @@ pub(super) async fn read_body(s: &Shared, req: Request) -> Result<(Vec<u8>, Uplo
     let deadline = Instant::now() + s.config.body_timeout;
     let permit = s
         .uploads
-        .acquire(uploader(&parts.extensions), deadline)
+        .acquire(owner(&parts.extensions), deadline)
         .await?;
     let bytes = receive(body, &s.config).await?;
     Ok((bytes, permit))
@@ -189,9 +78,9 @@ fn check_type(headers: &HeaderMap) -> Result<(), ApiError> {
     ))
 }
 
-/// Whom an upload counts against: its tenant, or on an open server (one
-/// anonymous tenant, no names) its client's address.
-fn uploader(extensions: &Extensions) -> String {
+/// Whom an upload or a download counts against: its tenant, or on an
+/// open server (one anonymous tenant, no names) its client's address.
+pub(super) fn owner(extensions: &Extensions) -> String {
     match extensions.get::<Tenant>() {
         Some(t) if !t.name.is_empty() => t.name.clone(),
         _ => extensions
@@ -294,29 +183,5 @@ mod tests {
         ] {
             assert_eq!(with(bad), Err(ErrorCode::UnsupportedMediaType), "{bad:?}");
         }
-    }
-
-    #[tokio::test]
-    async fn one_uploader_holds_at_most_its_share() {
-        let uploads = Uploads::new(4, 2);
-        let soon = || Instant::now() + Duration::from_millis(50);
-        let a1 = uploads.acquire("a".into(), soon()).await.unwrap();
-        let _a2 = uploads.acquire("a".into(), soon()).await.unwrap();
-        let refused = uploads.acquire("a".into(), soon()).await.err().unwrap();
-        assert_eq!(refused.code, ErrorCode::QueueFull);
-        assert!(refused.message.contains("--max-uploads-per-tenant"));
-        // Another uploader gets the permits a's waiting upload did not take.
-        let _b1 = uploads.acquire("b".into(), soon()).await.unwrap();
-        let _b2 = uploads.acquire("b".into(), soon()).await.unwrap();
-        let full = uploads.acquire("c".into(), soon()).await.err().unwrap();
-        assert!(full.message.contains("4 uploads"), "{}", full.message);
-        // A share given back wakes a waiting upload of the same uploader.
-        let waiting = uploads.acquire("a".into(), Instant::now() + Duration::from_secs(10));
-        let giver = async {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            drop(a1);
-        };
-        let (got, ()) = tokio::join!(waiting, giver);
-        assert!(got.is_ok());
     }
 }

@@ -61,6 +61,7 @@ mod host;
 mod keys;
 mod lru;
 mod routes;
+mod slots;
 mod state;
 mod storage;
 mod worker;
@@ -87,6 +88,7 @@ use crate::tls::Tls;
 use admit::{ProgramCache, PROGRAMS_KEPT};
 use keys::KeyCache;
 use routes::*;
+use slots::Slots;
 use state::{lock, Counts, Job, Jobs, Shared, State_};
 use storage::Storage;
 
@@ -224,10 +226,20 @@ impl Server {
         let shared = Arc::new(Shared {
             limits: config.limits(),
             heavy: tokio::sync::Semaphore::new(config.threads),
-            uploads: body::Uploads::new(config.max_uploads, config.uploads_per_tenant()),
+            uploads: Slots::new(
+                "uploads",
+                "--max-uploads-per-tenant",
+                config.max_uploads,
+                config.uploads_per_tenant(),
+            ),
             cache: Mutex::new(KeyCache::new(config.key_cache)),
             programs: Mutex::new(ProgramCache::new(PROGRAMS_KEPT)),
-            downloads: Arc::new(tokio::sync::Semaphore::new(config.max_downloads.max(1))),
+            downloads: Slots::new(
+                "downloads",
+                "--max-downloads-per-tenant",
+                config.max_downloads,
+                config.downloads_per_tenant(),
+            ),
             keys: Mutex::new(
                 keys.into_iter()
                     .map(|k| ((k.tenant.clone(), k.key_id), k))

@@ -16,7 +16,7 @@ use futures_util::StreamExt;
 use hearth::crypto::files::remove_durable;
 use serde::Deserialize;
 
-use super::body::read_body;
+use super::body::{owner, read_body};
 use super::state::{internal, key_info, lock, not_found, public, Shared, State_};
 use super::OPENAPI;
 use crate::api::{
@@ -227,6 +227,7 @@ pub(super) async fn get_job(
 pub(super) async fn get_result(
     State(s): Shr,
     Extension(t): Extension<Tenant>,
+    request: axum::http::request::Parts,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let id = job_id(path)?;
@@ -245,17 +246,13 @@ pub(super) async fn get_result(
             ))
         }
     }
-    // One of the download permits, kept by the body until it is sent.
-    let permit = tokio::time::timeout(s.config.body_timeout, s.downloads.clone().acquire_owned())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::QueueFull,
-                "the server is sending as many results as it may; try again later",
-            )
-        })?;
+    // One of the download permits, kept by the body until it is sent;
+    // one tenant holds at most its share of them.
+    let deadline = tokio::time::Instant::now() + s.config.body_timeout;
+    let permit = s
+        .downloads
+        .acquire(owner(&request.extensions), deadline)
+        .await?;
     let file = match tokio::fs::File::open(s.store.result_path(id)).await {
         Ok(f) => f,
         // Deleted meanwhile.

@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::admit::ProgramCache;
 use super::keys::{KeyCache, KeyName};
+use super::slots::Slots;
 use super::storage::Storage;
 use hearth::CompiledProgram;
 
@@ -131,7 +132,7 @@ pub(super) struct Shared {
     /// Programs built lately, for the jobs that send them again.
     pub(super) programs: Mutex<ProgramCache>,
     /// Permits for results being sent.
-    pub(super) downloads: Arc<tokio::sync::Semaphore>,
+    pub(super) downloads: Arc<Slots>,
     /// The tenants file as last read, and what it looked like on disk.
     pub(super) tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
     /// Bootstraps admitted today, by tenant (kept in `usage.json`).
@@ -150,7 +151,7 @@ pub(super) struct Shared {
     /// Permits for CPU-heavy work off the async threads.
     pub(super) heavy: tokio::sync::Semaphore,
     /// Permits for request bodies in memory, shared fairly by tenant.
-    pub(super) uploads: super::body::Uploads,
+    pub(super) uploads: Arc<Slots>,
     pub(super) pool: Arc<rayon::ThreadPool>,
     pub(super) stop: AtomicBool,
     /// Counts since start, by tenant: each tenant sees its own.

@@ -279,7 +279,9 @@ impl Shared {
                     (State_::Queued, _) => {
                         let waited = now.saturating_sub(j.meta.submitted);
                         if let Some(q) = self.config.queue_ttl {
-                            if j.meta.submitted > 0 && waited >= q.as_secs() {
+                            // Whole seconds on both sides: one more than
+                            // the TTL is at least the TTL in real time.
+                            if j.meta.submitted > 0 && waited > q.as_secs() {
                                 timed_out.push((*id, waited));
                             }
                         }
