@@ -24,6 +24,8 @@ mod report;
 mod scale;
 mod serve;
 mod serve_mpi;
+#[cfg(target_os = "linux")]
+mod soak;
 mod tfhe;
 #[cfg(feature = "tfhe-pbs-stats")]
 mod tfhe_pbs;
@@ -89,6 +91,26 @@ enum Which {
         samples: usize,
         #[command(flatten)]
         json: JsonOut,
+    },
+    /// `hearth server` for a long while (a child process, loopback only)
+    /// under 4 tenants' clients, whose every result is checked against
+    /// Rust's integers, and hostile clients at once (stalled connections,
+    /// output bombs, compact-bundle and key amplification, zero-bootstrap
+    /// fills, downloads never read, uploads at 1 byte/s); killed with
+    /// `kill -9` halfway and restarted on its folder. Writes samples.json,
+    /// summary.md and footprint.svg (memory and descriptors over time)
+    /// into --out. Linux only (it reads /proc).
+    Soak {
+        /// How long to run, in minutes (fractions allowed: 0.5 is 30 s).
+        #[arg(long, value_name = "N", default_value_t = 20.0)]
+        minutes: f64,
+        /// The `hearth` binary that serves (default: the one beside this
+        /// program).
+        #[arg(long, value_name = "FILE")]
+        hearth: Option<std::path::PathBuf>,
+        /// The folder to write the results into (made if missing).
+        #[arg(long, value_name = "DIR")]
+        out: std::path::PathBuf,
     },
     /// Single-PBS latency beside tfhe-rs shortint, and batch throughput.
     ///
@@ -468,6 +490,11 @@ fn run(which: Which) -> Result<(), Error> {
             samples,
             json,
         } => crate::serve_mpi::server_mpi(&hearth, jobs, samples, json.json),
+        Which::Soak {
+            minutes,
+            hearth,
+            out,
+        } => soak(minutes, hearth, out),
         Which::Params { samples, json } => crate::params::params(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {
@@ -556,6 +583,40 @@ fn run(which: Which) -> Result<(), Error> {
             }
         }
     }
+}
+
+/// `hearth-bench soak`: the options checked, `hearth` found.
+#[cfg(target_os = "linux")]
+fn soak(
+    minutes: f64,
+    hearth: Option<std::path::PathBuf>,
+    out: std::path::PathBuf,
+) -> Result<(), Error> {
+    let duration = Duration::try_from_secs_f64(minutes * 60.0)
+        .ok()
+        .filter(|d| *d >= Duration::from_secs(10))
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "--minutes {minutes}: at least 10 s (0.17) is needed"
+            ))
+        })?;
+    let hearth = match hearth {
+        Some(h) => h,
+        None => std::env::current_exe()
+            .map_err(|e| Error::Config(format!("where this program is: {e}")))?
+            .with_file_name("hearth"),
+    };
+    crate::soak::soak(&crate::soak::Options {
+        duration,
+        hearth,
+        out,
+    })
+}
+
+/// `hearth-bench soak` elsewhere.
+#[cfg(not(target_os = "linux"))]
+fn soak(_: f64, _: Option<std::path::PathBuf>, _: std::path::PathBuf) -> Result<(), Error> {
+    Err(Error::Config("the soak reads /proc: Linux only".into()))
 }
 
 impl Which {

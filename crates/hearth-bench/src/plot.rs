@@ -595,6 +595,99 @@ pub fn throughput(title: &str, series: &[Series]) -> Result<String, Error> {
     Ok(svg)
 }
 
+/// One panel of [`over_time`]: its y axis (from 0) and its lines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Panel {
+    /// The y axis' description.
+    pub y_desc: String,
+    /// The lines, each in its colour.
+    pub series: Vec<Series>,
+}
+
+/// Measures over time: panels stacked under one x axis (`x_desc`), each
+/// with its own y axis from 0, and vertical lines at `marks` (x, label)
+/// across every panel.
+pub fn over_time(
+    title: &str,
+    x_desc: &str,
+    panels: &[Panel],
+    marks: &[(f64, String)],
+) -> Result<String, Error> {
+    let all = || panels.iter().flat_map(|p| &p.series);
+    let max_x = all()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(1e-3f64, f64::max);
+    let entries: Vec<Entry> = all()
+        .enumerate()
+        .map(|(i, s)| Entry {
+            name: s.name.clone(),
+            color: color(i),
+            mark: Mark::Line,
+        })
+        .collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1000, 300 + 260 * panels.len() as u32))
+            .into_drawing_area();
+        let area = frame(&root, title, &entries)?;
+        let mut colour = 0;
+        for (i, (panel, part)) in panels
+            .iter()
+            .zip(area.split_evenly((panels.len(), 1)))
+            .enumerate()
+        {
+            let max_y = panel
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .fold(1.0f64, f64::max);
+            let last = i + 1 == panels.len();
+            let mut c = ChartBuilder::on(&part)
+                .margin(12)
+                .x_label_area_size(if last { 50 } else { 10 })
+                .y_label_area_size(70)
+                .build_cartesian_2d(0.0..max_x * 1.02, 0.0..max_y * 1.15)
+                .map_err(drawing)?;
+            let mut mesh = c.configure_mesh();
+            mesh.max_light_lines(0)
+                .label_style(("sans-serif", LABEL))
+                .axis_desc_style(("sans-serif", 16))
+                .y_label_formatter(&|y| format!("{y:.0}"))
+                .y_desc(panel.y_desc.as_str());
+            if last {
+                mesh.x_desc(x_desc).x_label_formatter(&|x| tick_label(*x));
+            } else {
+                mesh.x_label_formatter(&|_| String::new());
+            }
+            mesh.draw().map_err(drawing)?;
+            for (x, label) in marks {
+                let top = max_y * 1.15;
+                c.draw_series(LineSeries::new(
+                    [(*x, 0.0), (*x, top)],
+                    BLACK.mix(0.6).stroke_width(1),
+                ))
+                .map_err(drawing)?;
+                c.draw_series(std::iter::once(Text::new(
+                    label.clone(),
+                    (*x, top * 0.97),
+                    ("sans-serif", LABEL).into_font().color(&BLACK),
+                )))
+                .map_err(drawing)?;
+            }
+            for s in &panel.series {
+                c.draw_series(LineSeries::new(
+                    s.points.iter().copied(),
+                    color(colour).stroke_width(2),
+                ))
+                .map_err(drawing)?;
+                colour += 1;
+            }
+        }
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -725,6 +818,46 @@ mod tests {
         // (the line series is marked by a line).
         assert_eq!(count(&svg, "<circle"), 4 + 1, "{svg}");
         assert!(svg.contains("cpu, 1 thread (batch 4)") && svg.contains("throughput test"));
+    }
+
+    #[test]
+    fn over_time_draws_every_panel_and_mark() {
+        let line = |name: &str, ys: &[f64]| Series {
+            name: name.into(),
+            points: ys.iter().enumerate().map(|(i, &y)| (i as f64, y)).collect(),
+        };
+        let panels = [
+            Panel {
+                y_desc: "memory (MiB)".into(),
+                series: vec![
+                    line("rss", &[100.0, 120.0, 90.0]),
+                    line("peak", &[110.0, 130.0, 95.0]),
+                ],
+            },
+            Panel {
+                y_desc: "descriptors".into(),
+                series: vec![line("fds", &[14.0, 40.0, 15.0])],
+            },
+        ];
+        let svg = over_time("soak test", "minutes", &panels, &[(1.5, "kill -9".into())]).unwrap();
+        for label in [
+            "soak test",
+            "memory (MiB)",
+            "descriptors",
+            "kill -9",
+            "peak",
+            "minutes",
+        ] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        // The mark's label in each panel; each series' line and legend
+        // mark in its own colour.
+        assert_eq!(count(&svg, ">\nkill -9\n<"), 2, "{svg}");
+        for i in 0..3 {
+            let RGBColor(r, g, b) = color(i);
+            let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\"");
+            assert_eq!(count(&svg, &stroke), 2, "series {i}: {svg}");
+        }
     }
 
     #[test]

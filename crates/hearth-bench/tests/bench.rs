@@ -157,6 +157,74 @@ fn simulate_predicts_less_time_on_more_ranks() {
     assert!(!ok && err.contains("positive"), "{err}");
 }
 
+/// `hearth-bench soak` at a tiny size (20 s; the real run is 20
+/// minutes): every acknowledged job of the tenants is checked exact, jobs
+/// are acknowledged before and after the `kill -9` halfway, every attack
+/// meets its refusal, and the samples, the summary and the plot are
+/// written. It serves with the `hearth` beside `hearth-bench`, which the
+/// test command's workspace build makes.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_soak_finds_every_job_again_across_a_kill() {
+    let hearth = std::path::Path::new(env!("CARGO_BIN_EXE_hearth-bench")).with_file_name("hearth");
+    if !hearth.is_file() {
+        eprintln!(
+            "skipped: no {} (cargo build --release -p hearth-cli makes it)",
+            hearth.display()
+        );
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("hearth-bench-soak-{}", std::process::id()));
+    let out_s = out.to_str().unwrap();
+    for (args, why) in [
+        (
+            &["soak", "--minutes", "0.1", "--out", out_s][..],
+            "at least 10 s",
+        ),
+        (
+            &["soak", "--hearth", "/no/such/hearth", "--out", out_s],
+            "no `hearth` binary",
+        ),
+    ] {
+        let (ok, _, err) = bench(args);
+        assert!(!ok && err.contains(why), "{args:?}: {err}");
+    }
+    let (ok, stdout, err) = bench(&["soak", "--minutes", "0.34", "--out", out_s]);
+    assert!(ok, "{stdout}\n{err}");
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&read("samples.json")).unwrap();
+    let jobs = &v["jobs"];
+    let n = |v: &serde_json::Value| v.as_u64().unwrap();
+    assert!(n(&jobs["exact"]) > 0, "{jobs}");
+    assert_eq!(jobs["exact"], jobs["acknowledged"], "{jobs}");
+    let before = n(&jobs["acknowledged_before_kill"]);
+    assert!(before > 0 && before < n(&jobs["acknowledged"]), "{jobs}");
+    assert!(jobs["wrong"].as_array().unwrap().is_empty(), "{jobs}");
+    assert!(jobs["lost"].as_array().unwrap().is_empty(), "{jobs}");
+    let attacks = &v["attacks"];
+    for (attack, code) in [
+        ("output bomb", "bad_program"),
+        ("compact bundle of 65 536 ciphertexts", "bad_bundle"),
+        ("key upload over --max-keys", "key_limit"),
+        ("zero-bootstrap fill", "storage_limit"),
+    ] {
+        assert!(
+            attacks[attack][code].as_u64().is_some_and(|c| c > 0),
+            "{attack}: {attacks}"
+        );
+    }
+    let t = v["samples"]["t_s"].as_array().unwrap();
+    assert!(t.len() >= 15, "{} samples", t.len());
+    let summary = read("summary.md");
+    assert!(
+        summary.contains("## The kill") && summary.contains("0 lost, 0 wrong"),
+        "{summary}"
+    );
+    let svg = read("footprint.svg");
+    assert!(svg.starts_with("<svg") && svg.contains("kill -9"), "{svg}");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 #[test]
 #[cfg(not(feature = "mpi"))]
 fn mpi_backend_without_the_feature_says_how_to_get_it() {
@@ -334,6 +402,16 @@ const SMALL: &[(&[&str], &str)] = &[
             "1",
         ],
         "vs cpu 1 x 2",
+    ),
+    (
+        &[
+            "soak",
+            "--minutes",
+            "0.2",
+            "--out",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/soak-small"),
+        ],
+        "## The kill",
     ),
 ];
 

@@ -5,6 +5,8 @@
 mod cli;
 mod deploy;
 mod docs;
+#[cfg(target_os = "linux")]
+mod hostile;
 mod server;
 
 /// A loopback port free now, for a server that must keep its address

@@ -12,19 +12,27 @@
 //! are printed (`--nocapture`).
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use hearth::api::U8;
-use hearth::{Bundle, ClientKey, CompiledProgram, Program, GATES_128, INSECURE_TEST_BITS};
+use hearth::{ClientKey, GATES_128, INSECURE_TEST_BITS};
+use hearth_cli::hostile::payloads::{bundle, decrypt_one, Kind};
+use hearth_cli::hostile::ServerProcess;
 use hearth_server::{Client, ClientError, ErrorCode, JobId};
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
+// The MPI test's own.
+#[cfg(feature = "mpi")]
+use {
+    hearth::{Bundle, Program},
+    std::io::{BufRead, BufReader},
+    std::process::{Child, Stdio},
+};
 
 const CLIENTS: usize = 8;
 const JOBS_PER_CLIENT: usize = 4;
@@ -37,100 +45,30 @@ const JOBS_PER_TENANT_CLIENT: usize = 6;
 /// hanging it.
 const LIMIT: Duration = Duration::from_secs(120);
 
-fn dir(name: &str) -> PathBuf {
+pub(crate) fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hearth-cli-server-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
-/// A `hearth server` child process.
-struct Server {
-    child: Child,
-    url: String,
-    addr: std::net::SocketAddr,
-}
+/// `hearth server` as a child process on 2 threads, run from this test
+/// binary's `hearth`.
+pub(crate) struct Server;
 
 impl Server {
-    fn start(data: &Path, log: &Path, extra: &[&str]) -> Server {
+    pub(crate) fn start(data: &Path, log: &Path, extra: &[&str]) -> ServerProcess {
         Self::start_on("127.0.0.1:0", data, log, extra)
     }
 
-    fn start_on(listen: &str, data: &Path, log: &Path, extra: &[&str]) -> Server {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hearth"))
-            .args(["server", "--listen", listen, "--threads", "2"])
-            .arg("--data")
-            .arg(data)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .expect("hearth starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("first line: {line:?}"))
-            .to_string();
-        let addr = url
-            .trim_start_matches("http://")
-            .trim_start_matches("https://")
-            .parse()
-            .unwrap();
-        Server { child, url, addr }
-    }
-
-    fn client(&self) -> Client {
-        Client::new(&self.url).unwrap()
-    }
-
-    /// SIGKILL: no chance to clean up.
-    fn kill9(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+    pub(crate) fn start_on(listen: &str, data: &Path, log: &Path, extra: &[&str]) -> ServerProcess {
+        let args = [&["--threads", "2"][..], extra].concat();
+        let hearth = Path::new(env!("CARGO_BIN_EXE_hearth"));
+        ServerProcess::start(hearth, listen, data, log, &args).unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn program(params: &'static hearth::ParameterSet, mul: bool) -> CompiledProgram {
-    let p = Program::new(params);
-    let a = U8::input(&p);
-    let b = U8::input(&p);
-    p.output(&if mul { &a * &b } else { &a + &b });
-    p.build().unwrap()
-}
-
-fn bundle(client: &ClientKey, prog: &CompiledProgram, a: u8, b: u8) -> Vec<u8> {
-    client
-        .encrypt_bundle(
-            &prog.signature().inputs,
-            &[vec![BigInt::from(a)], vec![BigInt::from(b)]],
-        )
-        .unwrap()
-        .to_bytes()
-        .unwrap()
-}
-
-fn decrypt_one(client: &ClientKey, bytes: &[u8]) -> BigInt {
-    let b = Bundle::from_bytes(Path::new("result"), bytes).unwrap();
-    client.decrypt_bundle(&b).unwrap()[0].1[0].clone()
-}
-
-fn code<T: std::fmt::Debug>(r: Result<T, ClientError>) -> ErrorCode {
+pub(crate) fn code<T: std::fmt::Debug>(r: Result<T, ClientError>) -> ErrorCode {
     let e = r.expect_err("refused");
     e.code().unwrap_or_else(|| panic!("no code: {e}"))
 }
@@ -141,7 +79,8 @@ fn die_mid_upload(addr: std::net::SocketAddr, path: &str, body: &[u8], len: usiz
     let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len}\r\n\r\n"
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\n\
+         Content-Type: application/octet-stream\r\nContent-Length: {len}\r\n\r\n"
     )
     .unwrap();
     s.write_all(body).unwrap();
@@ -155,7 +94,7 @@ fn collect(api: &Client, client: &ClientKey, id: JobId, expected: u8) {
         .unwrap();
     let out = api.result(id).unwrap();
     assert_eq!(
-        decrypt_one(client, &out),
+        decrypt_one(client, &out).unwrap(),
         BigInt::from(expected),
         "job {id}"
     );
@@ -164,7 +103,7 @@ fn collect(api: &Client, client: &ClientKey, id: JobId, expected: u8) {
     assert_eq!(code(api.result(id)), ErrorCode::NotFound);
 }
 
-fn hearth(args: &[&str]) -> String {
+pub(crate) fn hearth(args: &[&str]) -> String {
     hearth_env(args, &[])
 }
 
@@ -181,7 +120,7 @@ fn hearth_env(args: &[&str], env: &[(&str, &str)]) -> String {
 
 /// A self-signed certificate for 127.0.0.1, as PEM files in `d`:
 /// (certificate, key).
-fn certificate(d: &Path) -> (PathBuf, PathBuf) {
+pub(crate) fn certificate(d: &Path) -> (PathBuf, PathBuf) {
     let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
     let (cert, key) = (d.join("cert.pem"), d.join("key.pem"));
     std::fs::write(&cert, ck.cert.pem()).unwrap();
@@ -195,7 +134,7 @@ fn scrape(port: u16, names: &[&str]) -> Vec<String> {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
         return Vec::new();
     };
-    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     let mut out = String::new();
     let _ = std::io::Read::read_to_string(&mut s, &mut out);
     out.lines()
@@ -241,7 +180,7 @@ fn the_server_under_load_faults_and_kill_9() {
         "3 GATES_128 key pairs in {:.1} s",
         t.elapsed().as_secs_f64()
     );
-    let add = program(&GATES_128, false);
+    let add = Kind::Add.program(&GATES_128);
     let p = add.to_bytes().unwrap();
     add.save(&d.join("add.hprog")).unwrap();
 
@@ -306,8 +245,8 @@ fn the_server_under_load_faults_and_kill_9() {
     assert_eq!(code(api.status(job.parse().unwrap())), ErrorCode::NotFound);
     assert!(api.upload_key(&other_key).unwrap().new);
 
-    let mul = program(&GATES_128, true);
-    let weak = program(&INSECURE_TEST_BITS, false);
+    let mul = Kind::Mul.program(&GATES_128);
+    let weak = Kind::Add.program(&INSECURE_TEST_BITS);
     let weak_client = ClientKey::generate(&INSECURE_TEST_BITS);
     let faults: Vec<(&str, ErrorCode, Vec<u8>, Option<hearth::KeyId>)> = vec![
         (
@@ -559,13 +498,7 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
         .build()
         .unwrap()
     };
-    let xor = {
-        let p = Program::new(&GATES_128);
-        let a = U8::input(&p);
-        let b = U8::input(&p);
-        p.output(&(&a ^ &b));
-        p.build().unwrap()
-    };
+    let xor = Kind::Xor.program(&GATES_128);
     let p = xor.to_bytes().unwrap();
     for (t, key) in keys.iter().enumerate() {
         let file = d.join(format!("tenant-{t}.key"));
@@ -620,7 +553,10 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
         &[("HEARTH_TOKEN", &tokens[0])],
     );
     let out = std::fs::read(d.join("t0.out.hb")).unwrap();
-    assert_eq!(decrypt_one(keys[0], &out), BigInt::from(0xf0u8 ^ 0x3c));
+    assert_eq!(
+        decrypt_one(keys[0], &out).unwrap(),
+        BigInt::from(0xf0u8 ^ 0x3c)
+    );
 
     let acked = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -672,7 +608,7 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
                         .unwrap();
                         let out = answered("result", || api.result(id)).unwrap();
                         assert_eq!(
-                            decrypt_one(key, &out),
+                            decrypt_one(key, &out).unwrap(),
                             BigInt::from(want),
                             "tenant {t} job {id}"
                         );
@@ -881,7 +817,7 @@ fn the_gpu_backend_falls_back_as_run_does() {
     let client = ClientKey::generate(&GATES_128);
     api.upload_key(&client.compressed_server_key().to_bytes().unwrap())
         .unwrap();
-    let add = program(&GATES_128, false);
+    let add = Kind::Add.program(&GATES_128);
     let job = api
         .submit(&add.to_bytes().unwrap(), &bundle(&client, &add, 250, 9))
         .unwrap()
@@ -987,7 +923,7 @@ fn the_server_on_two_ranks_and_a_dead_rank() {
         api.upload_key(&k.compressed_server_key().to_bytes().unwrap())
             .unwrap();
     }
-    let mul = program(&GATES_128, true);
+    let mul = Kind::Mul.program(&GATES_128);
     let mul_bytes = mul.to_bytes().unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(41);
     for i in 0..5 {
