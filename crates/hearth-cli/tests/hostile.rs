@@ -723,10 +723,18 @@ fn f_a_job_that_kills_the_process() {
     };
     let id = long_job(&client(&server, &doomed_token));
     let mut server = server;
+    let runs_file = st.data.join("jobs").join(format!("{id}.runs"));
     for run in 1..=2 {
         until_running(&client(&server, &doomed_token), id);
+        // A worker shows the job running, then counts the start on disk:
+        // a kill between the two is no start (nothing had run yet).
+        let t = Instant::now();
+        while std::fs::read_to_string(&runs_file).ok().as_deref() != Some(&run.to_string()) {
+            assert!(t.elapsed() < LIMIT, "start {run} never counted");
+            std::thread::sleep(Duration::from_millis(1));
+        }
         server.kill9();
-        let runs = std::fs::read_to_string(st.data.join("jobs").join(format!("{id}.runs")));
+        let runs = std::fs::read_to_string(&runs_file);
         let t = Instant::now();
         server = st.start(&args);
         eprintln!(
@@ -875,8 +883,8 @@ fn h_the_expiry_and_delete_race() {
         .collect();
     // Each deletion, with the state the job was seen in just before it:
     // one every 50 ms from 4 clients, from 0.1 s to 1.3 s after the last
-    // submission, across the moment the jobs expire (the queue's clock
-    // counts whole seconds, so some expire well before 1 s).
+    // submission, across the moment the jobs expire (1 s after each was
+    // queued, at the sweep's next tick: every 0.25 s).
     let t0 = Instant::now();
     let deletions: Vec<(JobId, String, bool)> = std::thread::scope(|s| {
         let deleters: Vec<_> = (0..4)

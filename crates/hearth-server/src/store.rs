@@ -55,10 +55,11 @@ pub struct JobMeta {
     /// The tenant that submitted it (empty on an open server).
     #[serde(default)]
     pub tenant: String,
-    /// When it was accepted (Unix seconds; 0: before this was kept, and
-    /// then it never expires in the queue).
+    /// When it was accepted (Unix milliseconds, so that `--queue-ttl`
+    /// holds to the millisecond; 0 in files from before, and such a job
+    /// never expires in the queue).
     #[serde(default)]
-    pub submitted: u64,
+    pub submitted_ms: u64,
     /// The most bytes its result file can take (reserved against its
     /// tenant's storage from admission on; 0 in files from before).
     #[serde(default)]
@@ -490,7 +491,7 @@ mod tests {
             depth: 3,
             memory: 1000,
             tenant: String::new(),
-            submitted: 0,
+            submitted_ms: 0,
             result_bytes: 0,
         }
     }

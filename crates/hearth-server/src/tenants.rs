@@ -153,6 +153,15 @@ pub(crate) fn now() -> u64 {
         .unwrap_or(0)
 }
 
+/// Milliseconds since 1970-01-01, UTC (when a job was queued: the queue
+/// TTL is measured to the millisecond).
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -16,7 +16,7 @@ use super::state::{lock, today, Job, Jobs, Shared, State_};
 use crate::api::{ApiError, ErrorCode, JobId, Submitted};
 use crate::request::{build_program, check_bundle, split_job, stated_cost, JobParts};
 use crate::store::{JobMeta, Usage};
-use crate::tenants::{now as now_s, Tenant};
+use crate::tenants::{now_ms, Tenant};
 
 /// Programs kept built, by the SHA3-256 of their tenant and their file.
 pub(super) type ProgramCache = super::lru::Lru<[u8; 32], Arc<CompiledProgram>>;
@@ -193,7 +193,7 @@ impl Shared {
             depth: cost.depth,
             memory: cost.memory,
             tenant: tenant.name.clone(),
-            submitted: now_s(),
+            submitted_ms: now_ms(),
             result_bytes: cost.result_bytes,
         };
         self.store.write_job(id, &meta, body)?;

@@ -15,7 +15,7 @@ use crate::config::Ranks;
 use crate::config::{gpu_unavailable, JobBackend};
 use crate::request::{read_bundle, split_job, stated_cost};
 use crate::store::JobMeta;
-use crate::tenants::now as now_s;
+use crate::tenants::{now as now_s, now_ms};
 
 impl Shared {
     /// Runs one job and writes its result (streamed to disk, one copy in
@@ -263,7 +263,7 @@ impl Shared {
     /// deletion removes the job file first ([`Store::delete_job`]), so a
     /// crash halfway leaves an orphan result that the next start removes.
     pub(super) fn expire(&self) {
-        let now = now_s();
+        let (now, now_ms) = (now_s(), now_ms());
         let ttl = self.config.result_ttl.as_secs();
         let mut gone = Vec::new();
         {
@@ -277,11 +277,9 @@ impl Shared {
                         gone.push(*id)
                     }
                     (State_::Queued, _) => {
-                        let waited = now.saturating_sub(j.meta.submitted);
+                        let waited = now_ms.saturating_sub(j.meta.submitted_ms);
                         if let Some(q) = self.config.queue_ttl {
-                            // Whole seconds on both sides: one more than
-                            // the TTL is at least the TTL in real time.
-                            if j.meta.submitted > 0 && waited > q.as_secs() {
+                            if j.meta.submitted_ms > 0 && u128::from(waited) >= q.as_millis() {
                                 timed_out.push((*id, waited));
                             }
                         }
@@ -301,7 +299,10 @@ impl Shared {
                 };
                 let e = ApiError::new(
                     ErrorCode::Expired,
-                    format!("the job waited {waited} s in the queue, over --queue-ttl"),
+                    format!(
+                        "the job waited {:.1} s in the queue, over --queue-ttl",
+                        waited as f64 / 1000.0
+                    ),
                 );
                 if let Err(w) = self.store.write_failure(id, &j.meta, &e) {
                     tracing::error!(job = %id, error = %w, "an expired job's failure could not be written");
