@@ -9,7 +9,7 @@ use hearth::crypto::files::info_from_bytes;
 use hearth::{Bundle, KeyId};
 use serde::de::DeserializeOwned;
 
-use crate::api::{
+use crate::wire::{
     ErrorBody, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats, Submitted,
 };
 

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::api::ApiError;
 use crate::request::Limits;
 use crate::tenants::Tenants;
 use crate::tls::TlsFiles;
+use crate::wire::ApiError;
 
 /// Where a server's jobs bootstrap ([`Config::backend`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -81,7 +81,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod api;
 pub mod client;
 pub mod config;
 mod conn;
@@ -92,11 +91,8 @@ pub mod server;
 pub mod store;
 pub mod tenants;
 pub mod tls;
+pub mod wire;
 
-pub use api::{
-    ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats,
-    Submitted,
-};
 pub use client::{Client, ClientBuilder, ClientError, KeySource};
 #[cfg(feature = "mpi")]
 pub use config::Ranks;
@@ -105,3 +101,7 @@ pub use request::{parse_job, split_job, JobRequest, Limits};
 pub use server::{run, start, Server, ServerHandle, OPENAPI};
 pub use tenants::{Tenant, TenantLimits, Tenants};
 pub use tls::TlsFiles;
+pub use wire::{
+    ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats,
+    Submitted,
+};

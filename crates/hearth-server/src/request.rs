@@ -21,7 +21,7 @@ use std::path::Path;
 use hearth::crypto::files::{info_from_bytes, FileInfo, FileKind};
 use hearth::{Bundle, CompiledProgram, Error, FileError, KeyId, ParameterSet};
 
-use crate::api::{ApiError, ErrorCode};
+use crate::wire::{ApiError, ErrorCode};
 
 /// Bytes of a hearth file header.
 pub const HEADER_LEN: usize = 36;

@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::api::JobId;
+use crate::wire::JobId;
 
 /// Whose turn a job waits for: its tenant, or its key id when the job has
 /// no tenant (an open server).

@@ -33,7 +33,7 @@ use hearth::crypto::files::{read_info, remove_durable, write_atomic, FileKind};
 use hearth::{Bundle, KeyId, ParamsId};
 use serde::{Deserialize, Serialize};
 
-use crate::api::{parse_key_id, ApiError, ErrorCode, JobId};
+use crate::wire::{parse_key_id, ApiError, ErrorCode, JobId};
 
 const JOB_MAGIC: [u8; 8] = *b"HSJOB\0\0\x01";
 /// Largest meta a job file may state.

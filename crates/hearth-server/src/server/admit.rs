@@ -12,11 +12,11 @@ use std::sync::Arc;
 use hearth::CompiledProgram;
 use sha3::{Digest, Sha3_256};
 
-use super::state::{lock, today, Job, Jobs, Shared, State_};
-use crate::api::{ApiError, ErrorCode, JobId, Submitted};
+use super::state::{lock, today, Job, Jobs, Phase, Shared};
 use crate::request::{build_program, check_bundle, split_job, stated_cost, JobParts};
 use crate::store::{JobMeta, Usage};
 use crate::tenants::{now_ms, Tenant};
+use crate::wire::{ApiError, ErrorCode, JobId, Submitted};
 
 /// Programs kept built, by the SHA3-256 of their tenant and their file.
 pub(super) type ProgramCache = super::lru::Lru<[u8; 32], Arc<CompiledProgram>>;
@@ -204,7 +204,7 @@ impl Shared {
                 id,
                 Job {
                     meta,
-                    state: State_::Queued,
+                    state: Phase::Queued,
                     held,
                     program: Some(program),
                     finished: None,

@@ -15,10 +15,10 @@ use tokio::time::{timeout_at, Instant};
 
 use super::slots::Slot;
 use super::state::Shared;
-use crate::api::{ApiError, ErrorCode};
 use crate::config::Config;
 use crate::conn::client_of;
 use crate::tenants::Tenant;
+use crate::wire::{ApiError, ErrorCode};
 
 /// Reads the whole body of an upload (`POST /v1/keys`, `POST /v1/jobs`)
 /// holding an upload permit, returned with the bytes. Cheap refusals come

@@ -19,7 +19,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::routes::Shr;
-use crate::api::{ApiError, ErrorCode};
+use crate::wire::{ApiError, ErrorCode};
 
 /// Refuses (`misdirected`) a request to an open server whose `Host` is
 /// neither an IP address nor `localhost`.

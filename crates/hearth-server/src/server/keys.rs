@@ -9,10 +9,10 @@ use hearth::{KeyId, ServerKey};
 
 use super::lru::Lru;
 use super::state::{internal, lock, Shared};
-use crate::api::{ApiError, ErrorCode};
 use crate::request::key_error;
 use crate::store::StoredKey;
 use crate::tenants::Tenant;
+use crate::wire::{ApiError, ErrorCode};
 
 /// A key as the server knows it: the tenant that registered it, and its
 /// id. Two tenants may register keys of the same id; each sees its own.

@@ -17,14 +17,14 @@ use hearth::crypto::files::remove_durable;
 use serde::Deserialize;
 
 use super::body::{owner, read_body};
-use super::state::{internal, key_info, lock, not_found, public, Shared, State_};
+use super::state::{internal, key_info, lock, not_found, public, Phase, Shared};
 use super::OPENAPI;
-use crate::api::{
+use crate::request::{check_key_header, split_job};
+use crate::tenants::{now as now_s, Tenant};
+use crate::wire::{
     parse_key_id, ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo,
     ServerStats, Submitted,
 };
-use crate::request::{check_key_header, split_job};
-use crate::tenants::{now as now_s, Tenant};
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -129,7 +129,7 @@ pub(super) async fn delete_key(
             .map
             .values()
             .filter(|j| j.meta.tenant == t.name && j.meta.key_id == key_id)
-            .filter(|j| matches!(j.state, State_::Queued | State_::Running(_)))
+            .filter(|j| matches!(j.state, Phase::Queued | Phase::Running(_)))
             .count();
         if busy > 0 {
             return Err(ApiError::new(
@@ -287,13 +287,13 @@ pub(super) async fn delete_job(
     {
         let mut jobs = lock(&s.jobs);
         match jobs.owned(id, &t.name)?.state {
-            State_::Running(_) => {
+            Phase::Running(_) => {
                 return Err(ApiError::new(
                     ErrorCode::NotReady,
                     format!("job {id} is running; delete it once it has finished"),
                 ))
             }
-            State_::Queued => {
+            Phase::Queued => {
                 jobs.queue.remove(id);
             }
             _ => {}
@@ -328,10 +328,10 @@ pub(super) async fn get_stats(State(s): Shr, Extension(t): Extension<Tenant>) ->
         let jobs = lock(&s.jobs);
         for j in jobs.map.values().filter(|j| j.meta.tenant == t.name) {
             match j.state {
-                State_::Queued => st.queued += 1,
-                State_::Running(_) => st.running += 1,
-                State_::Done(_) => st.done += 1,
-                State_::Failed(_) => st.failed += 1,
+                Phase::Queued => st.queued += 1,
+                Phase::Running(_) => st.running += 1,
+                Phase::Done(_) => st.done += 1,
+                Phase::Failed(_) => st.failed += 1,
             }
         }
     }
@@ -376,10 +376,10 @@ pub(super) async fn get_metrics(State(s): Shr) -> Response {
         s.metrics.jobs.reset();
         for j in jobs.map.values() {
             let state = match j.state {
-                State_::Queued => "queued",
-                State_::Running(_) => "running",
-                State_::Done(_) => "done",
-                State_::Failed(_) => "failed",
+                Phase::Queued => "queued",
+                Phase::Running(_) => "running",
+                Phase::Done(_) => "done",
+                Phase::Failed(_) => "failed",
             };
             s.metrics
                 .jobs

@@ -11,7 +11,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{timeout_at, Instant};
 
 use super::state::lock;
-use crate::api::{ApiError, ErrorCode};
+use crate::wire::{ApiError, ErrorCode};
 
 /// `all` slots, of which one owner holds at most `per_owner`.
 pub(super) struct Slots {

@@ -11,15 +11,17 @@ use super::slots::Slots;
 use super::storage::Storage;
 use hearth::CompiledProgram;
 
-use crate::api::{ApiError, ErrorCode, JobId, JobState, JobStatus, KeyInfo};
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::request::Limits;
 use crate::schedule::{FairQueue, Lane};
 use crate::store::{JobMeta, Store, StoredKey, Usage};
 use crate::tenants::{self, now as now_s, Tenant, Tenants};
+use crate::wire::{ApiError, ErrorCode, JobId, JobState, JobStatus, KeyInfo};
 
-pub(super) enum State_ {
+/// Where a job is in its life on this server (what a client sees of it
+/// is the wire's [`JobState`]).
+pub(super) enum Phase {
     Queued,
     Running(Arc<AtomicU64>),
     Done(u64),
@@ -28,7 +30,7 @@ pub(super) enum State_ {
 
 pub(super) struct Job {
     pub(super) meta: JobMeta,
-    pub(super) state: State_,
+    pub(super) state: Phase,
     /// Bytes it holds against its tenant's storage: its request and the
     /// most its result can take while it waits or runs, its result's
     /// bytes once done.
@@ -64,7 +66,7 @@ impl Jobs {
             .map
             .values()
             .filter(|j| j.meta.tenant == tenant)
-            .filter(|j| matches!(j.state, State_::Queued | State_::Running(_)))
+            .filter(|j| matches!(j.state, Phase::Queued | Phase::Running(_)))
             .count();
         live + self.reserved.get(tenant).copied().unwrap_or(0)
     }
@@ -296,15 +298,15 @@ impl Shared {
         let jobs = lock(&self.jobs);
         let job = jobs.owned(id, &tenant.name)?;
         let state = match &job.state {
-            State_::Queued => JobState::Queued {
+            Phase::Queued => JobState::Queued {
                 position: jobs.queue.position(id).unwrap_or(0),
             },
-            State_::Running(done) => JobState::Running {
+            Phase::Running(done) => JobState::Running {
                 done: done.load(Ordering::Relaxed),
                 total: job.meta.pbs,
             },
-            State_::Done(n) => JobState::Done { result_bytes: *n },
-            State_::Failed(e) => JobState::Failed {
+            Phase::Done(n) => JobState::Done { result_bytes: *n },
+            Phase::Failed(e) => JobState::Failed {
                 code: e.code.as_str().into(),
                 message: e.message.clone(),
             },

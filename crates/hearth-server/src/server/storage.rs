@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::state::{lock, Shared};
-use crate::api::{ApiError, ErrorCode};
+use crate::wire::{ApiError, ErrorCode};
 
 /// Bytes stored, by tenant (the empty name: an open server's).
 #[derive(Debug, Default)]

@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 use hearth::backend::CpuBackend;
 use hearth::{Bundle, CompiledProgram, ServerKey};
 
-use super::state::{internal, lock, public, Shared, State_};
-use crate::api::{ApiError, ErrorCode, JobId};
+use super::state::{internal, lock, public, Phase, Shared};
 #[cfg(feature = "mpi")]
 use crate::config::Ranks;
 use crate::config::{gpu_unavailable, JobBackend};
 use crate::request::{read_bundle, split_job, stated_cost};
 use crate::store::JobMeta;
 use crate::tenants::{now as now_s, now_ms};
+use crate::wire::{ApiError, ErrorCode, JobId};
 
 impl Shared {
     /// Runs one job and writes its result (streamed to disk, one copy in
@@ -182,7 +182,7 @@ impl Shared {
                 };
                 let done = Arc::new(AtomicU64::new(0));
                 let job = jobs.map.get_mut(&id).expect("queued jobs are known");
-                job.state = State_::Running(done.clone());
+                job.state = Phase::Running(done.clone());
                 (id, meta, job.program.take(), done)
             };
             let span = tracing::info_span!(
@@ -225,7 +225,7 @@ impl Shared {
                         let seconds = start.elapsed().as_secs_f64();
                         tracing::info!(seconds, result_bytes = n, "job done");
                     }
-                    (State_::Done(n), n)
+                    (Phase::Done(n), n)
                 }
                 Err(e) => {
                     let e = public(e);
@@ -235,7 +235,7 @@ impl Shared {
                     if let Err(w) = self.store.write_failure(id, &meta, &e) {
                         tracing::error!(error = %w, "the failure could not be written");
                     }
-                    (State_::Failed(e), 0)
+                    (Phase::Failed(e), 0)
                 }
             };
             {
@@ -271,12 +271,12 @@ impl Shared {
             let mut timed_out = Vec::new();
             for (id, j) in &jobs.map {
                 match (&j.state, j.finished) {
-                    (State_::Done(_) | State_::Failed(_), Some(t))
+                    (Phase::Done(_) | Phase::Failed(_), Some(t))
                         if now >= t.saturating_add(ttl) =>
                     {
                         gone.push(*id)
                     }
-                    (State_::Queued, _) => {
+                    (Phase::Queued, _) => {
                         let waited = now_ms.saturating_sub(j.meta.submitted_ms);
                         if let Some(q) = self.config.queue_ttl {
                             if j.meta.submitted_ms > 0 && u128::from(waited) >= q.as_millis() {
@@ -310,7 +310,7 @@ impl Shared {
                 self.give_storage(&j.meta.tenant, j.held);
                 j.held = 0;
                 j.program = None;
-                j.state = State_::Failed(e);
+                j.state = Phase::Failed(e);
                 j.finished = Some(now);
             }
         }
