@@ -12,17 +12,12 @@ use std::sync::Arc;
 use hearth::CompiledProgram;
 use sha3::{Digest, Sha3_256};
 
-use super::state::{lock, today, Job, Jobs, Phase, Shared};
+use super::lock::lock;
+use super::state::{today, Job, Jobs, Phase, Shared};
 use crate::request::{build_program, check_bundle, split_job, stated_cost, JobParts};
 use crate::store::{JobMeta, Usage};
 use crate::tenants::{now_ms, Tenant};
 use crate::wire::{ApiError, ErrorCode, JobId, Submitted};
-
-/// Programs kept built, by the SHA3-256 of their tenant and their file.
-pub(super) type ProgramCache = super::lru::Lru<[u8; 32], Arc<CompiledProgram>>;
-
-/// How many built programs the server keeps for jobs to come.
-pub(super) const PROGRAMS_KEPT: usize = 16;
 
 /// What admission has taken for a job not accepted yet; given back when
 /// dropped, unless the job was accepted.
@@ -39,7 +34,7 @@ impl Drop for Taken<'_> {
         if self.slot {
             unreserve(&mut lock(&self.s.jobs), &self.tenant.name);
         }
-        self.s.give_storage(&self.tenant.name, self.bytes);
+        self.s.storage.give(&self.tenant.name, self.bytes);
         if self.pbs > 0 {
             self.s.refund(self.tenant, self.pbs);
         }
@@ -174,7 +169,8 @@ impl Shared {
         };
         taken.slot = true;
         let held = (body.len() as u64).saturating_add(cost.result_bytes);
-        self.take_storage(&tenant.name, held)?;
+        self.storage
+            .take(&tenant.name, held, self.quota(&tenant.name))?;
         taken.bytes = held;
         // A job of no bootstrap still counts one: admitting and running
         // it is not free, and the day's limit then bounds its number too.

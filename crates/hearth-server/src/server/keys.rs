@@ -7,19 +7,13 @@ use std::sync::Arc;
 use hearth::crypto::files::{write_atomic, FileInfo, FileKind};
 use hearth::{KeyId, ServerKey};
 
-use super::lru::Lru;
-use super::state::{internal, lock, Shared};
+use super::caches::KeyName;
+use super::lock::lock;
+use super::state::{internal, Shared};
 use crate::request::key_error;
 use crate::store::StoredKey;
 use crate::tenants::Tenant;
 use crate::wire::{ApiError, ErrorCode};
-
-/// A key as the server knows it: the tenant that registered it, and its
-/// id. Two tenants may register keys of the same id; each sees its own.
-pub(super) type KeyName = (String, KeyId);
-
-/// Server keys kept decompressed, least recently used dropped first.
-pub(super) type KeyCache = Lru<KeyName, Arc<ServerKey>>;
 
 impl Shared {
     /// The key `id` of `tenant`, from the cache or loaded (and
@@ -84,7 +78,8 @@ impl Shared {
         let name = (tenant.name.clone(), id);
         self.check_key_room(&lock(&self.keys), tenant)?;
         let size = bytes.len() as u64;
-        self.take_storage(&tenant.name, size)?;
+        self.storage
+            .take(&tenant.name, size, self.quota(&tenant.name))?;
         let registered = (|| {
             let key = ServerKey::from_bytes(std::path::Path::new("server key"), bytes)
                 .map_err(key_error)?;
@@ -111,7 +106,7 @@ impl Shared {
             Ok((stored, true))
         })();
         if !matches!(registered, Ok((_, true))) {
-            self.give_storage(&tenant.name, size);
+            self.storage.give(&tenant.name, size);
         }
         registered
     }
@@ -123,6 +118,6 @@ impl Shared {
         lock(&self.cache).remove(&name);
         #[cfg(feature = "gpu")]
         lock(&self.gpu_keys).remove(&name);
-        self.give_storage(&stored.tenant, stored.bytes);
+        self.storage.give(&stored.tenant, stored.bytes);
     }
 }

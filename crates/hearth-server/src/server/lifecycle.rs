@@ -13,11 +13,11 @@ use axum::routing::{get, post};
 use axum::Router;
 use hearth::backend::CpuBackend;
 
-use super::admit::{ProgramCache, PROGRAMS_KEPT};
-use super::keys::KeyCache;
+use super::caches::{KeyCache, ProgramCache, PROGRAMS_KEPT};
+use super::lock::lock;
 use super::routes::*;
 use super::slots::Slots;
-use super::state::{lock, Counts, Job, Jobs, Phase, Shared};
+use super::state::{Counts, Job, Jobs, Phase, Shared};
 use super::storage::Storage;
 use crate::config::{gpu_unavailable, Config, JobBackend, ServerError};
 use crate::conn;
@@ -112,7 +112,7 @@ impl Server {
         let mut jobs = Jobs::default();
         let mut recovered = 0;
         let mut counts = HashMap::<String, Counts>::new();
-        let mut used = Storage::default();
+        let used = Storage::new(store.root(), config.disk_reserve);
         for k in &keys {
             used.add(&k.tenant, k.bytes);
         }
@@ -183,7 +183,7 @@ impl Server {
             // Read (and checked) below, as at every request.
             tenants: Mutex::new((None, Arc::new(Tenants::default()))),
             usage: Mutex::new(usage),
-            storage: Mutex::new(used),
+            storage: used,
             had_tenants: AtomicBool::new(false),
             listening: Mutex::new(None),
             metrics: Metrics::new(),

@@ -60,10 +60,11 @@
 
 mod admit;
 mod body;
+mod caches;
 mod host;
 mod keys;
 mod lifecycle;
-mod lru;
+mod lock;
 mod routes;
 mod slots;
 mod state;

@@ -17,7 +17,8 @@ use hearth::crypto::files::remove_durable;
 use serde::Deserialize;
 
 use super::body::{owner, read_body};
-use super::state::{internal, key_info, lock, not_found, public, Phase, Shared};
+use super::lock::lock;
+use super::state::{internal, key_info, not_found, public, Phase, Shared};
 use super::OPENAPI;
 use crate::request::{check_key_header, split_job};
 use crate::tenants::{now as now_s, Tenant};
@@ -299,7 +300,7 @@ pub(super) async fn delete_job(
             _ => {}
         }
         if let Some(j) = jobs.map.remove(&id) {
-            s.give_storage(&t.name, j.held);
+            s.storage.give(&t.name, j.held);
         }
     }
     let s2 = s.clone();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{timeout_at, Instant};
 
-use super::state::lock;
+use super::lock::lock;
 use crate::wire::{ApiError, ErrorCode};
 
 /// `all` slots, of which one owner holds at most `per_owner`.

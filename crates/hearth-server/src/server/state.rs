@@ -3,10 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 
-use super::admit::ProgramCache;
-use super::keys::{KeyCache, KeyName};
+use super::caches::{KeyCache, KeyName, ProgramCache};
+use super::lock::lock;
 use super::slots::Slots;
 use super::storage::Storage;
 use hearth::CompiledProgram;
@@ -140,7 +140,7 @@ pub(super) struct Shared {
     /// Bootstraps admitted today, by tenant (kept in `usage.json`).
     pub(super) usage: Mutex<Usage>,
     /// Bytes stored, by tenant.
-    pub(super) storage: Mutex<Storage>,
+    pub(super) storage: Storage,
     /// Whether tenants were ever read from the folder (see
     /// [`Shared::tenants`]).
     pub(super) had_tenants: AtomicBool,
@@ -158,11 +158,6 @@ pub(super) struct Shared {
     pub(super) stop: AtomicBool,
     /// Counts since start, by tenant: each tenant sees its own.
     pub(super) counts: Mutex<HashMap<String, Counts>>,
-}
-
-/// A lock that a panic elsewhere does not poison for good.
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One tenant's counts since the server started (`GET /v1/stats`).
@@ -230,6 +225,15 @@ pub(super) fn today() -> u64 {
 }
 
 impl Shared {
+    /// The bytes `tenant` may keep stored: its own quota in the tenants
+    /// file, else the server's `max_storage`.
+    pub(super) fn quota(&self, tenant: &str) -> u64 {
+        self.tenants()
+            .ok()
+            .and_then(|t| t.max_storage(tenant))
+            .unwrap_or(self.config.max_storage)
+    }
+
     /// An event of the server's own (not of one request or job) at info
     /// level, if `config.log`.
     pub(super) fn log(&self, msg: impl FnOnce() -> String) {

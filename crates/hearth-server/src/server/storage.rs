@@ -6,27 +6,77 @@
 //! never fill the disk.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-use super::state::{lock, Shared};
+use super::lock::lock;
 use crate::wire::{ApiError, ErrorCode};
 
-/// Bytes stored, by tenant (the empty name: an open server's).
-#[derive(Debug, Default)]
+/// Bytes stored, by tenant (the empty name: an open server's), and the
+/// disk's reserve.
+#[derive(Debug)]
 pub(super) struct Storage {
-    used: HashMap<String, u64>,
+    used: Mutex<HashMap<String, u64>>,
+    root: PathBuf,
+    reserve: u64,
 }
 
 impl Storage {
+    /// Nothing stored yet in the data folder `root`, whose disk keeps
+    /// `reserve` bytes free.
+    pub(super) fn new(root: &Path, reserve: u64) -> Self {
+        Storage {
+            used: Mutex::new(HashMap::new()),
+            root: root.to_path_buf(),
+            reserve,
+        }
+    }
+
     /// Counts `bytes` found on disk at start for `tenant`.
-    pub(super) fn add(&mut self, tenant: &str, bytes: u64) {
-        let n = self.used.entry(tenant.to_string()).or_default();
+    pub(super) fn add(&self, tenant: &str, bytes: u64) {
+        let mut used = lock(&self.used);
+        let n = used.entry(tenant.to_string()).or_default();
         *n = n.saturating_add(bytes);
     }
 
-    /// What `tenant` keeps stored now.
-    pub(super) fn used(&self, tenant: &str) -> u64 {
-        self.used.get(tenant).copied().unwrap_or(0)
+    /// Takes `bytes` of `tenant`'s storage, whose quota is `quota`, before
+    /// they are written, or refuses: `insufficient_storage` where the disk
+    /// would go under the reserve, `storage_limit` where the tenant would
+    /// go over its quota.
+    pub(super) fn take(&self, tenant: &str, bytes: u64, quota: u64) -> Result<(), ApiError> {
+        if let Some(free) = free_bytes(&self.root) {
+            if free.saturating_sub(bytes) < self.reserve {
+                return Err(ApiError::new(
+                    ErrorCode::InsufficientStorage,
+                    "the server's disk is nearly full; try again later",
+                ));
+            }
+        }
+        let mut used = lock(&self.used);
+        let now = used.get(tenant).copied().unwrap_or(0);
+        if now.saturating_add(bytes) > quota {
+            return Err(ApiError::new(
+                ErrorCode::StorageLimit,
+                format!(
+                    "this needs {bytes} bytes stored; you keep {now} of your {quota} (delete \
+                     results you have fetched, or keys you no longer use)"
+                ),
+            ));
+        }
+        *used.entry(tenant.to_string()).or_default() += bytes;
+        Ok(())
+    }
+
+    /// Gives back `bytes` of `tenant`'s storage (deleted, or never
+    /// written).
+    pub(super) fn give(&self, tenant: &str, bytes: u64) {
+        let mut used = lock(&self.used);
+        if let Some(n) = used.get_mut(tenant) {
+            *n = n.saturating_sub(bytes);
+            if *n == 0 {
+                used.remove(tenant);
+            }
+        }
     }
 }
 
@@ -52,56 +102,5 @@ pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
     {
         let _ = dir;
         None
-    }
-}
-
-impl Shared {
-    /// The bytes `tenant` may keep stored: its own quota in the tenants
-    /// file, else the server's `max_storage`.
-    fn quota(&self, tenant: &str) -> u64 {
-        self.tenants()
-            .ok()
-            .and_then(|t| t.max_storage(tenant))
-            .unwrap_or(self.config.max_storage)
-    }
-
-    /// Takes `bytes` of `tenant`'s storage before they are written, or
-    /// refuses: `insufficient_storage` where the disk would go under the
-    /// reserve, `storage_limit` where the tenant would go over its quota.
-    pub(super) fn take_storage(&self, tenant: &str, bytes: u64) -> Result<(), ApiError> {
-        if let Some(free) = free_bytes(self.store.root()) {
-            if free.saturating_sub(bytes) < self.config.disk_reserve {
-                return Err(ApiError::new(
-                    ErrorCode::InsufficientStorage,
-                    "the server's disk is nearly full; try again later",
-                ));
-            }
-        }
-        let quota = self.quota(tenant);
-        let mut st = lock(&self.storage);
-        let used = st.used(tenant);
-        if used.saturating_add(bytes) > quota {
-            return Err(ApiError::new(
-                ErrorCode::StorageLimit,
-                format!(
-                    "this needs {bytes} bytes stored; you keep {used} of your {quota} (delete \
-                     results you have fetched, or keys you no longer use)"
-                ),
-            ));
-        }
-        st.add(tenant, bytes);
-        Ok(())
-    }
-
-    /// Gives back `bytes` of `tenant`'s storage (deleted, or never
-    /// written).
-    pub(super) fn give_storage(&self, tenant: &str, bytes: u64) {
-        let mut st = lock(&self.storage);
-        if let Some(n) = st.used.get_mut(tenant) {
-            *n = n.saturating_sub(bytes);
-            if *n == 0 {
-                st.used.remove(tenant);
-            }
-        }
     }
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use hearth::backend::CpuBackend;
 use hearth::{Bundle, CompiledProgram, ServerKey};
 
-use super::state::{internal, lock, public, Phase, Shared};
+use super::lock::lock;
+use super::state::{internal, public, Phase, Shared};
 #[cfg(feature = "mpi")]
 use crate::config::Ranks;
 use crate::config::{gpu_unavailable, JobBackend};
@@ -246,7 +247,8 @@ impl Shared {
                     job.finished = Some(now_s());
                     // The request and the result's reserve give way to the
                     // result's own bytes.
-                    self.give_storage(&meta.tenant, job.held.saturating_sub(kept));
+                    self.storage
+                        .give(&meta.tenant, job.held.saturating_sub(kept));
                     job.held = kept;
                 }
             }
@@ -289,7 +291,7 @@ impl Shared {
             }
             for id in &gone {
                 if let Some(j) = jobs.map.remove(id) {
-                    self.give_storage(&j.meta.tenant, j.held);
+                    self.storage.give(&j.meta.tenant, j.held);
                 }
             }
             for (id, waited) in timed_out {
@@ -307,7 +309,7 @@ impl Shared {
                 if let Err(w) = self.store.write_failure(id, &j.meta, &e) {
                     tracing::error!(job = %id, error = %w, "an expired job's failure could not be written");
                 }
-                self.give_storage(&j.meta.tenant, j.held);
+                self.storage.give(&j.meta.tenant, j.held);
                 j.held = 0;
                 j.program = None;
                 j.state = Phase::Failed(e);

@@ -1,7 +1,24 @@
-//! A small least-recently-used cache, for what is costly to make again
-//! and large to keep: decompressed server keys, rebuilt programs.
+//! The server's caches, for what is costly to make again and large to
+//! keep: decompressed server keys and rebuilt programs, each in a small
+//! least-recently-used cache.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+
+use hearth::{CompiledProgram, KeyId, ServerKey};
+
+/// A key as the server knows it: the tenant that registered it, and its
+/// id. Two tenants may register keys of the same id; each sees its own.
+pub(super) type KeyName = (String, KeyId);
+
+/// Server keys kept decompressed, least recently used dropped first.
+pub(super) type KeyCache = Lru<KeyName, Arc<ServerKey>>;
+
+/// Programs kept built, by the SHA3-256 of their tenant and their file.
+pub(super) type ProgramCache = Lru<[u8; 32], Arc<CompiledProgram>>;
+
+/// How many built programs the server keeps for jobs to come.
+pub(super) const PROGRAMS_KEPT: usize = 16;
 
 /// At most `cap` values by key, the least recently used dropped first
 /// (a handful of entries: a linear scan is the fastest lookup).
