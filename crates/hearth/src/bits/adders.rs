@@ -3,13 +3,8 @@
 //! * [`AdderKind::Ripple`]: one full adder per bit, i.e. one bootstrap
 //!   (the majority is the carry; the sum bit `x + y + c - 2 c'` is linear):
 //!   `n` bootstraps at depth `n`, the least work, best on few threads.
-//! * Parallel prefix on pairs (G, T): the carry out of a span of bits with
-//!   carry in 0 and with carry in 1 (`g = x and y`, `t = x or y` for one
-//!   bit). Since `G` implies `T`, two spans combine as
-//!   `G = maj(G_hi, T_hi, G_lo)` and `T = maj(G_hi, T_hi, T_lo)`, one
-//!   bootstrap each, `T` only where it is read later. The carry in is the
-//!   lowest span.
-//!   [`AdderKind::Sklansky`] (depth `log2 n + 1`, about `n/2 log2 n`
+//! * Parallel prefix on pairs (G, T) (`prefix.rs`: the networks, shared
+//!   with the adders by chunks): [`AdderKind::Sklansky`] (depth `log2 n + 1`, about `n/2 log2 n`
 //!   combinations), [`AdderKind::KoggeStone`] (same depth, about
 //!   `n log2 n`, fan-out 2), [`AdderKind::BrentKung`] (depth
 //!   `2 log2 n`, about `2n`). Depth is at most `2 log2 n + 2` bootstraps
@@ -22,35 +17,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::gates::{gate, maj, sum_bit, Gate};
+use super::prefix::prefix_network;
+pub use super::prefix::AdderKind;
 use super::{packed_add, Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
 use crate::crypto::params::{Margin, ParamsId};
 use crate::error::Error;
-
-/// How to propagate carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AdderKind {
-    /// One majority per bit: fewest bootstraps, depth n.
-    Ripple,
-    /// Sklansky's prefix network: depth log2 n, fan-out grows.
-    Sklansky,
-    /// Kogge-Stone's prefix network: depth log2 n, most bootstraps.
-    KoggeStone,
-    /// Brent-Kung's prefix network: depth 2 log2 n, few bootstraps.
-    BrentKung,
-    /// The least estimated time for the builder's thread count.
-    Auto,
-}
-
-impl AdderKind {
-    /// Every kind but `Auto`.
-    pub const CONCRETE: [AdderKind; 4] = [
-        AdderKind::Ripple,
-        AdderKind::Sklansky,
-        AdderKind::KoggeStone,
-        AdderKind::BrentKung,
-    ];
-}
 
 /// `x + y + carry_in` on `n = max(len)` bits (shorter operands are
 /// zero-extended): the `n` sum bits and the carry out.
@@ -192,75 +164,6 @@ fn add_bitwise(
 }
 
 /// One combination in a prefix network: node `out` = node `hi` o node `lo`.
-#[derive(Clone, Copy)]
-struct Op {
-    hi: usize,
-    lo: usize,
-}
-
-/// The operations of a prefix network over `len` leaves (node `i < len` is
-/// leaf `i`; operation `k` makes node `len + k`), and for each position
-/// the node holding the prefix `0..=i`.
-fn network(kind: AdderKind, len: usize) -> (Vec<Op>, Vec<usize>) {
-    let mut ops = Vec::new();
-    let mut cur: Vec<usize> = (0..len).collect();
-    let push = |ops: &mut Vec<Op>, hi: usize, lo: usize| {
-        ops.push(Op { hi, lo });
-        len + ops.len() - 1
-    };
-    match kind {
-        AdderKind::KoggeStone => {
-            let mut d = 1;
-            while d < len {
-                let prev = cur.clone();
-                for i in d..len {
-                    cur[i] = push(&mut ops, prev[i], prev[i - d]);
-                }
-                d *= 2;
-            }
-        }
-        AdderKind::Sklansky => {
-            let mut half = 1;
-            while half < len {
-                for i in 0..len {
-                    if i & half != 0 {
-                        let j = (i & !(2 * half - 1)) + half - 1;
-                        cur[i] = push(&mut ops, cur[i], cur[j]);
-                    }
-                }
-                half *= 2;
-            }
-        }
-        AdderKind::BrentKung => {
-            // Up-sweep: spans of 2d ending at positions 2d - 1, 4d - 1, ...
-            let mut d = 1;
-            while d < len {
-                let mut i = 2 * d - 1;
-                while i < len {
-                    cur[i] = push(&mut ops, cur[i], cur[i - d]);
-                    i += 2 * d;
-                }
-                d *= 2;
-            }
-            // Down-sweep: fill the positions in between.
-            while d > 1 {
-                d /= 2;
-                let mut i = 3 * d - 1;
-                while i < len {
-                    cur[i] = push(&mut ops, cur[i], cur[i - d]);
-                    i += 2 * d;
-                }
-            }
-        }
-        AdderKind::Ripple | AdderKind::Auto => {
-            for i in 1..len {
-                cur[i] = push(&mut ops, cur[i], cur[i - 1]);
-            }
-        }
-    }
-    (ops, cur)
-}
-
 /// Carries `c_0 = carry_in, ..., c_n` by a prefix network over the
 /// (generate, transmit) pairs of the carry in and of each bit position.
 fn prefix_carries(
@@ -278,65 +181,6 @@ fn prefix_carries(
     let mut or_sel = Selectors::for_bits();
     prefix_network(b, sel, g, kind, |b, i| {
         gate(b, &mut or_sel, Gate::Or, xs[i - 1], ys[i - 1])
-    })
-}
-
-/// The carry out of every prefix of the leaves `0..len` by a prefix
-/// network of `kind`, given each leaf's G (leaf 0: the carry in, whose T
-/// is itself) and a way to make leaf `i`'s T, called only where a
-/// combination reads it.
-pub(crate) fn prefix_network(
-    b: &mut CircuitBuilder,
-    sel: &mut Selectors,
-    mut g: Vec<Wire>,
-    kind: AdderKind,
-    mut leaf_t: impl FnMut(&mut CircuitBuilder, usize) -> Result<Wire, Error>,
-) -> Result<Vec<Wire>, Error> {
-    let len = g.len();
-    let (ops, last) = network(kind, len);
-    // Which nodes' T is read: a combination reads T_hi for G, and both Ts
-    // for its own T when that is read.
-    let total = len + ops.len();
-    let mut need_t = vec![false; total];
-    for (k, op) in ops.iter().enumerate().rev() {
-        need_t[op.hi] = true;
-        if need_t[len + k] {
-            need_t[op.lo] = true;
-        }
-    }
-    let zero = b.constant(0);
-    let mut t: Vec<Wire> = Vec::with_capacity(total);
-    t.push(g[0]);
-    for (i, &need) in need_t.iter().enumerate().take(len).skip(1) {
-        t.push(if need { leaf_t(b, i)? } else { zero });
-    }
-    for (k, op) in ops.iter().enumerate() {
-        let (gh, th, gl, tl) = (g[op.hi], t[op.hi], g[op.lo], t[op.lo]);
-        let gn = combine(b, sel, gh, th, gl)?;
-        let tn = if need_t[len + k] {
-            combine(b, sel, gh, th, tl)?
-        } else {
-            zero
-        };
-        g.push(gn);
-        t.push(tn);
-    }
-    Ok(last.iter().map(|&node| g[node]).collect())
-}
-
-/// The carry out of a high span `(G_hi, T_hi)` given the carry `c` into
-/// it: `maj(G_hi, T_hi, c)`, free when `c` is a clear constant.
-fn combine(
-    b: &mut CircuitBuilder,
-    sel: &mut Selectors,
-    gh: Wire,
-    th: Wire,
-    c: Wire,
-) -> Result<Wire, Error> {
-    Ok(match b.constant_value(c)? {
-        Some(0) => gh,
-        Some(_) => th,
-        None => maj(b, sel, gh, th, c)?,
     })
 }
 

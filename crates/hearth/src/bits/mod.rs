@@ -27,6 +27,7 @@ pub mod gates;
 pub mod mul;
 pub mod packed;
 pub mod packed_add;
+mod prefix;
 pub mod shift;
 
 use num_bigint::BigInt;

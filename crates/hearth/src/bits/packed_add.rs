@@ -22,7 +22,7 @@
 //! `s >= 4` and `s >= 3` of its sum `s` without the carry, both in one
 //! rotation; each chunk's high bit is then one more table of `t`.
 
-use super::adders::{prefix_network, AdderKind};
+use super::prefix::{prefix_network, AdderKind};
 use super::{on_even_positions, Bits, ONE};
 use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::crypto::lut::Lut;

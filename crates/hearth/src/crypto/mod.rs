@@ -8,6 +8,7 @@ pub mod client_key;
 pub mod compressed;
 pub mod encoding;
 pub mod files;
+mod key_files;
 pub mod keys;
 pub mod lut;
 pub mod noise;

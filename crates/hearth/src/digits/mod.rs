@@ -22,6 +22,7 @@ pub mod radix;
 pub mod recoding;
 pub mod scalar;
 pub mod sign;
+pub(crate) mod sign_tree;
 
 pub use add::{add, add_const, compress, sub, sum};
 pub use convert::{from_bits, to_bits, wrap};

@@ -223,7 +223,7 @@ pub(crate) fn decide(b: &mut CircuitBuilder, d: &Wide, op: Comparison) -> Result
         Comparison::Eq | Comparison::Ne => zero_test(b, d, op == Comparison::Eq),
         _ => {
             let trits = sign_trits(b, d)?;
-            super::sign::reduce(b, &trits, 3, |s| op.holds_for_sign(s) as i64)
+            super::sign_tree::reduce(b, &trits, 3, |s| op.holds_for_sign(s) as i64)
         }
     }
 }
