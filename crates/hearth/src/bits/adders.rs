@@ -13,14 +13,11 @@
 //!   the builder's thread count, `max(#PBS / threads, depth)`, measured on
 //!   the count backend and remembered.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use super::gates::{gate, maj, sum_bit, Gate};
 use super::prefix::prefix_network;
 pub use super::prefix::AdderKind;
 use super::{packed_add, Bits, ONE};
-use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
+use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::params::{Margin, ParamsId};
 use crate::error::Error;
 
@@ -185,7 +182,7 @@ fn prefix_carries(
 }
 
 thread_local! {
-    static CHOICES: RefCell<HashMap<(ParamsId, usize, usize, bool), AdderKind>> = RefCell::new(HashMap::new());
+    static CHOICES: Memo<(ParamsId, usize, usize, bool), AdderKind> = Memo::new();
 }
 
 /// The concrete adder with the least estimated time for `n` bits on the
@@ -205,25 +202,24 @@ fn choose_for(b: &CircuitBuilder, n: usize, bitwise: bool) -> AdderKind {
     let params = b.params();
     let threads = b.threads();
     let key = (params.id, n, threads, bitwise);
-    if let Some(k) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
-        return k;
-    }
-    let best = cheapest(params, threads, &AdderKind::CONCRETE, |s, kind| {
-        let x = Bits::input(s, n)?;
-        let y = Bits::input(s, n)?;
-        let cin = s.constant(0);
-        let (sum, carry) = if bitwise {
-            let (xs, ys) = operands(s, &x, &y, false)?;
-            let (sum, carries) = add_bitwise(s, &xs, &ys, cin, kind)?;
-            (sum, carries[n])
-        } else {
-            add(s, &x, &y, cin, kind)?
-        };
-        sum.output(s)?;
-        s.output_decoded(carry, Margin::One)?;
-        Ok(())
+    CHOICES.with(|memo| {
+        memo.get_or(key, || {
+            cheapest(params, threads, &AdderKind::CONCRETE, |s, kind| {
+                let x = Bits::input(s, n)?;
+                let y = Bits::input(s, n)?;
+                let cin = s.constant(0);
+                let (sum, carry) = if bitwise {
+                    let (xs, ys) = operands(s, &x, &y, false)?;
+                    let (sum, carries) = add_bitwise(s, &xs, &ys, cin, kind)?;
+                    (sum, carries[n])
+                } else {
+                    add(s, &x, &y, cin, kind)?
+                };
+                sum.output(s)?;
+                s.output_decoded(carry, Margin::One)?;
+                Ok(())
+            })
+            .unwrap_or(AdderKind::Ripple)
+        })
     })
-    .unwrap_or(AdderKind::Ripple);
-    CHOICES.with(|c| c.borrow_mut().insert(key, best));
-    best
 }

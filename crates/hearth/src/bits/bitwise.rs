@@ -8,13 +8,10 @@
 //! prefix, chained or parallel by the thread count) and counts the
 //! positions still zero.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use super::counters::{sum_columns, CompressKind};
 use super::gates::{gate, not, Gate};
 use super::{Bits, ONE};
-use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
+use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::lut::Lut;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
@@ -234,7 +231,7 @@ pub fn count_ones(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits, Er
 type CountKey = (ParamsId, usize, usize, usize);
 
 thread_local! {
-    static COUNT_KINDS: RefCell<HashMap<CountKey, CompressKind>> = RefCell::new(HashMap::new());
+    static COUNT_KINDS: Memo<CountKey, CompressKind> = Memo::new();
 }
 
 /// The compression rule with the least estimated time for a count of
@@ -242,18 +239,17 @@ thread_local! {
 fn count_kind(b: &CircuitBuilder, bits: usize, n: usize) -> CompressKind {
     let (params, threads) = (b.params(), b.threads());
     let key = (params.id, bits, n, threads);
-    if let Some(k) = COUNT_KINDS.with(|c| c.borrow().get(&key).copied()) {
-        return k;
-    }
     let kinds = [CompressKind::Dadda, CompressKind::Wallace];
-    let best = cheapest(params, threads, &kinds, |s, kind| {
-        let x = Bits::input(s, bits)?;
-        sum_columns(s, vec![x.wires().to_vec()], n, kind)?.output(s)?;
-        Ok(())
+    COUNT_KINDS.with(|memo| {
+        memo.get_or(key, || {
+            cheapest(params, threads, &kinds, |s, kind| {
+                let x = Bits::input(s, bits)?;
+                sum_columns(s, vec![x.wires().to_vec()], n, kind)?.output(s)?;
+                Ok(())
+            })
+            .unwrap_or(CompressKind::Dadda)
+        })
     })
-    .unwrap_or(CompressKind::Dadda);
-    COUNT_KINDS.with(|c| c.borrow_mut().insert(key, best));
-    best
 }
 
 /// The number of leading zeros (from the top), on `n` bits. With `p_k` the

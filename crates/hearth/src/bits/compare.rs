@@ -20,12 +20,9 @@
 //! with a clear bit is free, so comparing with a constant costs the OR
 //! tree only.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use super::gates::{gate, maj, mux, not, Gate};
 use super::{packed, Bits, ONE};
-use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
+use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
@@ -73,8 +70,7 @@ enum Form {
 thread_local! {
     /// The form per parameter set, width, thread count and kind (equality
     /// or ordering).
-    static CHOICES: RefCell<HashMap<(ParamsId, usize, usize, bool), Form>> =
-        RefCell::new(HashMap::new());
+    static CHOICES: Memo<(ParamsId, usize, usize, bool), Form> = Memo::new();
 }
 
 /// The form with the least estimated time for `n`-bit encrypted operands
@@ -83,9 +79,6 @@ fn form_for(b: &CircuitBuilder, n: usize, op: Comparison) -> Form {
     let equality = matches!(op, Comparison::Eq | Comparison::Ne);
     let (params, threads) = (b.params(), b.threads());
     let key = (params.id, n, threads, equality);
-    if let Some(f) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
-        return f;
-    }
     let candidates: &[Form] = if equality {
         &[Form::Gates, Form::Counts]
     } else {
@@ -96,15 +89,17 @@ fn form_for(b: &CircuitBuilder, n: usize, op: Comparison) -> Form {
     } else {
         Comparison::Lt
     };
-    let best = cheapest(params, threads, candidates, |s, form| {
-        let xs = Bits::input(s, n)?.wires().to_vec();
-        let ys = Bits::input(s, n)?.wires().to_vec();
-        lower(s, xs, ys, probe, false, form)?;
-        Ok(())
+    CHOICES.with(|memo| {
+        memo.get_or(key, || {
+            cheapest(params, threads, candidates, |s, form| {
+                let xs = Bits::input(s, n)?.wires().to_vec();
+                let ys = Bits::input(s, n)?.wires().to_vec();
+                lower(s, xs, ys, probe, false, form)?;
+                Ok(())
+            })
+            .unwrap_or(Form::Gates)
+        })
     })
-    .unwrap_or(Form::Gates);
-    CHOICES.with(|c| c.borrow_mut().insert(key, best));
-    best
 }
 
 /// `x <op> y` on padded operands, in the given form.

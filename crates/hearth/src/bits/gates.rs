@@ -19,13 +19,12 @@
 //! input, free), repeated inputs merged, and a function that only copies or
 //! negates one input costs nothing: `not x = 2 - x`.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::{on_even_positions, ONE};
-use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::circuit::{CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::lut::Lut;
-use crate::crypto::params::{Budgets, Margin};
+use crate::crypto::params::{Budgets, Margin, ParameterSet};
 use crate::error::Error;
 
 /// The two-input gates of the papers (`NY`: first input negated, `YN`:
@@ -98,7 +97,7 @@ struct Form {
 type FormKey = (u64, Budgets, usize, u64);
 
 thread_local! {
-    static FORMS: RefCell<HashMap<FormKey, Option<Form>>> = RefCell::new(HashMap::new());
+    static FORMS: Memo<FormKey, Option<Form>> = Memo::new();
 }
 
 /// The positions `sum_i c_i x_i` (mod `m`) and outputs of every input
@@ -156,9 +155,12 @@ fn form(b: &CircuitBuilder, arity: usize, truth: u64) -> Option<Form> {
     let p = b.params();
     let m = p.message_modulus();
     let key = (m, p.budgets, arity, truth);
-    if let Some(f) = FORMS.with(|f| f.borrow().get(&key).cloned()) {
-        return f;
-    }
+    FORMS.with(|memo| memo.get_or(key, || search(p, m, arity, truth)))
+}
+
+/// [`form`]'s search: every coefficient vector (uniform ones beyond three
+/// inputs) whose table is consistent, the least noise per budget first.
+fn search(p: &ParameterSet, m: u64, arity: usize, truth: u64) -> Option<Form> {
     let choices: Vec<i64> = (-4..=4).filter(|&c| c != 0).collect();
     let mut best: Option<(f64, u64, Form)> = None;
     // Every coefficient vector for up to three inputs; beyond, uniform
@@ -202,9 +204,7 @@ fn form(b: &CircuitBuilder, arity: usize, truth: u64) -> Option<Form> {
             ));
         }
     }
-    let found = best.map(|(_, _, f)| f);
-    FORMS.with(|f| f.borrow_mut().insert(key, found.clone()));
-    found
+    best.map(|(_, _, f)| f)
 }
 
 /// The function restricted to its encrypted, distinct inputs: constants

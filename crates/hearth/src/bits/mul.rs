@@ -22,9 +22,6 @@
 //! * [`MulKind::Auto`]: the candidate with the least estimated time on the
 //!   builder's thread count, `max(#PBS / threads, depth)`.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Zero};
@@ -34,7 +31,7 @@ use super::convert::resize;
 use super::counters::{sum_columns, CompressKind};
 use super::gates::{gate, gates_sharing, not, Gate};
 use super::{Bits, ONE};
-use crate::circuit::{cheapest, CircuitBuilder, Selectors, Wire};
+use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
 
@@ -386,7 +383,7 @@ fn karatsuba(b: &mut CircuitBuilder, x: &Bits, y: &Bits, width: usize) -> Result
 type Key = (ParamsId, usize, usize, usize, bool, usize);
 
 thread_local! {
-    static CHOICES: RefCell<HashMap<Key, MulKind>> = RefCell::new(HashMap::new());
+    static CHOICES: Memo<Key, MulKind> = Memo::new();
 }
 
 /// The concrete algorithm with the least estimated time.
@@ -394,16 +391,15 @@ pub fn choose(b: &CircuitBuilder, n: usize, m: usize, width: usize, signed: bool
     let params = b.params();
     let threads = b.threads();
     let key = (params.id, n, m, width, signed, threads);
-    if let Some(k) = CHOICES.with(|c| c.borrow().get(&key).copied()) {
-        return k;
-    }
-    let best = cheapest(params, threads, &MulKind::CONCRETE, |s, kind| {
-        let x = Bits::input(s, n)?;
-        let y = Bits::input(s, m)?;
-        mul(s, &x, &y, width, signed, kind)?.output(s)?;
-        Ok(())
+    CHOICES.with(|memo| {
+        memo.get_or(key, || {
+            cheapest(params, threads, &MulKind::CONCRETE, |s, kind| {
+                let x = Bits::input(s, n)?;
+                let y = Bits::input(s, m)?;
+                mul(s, &x, &y, width, signed, kind)?.output(s)?;
+                Ok(())
+            })
+            .unwrap_or(MulKind::Dadda)
+        })
     })
-    .unwrap_or(MulKind::Dadda);
-    CHOICES.with(|c| c.borrow_mut().insert(key, best));
-    best
 }

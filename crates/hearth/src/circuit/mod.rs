@@ -18,11 +18,13 @@
 //! (trivial digits cost no bootstrap).
 
 mod builder;
+pub(crate) mod choice;
 pub(crate) mod range;
 pub mod selectors;
 pub mod table;
 
 pub use builder::{CircuitBuilder, Wire};
+pub use choice::{cheapest, Memo};
 pub(crate) use range::gcd as range_gcd;
 pub use range::Range;
 pub use selectors::Selectors;
@@ -169,28 +171,6 @@ impl Stats {
             .div_ceil(threads.max(1) as u64)
             .max(self.depth as u64)
     }
-}
-
-/// The candidate whose circuit (built by `build` on a scratch builder for
-/// `params` and `threads`) has the least estimated time, then the fewest
-/// bootstraps, then the lowest depth; candidates that fail to build lose.
-pub fn cheapest<K: Copy>(
-    params: &'static ParameterSet,
-    threads: usize,
-    candidates: &[K],
-    build: impl Fn(&mut CircuitBuilder, K) -> Result<(), crate::Error>,
-) -> Option<K> {
-    candidates
-        .iter()
-        .filter_map(|&k| {
-            let mut b = CircuitBuilder::new(params);
-            b.set_threads(threads);
-            build(&mut b, k).ok()?;
-            let st = b.build().stats();
-            Some(((st.levels_on(threads), st.pbs, st.depth), k))
-        })
-        .min_by_key(|&(cost, _)| cost)
-        .map(|(_, k)| k)
 }
 
 impl Circuit {

@@ -22,13 +22,10 @@
 //! digits (its value always fits `n + m`; the final parallel addition may
 //! leave one more digit), a square of `n` digits at most `2n + 1`.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use super::add::{gather_constants, sum_shifted, two_rows};
 use super::{add, compress, Digits};
 use crate::circuit::Selectors;
-use crate::circuit::{CircuitBuilder, Wire};
+use crate::circuit::{CircuitBuilder, Memo, Wire};
 use crate::crypto::lut::Lut;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
@@ -630,14 +627,14 @@ enum Op {
 }
 
 thread_local! {
-    static CHOICES: RefCell<HashMap<(ParamsId, Op, usize, usize), MulAlgorithm>> = RefCell::new(HashMap::new());
+    static CHOICES: Memo<(ParamsId, Op, usize, usize), MulAlgorithm> = Memo::new();
 }
 
 /// Parameters, operation, operand bits and threads of a [`twos_pays`] answer.
 type TwosKey = (ParamsId, Op, usize, usize, usize);
 
 thread_local! {
-    static TWOS: RefCell<HashMap<TwosKey, bool>> = RefCell::new(HashMap::new());
+    static TWOS: Memo<TwosKey, bool> = Memo::new();
 }
 
 /// Whether [`mul_twos`] of `n`- and `m`-bit two's-complement operands (or
@@ -648,9 +645,6 @@ thread_local! {
 /// remembered.
 fn twos_pays(params: ParamsId, threads: usize, op: Op, n: usize, m: usize) -> Result<bool, Error> {
     let key = (params, op, n, m, threads);
-    if let Some(v) = TWOS.with(|c| c.borrow().get(&key).copied()) {
-        return Ok(v);
-    }
     let cost = |twos: bool| -> Result<(u64, usize, u32), Error> {
         let mut b = CircuitBuilder::new(params.params());
         let x = Digits::input_twos(&mut b, n)?;
@@ -672,17 +666,17 @@ fn twos_pays(params: ParamsId, threads: usize, op: Op, n: usize, m: usize) -> Re
         let st = b.build().stats();
         Ok((st.levels_on(threads), st.pbs, st.depth))
     };
-    let v = cost(true)? < cost(false)?;
-    TWOS.with(|c| c.borrow_mut().insert(key, v));
-    Ok(v)
+    TWOS.with(|memo| memo.try_get_or(key, || Ok(cost(true)? < cost(false)?)))
 }
 
 /// The algorithm with the fewest bootstraps (then lowest depth) for these
 /// lengths, measured on the count backend and remembered.
 fn choose(params: ParamsId, op: Op, n: usize, m: usize) -> Result<MulAlgorithm, Error> {
-    if let Some(a) = CHOICES.with(|c| c.borrow().get(&(params, op, n, m)).copied()) {
-        return Ok(a);
-    }
+    CHOICES.with(|memo| memo.try_get_or((params, op, n, m), || measure(params, op, n, m)))
+}
+
+/// [`choose`]'s measurement: each candidate built on a scratch builder.
+fn measure(params: ParamsId, op: Op, n: usize, m: usize) -> Result<MulAlgorithm, Error> {
     let candidates: &[MulAlgorithm] = match op {
         Op::Mul => &[
             MulAlgorithm::Counters,
@@ -710,7 +704,6 @@ fn choose(params: ParamsId, op: Op, n: usize, m: usize) -> Result<MulAlgorithm, 
         }
     }
     let (_, algo) = best.expect("at least one candidate");
-    CHOICES.with(|c| c.borrow_mut().insert((params, op, n, m), algo));
     Ok(algo)
 }
 

@@ -18,7 +18,6 @@
 //!
 //! Length rule: at most `len(x) + bits(|k|) + 2` digits.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 use num_bigint::BigInt;
@@ -28,7 +27,8 @@ use super::add::sum_shifted;
 use super::asc::chain;
 use super::recoding::{koyama_tsuruoka, windows};
 use super::{add, Digits};
-use crate::circuit::CircuitBuilder;
+use crate::circuit::{CircuitBuilder, Memo};
+use crate::crypto::params::ParamsId;
 use crate::error::Error;
 
 /// Window width of the recoded scalar: the chain table covers 12 bits.
@@ -54,8 +54,7 @@ pub enum ScalarAlgorithm {
 }
 
 thread_local! {
-    static CHOICES: RefCell<HashMap<(crate::crypto::params::ParamsId, usize, BigInt), ScalarAlgorithm>> =
-        RefCell::new(HashMap::new());
+    static CHOICES: Memo<(ParamsId, usize, BigInt), ScalarAlgorithm> = Memo::new();
 }
 
 /// `k * x` for a clear `k` of any size ([`ScalarAlgorithm::Auto`]).
@@ -75,9 +74,8 @@ pub fn scalar_mul_with(
         ScalarAlgorithm::Direct => scalar_mul_direct(b, x, k),
         ScalarAlgorithm::Auto => {
             let key = (b.params().id, x.len(), k.clone());
-            let chosen = match CHOICES.with(|c| c.borrow().get(&key).copied()) {
-                Some(a) => a,
-                None => {
+            let chosen = CHOICES.with(|memo| {
+                memo.try_get_or(key, || {
                     let mut best = None;
                     for a in [ScalarAlgorithm::Direct, ScalarAlgorithm::Chains] {
                         let mut scratch = CircuitBuilder::new(b.params());
@@ -88,11 +86,9 @@ pub fn scalar_mul_with(
                             best = Some(((st.pbs, st.depth), a));
                         }
                     }
-                    let a = best.expect("two candidates").1;
-                    CHOICES.with(|c| c.borrow_mut().insert(key, a));
-                    a
-                }
-            };
+                    Ok::<_, Error>(best.expect("two candidates").1)
+                })
+            })?;
             scalar_mul_with(b, x, k, chosen)
         }
     }

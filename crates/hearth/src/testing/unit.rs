@@ -41,6 +41,7 @@ const MODULES: &[(&str, Tests)] = modules![
     bits::gates,
     bits::packed,
     circuit,
+    circuit::choice,
     circuit::range,
     circuit::selectors,
     circuit::table,
