@@ -22,6 +22,7 @@ mod programs;
 mod radix;
 mod report;
 mod scale;
+mod schedule_model;
 mod serve;
 mod serve_mpi;
 #[cfg(target_os = "linux")]

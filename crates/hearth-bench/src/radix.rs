@@ -1,12 +1,12 @@
 //! `hearth bench radix`: issue 9's study on the count backend. The same
 //! operations on `Int`'s signed-binary digits (one ciphertext per bit)
-//! and on wide redundant digits of radix 4 and 8 (`digits::radix`): #PBS
+//! and on wide redundant digits of radix 4 and 8 (`digits::wide`): #PBS
 //! and depth on DIGITS_128, for fresh wide inputs and for inputs grouped
 //! from binary digits (heavier: their weights add).
 
 use std::path::PathBuf;
 
-use hearth::digits::radix::{self, Wide};
+use hearth::digits::wide::{self, Wide};
 use hearth::digits::{self, Digits};
 use hearth::{CircuitBuilder, Comparison, Error, DIGITS_128};
 use serde_json::json;
@@ -81,13 +81,13 @@ fn build(op: Op, bits: usize, k: u32, inputs: Inputs) -> Result<hearth::Circuit,
         })
         .collect::<Result<_, _>>()?;
     match op {
-        Op::Add => radix::add(&mut b, &xs[0], &xs[1])?.output(&mut b)?,
+        Op::Add => wide::add(&mut b, &xs[0], &xs[1])?.output(&mut b)?,
         Op::AddChain4 => {
-            let s = radix::add(&mut b, &xs[0], &xs[1])?;
-            let s = radix::add(&mut b, &s, &xs[2])?;
-            radix::add(&mut b, &s, &xs[3])?.output(&mut b)?
+            let s = wide::add(&mut b, &xs[0], &xs[1])?;
+            let s = wide::add(&mut b, &s, &xs[2])?;
+            wide::add(&mut b, &s, &xs[3])?.output(&mut b)?
         }
-        Op::ToBinary => radix::add(&mut b, &xs[0], &xs[1])?
+        Op::ToBinary => wide::add(&mut b, &xs[0], &xs[1])?
             .to_digits(&mut b)?
             .output(&mut b)?,
         Op::Lt | Op::Eq => {
@@ -96,7 +96,7 @@ fn build(op: Op, bits: usize, k: u32, inputs: Inputs) -> Result<hearth::Circuit,
             } else {
                 Comparison::Eq
             };
-            let w = radix::compare(&mut b, &xs[0], &xs[1], c)?;
+            let w = wide::compare(&mut b, &xs[0], &xs[1], c)?;
             vec![b.output(w)?]
         }
     };

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use hearth::backend::simulate::{simulate, Machine};
+use crate::schedule_model::{simulate, Machine};
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::testing::circuits::random_circuit;
 use hearth::{Circuit, ClientKey, CompiledProgram, Error, ParameterSet, Program, DIGITS_128};
@@ -89,7 +89,7 @@ pub fn mpi_engine(
     // Loopback shared memory moved a 16.4 KB ciphertext in 2-4 us here
     // (about 5 GB/s); between hosts pass --transfer to `hearth-bench simulate`.
     let transfer_s = params.ciphertext_bytes() as f64 / 5e9;
-    let latency_s = hearth::backend::simulate::POLL_LATENCY_S;
+    let latency_s = crate::schedule_model::POLL_LATENCY_S;
     let predict = |threads: Vec<usize>| {
         simulate(
             &rc.circuit,

@@ -444,7 +444,7 @@ fn clear_words_fold_exactly() {
 }
 
 /// Word comparisons on DIGITS_128, the key words share with `Int`, where
-/// they read three bits per bootstrap (`bits::packed`), and bitwise
+/// they read three bits per bootstrap (`bits::packed_compare`), and bitwise
 /// operations, two bit positions per bootstrap (`bits::bitwise`, tables
 /// read past half the ring): encrypted with real parameters, each result
 /// against Rust's operators on `i16` and `u16`.

@@ -10,9 +10,9 @@ use hearth::{Bundle, CompiledProgram, ServerKey};
 
 use super::lock::lock;
 use super::state::{internal, public, Phase, Shared};
+use crate::config::JobBackend;
 #[cfg(feature = "mpi")]
 use crate::config::Ranks;
-use crate::config::{gpu_unavailable, JobBackend};
 use crate::request::{read_bundle, split_job, stated_cost};
 use crate::store::JobMeta;
 use crate::tenants::{now as now_s, now_ms};
@@ -109,7 +109,9 @@ impl Shared {
         #[cfg(not(feature = "gpu"))]
         {
             let _ = (tenant, key, program, bundle, progress);
-            Err(internal(gpu_unavailable().unwrap_or_default()))
+            Err(internal(
+                crate::config::gpu_unavailable().unwrap_or_default(),
+            ))
         }
     }
 

@@ -259,7 +259,7 @@ impl<'a> Run<'a> {
     fn new(backend: &'a CpuBackend<'a>, circuit: &'a Circuit, inputs: &[Ciphertext]) -> Self {
         let params = backend.key.params();
         let n_fresh = circuit.num_fresh();
-        let (consumers, pending) = super::dependencies(circuit);
+        let (consumers, pending) = circuit.dependencies();
         let pending = pending.into_iter().map(AtomicU32::new).collect();
         let uses: Vec<AtomicU32> = circuit
             .use_counts()

@@ -9,8 +9,9 @@
 //! | `GpuBackend` (feature `gpu`) | [`crate::Ciphertext`] | tfhe-rs's CUDA key switch + many-LUT PBS, a whole level per launch |
 //! | `MpiBackend` (feature `mpi`) | [`crate::Ciphertext`] | the cpu backend's schedule with bootstraps also on other MPI ranks; batch mode |
 //!
-//! [`simulate`] predicts the cpu and MPI backends' wall time on P ranks x T
-//! threads from a circuit's bootstraps alone.
+//! A model of the cpu and MPI backends' schedule (their wall time on P
+//! ranks x T threads from a circuit's bootstraps alone) is `hearth-bench`'s
+//! `schedule_model.rs`.
 
 pub mod batch;
 mod clear;
@@ -22,7 +23,6 @@ pub mod device_memory;
 mod gpu;
 #[cfg(feature = "mpi")]
 pub mod mpi;
-pub mod simulate;
 
 pub use batch::{BatchExecutor, Batched, ClearBatch, Plan};
 pub use clear::ClearBackend;
@@ -63,37 +63,6 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     ) -> Result<Vec<Self::Digit>, Error> {
         (**self).evaluate(circuit, inputs)
     }
-}
-
-/// For each bootstrap of `circuit`, the bootstraps reading its outputs (one
-/// entry per term), and how many terms of its own input other bootstraps
-/// produce: the dependency counts of the cpu backend's scheduler (and of
-/// its simulation).
-pub(crate) fn dependencies(circuit: &Circuit) -> (Vec<Vec<u32>>, Vec<u32>) {
-    let mut producer = vec![u32::MAX; circuit.num_fresh()];
-    for (b, bs) in circuit.bootstraps.iter().enumerate() {
-        for j in 0..bs.offsets.len() {
-            producer[bs.first_output as usize + j] = b as u32;
-        }
-    }
-    let mut consumers = vec![Vec::new(); circuit.bootstraps.len()];
-    let pending = circuit
-        .bootstraps
-        .iter()
-        .enumerate()
-        .map(|(b, bs)| {
-            let mut n = 0;
-            for &(f, _) in &bs.input.terms {
-                let p = producer[f as usize];
-                if p != u32::MAX {
-                    consumers[p as usize].push(b as u32);
-                    n += 1;
-                }
-            }
-            n
-        })
-        .collect();
-    (consumers, pending)
 }
 
 /// `out += w * src` on LWE ciphertexts (wrapping): one term of a linear

@@ -12,7 +12,7 @@
 //! Signed comparisons flip the sign bits first (free).
 //!
 //! Where selectors have room for several bits (`pi >= 5`), comparisons
-//! read three bits per bootstrap instead ([`super::packed`]); the form
+//! read three bits per bootstrap instead ([`super::packed_compare`]); the form
 //! with the least estimated time is used.
 //!
 //! Equality ORs the XORs of the bits in as wide groups as the parameters
@@ -21,7 +21,7 @@
 //! tree only.
 
 use super::gates::{gate, maj, mux, not, Gate};
-use super::{packed, Bits, ONE};
+use super::{packed_compare, Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::params::ParamsId;
@@ -60,10 +60,10 @@ enum Form {
     /// Gates: the carry chain, or XORs and an OR tree.
     Gates,
     /// Signs of several bits per bootstrap, for orderings
-    /// ([`packed::order`]).
+    /// ([`packed_compare::order`]).
     Signs,
     /// Zero tests of several bits per bootstrap, counted, for equality
-    /// ([`packed::equal_by_counts`]).
+    /// ([`packed_compare::equal_by_counts`]).
     Counts,
 }
 
@@ -115,7 +115,7 @@ fn lower(
     if matches!(op, Comparison::Eq | Comparison::Ne) {
         let eq = op == Comparison::Eq;
         return match form {
-            Form::Counts | Form::Signs => packed::equal_by_counts(b, &xs, &ys, eq),
+            Form::Counts | Form::Signs => packed_compare::equal_by_counts(b, &xs, &ys, eq),
             Form::Gates => {
                 let ne = not_equal(b, &mut sel, &xs, &ys)?;
                 if eq {
@@ -133,7 +133,7 @@ fn lower(
         }
     }
     if form != Form::Gates {
-        return packed::order(b, &xs, &ys, op);
+        return packed_compare::order(b, &xs, &ys, op);
     }
     // ge(x, y) = carry of x + not y + 1; gt(x, y) = carry of x + not y.
     let (hi, lo, strict) = match op {

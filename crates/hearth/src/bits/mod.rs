@@ -25,8 +25,8 @@ pub mod dot;
 pub mod flags;
 pub mod gates;
 pub mod mul;
-pub mod packed;
 pub mod packed_add;
+pub mod packed_compare;
 mod prefix;
 pub mod shift;
 

@@ -240,6 +240,37 @@ impl Circuit {
         &self.bootstraps
     }
 
+    /// For each bootstrap, the bootstraps reading its outputs (one entry
+    /// per term), and how many terms of its own input other bootstraps
+    /// produce: the dependency counts a scheduler starts from (the cpu
+    /// backend's, and the model of it in `hearth-bench`).
+    pub fn dependencies(&self) -> (Vec<Vec<u32>>, Vec<u32>) {
+        let mut producer = vec![u32::MAX; self.num_fresh()];
+        for (b, bs) in self.bootstraps.iter().enumerate() {
+            for j in 0..bs.offsets.len() {
+                producer[bs.first_output as usize + j] = b as u32;
+            }
+        }
+        let mut consumers = vec![Vec::new(); self.bootstraps.len()];
+        let pending = self
+            .bootstraps
+            .iter()
+            .enumerate()
+            .map(|(b, bs)| {
+                let mut n = 0;
+                for &(f, _) in &bs.input.terms {
+                    let p = producer[f as usize];
+                    if p != u32::MAX {
+                        consumers[p as usize].push(b as u32);
+                        n += 1;
+                    }
+                }
+                n
+            })
+            .collect();
+        (consumers, pending)
+    }
+
     pub(crate) fn num_fresh(&self) -> usize {
         self.depth.len()
     }

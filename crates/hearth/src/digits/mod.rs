@@ -18,11 +18,11 @@ pub mod catalog;
 pub mod convert;
 pub mod dot;
 pub mod mul;
-pub mod radix;
 pub mod recoding;
 pub mod scalar;
 pub mod sign;
 pub(crate) mod sign_tree;
+pub mod wide;
 
 pub use add::{add, add_const, compress, sub, sum};
 pub use convert::{from_bits, to_bits, wrap};

@@ -2,9 +2,9 @@
 //! maximum, minimum, ReLU, absolute value, rounding. The signum itself is
 //! the reduction of `sign_tree.rs`.
 
-use super::radix::{self, Wide};
 pub use super::sign_tree::group_size;
 use super::sign_tree::reduce;
+use super::wide::{self, Wide};
 use super::{add, Digits};
 use crate::circuit::Selectors;
 use crate::circuit::{CircuitBuilder, Wire};
@@ -26,7 +26,7 @@ pub fn non_negative(b: &mut CircuitBuilder, x: &Digits) -> Result<Wire, Error> {
 /// `x <op> y` as a digit in {0, 1}: where every position's difference
 /// `x_i - y_i` stays in [-1, 1] (two's complement operands, sign-extended),
 /// those differences grouped three at a time; otherwise a subtraction on
-/// radix-8 groups (one bootstrap per three positions, [`super::radix`]).
+/// radix-8 groups (one bootstrap per three positions, [`super::wide`]).
 /// Then the sign
 /// of the difference from its digits' sign trits (order) or a zero test
 /// of each digit, 15 counted per bootstrap (equality), the last table
@@ -55,11 +55,11 @@ pub fn compare(
     }
     if d.len() == n {
         let wd = Wide::from_digits(b, &Digits::from_vec(d), 3)?;
-        return radix::decide(b, &wd, op);
+        return wide::decide(b, &wd, op);
     }
     let wx = Wide::from_digits(b, x, 3)?;
     let wy = Wide::from_digits(b, y, 3)?;
-    radix::compare(b, &wx, &wy, op)
+    wide::compare(b, &wx, &wy, op)
 }
 
 /// Per digit, `if s then a_i else c_i`, where `s` is a {0, 1} digit: one

@@ -1,5 +1,7 @@
-//! Predicted wall time of a circuit on P ranks x T threads: the CPU and MPI
-//! backends' schedule replayed without encryption.
+//! A cost model of the cpu and MPI backends: the predicted wall time of a
+//! circuit on P ranks x T threads, their schedule replayed without
+//! encryption (`hearth-bench simulate`, and the predictions of `scale` and
+//! `programs`).
 //!
 //! The policy is theirs: a bootstrap is ready when the last bootstrap it
 //! reads has finished; a free slot takes the earliest ready bootstrap,
@@ -15,7 +17,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::circuit::Circuit;
+use hearth::circuit::Circuit;
 
 /// Latency the MPI backend adds to a remote bootstrap: each side polls
 /// for the other's message with sleeps of up to 200 us.
@@ -75,7 +77,7 @@ pub struct Prediction {
 /// Replays `circuit`'s bootstraps on `machine` (see the module
 /// documentation).
 pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
-    let n = circuit.bootstraps.len();
+    let n = circuit.bootstraps().len();
     let local = machine.threads.first().copied().unwrap_or(1).max(1);
     let slots = local + machine.threads.iter().skip(1).sum::<usize>();
     let slowdown = match machine.cores {
@@ -83,7 +85,7 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
         _ => 1.0,
     };
     let pbs = machine.pbs_s * slowdown;
-    let (consumers, mut pending) = super::dependencies(circuit);
+    let (consumers, mut pending) = circuit.dependencies();
     let mut ready: VecDeque<usize> = (0..n).filter(|&b| pending[b] == 0).collect();
     let (mut free_local, mut free_remote) = (local, slots - local);
     // (finish time in ns, bootstrap, remote?)
@@ -104,7 +106,7 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
             ready.pop_front();
             let mut t = pbs;
             if is_remote {
-                let outs = circuit.bootstraps[b].offsets.len() as f64;
+                let outs = circuit.bootstraps()[b].offsets.len() as f64;
                 t += machine.latency_s + machine.transfer_s * (1.0 + outs);
                 remote += 1;
             }
@@ -140,11 +142,11 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
-    use crate::testing::circuits::random_circuit;
-    use crate::INSECURE_TEST_DIGITS;
+    use hearth::testing::circuits::random_circuit;
+    use hearth::INSECURE_TEST_DIGITS;
 
     fn chain_and_fan() -> Circuit {
         random_circuit(&INSECURE_TEST_DIGITS, 5, 4, 400, 6)
@@ -152,14 +154,16 @@ pub(crate) mod tests {
             .circuit
     }
 
-    pub(crate) fn one_slot_runs_every_bootstrap_in_turn() {
+    #[test]
+    fn one_slot_runs_every_bootstrap_in_turn() {
         let c = chain_and_fan();
         let p = simulate(&c, &Machine::uniform(1, 1, 0.01, 0.0, 0.0));
-        assert!((p.wall_s - 0.01 * c.bootstraps.len() as f64).abs() < 1e-6);
+        assert!((p.wall_s - 0.01 * c.bootstraps().len() as f64).abs() < 1e-6);
         assert_eq!(p.remote, 0);
     }
 
-    pub(crate) fn wall_is_between_the_depth_and_the_work_bounds() {
+    #[test]
+    fn wall_is_between_the_depth_and_the_work_bounds() {
         let c = chain_and_fan();
         let st = c.stats();
         for (ranks, threads) in [(1, 2), (2, 1), (4, 4), (64, 16)] {
@@ -185,17 +189,12 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn oversubscribed_cores_slow_every_bootstrap() {
+    #[test]
+    fn oversubscribed_cores_slow_every_bootstrap() {
         let c = chain_and_fan();
         let mut m = Machine::uniform(4, 1, 0.01, 0.0, 0.0);
         let free = simulate(&c, &m).wall_s;
         m.cores = Some(2);
         assert!((simulate(&c, &m).wall_s - 2.0 * free).abs() < 1e-6);
     }
-
-    crate::testing::unit::tests![
-        one_slot_runs_every_bootstrap_in_turn,
-        wall_is_between_the_depth_and_the_work_bounds,
-        oversubscribed_cores_slow_every_bootstrap,
-    ];
 }

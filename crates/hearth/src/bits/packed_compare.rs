@@ -28,8 +28,8 @@ use super::ONE;
 use crate::circuit::{CircuitBuilder, Range, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::lut::Lut;
-use crate::digits::radix::any_flag;
 use crate::digits::sign_tree::{group_size, reduce};
+use crate::digits::wide::any_flag;
 use crate::error::Error;
 
 /// The largest chunk whose difference `2(2^k - 1)` stays below `limit`.
