@@ -1,7 +1,8 @@
 //! `hearth-bench noise`: bootstraps at the full noise budget: wrong
 //! decryptions, and the measured noise beside the predicted.
 
-use hearth::crypto::noise::{measure_on, NoiseModel};
+use hearth::backend::noise::measure_on;
+use hearth::crypto::noise::NoiseModel;
 use hearth::crypto::params::Margin;
 use hearth::{Error, ParameterSet};
 use hearth_cli::options::Threads;

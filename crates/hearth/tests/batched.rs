@@ -147,7 +147,7 @@ fn batched_refuses_foreign_keys_and_parameters() {
 /// (fresh encryptions differ, so the same statistics, not the same bits).
 #[test]
 fn noise_measured_through_a_backend_matches_the_direct_measurement() {
-    use hearth::crypto::noise::{measure, measure_on};
+    use hearth::backend::noise::{measure, measure_on};
     use hearth::crypto::params::Margin;
     let params = &INSECURE_TEST_DIGITS;
     let client = ClientKey::generate(params);

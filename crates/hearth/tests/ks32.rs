@@ -5,7 +5,8 @@
 
 use hearth::api::Program;
 use hearth::backend::CpuBackend;
-use hearth::crypto::noise::{measure, NoiseModel};
+use hearth::backend::noise::measure;
+use hearth::crypto::noise::NoiseModel;
 use hearth::crypto::params::Margin;
 use hearth::{Error, FileError, ServerKey, DIGITS_128, DIGITS_KS32_128};
 

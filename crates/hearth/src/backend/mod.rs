@@ -23,6 +23,7 @@ pub mod device_memory;
 mod gpu;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod noise;
 
 pub use batch::{BatchExecutor, Batched, ClearBatch, Plan};
 pub use clear::ClearBackend;
