@@ -112,6 +112,10 @@ enum Which {
         /// The folder to write the results into (made if missing).
         #[arg(long, value_name = "DIR")]
         out: std::path::PathBuf,
+        /// The server's `--key-cache` (default: the server's own, 4): with
+        /// 5 tenants' keys, a cache of 4 decompresses keys again and again.
+        #[arg(long, value_name = "N")]
+        key_cache: Option<usize>,
     },
     /// Single-PBS latency beside tfhe-rs shortint, and batch throughput.
     ///
@@ -495,7 +499,8 @@ fn run(which: Which) -> Result<(), Error> {
             minutes,
             hearth,
             out,
-        } => soak(minutes, hearth, out),
+            key_cache,
+        } => soak(minutes, hearth, out, key_cache),
         Which::Params { samples, json } => crate::params::params(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {
@@ -592,6 +597,7 @@ fn soak(
     minutes: f64,
     hearth: Option<std::path::PathBuf>,
     out: std::path::PathBuf,
+    key_cache: Option<usize>,
 ) -> Result<(), Error> {
     let duration = Duration::try_from_secs_f64(minutes * 60.0)
         .ok()
@@ -611,12 +617,18 @@ fn soak(
         duration,
         hearth,
         out,
+        key_cache,
     })
 }
 
 /// `hearth-bench soak` elsewhere.
 #[cfg(not(target_os = "linux"))]
-fn soak(_: f64, _: Option<std::path::PathBuf>, _: std::path::PathBuf) -> Result<(), Error> {
+fn soak(
+    _: f64,
+    _: Option<std::path::PathBuf>,
+    _: std::path::PathBuf,
+    _: Option<usize>,
+) -> Result<(), Error> {
     Err(Error::Config("the soak reads /proc: Linux only".into()))
 }
 

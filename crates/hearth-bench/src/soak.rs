@@ -102,6 +102,20 @@ pub struct Options {
     pub hearth: PathBuf,
     /// Where the samples, the summary and the plot go.
     pub out: PathBuf,
+    /// The server's `--key-cache`, where not its default.
+    pub key_cache: Option<usize>,
+}
+
+impl Options {
+    /// The server's command-line options: [`SERVER_ARGS`], then
+    /// `--key-cache` where set.
+    fn server_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = SERVER_ARGS.iter().map(|a| a.to_string()).collect();
+        if let Some(n) = self.key_cache {
+            args.extend(["--key-cache".to_string(), n.to_string()]);
+        }
+        args
+    }
 }
 
 fn failed(what: &str, e: impl std::fmt::Display) -> Error {
@@ -164,6 +178,8 @@ struct Arsenal {
 /// Everything the soak's threads share.
 struct Soak {
     hearth: PathBuf,
+    /// The server's options (at the start and the restart).
+    server_args: Vec<String>,
     url: String,
     addr: SocketAddr,
     start: Instant,
@@ -542,10 +558,13 @@ fn run(o: &Options, data: &Path, log: &Path) -> Result<(), Error> {
     );
 
     let listen = format!("127.0.0.1:{}", free_port()?);
-    let server = ServerProcess::start(&o.hearth, &listen, data, log, SERVER_ARGS)
+    let server_args = o.server_args();
+    let args: Vec<&str> = server_args.iter().map(String::as_str).collect();
+    let server = ServerProcess::start(&o.hearth, &listen, data, log, &args)
         .map_err(|e| failed("starting the server", e))?;
     let mut soak = Soak {
         hearth: o.hearth.clone(),
+        server_args: server_args.clone(),
         url: server.url.clone(),
         addr: server.addr,
         // Set again once the keys are registered.
@@ -656,7 +675,8 @@ fn kill_halfway(
     server.kill9();
     soak.killed.store(true, Ordering::Relaxed);
     let t = Instant::now();
-    let server = ServerProcess::start(&soak.hearth, listen, data, log, SERVER_ARGS)
+    let args: Vec<&str> = soak.server_args.iter().map(String::as_str).collect();
+    let server = ServerProcess::start(&soak.hearth, listen, data, log, &args)
         .map_err(|e| failed("the restart", e))?;
     let down = t.elapsed().as_secs_f64();
     soak.pid.store(server.pid(), Ordering::Relaxed);
@@ -777,7 +797,7 @@ impl Report<'_> {
         json!({
             "date": crate::plot::today(),
             "seconds": r1(self.o.duration.as_secs_f64()),
-            "server_args": SERVER_ARGS,
+            "server_args": self.o.server_args(),
             "tenants": TENANTS,
             "clients_per_tenant": CLIENTS,
             "attacker_max_storage": self.quota,
@@ -832,7 +852,7 @@ impl Report<'_> {
              restarted on the same folder.\n\n",
             crate::plot::today(),
             r1(self.o.duration.as_secs_f64() / 60.0),
-            SERVER_ARGS.join(" "),
+            self.o.server_args().join(" "),
             std::thread::available_parallelism().map_or(1, |n| n.get()),
             self.quota
         );

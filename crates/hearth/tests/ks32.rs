@@ -4,8 +4,8 @@
 //! key file of one pattern claiming the other is refused.
 
 use hearth::api::Program;
-use hearth::backend::CpuBackend;
 use hearth::backend::noise::measure;
+use hearth::backend::CpuBackend;
 use hearth::crypto::noise::NoiseModel;
 use hearth::crypto::params::Margin;
 use hearth::{Error, FileError, ServerKey, DIGITS_128, DIGITS_KS32_128};
