@@ -244,8 +244,11 @@ fn a_delete_racing_the_queue_expiry_is_not_undone() {
     api.upload_key(&key_bytes(&key)).unwrap();
     let (mul, add) = (mul_program(), add_program(&GATES_128));
     let m = mul.to_bytes().unwrap();
-    // Products keep the one worker busy past the queue's TTL.
-    for i in 0..4 {
+    // Products keep the one worker busy past the queue's TTL, for every
+    // job behind them: each expires 1 s after its own submission (the 48
+    // submissions take up to a second here), and a job that started
+    // running instead could not be deleted.
+    for i in 0..12 {
         api.submit(&m, &bundle(&key, &mul, i, 3)).unwrap();
     }
     let p = add.to_bytes().unwrap();
