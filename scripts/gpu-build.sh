@@ -3,8 +3,8 @@
 # CUDA backend) on a machine without a GPU, and gathers what a GPU machine
 # needs to run them into one folder, packed into one file to carry there:
 #
-#   dist/gpu/hearth              the command (demo, run, fuzz-programs)
-#   dist/gpu/hearth-bench        the benchmarks
+#   dist/gpu/hearth              the command (demo, run, server, ...)
+#   dist/gpu/hearth-bench        the benchmarks and fuzz-programs
 #   dist/gpu/lib/                libcudart (CUDA 13.0: the one shared runtime
 #                                that hearth's kernel and tfhe-rs's link) and
 #                                libgomp
@@ -63,7 +63,7 @@ export CMAKE_TOOLCHAIN_FILE=$tools/toolchain.cmake
 
 cd "$root"
 if [ "$mode" = lint ]; then
-    exec cargo clippy --release -p hearth -p hearth-server -p hearth-cli -p hearth-bench \
+    exec cargo clippy --release -p hearth -p hearth-backend -p hearth-server -p hearth-cli -p hearth-bench \
         --features hearth/gpu,hearth-server/gpu,hearth-cli/gpu,hearth-bench/gpu \
         --all-targets --target-dir target/gpu -- -D warnings
 fi

@@ -113,7 +113,7 @@ run_ops() {
         --threads "$threads" --json "$out/ops-gpu-digits.json"
     step ops-gpu-bits $b ops --backend gpu --family words --bits 32 \
         --threads "$threads" --json "$out/ops-gpu-bits.json"
-    step fuzz-gpu $h tool fuzz-programs --encrypted --backend gpu --count 20 \
+    step fuzz-gpu $b fuzz-programs --encrypted --backend gpu --count 20 \
         --threads "$threads"
     step kernels-gpu $b kernels --backend gpu --threads "$threads" \
         --json "$out/kernels-gpu.json"

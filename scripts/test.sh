@@ -65,9 +65,11 @@ fi
 # Every crate's tests in one build, hearth-bench's without its comparisons
 # with tfhe-rs (`--no-default-features`: only hearth-bench has default
 # features). hearth-py has no Rust tests: maturin builds it below.
+# Without Open MPI, the crate hearth-mpi (the MPI backend) is left out.
 cli_features=$features
-if mpi_tools; then cli_features=$features,hearth-cli/mpi,hearth-bench/mpi; fi
-cargo_test=(cargo test --release --workspace --exclude hearth-py --no-default-features --features "$cli_features")
+exclude=(--exclude hearth-py)
+if mpi_tools; then cli_features=$features,hearth-cli/mpi,hearth-bench/mpi; else exclude+=(--exclude hearth-mpi); fi
+cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-features --features "$cli_features")
 "${cargo_test[@]}" --no-run
 
 # The Python package builds while the Rust tests run: they leave a core

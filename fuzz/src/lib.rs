@@ -1,6 +1,6 @@
 //! Helpers shared by the fuzz targets.
 
-/// Length of a hearth file header (`crates/hearth/src/crypto/files.rs`).
+/// Length of a hearth file header (`crates/hearth-core/src/crypto/files.rs`).
 pub const HEADER_LEN: usize = 36;
 
 /// `data` with the header's payload length and CRC-32 rewritten to match

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
-use hearth::testing::circuits::random_circuit;
 use hearth::{Ciphertext, Circuit, ClientKey, Error, ParameterSet, Program};
 use hearth_cli::backend::evaluator;
 use hearth_cli::options::Engine;
 use hearth_cli::progress::generate;
+use hearth_testkit::circuits::random_circuit;
 use serde_json::json;
 
 use crate::report::{emit, Table};

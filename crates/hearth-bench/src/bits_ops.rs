@@ -4,8 +4,8 @@
 //! threads, with the digits family (DIGITS_128) in the same table where it
 //! has the operation.
 
+use crate::catalog::Op as DigitsOp;
 use hearth::api::{CompiledProgram, Program, Word};
-use hearth::digits::catalog::Op as DigitsOp;
 use hearth::{Error, DIGITS_128, GATES_128};
 use serde_json::json;
 

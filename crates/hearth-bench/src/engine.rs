@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use hearth::backend::{Backend, ClearBackend};
-use hearth::testing::circuits::random_circuit;
 use hearth::{Error, ParameterSet};
 use hearth_cli::options::Threads;
 use hearth_cli::progress::generate;
+use hearth_testkit::circuits::random_circuit;
 use serde_json::json;
 
 use crate::report::{emit, median, ms, JsonOut, Table};

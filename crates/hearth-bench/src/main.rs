@@ -10,8 +10,10 @@
 
 mod backends;
 mod bits_ops;
+mod catalog;
 mod emu;
 mod engine;
+mod fuzz_programs;
 mod kernels;
 mod noise;
 mod ops;
@@ -55,6 +57,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Which {
+    /// Check random programs of the typed integer API against BigInt
+    /// arithmetic and Rust's integers (clear backend), or encrypted
+    /// against the clear backend. A failure is shrunk and printed.
+    FuzzPrograms(fuzz_programs::FuzzArgs),
     /// The compute server under load, in this process on loopback: tiny
     /// jobs per second from 8 clients, a small job's latency behind
     /// another key's 20 large ones, and jobs that each fill the pool; the
@@ -385,6 +391,7 @@ enum Which {
 
 fn run(which: Which) -> Result<(), Error> {
     match which {
+        Which::FuzzPrograms(args) => fuzz_programs::fuzz_programs(args),
         Which::Pbs {
             params,
             backend,

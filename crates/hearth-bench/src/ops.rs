@@ -1,7 +1,7 @@
 //! `hearth bench ops`: the digits operations on the count backend beside
 //! PARMESAN, or encrypted beside tfhe-rs's `FheInt` on the same threads.
 
-use hearth::digits::catalog::{Inputs, Op};
+use crate::catalog::{Inputs, Op};
 use hearth::{Error, ParameterSet, DIGITS_128};
 use serde_json::json;
 

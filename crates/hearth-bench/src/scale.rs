@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use crate::schedule_model::{simulate, Machine};
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
-use hearth::testing::circuits::random_circuit;
 use hearth::{Circuit, ClientKey, CompiledProgram, Error, ParameterSet, Program, DIGITS_128};
+use hearth_testkit::circuits::random_circuit;
 use serde_json::json;
 
 use crate::report::JsonOut;

@@ -145,8 +145,8 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hearth::testing::circuits::random_circuit;
     use hearth::INSECURE_TEST_DIGITS;
+    use hearth_testkit::circuits::random_circuit;
 
     fn chain_and_fan() -> Circuit {
         random_circuit(&INSECURE_TEST_DIGITS, 5, 4, 400, 6)

@@ -34,13 +34,13 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use hearth::{ClientKey, CompiledProgram, Error, GATES_128};
-use hearth_cli::hostile::footprint::{footprint, mib, reset_peak};
-use hearth_cli::hostile::net::{slow_downloads, trickle, Stalled, Stalls};
-use hearth_cli::hostile::payloads::{
+use hearth_server::{Client, ClientError, ErrorCode, JobId};
+use hearth_testkit::hostile::footprint::{footprint, mib, reset_peak};
+use hearth_testkit::hostile::net::{slow_downloads, trickle, Stalled, Stalls};
+use hearth_testkit::hostile::payloads::{
     bundle, copies_program, decrypt_one, key_file, output_bomb, wide_bundle, Kind,
 };
-use hearth_cli::hostile::ServerProcess;
-use hearth_server::{Client, ClientError, ErrorCode, JobId};
+use hearth_testkit::hostile::ServerProcess;
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 use serde_json::json;

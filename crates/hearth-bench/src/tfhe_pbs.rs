@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
+use crate::catalog::{Inputs, Op as DigitsOp};
 use hearth::api::{Program, Word};
-use hearth::digits::catalog::{Inputs, Op as DigitsOp};
 use hearth::{Error, DIGITS_128, GATES_128};
 use serde_json::json;
 use tfhe::prelude::*;

@@ -488,3 +488,39 @@ fn ops_selects_word_operations_by_name() {
     let (ok, _, err) = bench(&["ops", "--backend", "count", "--ops", "eq"]);
     assert!(!ok && err.contains("--family words"), "{err}");
 }
+
+/// `fuzz-programs` (moved from `hearth tool`: the shipped command is
+/// built without hearth's test kit).
+#[test]
+fn fuzz_programs_checks_random_programs() {
+    let (ok, out, err) = bench(&["fuzz-programs", "--count", "300", "--seed", "9"]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("300 random Int programs") && out.contains("0 failures"),
+        "{out}"
+    );
+    let (ok, out, err) = bench(&["fuzz-programs", "--family", "bits", "--count", "100"]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("100 random word programs") && out.contains("0 failures"),
+        "{out}"
+    );
+    let (ok, _, err) = bench(&["fuzz-programs", "--count", "3", "--threads", "0"]);
+    assert!(!ok && err.contains("thread count"), "{err}");
+    // Without a terminal, a line per 1 000 programs: a run stopped by a
+    // time limit still says how far it got.
+    let (ok, out, err) = bench(&[
+        "fuzz-programs",
+        "--count",
+        "1001",
+        "--max-ops",
+        "1",
+        "--seed",
+        "3",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        err.contains("programs 0..1000 of 1001 (seed 3): 0 failures"),
+        "{err}"
+    );
+}

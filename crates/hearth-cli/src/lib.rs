@@ -2,15 +2,12 @@
 //! options and their value syntax ([`options`]), the choice of backend
 //! ([`backend`]), MPI launches ([`cluster`]), progress bars and key
 //! generation with progress ([`progress`]), the check that keeps every
-//! option's help in one vocabulary ([`help`]), and the hostile clients and
-//! footprint probes of the server's hostile tests and soak ([`hostile`]).
+//! option's help in one vocabulary ([`help`]).
 //!
 //! This is not a library for users: hearth's API is the `hearth` crate.
 
 pub mod backend;
 pub mod cluster;
 pub mod help;
-#[cfg(target_os = "linux")]
-pub mod hostile;
 pub mod options;
 pub mod progress;

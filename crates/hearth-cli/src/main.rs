@@ -15,7 +15,6 @@ mod emu_client;
 mod emu_serve;
 mod encrypt;
 mod fetch;
-mod fuzz_programs;
 mod info;
 mod inspect;
 mod job_status;
@@ -100,9 +99,6 @@ enum Tool {
     /// Regenerate the addition-subtraction chain table (ASC*, 12-bit windows)
     /// by exhaustive search; the binary embeds the same table.
     AscTable(asc_table::Args),
-    /// Check random programs of the typed integer API against BigInt
-    /// arithmetic (clear backend), or encrypted against the clear backend.
-    FuzzPrograms(fuzz_programs::FuzzArgs),
 }
 
 impl Command {
@@ -138,9 +134,6 @@ fn main() -> ExitCode {
         Command::Tool {
             which: Tool::AscTable(args),
         } => asc_table::run(args),
-        Command::Tool {
-            which: Tool::FuzzPrograms(args),
-        } => fuzz_programs::fuzz_programs(args),
     })
 }
 

@@ -105,7 +105,7 @@ impl std::fmt::Display for Family {
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct FamilyArg {
     /// Integer family: int (exact `Int`s) or words (fixed-width `U8` ..
-    /// `I128`), both on DIGITS_128 for `app`; `tool fuzz-programs`
+    /// `I128`), both on DIGITS_128 for `app`; `hearth-bench fuzz-programs`
     /// alternates the rules of DIGITS_128 and GATES_128 for words.
     #[arg(
         long = "family",

@@ -27,13 +27,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hearth::{ClientKey, GATES_128};
-use hearth_cli::hostile::footprint::mib;
-use hearth_cli::hostile::net::{slow_downloads, trickle, Stalled, Stalls};
-use hearth_cli::hostile::payloads::{
+use hearth_server::{Client, ErrorCode, JobId, JobState};
+use hearth_testkit::hostile::footprint::mib;
+use hearth_testkit::hostile::net::{slow_downloads, trickle, Stalled, Stalls};
+use hearth_testkit::hostile::payloads::{
     bundle, copies_program, decrypt_one, key_file, output_bomb, wide_bundle, Kind,
 };
-use hearth_cli::hostile::{Peaks, ServerProcess, Watch};
-use hearth_server::{Client, ErrorCode, JobId, JobState};
+use hearth_testkit::hostile::{Peaks, ServerProcess, Watch};
 use num_bigint::BigInt;
 
 use crate::server::{certificate, code, dir, hearth, Server};
@@ -60,7 +60,7 @@ const SECOND_ATTACKER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 3);
 /// The key pair of every tenant here (one per process: key generation is
 /// most of a short test's time). Each tenant registers it as its own.
 fn key() -> &'static ClientKey {
-    &hearth::testing::keys::keys(&GATES_128).0
+    &hearth_testkit::keys::keys(&GATES_128).0
 }
 
 /// A scenario's folder, data folder and log, and its clock.

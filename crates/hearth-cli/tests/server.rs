@@ -21,9 +21,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use hearth::{ClientKey, GATES_128, INSECURE_TEST_BITS};
-use hearth_cli::hostile::payloads::{bundle, decrypt_one, Kind};
-use hearth_cli::hostile::ServerProcess;
 use hearth_server::{Client, ClientError, ErrorCode, JobId};
+use hearth_testkit::hostile::payloads::{bundle, decrypt_one, Kind};
+use hearth_testkit::hostile::ServerProcess;
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 // The MPI test's own.

@@ -196,8 +196,8 @@ fn on_a_pi_5_set() {
 #[test]
 fn every_operation_encrypted_equals_the_clear_backend() {
     use hearth::backend::CpuBackend;
-    use hearth::testing::word_programs::encrypted_equals_clear;
     use hearth::{ClientKey, GATES_128};
+    use hearth_testkit::word_programs::encrypted_equals_clear;
     let client = ClientKey::generate(&GATES_128);
     let server = client.server_key();
     let cpu = CpuBackend::new(&server, None).unwrap();

@@ -11,10 +11,10 @@ use crate::common;
 use common::reg_value;
 use hearth::api::{clear_word, clear_word_value};
 use hearth::backend::{ClearBackend, CpuBackend};
-use hearth::testing::keys::keys;
 use hearth::{GATES_128, INSECURE_TEST_BITS};
 use hearth_emu::values;
 use hearth_emu::{Byte, ClearOracle, Flag, Image, KeyOracle, Machine, Policy, State, Val};
+use hearth_testkit::keys::keys;
 
 const PROGRAM: &str = "
     ldr r1, =buf

@@ -40,28 +40,36 @@
 //! ```
 
 pub mod api;
-pub mod backend;
-pub mod bits;
-pub mod circuit;
-pub mod comparison;
-pub mod crypto;
-pub mod digits;
-pub mod error;
 pub mod kernels;
-#[cfg(feature = "testing")]
-pub mod testing;
+
+// The layers below, each a crate of its own (ARCHITECTURE.md), under the
+// names the library has always given them.
+pub use hearth_core::{circuit, comparison, crypto, error};
+pub use hearth_families::{bits, digits};
+
+/// Interchangeable evaluators of a [`Circuit`]: the crate `hearth-backend`,
+/// and with the feature `mpi` the crate `hearth-mpi` as `backend::mpi`.
+pub mod backend {
+    pub use hearth_backend::*;
+    #[cfg(feature = "mpi")]
+    pub use hearth_mpi as mpi;
+    #[cfg(feature = "mpi")]
+    pub use hearth_mpi::{Cluster, MpiBackend};
+}
 
 pub use api::{
     Bool, Bundle, CompiledProgram, Encrypted, Int, Param, Program, ProgramSummary, Shape,
     Signature, Word,
 };
-pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
-pub use comparison::Comparison;
-pub use crypto::compressed::{CompressedServerKey, ServerKeySizes};
-pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
-pub use crypto::lut::Lut;
-pub use crypto::params::{
-    Budgets, Margin, ParameterSet, ParamsId, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128,
-    INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+pub use hearth_core::{
+    Budgets, BuildError, Ciphertext, Circuit, CircuitBuilder, ClientKey, Comparison,
+    CompressedServerKey, Error, FileError, KeyId, Lut, LutError, Margin, ParameterSet, ParamsId,
+    Result, ServerKey, ServerKeySizes, Stats, Wire, BITS_128, DIGITS_128, DIGITS_KS32_128,
+    GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
-pub use error::{BuildError, Error, FileError, LutError, Result};
+
+/// This crate's unit tests, by module (`hearth_testkit::unit` runs them).
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub const UNIT_TESTS: &[(&str, hearth_core::testing::Tests)] =
+    hearth_core::unit_tests![api::program_file, kernels::io, kernels::linalg];

@@ -4,11 +4,11 @@
 //! bootstraps; typed errors for foreign keys and parameters. Release mode.
 
 use hearth::backend::{Backend, Batched, ClearBackend, ClearBatch, CpuBackend, CpuBatch, Plan};
-use hearth::testing::circuits::random_circuit;
-use hearth::testing::programs::{Limits, ProgramSpec};
-use hearth::testing::word_programs::WordSpec;
 use hearth::{ClientKey, Error, ParameterSet, DIGITS_128, INSECURE_TEST_BITS};
 use hearth::{Lut, INSECURE_TEST_DIGITS};
+use hearth_testkit::circuits::random_circuit;
+use hearth_testkit::programs::{Limits, ProgramSpec};
+use hearth_testkit::word_programs::WordSpec;
 use rand::SeedableRng;
 
 fn batched(server: &hearth::ServerKey) -> Batched<CpuBatch<'_>> {
@@ -17,7 +17,7 @@ fn batched(server: &hearth::ServerKey) -> Batched<CpuBatch<'_>> {
 
 fn same_ciphertexts(params: &'static ParameterSet, seeds: std::ops::Range<u64>, size: usize) {
     // The keys shared by this process's tests (one keygen per set).
-    let (client, server) = hearth::testing::keys::keys(params);
+    let (client, server) = hearth_testkit::keys::keys(params);
     let cpu = CpuBackend::new(server, Some(2)).unwrap();
     let batch = batched(server);
     for seed in seeds {
@@ -56,7 +56,7 @@ fn batched_cpu_equals_cpu_bit_for_bit_digits_128() {
 #[test]
 fn batched_integer_programs_equal_the_clear_backend() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-    let (client, server) = hearth::testing::keys::keys(&INSECURE_TEST_DIGITS);
+    let (client, server) = hearth_testkit::keys::keys(&INSECURE_TEST_DIGITS);
     let batch = batched(server);
     for i in 0..3 {
         let spec = ProgramSpec::random(&mut rng, &Limits::small());
@@ -64,7 +64,7 @@ fn batched_integer_programs_equal_the_clear_backend() {
             panic!("program {i}: {e}\n{spec}");
         }
     }
-    let (client, server) = hearth::testing::keys::keys(&INSECURE_TEST_BITS);
+    let (client, server) = hearth_testkit::keys::keys(&INSECURE_TEST_BITS);
     let batch = batched(server);
     for i in 0..2 {
         let mut spec = WordSpec::random(&mut rng, 3);

@@ -156,7 +156,7 @@ fn unsupported_parameters_and_oversized_requests_are_typed_errors() {
     ));
 }
 
-/// Found by `hearth tool fuzz-programs --seed 2027` (program 2660): a
+/// Found by `hearth-bench fuzz-programs --seed 2027` (program 2660): a
 /// wrapping product whose compressed rows hold a known bit next to a
 /// clear one; their sum, a bit by range but two ciphertexts by noise, must
 /// not pass as a digit.

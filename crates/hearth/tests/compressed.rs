@@ -10,12 +10,12 @@ use std::time::Instant;
 
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::crypto::files::{info_from_bytes, read_info, reseal, FileKind};
-use hearth::testing::circuits::random_circuit;
 use hearth::{
     ClientKey, CompressedServerKey, Error, FileError, ParameterSet, ParamsId, ServerKey,
     ServerKeySizes, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS,
     INSECURE_TEST_DIGITS,
 };
+use hearth_testkit::circuits::random_circuit;
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hearth-compressed-{name}-{}", std::process::id()));

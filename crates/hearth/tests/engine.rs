@@ -2,17 +2,17 @@
 //! mixed keys and parameters. Run in release mode (`cargo test --release`).
 
 use hearth::backend::{Backend, ClearBackend, CountBackend, CpuBackend, Depth};
-use hearth::testing::circuits::random_circuit;
 use hearth::{
     CircuitBuilder, ClientKey, Error, Lut, ParameterSet, BITS_128, DIGITS_128, INSECURE_TEST_BITS,
     INSECURE_TEST_DIGITS,
 };
+use hearth_testkit::circuits::random_circuit;
 
 /// Encrypts, runs on the cpu backend, decrypts, and compares every output
 /// digit with the clear backend.
 fn check_random_circuits(params: &'static ParameterSet, seeds: std::ops::Range<u64>, size: usize) {
     // The keys shared by this process's tests (one keygen per set).
-    let (client, server) = hearth::testing::keys::keys(params);
+    let (client, server) = hearth_testkit::keys::keys(params);
     let cpu = CpuBackend::new(server, Some(2)).unwrap();
     let mut total_pbs = 0;
     for seed in seeds {

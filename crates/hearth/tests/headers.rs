@@ -26,7 +26,7 @@ type Loader = fn(&Path) -> Result<(), Error>;
 
 /// Files of every kind under one INSECURE key, each with its loaders.
 fn files(d: &Path) -> Vec<(&'static str, PathBuf, Vec<Loader>)> {
-    let (client, server) = hearth::testing::keys::keys(&INSECURE_TEST_DIGITS);
+    let (client, server) = hearth_testkit::keys::keys(&INSECURE_TEST_DIGITS);
     let path = |name: &str| d.join(name);
     client.save(&path("client.key")).unwrap();
     server.save(&path("server.key")).unwrap();

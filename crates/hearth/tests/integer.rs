@@ -83,7 +83,7 @@ fn typed_api_on_the_clear_backend() {
 #[test]
 fn every_operation_encrypted_matches_clear_on_8_bit_values() {
     let (prog, names) = all_ops(&INSECURE_TEST_DIGITS);
-    let (client, server) = hearth::testing::keys::keys(&INSECURE_TEST_DIGITS);
+    let (client, server) = hearth_testkit::keys::keys(&INSECURE_TEST_DIGITS);
     let cpu = CpuBackend::new(server, Some(2)).unwrap();
     for (x, y) in [(-255i64, 254i64)] {
         let ex = client.encrypt_int(x, 8).unwrap();

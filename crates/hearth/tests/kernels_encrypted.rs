@@ -4,8 +4,8 @@
 use hearth::api::{Program, U8};
 use hearth::backend::CpuBackend;
 use hearth::kernels::{self, ConvOrder, Padding, Tensor, Weights};
-use hearth::testing::keys::keys;
 use hearth::{DIGITS_128, GATES_128};
+use hearth_testkit::keys::keys;
 use rand::{Rng, SeedableRng};
 
 /// A 4-element dot product of encrypted 8-bit words (wrapping, as

@@ -14,7 +14,7 @@ use hearth::{Error, FileError, ServerKey, DIGITS_128, DIGITS_KS32_128};
 fn ks32_keys_round_trip_and_programs_are_exact() {
     let d = std::env::temp_dir().join(format!("hearth-ks32-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
-    let (client, server) = hearth::testing::keys::keys(&DIGITS_KS32_128);
+    let (client, server) = hearth_testkit::keys::keys(&DIGITS_KS32_128);
     server.save(&d.join("server.key")).unwrap();
     let server = ServerKey::load(&d.join("server.key")).unwrap();
 
@@ -61,7 +61,7 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
 /// samples (1/sqrt(800), 3.5%; a false alarm about once in 1 500 runs).
 #[test]
 fn ks32_noise_matches_the_model() {
-    let (client, server) = hearth::testing::keys::keys(&DIGITS_KS32_128);
+    let (client, server) = hearth_testkit::keys::keys(&DIGITS_KS32_128);
     let budget = DIGITS_KS32_128.budgets.half;
     let r = measure(client, server, budget, Margin::Half, 400, 5, &|_| {}).unwrap();
     assert_eq!(r.wrong, 0);

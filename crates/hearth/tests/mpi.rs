@@ -12,13 +12,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hearth::backend::{Backend, ClearBackend, Cluster, CpuBackend};
-use hearth::testing::circuits::random_circuit;
-use hearth::testing::programs::{Limits, ProgramSpec};
-use hearth::testing::word_programs::WordSpec;
 use hearth::{
     Ciphertext, ClientKey, Error, ParameterSet, DIGITS_128, INSECURE_TEST_BITS,
     INSECURE_TEST_DIGITS,
 };
+use hearth_testkit::circuits::random_circuit;
+use hearth_testkit::programs::{Limits, ProgramSpec};
+use hearth_testkit::word_programs::WordSpec;
 use rand::SeedableRng;
 
 /// Runs `mpirun -np ranks` on this binary's [`mpi_child`] in `mode`:

@@ -9,12 +9,12 @@ use hearth::api::ops::{Op, ValueId};
 use hearth::api::{U16, U32};
 use hearth::backend::{ClearBackend, CpuBackend};
 use hearth::crypto::files::reseal;
-use hearth::testing::programs::{check_outputs, Limits, ProgramSpec};
-use hearth::testing::word_programs::WordSpec;
 use hearth::{
     Bundle, ClientKey, CompiledProgram, Error, FileError, Param, Program, Shape, Signature, Stats,
     GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
+use hearth_testkit::programs::{check_outputs, Limits, ProgramSpec};
+use hearth_testkit::word_programs::WordSpec;
 use num_bigint::BigInt;
 use rand::SeedableRng;
 
@@ -252,7 +252,7 @@ fn bundles_run_encrypted_and_refuse_what_does_not_fit() {
 
 #[test]
 fn a_word_program_file_runs_on_real_parameters() {
-    let (client, server) = hearth::testing::keys::keys(&GATES_128);
+    let (client, server) = hearth_testkit::keys::keys(&GATES_128);
     let p = Program::new(&GATES_128);
     let a = U16::input(&p);
     let b = U16::input(&p);

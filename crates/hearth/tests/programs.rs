@@ -2,13 +2,13 @@
 //! `BigInt` arithmetic on the clear backend (proptest: a failure shrinks to
 //! a minimal program), and small ones encrypted on `DIGITS_128` against the
 //! clear backend digit for digit. The long run is
-//! `hearth tool fuzz-programs --count N` (and `--encrypted`), or these
+//! `hearth-bench fuzz-programs --count N` (and `--encrypted`), or these
 //! property tests with `PROPTEST_CASES=N` (their own counts otherwise).
 
 use hearth::backend::CpuBackend;
 use hearth::digits::Comparison;
-use hearth::testing::programs::{Limits, Op, ProgramSpec};
 use hearth::{DIGITS_128, INSECURE_TEST_DIGITS};
+use hearth_testkit::programs::{Limits, Op, ProgramSpec};
 use proptest::prelude::*;
 use rand::SeedableRng;
 
@@ -102,7 +102,7 @@ fn a_million_random_programs() {
 
 #[test]
 fn random_programs_encrypted_equal_the_clear_backend() {
-    let (client, server) = hearth::testing::keys::keys(&DIGITS_128);
+    let (client, server) = hearth_testkit::keys::keys(&DIGITS_128);
     let cpu = CpuBackend::new(server, None).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let mut pbs = 0;
@@ -118,8 +118,8 @@ fn random_programs_encrypted_equal_the_clear_backend() {
 }
 
 mod words {
-    use hearth::testing::word_programs::{WordOp, WordSpec};
     use hearth::{GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
+    use hearth_testkit::word_programs::{WordOp, WordSpec};
     use proptest::prelude::*;
     use rand::SeedableRng;
 
@@ -172,7 +172,7 @@ mod words {
 
     #[test]
     fn random_word_programs_encrypted_equal_the_clear_backend() {
-        let (client, server) = hearth::testing::keys::keys(&GATES_128);
+        let (client, server) = hearth_testkit::keys::keys(&GATES_128);
         let cpu = hearth::backend::CpuBackend::new(server, None).unwrap();
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
         let mut pbs = 0;

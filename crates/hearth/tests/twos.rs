@@ -6,7 +6,6 @@
 
 use hearth::api::{clear_digits, clear_digits_twos, clear_value, CompiledProgram, Int, Program};
 use hearth::backend::{ClearBackend, CpuBackend};
-use hearth::digits::catalog::{Inputs, Op};
 use hearth::{ClientKey, Error, DIGITS_128, INSECURE_TEST_DIGITS as P};
 
 /// An input kind: `len` digits, two's complement or signed-binary.
@@ -186,39 +185,9 @@ fn results_feed_further_operations() {
     }
 }
 
-/// Two's-complement inputs skip the subtraction's transfers and the
-/// comparisons' subtraction: the counts tfhe-rs's `FheInt` is measured
-/// against (`hearth bench tfhe-pbs`: sub 16 / 32, lt 11 / 23, eq 11 / 21,
-/// max 35 / 71 at 16 / 32 bits) are not exceeded, at no more depth than
-/// signed-binary inputs need.
-#[test]
-fn twos_inputs_cost_less() {
-    let tfhe_rs = [
-        (Op::Add, [16, 32]),
-        (Op::Sub, [16, 32]),
-        (Op::Lt, [11, 23]),
-        (Op::Eq, [11, 21]),
-        (Op::Max, [35, 71]),
-    ];
-    for (op, counts) in tfhe_rs {
-        for (n, limit) in [16, 32].into_iter().zip(counts) {
-            let tw = op.program_on(&DIGITS_128, n, Inputs::Twos).unwrap();
-            let sb = op.program(&DIGITS_128, n).unwrap();
-            let (tw, sb) = (tw.circuit().stats(), sb.circuit().stats());
-            assert!(tw.pbs <= limit, "{} at {n}: {} PBS", op.name(), tw.pbs);
-            assert!(tw.pbs <= sb.pbs && tw.depth <= sb.depth, "{}", op.name());
-        }
-    }
-    let sub = Op::Sub.program_on(&DIGITS_128, 32, Inputs::Twos).unwrap();
-    assert_eq!(
-        (sub.circuit().stats().pbs, sub.circuit().stats().depth),
-        (16, 1)
-    );
-}
-
 #[test]
 fn encrypted_twos_inputs_decrypt_exactly() {
-    let (client, server) = hearth::testing::keys::keys(&DIGITS_128);
+    let (client, server) = hearth_testkit::keys::keys(&DIGITS_128);
     let cpu = CpuBackend::new(server, None).unwrap();
     let p = Program::new(&DIGITS_128);
     let (x, y) = (p.input_twos(16), p.input_twos(16));

@@ -1,9 +1,9 @@
-//! The library's unit tests (`hearth::testing::unit`: they live beside the
+//! The library's unit tests (`hearth_testkit::unit`: they live beside the
 //! code they test), one test per top-level module so that the two test
 //! threads share them: `cargo test --release -p hearth --test all
 //! unit::digits` runs the digits family's.
 
-use hearth::testing::unit;
+use hearth_testkit::unit;
 
 /// The top-level modules with unit tests.
 const MODULES: [&str; 8] = [

@@ -272,9 +272,9 @@ check!(i128_random, 128, true, i128, u128, random);
 #[test]
 fn every_operation_encrypted_equals_the_clear_backend() {
     use hearth::backend::CpuBackend;
-    use hearth::testing::word_programs::encrypted_equals_clear;
     use hearth::INSECURE_TEST_BITS;
-    let (client, server) = hearth::testing::keys::keys(&INSECURE_TEST_BITS);
+    use hearth_testkit::word_programs::encrypted_equals_clear;
+    let (client, server) = hearth_testkit::keys::keys(&INSECURE_TEST_BITS);
     let cpu = CpuBackend::new(server, None).unwrap();
     // One pair per signedness: the circuit is the same for every input,
     // and every 8-bit pair is checked on the clear backend above.
@@ -453,7 +453,7 @@ fn comparisons_encrypted_on_the_digits_key() {
     use hearth::api::{Bool, I16, U16};
     use hearth::backend::CpuBackend;
     use hearth::DIGITS_128;
-    let (client, server) = hearth::testing::keys::keys(&DIGITS_128);
+    let (client, server) = hearth_testkit::keys::keys(&DIGITS_128);
     let cpu = CpuBackend::new(server, Some(2)).unwrap();
     let p = Program::new(&DIGITS_128);
     p.set_threads(2);
@@ -501,7 +501,7 @@ fn comparisons_encrypted_on_the_digits_key() {
 
 /// Division by a clear zero (Rust's `checked_div` is `None`; the circuit
 /// gives all ones and the dividend) feeds every later operation that
-/// reads its bits, on both kinds of set (`tool fuzz-programs` found
+/// reads its bits, on both kinds of set (`hearth-bench fuzz-programs` found
 /// `count_ones` of `x / 0` refused on a `pi = 5` set, seed 42).
 #[test]
 fn division_by_a_clear_zero_composes() {

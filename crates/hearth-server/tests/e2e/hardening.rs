@@ -427,7 +427,7 @@ fn the_output_bomb_is_refused_before_it_is_built() {
         .to_bytes()
         .unwrap();
     let bomb =
-        hearth::testing::forge::program_with_outputs(&one.to_bytes().unwrap(), 1_000_000).unwrap();
+        hearth_testkit::forge::program_with_outputs(&one.to_bytes().unwrap(), 1_000_000).unwrap();
     eprintln!("the bomb: {} bytes of program", bomb.len());
     let t = Instant::now();
     let e = api.submit(&bomb, &input).unwrap_err();

@@ -442,7 +442,7 @@ impl CompiledProgram {
     /// in order, and the program's parameter set.
     pub fn check_bundle(&self, bundle: &Bundle) -> Result<(), Error> {
         check_inputs(
-            self.circuit.params,
+            self.circuit.params(),
             &self.signature.inputs,
             bundle.params(),
             &bundle.signature(),
@@ -455,19 +455,19 @@ impl CompiledProgram {
     /// of [`CompiledProgram::check_bundle`], before it is expanded or its
     /// ciphertexts checked.
     pub fn bundle_from_bytes(&self, origin: &Path, bytes: &[u8]) -> Result<Bundle, Error> {
-        Bundle::from_bytes_expecting(origin, bytes, self.circuit.params, &self.signature.inputs)
+        Bundle::from_bytes_expecting(origin, bytes, self.circuit.params(), &self.signature.inputs)
     }
 
     /// [`CompiledProgram::bundle_from_bytes`]'s checks without expanding a
     /// compact bundle ([`Bundle::check_bytes_expecting`]).
     pub fn check_bundle_bytes(&self, origin: &Path, bytes: &[u8]) -> Result<(), Error> {
-        Bundle::check_bytes_expecting(origin, bytes, self.circuit.params, &self.signature.inputs)
+        Bundle::check_bytes_expecting(origin, bytes, self.circuit.params(), &self.signature.inputs)
     }
 
     /// The size in bytes of the result file [`CompiledProgram::run_bundle`]
     /// then [`Bundle::save`] write: every output ciphertext in full.
     pub fn result_bytes(&self) -> u64 {
-        full_file_len(self.circuit.params, &self.signature.outputs)
+        full_file_len(self.circuit.params(), &self.signature.outputs)
     }
 
     /// Runs on a bundle of inputs (checked first by
@@ -502,7 +502,7 @@ impl CompiledProgram {
     /// values, one list per signature output. For tests and debugging
     /// without keys.
     pub fn run_clear(&self, values: &[Vec<BigInt>]) -> Result<Vec<Vec<BigInt>>, Error> {
-        let params = self.circuit.params.params();
+        let params = self.circuit.params().params();
         let ins = &self.signature.inputs;
         check_values(ins, values)?;
         let mut inputs = Vec::with_capacity(self.inputs.len());
@@ -582,7 +582,7 @@ impl CompiledProgram {
         inputs: &[Encrypted],
     ) -> Result<Vec<Encrypted>, Error> {
         let ins = self.encrypted_inputs(inputs)?;
-        Ok(self.wrap_outputs(self.run(backend, &ins)?))
+        self.wrap_outputs(self.run(backend, &ins)?)
     }
 
     /// [`CompiledProgram::run_encrypted`] on the cpu backend, with its
@@ -594,26 +594,26 @@ impl CompiledProgram {
     ) -> Result<(Vec<Encrypted>, RunReport), Error> {
         let flat = self.flatten(&self.encrypted_inputs(inputs)?)?;
         let (out, report) = cpu.run(&self.circuit, &flat)?;
-        Ok((self.wrap_outputs(self.split(out)), report))
+        Ok((self.wrap_outputs(self.split(out))?, report))
     }
 
     fn encrypted_inputs(&self, inputs: &[Encrypted]) -> Result<Vec<Vec<Ciphertext>>, Error> {
         for (i, (x, shape)) in inputs.iter().zip(&self.inputs).enumerate() {
-            if x.shape != *shape {
+            if x.shape() != *shape {
                 return Err(Error::ShapeMismatch {
                     what: format!("input {i}"),
                     expected: *shape,
-                    found: x.shape,
+                    found: x.shape(),
                 });
             }
         }
-        Ok(inputs.iter().map(|x| x.cts.clone()).collect())
+        Ok(inputs.iter().map(|x| x.ciphertexts().to_vec()).collect())
     }
 
-    fn wrap_outputs(&self, out: Vec<Vec<Ciphertext>>) -> Vec<Encrypted> {
+    fn wrap_outputs(&self, out: Vec<Vec<Ciphertext>>) -> Result<Vec<Encrypted>, Error> {
         out.into_iter()
             .zip(&self.outputs)
-            .map(|(cts, &shape)| Encrypted { shape, cts })
+            .map(|(cts, &shape)| Encrypted::new(shape, cts))
             .collect()
     }
 
@@ -622,7 +622,11 @@ impl CompiledProgram {
     /// its last use) times one ciphertext, plus one bootstrap accumulator
     /// per thread.
     pub fn memory_estimate(&self, threads: usize) -> u64 {
-        memory_estimate(self.circuit.params, self.circuit.stats().peak_live, threads)
+        memory_estimate(
+            self.circuit.params(),
+            self.circuit.stats().peak_live,
+            threads,
+        )
     }
 
     /// Refuses a run whose [`CompiledProgram::memory_estimate`] exceeds

@@ -274,7 +274,7 @@ fn rebuild(path: &Path, params: ParamsId, data: ProgramData) -> Result<CompiledP
 
 /// Program file `bytes` with its payload changed by `change`, its header
 /// sealed again: a forged file, as a hostile client would send it (for
-/// tests; [`crate::testing::forge`]).
+/// tests; [`hearth_core::testing::forge`]).
 #[cfg(feature = "testing")]
 fn forge(bytes: &[u8], change: impl FnOnce(&mut ProgramData)) -> Result<Vec<u8>, Error> {
     let (info, mut data): (_, ProgramData) = decode(Path::new("forged"), bytes, FileKind::Program)?;
@@ -291,7 +291,8 @@ fn forge(bytes: &[u8], change: impl FnOnce(&mut ProgramData)) -> Result<Vec<u8>,
 /// [`forge`]: the program's first output named `outputs` times, its
 /// stated cost and signature left as they were.
 #[cfg(feature = "testing")]
-pub(crate) fn forge_outputs(bytes: &[u8], outputs: usize) -> Result<Vec<u8>, Error> {
+#[doc(hidden)]
+pub fn forge_outputs(bytes: &[u8], outputs: usize) -> Result<Vec<u8>, Error> {
     forge(bytes, |d| {
         let first = d.outputs.first().copied().unwrap_or(ValueId(0));
         d.outputs = vec![first; outputs];
@@ -312,7 +313,7 @@ pub(crate) mod tests {
     use crate::crypto::files::tests::Scratch;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
     use crate::error::FileError;
-    use crate::testing::keys::keys;
+    use hearth_core::testing::keys::keys;
 
     /// Programs of both families, with tensors, named signatures, both
     /// integer encodings and outputs of several shapes.
@@ -527,7 +528,7 @@ pub(crate) mod tests {
         }
     }
 
-    crate::testing::unit::tests![
+    hearth_core::tests![
         outputs_count_as_work,
         peek_states_what_the_rebuild_reports,
         peek_refuses_what_does_not_agree,

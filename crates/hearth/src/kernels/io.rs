@@ -340,7 +340,7 @@ pub(crate) mod tests {
         assert!(matches!(read_csv(&p), Err(Error::File(_))));
     }
 
-    crate::testing::unit::tests![
+    hearth_core::tests![
         npy_round_trips_and_refuses_damage,
         npy_reads_narrow_and_big_endian_integers,
         csv_reads_and_refuses_bad_rows,

@@ -256,5 +256,5 @@ pub(crate) mod tests {
         );
     }
 
-    crate::testing::unit::tests![windows_rebuild_every_weight_with_fewer_digits];
+    hearth_core::tests![windows_rebuild_every_weight_with_fewer_digits];
 }

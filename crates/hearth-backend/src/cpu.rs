@@ -1,0 +1,437 @@
+//! The CPU backend: tfhe-rs key switch + PBS on a rayon pool.
+//!
+//! Scheduling is by dependency counting, with no barrier between levels: a
+//! bootstrap is spawned the moment the last bootstrap it reads finishes, so
+//! independent work from different operations of one circuit overlaps. At
+//! most `threads` bootstraps run at once. Each pool thread owns one set of
+//! scratch buffers; one FFT plan is shared. Every fresh value is dropped
+//! right after its last reader has consumed it.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tfhe::core_crypto::prelude::*;
+
+use super::Backend;
+use crate::circuit::{Circuit, LinearExpr};
+use crate::crypto::bootstrap::{accumulator, PbsScratch};
+use crate::crypto::keys::{Ciphertext, ServerKey};
+use crate::error::Error;
+
+/// Progress callback: `(bootstraps done, bootstraps in the circuit)`.
+pub type Progress = dyn Fn(usize, usize) + Send + Sync;
+
+/// What one run measured.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Wall-clock time of the run.
+    pub wall: Duration,
+    /// Bootstraps run.
+    pub pbs: usize,
+    /// Threads used.
+    pub threads: usize,
+    /// Most ciphertexts alive at once during the run.
+    pub peak_live: usize,
+}
+
+/// Evaluates circuits with real encryption on `threads` CPU threads.
+pub struct CpuBackend<'k> {
+    pub(crate) key: &'k ServerKey,
+    pub(crate) pool: Arc<rayon::ThreadPool>,
+    threads: usize,
+    pub(crate) fft: Fft,
+    /// One set of buffers per pool thread.
+    pub(crate) scratch: Vec<Mutex<PbsScratch>>,
+    progress: Option<Box<Progress>>,
+    cancel: Option<Arc<AtomicBool>>,
+    /// Pool threads from this index on are remote slots of `remote`.
+    pub(crate) local: usize,
+    pub(crate) remote: Option<Arc<dyn Remote>>,
+}
+
+/// Bootstraps run outside this process (the `mpi` backend's workers): a
+/// pool thread with index `local + slot` hands its bootstraps to `slot`,
+/// so the scheduler, cancel, progress and memory accounting stay one.
+pub trait Remote: Send + Sync {
+    /// Bootstraps `input` (big-key LWE, the combined terms) with table
+    /// `table` of the run and the many-LUT `offsets`, into `outputs`.
+    fn bootstrap(
+        &self,
+        slot: usize,
+        table: usize,
+        offsets: &[u64],
+        input: &[u64],
+        outputs: &mut [LweCiphertextOwned<u64>],
+    ) -> Result<(), Error>;
+}
+
+/// The thread count from `HEARTH_THREADS`, else the machine's parallelism.
+pub fn default_threads() -> Result<usize, Error> {
+    match std::env::var("HEARTH_THREADS") {
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&t| t > 0)
+            .ok_or_else(|| {
+                Error::Config(format!("HEARTH_THREADS=`{v}` is not a positive integer"))
+            }),
+        Err(_) => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// `threads` if given (it must be positive), else [`default_threads`].
+pub fn resolve_threads(threads: Option<usize>) -> Result<usize, Error> {
+    match threads {
+        Some(0) => Err(Error::Config("thread count must be positive".into())),
+        Some(t) => Ok(t),
+        None => default_threads(),
+    }
+}
+
+impl<'k> CpuBackend<'k> {
+    /// A backend on `threads` threads (see [`resolve_threads`]).
+    pub fn new(key: &'k ServerKey, threads: Option<usize>) -> Result<Self, Error> {
+        let threads = resolve_threads(threads)?;
+        Ok(Self::with_pool(key, Arc::new(Self::pool(threads)?)))
+    }
+
+    /// A pool of `threads` bootstrap threads for [`CpuBackend::with_pool`].
+    pub fn pool(threads: usize) -> Result<rayon::ThreadPool, Error> {
+        if threads == 0 {
+            return Err(Error::Config("thread count must be positive".into()));
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("hearth-pbs-{i}"))
+            .build()
+            .map_err(|e| Error::Config(format!("cannot start {threads} threads: {e}")))
+    }
+
+    /// A backend on an existing pool (one per process, shared by backends
+    /// of different keys, e.g. a server's jobs): it uses all of the pool's
+    /// threads. Runs of backends sharing a pool may overlap; each run's
+    /// bootstraps are then interleaved on the pool's threads.
+    pub fn with_pool(key: &'k ServerKey, pool: Arc<rayon::ThreadPool>) -> Self {
+        let threads = pool.current_num_threads();
+        let params = key.params();
+        let fft = Fft::new(params.polynomial_size);
+        let scratch = (0..threads)
+            .map(|_| Mutex::new(PbsScratch::new(params, fft.as_view())))
+            .collect();
+        CpuBackend {
+            key,
+            pool,
+            threads,
+            fft,
+            scratch,
+            progress: None,
+            cancel: None,
+            local: threads,
+            remote: None,
+        }
+    }
+
+    /// Calls `f(done, total)` after every bootstrap.
+    pub fn with_progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Stops a run soon after `flag` is set: bootstraps already started
+    /// finish, no new one starts, and the run returns
+    /// [`Error::Cancelled`]. The flag is never cleared by the backend.
+    pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// Threads of its pool.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The server key it bootstraps with.
+    pub fn key(&self) -> &'k ServerKey {
+        self.key
+    }
+
+    /// Its thread pool (the MPI backend's workers run on it).
+    #[doc(hidden)]
+    pub fn thread_pool(&self) -> &Arc<rayon::ThreadPool> {
+        &self.pool
+    }
+
+    /// Pool threads from `local` on hand their bootstraps to `remote`'s
+    /// slots (the MPI backend, crate `hearth-mpi`).
+    #[doc(hidden)]
+    pub fn with_remote(mut self, local: usize, remote: Arc<dyn Remote>) -> Self {
+        self.local = local;
+        self.remote = Some(remote);
+        self
+    }
+
+    /// Pool threads that bootstrap here (the rest are remote slots).
+    #[doc(hidden)]
+    pub fn local_threads(&self) -> usize {
+        self.local
+    }
+
+    /// Bootstraps the big-key LWE `input` with accumulator `acc` and the
+    /// many-LUT `offsets` into `outputs`, on pool thread `thread`'s buffers
+    /// (an MPI worker's job).
+    #[doc(hidden)]
+    pub fn bootstrap_on(
+        &self,
+        thread: usize,
+        input: &[u64],
+        acc: &GlweCiphertextOwned<u64>,
+        offsets: &[u64],
+        outputs: &mut [LweCiphertextOwned<u64>],
+    ) {
+        let mut scratch = self.scratch[thread].lock().unwrap();
+        scratch.input_mut().copy_from_slice(input);
+        self.key
+            .bootstrap_input(&mut scratch, acc, offsets, self.fft.as_view(), outputs);
+    }
+
+    /// Checks that a circuit and its inputs belong to this backend's key.
+    pub fn check_run(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<(), Error> {
+        super::check_run(circuit, self.key.params().id, self.key.key_id(), inputs)
+    }
+
+    /// Evaluates `circuit` and reports time and peak memory.
+    pub fn run(
+        &self,
+        circuit: &Circuit,
+        inputs: &[Ciphertext],
+    ) -> Result<(Vec<Ciphertext>, RunReport), Error> {
+        let start = Instant::now();
+        self.check_run(circuit, inputs)?;
+        let run = Run::new(self, circuit, inputs);
+        self.pool.scope(|s| {
+            start_roots(&run.pending, |b| {
+                let run = &run;
+                s.spawn(move |s| run.execute(s, b));
+            })
+        });
+        if let Some(e) = run.failure.lock().unwrap().take() {
+            return Err(e);
+        }
+        let done = run.done.load(Ordering::Relaxed);
+        if done < circuit.bootstraps().len() {
+            return Err(Error::Cancelled {
+                done,
+                total: circuit.bootstraps().len(),
+            });
+        }
+        let outputs = circuit
+            .outputs()
+            .iter()
+            .map(|o| Ciphertext::from_lwe(self.key.params().id, self.key.key_id(), run.combine(o)))
+            .collect();
+        let report = RunReport {
+            wall: start.elapsed(),
+            pbs: circuit.bootstraps().len(),
+            threads: self.threads,
+            peak_live: run.peak.load(Ordering::Relaxed),
+        };
+        Ok((outputs, report))
+    }
+}
+
+impl Backend for CpuBackend<'_> {
+    type Digit = Ciphertext;
+
+    fn evaluate(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<Vec<Ciphertext>, Error> {
+        Ok(self.run(circuit, inputs)?.0)
+    }
+}
+
+/// Starts every root (a bootstrap that waits for none). The roots are
+/// taken before the first starts: a bootstrap whose producers all finish
+/// while the roots are still being started is started by its last
+/// producer, and must not be started again as a root (its second run
+/// would read values the first had freed).
+fn start_roots(pending: &[AtomicU32], mut spawn: impl FnMut(usize)) {
+    let roots: Vec<usize> = (0..pending.len())
+        .filter(|&b| pending[b].load(Ordering::Relaxed) == 0)
+        .collect();
+    for b in roots {
+        spawn(b);
+    }
+}
+
+type Slot = Mutex<Option<Arc<LweCiphertextOwned<u64>>>>;
+
+/// State of one evaluation.
+struct Run<'a> {
+    backend: &'a CpuBackend<'a>,
+    circuit: &'a Circuit,
+    accumulators: Vec<GlweCiphertextOwned<u64>>,
+    slots: Vec<Slot>,
+    uses: Vec<AtomicU32>,
+    /// Unfinished producers still awaited by each bootstrap (one per term).
+    pending: Vec<AtomicU32>,
+    /// For each bootstrap, the bootstraps reading its outputs (one entry per term).
+    consumers: Vec<Vec<u32>>,
+    done: AtomicUsize,
+    live: AtomicUsize,
+    peak: AtomicUsize,
+    /// The first remote failure; no bootstrap starts after it.
+    failure: Mutex<Option<Error>>,
+    failed: AtomicBool,
+}
+
+impl<'a> Run<'a> {
+    fn new(backend: &'a CpuBackend<'a>, circuit: &'a Circuit, inputs: &[Ciphertext]) -> Self {
+        let params = backend.key.params();
+        let n_fresh = circuit.num_fresh();
+        let (consumers, pending) = circuit.dependencies();
+        let pending = pending.into_iter().map(AtomicU32::new).collect();
+        let uses: Vec<AtomicU32> = circuit
+            .use_counts()
+            .into_iter()
+            .map(AtomicU32::new)
+            .collect();
+        let slots: Vec<Slot> = (0..n_fresh).map(|_| Mutex::new(None)).collect();
+        let mut live = 0;
+        for (&(f, _), ct) in circuit.inputs().iter().zip(inputs) {
+            if uses[f as usize].load(Ordering::Relaxed) > 0 {
+                *slots[f as usize].lock().unwrap() = Some(Arc::new(ct.lwe().clone()));
+                live += 1;
+            }
+        }
+        Run {
+            backend,
+            circuit,
+            accumulators: circuit
+                .tables()
+                .iter()
+                .map(|t| accumulator(params, t))
+                .collect(),
+            slots,
+            uses,
+            pending,
+            consumers,
+            done: AtomicUsize::new(0),
+            live: AtomicUsize::new(live),
+            peak: AtomicUsize::new(live),
+            failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    fn value(&self, f: u32) -> Arc<LweCiphertextOwned<u64>> {
+        self.slots[f as usize]
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("scheduler invariant: a value is stored before its readers run")
+    }
+
+    /// `expr` evaluated on the stored fresh values, into `out`. Releases
+    /// each value read when `release` is set (its last reader frees it).
+    fn combine_into(&self, expr: &LinearExpr, out: &mut [u64], release: bool) {
+        out.fill(0);
+        for &(f, w) in &expr.terms {
+            super::add_scaled(out, self.value(f).as_ref().as_ref(), w as u64);
+            if release && self.uses[f as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                *self.slots[f as usize].lock().unwrap() = None;
+                self.live.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        super::add_constant(out, expr.constant, self.backend.key.params().delta());
+    }
+
+    fn combine(&self, expr: &LinearExpr) -> LweCiphertextOwned<u64> {
+        let mut lwe = self.backend.key.new_lwe();
+        self.combine_into(expr, lwe.as_mut(), false);
+        lwe
+    }
+
+    fn execute<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize) {
+        if self.backend.cancelled() || self.failed.load(Ordering::Relaxed) {
+            return;
+        }
+        let bs = &self.circuit.bootstraps()[b];
+        let key = self.backend.key;
+        let mut outputs: Vec<LweCiphertextOwned<u64>> =
+            bs.offsets.iter().map(|_| key.new_lwe()).collect();
+        {
+            let thread = rayon::current_thread_index().expect("runs on the backend's pool");
+            let mut scratch = self.backend.scratch[thread].lock().unwrap();
+            let scratch = &mut *scratch;
+            self.combine_into(&bs.input, scratch.input_mut(), true);
+            match &self.backend.remote {
+                Some(remote) if thread >= self.backend.local => {
+                    let slot = thread - self.backend.local;
+                    let input = scratch.input_mut();
+                    if let Err(e) =
+                        remote.bootstrap(slot, bs.table, &bs.offsets, input, &mut outputs)
+                    {
+                        self.failed.store(true, Ordering::Relaxed);
+                        self.failure.lock().unwrap().get_or_insert(e);
+                        return;
+                    }
+                }
+                _ => key.bootstrap_input(
+                    scratch,
+                    &self.accumulators[bs.table],
+                    &bs.offsets,
+                    self.backend.fft.as_view(),
+                    &mut outputs,
+                ),
+            }
+        }
+        let mut stored = 0;
+        for (j, out) in outputs.into_iter().enumerate() {
+            let f = bs.first_output as usize + j;
+            if self.uses[f].load(Ordering::Relaxed) > 0 {
+                *self.slots[f].lock().unwrap() = Some(Arc::new(out));
+                stored += 1;
+            }
+        }
+        let live = self.live.fetch_add(stored, Ordering::Relaxed) + stored;
+        self.peak.fetch_max(live, Ordering::Relaxed);
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(progress) = &self.backend.progress {
+            progress(done, self.circuit.bootstraps().len());
+        }
+        for &c in &self.consumers[b] {
+            if self.pending[c as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                scope.spawn(move |s| self.execute(s, c as usize));
+            }
+        }
+    }
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Bootstrap 0 finishes the moment it is started (as it may when the
+    /// thread starting the roots is preempted) and starts its reader, 2;
+    /// 2 must not be started again when the roots' loop reaches it.
+    pub(crate) fn a_reader_made_ready_while_roots_start_is_started_once() {
+        let pending: Vec<AtomicU32> = [0, 0, 1].into_iter().map(AtomicU32::new).collect();
+        let mut started = Vec::new();
+        start_roots(&pending, |b| {
+            started.push(b);
+            if b == 0 && pending[2].fetch_sub(1, Ordering::AcqRel) == 1 {
+                started.push(2);
+            }
+        });
+        started.sort_unstable();
+        assert_eq!(started, [0, 1, 2]);
+    }
+
+    hearth_core::tests![a_reader_made_ready_while_roots_start_is_started_once];
+}

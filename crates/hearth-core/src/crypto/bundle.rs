@@ -1,0 +1,735 @@
+//! Bundles: many typed encrypted values in one file, for a program's
+//! inputs or its outputs. Each entry is one [`Param`] (a name, a shape and
+//! tensor dims) and its values; the bundle is bound to one key and
+//! parameter set, so a server can check it against the program's
+//! signature and its key before anything runs.
+//!
+//! A bundle fresh from [`ClientKey::encrypt_bundle`] is written compact:
+//! its ciphertexts are one tfhe-rs seeded LWE list, stored as one seed and
+//! one 64-bit body per ciphertext (about 2 000 times smaller on
+//! `DIGITS_128`); reading it draws the masks again from the seed. Results
+//! computed by a server are written in full.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use num_bigint::BigInt;
+use serde::{Deserialize, Serialize};
+use tfhe::core_crypto::commons::math::random::Seed;
+use tfhe::core_crypto::prelude::*;
+
+use crate::crypto::encoding::{
+    repeated_name, signed_binary, twos_digits, word_bits, Encrypted, Param, Shape,
+};
+use crate::crypto::files::{
+    check_lwe, decode, encode, encoded_len, file_len, inconsistent, read_bytes, write_file,
+    FileKind,
+};
+use crate::crypto::keys::{Ciphertext, ClientKey, KeyId};
+use crate::crypto::params::ParamsId;
+use crate::error::Error;
+
+/// One named value or tensor of a bundle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Name, shape and dims.
+    pub param: Param,
+    /// The values, row-major: `param.count()` of them, each of
+    /// `param.shape`.
+    pub values: Vec<Encrypted>,
+}
+
+/// Typed encrypted values under one key: a program's inputs (from
+/// [`ClientKey::encrypt_bundle`]) or outputs (from
+/// `hearth::CompiledProgram::run_bundle`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bundle {
+    params: ParamsId,
+    key_id: KeyId,
+    entries: Vec<Entry>,
+    /// The ciphertexts' seed and bodies, when they came as one seeded list.
+    seeded: Option<Arc<Seeded>>,
+}
+
+/// Every ciphertext of a bundle, in entry and value order, as one seeded
+/// LWE list: the masks' seed and the bodies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Seeded {
+    seed: u128,
+    bodies: Vec<u64>,
+}
+
+/// What a bundle file holds (the ids are in the header): generic so that
+/// one layout is written from borrowed entries and read into owned ones.
+#[derive(Serialize, Deserialize)]
+enum Payload<E, S> {
+    /// Every ciphertext whole.
+    Full(E),
+    /// The entries' params, then their ciphertexts as one seeded list.
+    Seeded(Vec<Param>, S),
+}
+
+/// A payload as written.
+type Written<'a> = Payload<&'a [Entry], &'a Seeded>;
+
+/// A payload as read.
+type Stored = Payload<Vec<Entry>, Seeded>;
+
+impl Stored {
+    /// The entries' names, shapes and dims.
+    fn signature(&self) -> Vec<Param> {
+        match self {
+            Payload::Full(entries) => entries.iter().map(|e| e.param.clone()).collect(),
+            Payload::Seeded(params, _) => params.clone(),
+        }
+    }
+}
+
+/// The most ciphertexts a compact bundle may expand to (1 GiB on
+/// `DIGITS_128`): its bodies are 2 000 times smaller than what reading
+/// them allocates, so the file's size alone does not bound the memory.
+pub const MAX_SEEDED_CIPHERTEXTS: usize = 1 << 16;
+
+/// The ciphertexts of a seeded list under `params` and `key_id`: the masks
+/// drawn again from `seed` by tfhe-rs.
+pub(crate) fn decompress(
+    params: ParamsId,
+    key_id: KeyId,
+    seed: u128,
+    bodies: &[u64],
+) -> Vec<Ciphertext> {
+    let lwe_size = params.params().big_lwe_dimension().to_lwe_size();
+    let seeded = SeededLweCiphertextList::from_container(
+        bodies,
+        lwe_size,
+        Seed(seed).into(),
+        CiphertextModulus::new_native(),
+    );
+    let mut full = LweCiphertextList::new(
+        0u64,
+        lwe_size,
+        LweCiphertextCount(bodies.len()),
+        CiphertextModulus::new_native(),
+    );
+    decompress_seeded_lwe_ciphertext_list::<_, _, _, DefaultRandomGenerator>(&mut full, &seeded);
+    full.as_ref()
+        .chunks_exact(lwe_size.0)
+        .map(|c| Ciphertext {
+            params,
+            key_id,
+            lwe: LweCiphertext::from_container(c.to_vec(), CiphertextModulus::new_native()),
+        })
+        .collect()
+}
+
+impl Bundle {
+    /// A bundle of `entries` under `params` and `key_id`: every value must
+    /// have its entry's shape and count, and every ciphertext must belong
+    /// to that key.
+    pub fn new(params: ParamsId, key_id: KeyId, entries: Vec<Entry>) -> Result<Self, Error> {
+        let b = Bundle {
+            params,
+            key_id,
+            entries,
+            seeded: None,
+        };
+        b.check()?;
+        Ok(b)
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        if let Some(name) = repeated_name(self.entries.iter().map(|e| &e.param)) {
+            return Err(Error::Dimensions(format!("two entries are named {name:?}")));
+        }
+        for e in &self.entries {
+            let n = e.param.count()?;
+            if e.values.len() != n {
+                return Err(Error::Dimensions(format!(
+                    "{} holds {} values, its dims {:?} need {n}",
+                    e.param.name,
+                    e.values.len(),
+                    e.param.dims
+                )));
+            }
+            for v in &e.values {
+                if v.shape != e.param.shape || v.cts.len() != v.shape.len() {
+                    return Err(Error::ShapeMismatch {
+                        what: format!("a value of {}", e.param.name),
+                        expected: e.param.shape,
+                        found: v.shape,
+                    });
+                }
+                for ct in &v.cts {
+                    ct.check_owner(self.params, self.key_id)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The parameter set of every ciphertext.
+    pub fn params(&self) -> ParamsId {
+        self.params
+    }
+
+    /// The key every ciphertext is under.
+    pub fn key_id(&self) -> KeyId {
+        self.key_id
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entries' names, shapes and dims.
+    pub fn signature(&self) -> Vec<Param> {
+        self.entries.iter().map(|e| e.param.clone()).collect()
+    }
+
+    /// All values in entry order (a program's inputs or outputs in order).
+    pub fn values(&self) -> impl Iterator<Item = &Encrypted> {
+        self.entries.iter().flat_map(|e| &e.values)
+    }
+
+    /// What its file holds: compact when its ciphertexts came as one
+    /// seeded list.
+    fn payload(&self) -> Written<'_> {
+        match &self.seeded {
+            Some(seeded) => Payload::Seeded(self.signature(), seeded),
+            None => Payload::Full(&self.entries),
+        }
+    }
+
+    /// The bundle as file bytes (header and payload).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+        encode(
+            Path::new("<bundle>"),
+            FileKind::Bundle,
+            self.params,
+            self.key_id,
+            &self.payload(),
+        )
+    }
+
+    /// Reads bundle bytes from anywhere (`origin` names them in errors),
+    /// checking every entry and ciphertext.
+    pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<Self, Error> {
+        let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
+        Self::from_payload(origin, info.params, info.key_id, payload)
+    }
+
+    /// [`Bundle::from_bytes`] for a program that takes `inputs` on
+    /// `params`: the file's parameter set and entries are compared with
+    /// them first (with the errors of
+    /// `hearth::CompiledProgram::check_bundle`), before any ciphertext is
+    /// checked or a compact bundle expanded, so bytes that do not fit cost
+    /// only their decoding.
+    pub fn from_bytes_expecting(
+        origin: &Path,
+        bytes: &[u8],
+        params: ParamsId,
+        inputs: &[Param],
+    ) -> Result<Self, Error> {
+        let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
+        check_inputs(params, inputs, info.params, &payload.signature())?;
+        Self::from_payload(origin, info.params, info.key_id, payload)
+    }
+
+    /// Every check [`Bundle::from_bytes_expecting`] makes, without
+    /// expanding a compact bundle (its list is checked against its
+    /// entries, so its expansion cannot fail): for a server that admits a
+    /// job now and reads its bundle when the job runs.
+    pub fn check_bytes_expecting(
+        origin: &Path,
+        bytes: &[u8],
+        params: ParamsId,
+        inputs: &[Param],
+    ) -> Result<(), Error> {
+        let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
+        check_inputs(params, inputs, info.params, &payload.signature())?;
+        match payload {
+            Payload::Seeded(list, seeded) => check_seeded(origin, &list, &seeded),
+            full => Self::from_payload(origin, info.params, info.key_id, full).map(drop),
+        }
+    }
+
+    /// Writes the bundle atomically.
+    pub fn save(&self, path: &Path) -> Result<(), Error> {
+        self.save_len(path).map(drop)
+    }
+
+    /// [`Bundle::save`], returning the file's size in bytes. The payload
+    /// is serialized straight to the file, so a large bundle is never held
+    /// twice in memory.
+    pub fn save_len(&self, path: &Path) -> Result<u64, Error> {
+        write_file(
+            path,
+            FileKind::Bundle,
+            self.params,
+            self.key_id,
+            &self.payload(),
+            false,
+        )
+    }
+
+    /// Reads a bundle written by [`Bundle::save`].
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        Bundle::from_bytes(path, &read_bytes(path, FileKind::Bundle)?)
+    }
+
+    fn from_payload(
+        path: &Path,
+        params: ParamsId,
+        key_id: KeyId,
+        payload: Stored,
+    ) -> Result<Self, Error> {
+        let bad = |e: Error| inconsistent(path, format!("bundle: {e}"));
+        let b = match payload {
+            Payload::Full(entries) => {
+                let p = params.params();
+                for ct in entries.iter().flat_map(|e| &e.values).flat_map(|v| &v.cts) {
+                    check_lwe(path, &ct.lwe, p)?;
+                }
+                Bundle::new(params, key_id, entries).map_err(bad)?
+            }
+            Payload::Seeded(params_list, seeded) => {
+                check_seeded(path, &params_list, &seeded)?;
+                let cts = decompress(params, key_id, seeded.seed, &seeded.bodies);
+                let mut b = Bundle::new(params, key_id, split(&params_list, cts)?).map_err(bad)?;
+                b.seeded = Some(Arc::new(seeded));
+                b
+            }
+        };
+        Ok(b)
+    }
+}
+
+/// Checks a compact bundle's list against its entries' params: a seed,
+/// one body per ciphertext the entries need, at most
+/// [`MAX_SEEDED_CIPHERTEXTS`]. Expanding it then cannot fail.
+fn check_seeded(path: &Path, params: &[Param], seeded: &Seeded) -> Result<(), Error> {
+    let bad = |e: Error| inconsistent(path, format!("bundle: {e}"));
+    let mut needed = 0usize;
+    for p in params {
+        let n = p.count().map_err(bad)?;
+        needed = needed.saturating_add(n.saturating_mul(p.shape.len()));
+    }
+    if seeded.seed == 0 {
+        return Err(inconsistent(path, "a compact bundle without a seed"));
+    }
+    if needed > MAX_SEEDED_CIPHERTEXTS {
+        return Err(bad(Error::TooLarge {
+            what: "a compact bundle (ciphertexts)".into(),
+            size: needed as u64,
+            limit: MAX_SEEDED_CIPHERTEXTS as u64,
+        }));
+    }
+    if seeded.bodies.len() != needed {
+        return Err(inconsistent(
+            path,
+            format!(
+                "{} ciphertext bodies for entries of {needed} ciphertexts",
+                seeded.bodies.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `cts` cut into the values of `params`, in order (their total must
+/// match).
+fn split(params: &[Param], cts: Vec<Ciphertext>) -> Result<Vec<Entry>, Error> {
+    let mut cts = cts.into_iter();
+    params
+        .iter()
+        .map(|p| {
+            let values = (0..p.count()?)
+                .map(|_| Encrypted::new(p.shape, cts.by_ref().take(p.shape.len()).collect()))
+                .collect::<Result<_, _>>()?;
+            Ok(Entry {
+                param: p.clone(),
+                values,
+            })
+        })
+        .collect()
+}
+
+/// Checks entries of parameter set `found_params` named, shaped and sized
+/// `found` against the inputs a program on `params` takes: the same set,
+/// then the same params in order.
+pub fn check_inputs(
+    params: ParamsId,
+    inputs: &[Param],
+    found_params: ParamsId,
+    found: &[Param],
+) -> Result<(), Error> {
+    if found_params != params {
+        return Err(Error::ParamsMismatch {
+            expected: params,
+            found: found_params,
+        });
+    }
+    if found != inputs {
+        let show = |ps: &[Param]| {
+            ps.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(Error::Dimensions(format!(
+            "the bundle holds [{}], the program takes [{}]",
+            show(found),
+            show(inputs)
+        )));
+    }
+    Ok(())
+}
+
+/// The size of the file [`Bundle::save`] writes for entries `entries` of
+/// full ciphertexts under `params` (a program's results), from the
+/// encoded sizes of one ciphertext and of the entries without values, so
+/// nothing is allocated per value. Saturates where a count is refused.
+pub fn full_file_len(params: ParamsId, entries: &[Param]) -> u64 {
+    let lwe_size = params.params().big_lwe_dimension().to_lwe_size();
+    let ct = encoded_len(&Ciphertext {
+        params,
+        key_id: KeyId(0),
+        lwe: LweCiphertext::new(0u64, lwe_size, CiphertextModulus::new_native()),
+    });
+    let empty: Vec<Entry> = entries
+        .iter()
+        .map(|p| Entry {
+            param: p.clone(),
+            values: Vec::new(),
+        })
+        .collect();
+    entries
+        .iter()
+        .fold(file_len(&Written::Full(&empty)), |len, p| {
+            let value = encoded_len(&Encrypted {
+                shape: p.shape,
+                cts: Vec::new(),
+            })
+            .saturating_add((p.shape.len() as u64).saturating_mul(ct));
+            let count = p.count().map_or(u64::MAX, |n| n as u64);
+            len.saturating_add(count.saturating_mul(value))
+        })
+}
+
+/// Checks that `values` holds one list per param, each of the param's
+/// count (its dims' product).
+pub fn check_values(params: &[Param], values: &[Vec<BigInt>]) -> Result<(), Error> {
+    if params.len() != values.len() {
+        return Err(Error::InputCount {
+            expected: params.len(),
+            found: values.len(),
+        });
+    }
+    for (param, vs) in params.iter().zip(values) {
+        let n = param.count()?;
+        if vs.len() != n {
+            return Err(Error::Dimensions(format!(
+                "{} needs {n} values (dims {:?}), {} given",
+                param.name,
+                param.dims,
+                vs.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The digits [`ClientKey::encrypt`] takes for `value` as a `shape`: an
+/// integer's signed-binary or two's-complement digits, a word's bits as 0
+/// or 2 (the bits family's encoding).
+fn plain_digits(shape: Shape, value: &BigInt) -> Result<Vec<i64>, Error> {
+    match shape {
+        Shape::Int { digits } => signed_binary(value, digits),
+        Shape::TwosInt { bits } => twos_digits(value, bits),
+        Shape::Word { bits, signed } => Ok(word_bits(value, bits, signed)?
+            .into_iter()
+            .map(|b| 2 * b as i64)
+            .collect()),
+    }
+}
+
+impl ClientKey {
+    /// Encrypts `value` as a value of `shape`: an integer on its digits
+    /// (signed-binary or two's complement), or a word.
+    pub fn encrypt_value(&self, shape: Shape, value: &BigInt) -> Result<Encrypted, Error> {
+        match shape {
+            Shape::Int { digits } => self.encrypt_int(value.clone(), digits),
+            Shape::TwosInt { bits } => self.encrypt_int_twos(value.clone(), bits),
+            Shape::Word { bits, signed } => self.encrypt_word_of(value.clone(), bits, signed),
+        }
+    }
+
+    /// Decrypts a value of any shape.
+    pub fn decrypt_value(&self, x: &Encrypted) -> Result<BigInt, Error> {
+        match x.shape {
+            Shape::Int { .. } | Shape::TwosInt { .. } => self.decrypt_int(x),
+            Shape::Word { .. } => self.decrypt_word_value(x),
+        }
+    }
+
+    /// Encrypts one list of values per param (row-major), e.g. for
+    /// `hearth::CompiledProgram::signature`'s inputs.
+    pub fn encrypt_bundle(
+        &self,
+        params: &[Param],
+        values: &[Vec<BigInt>],
+    ) -> Result<Bundle, Error> {
+        check_values(params, values)?;
+        let mut digits = Vec::new();
+        for (param, vs) in params.iter().zip(values) {
+            for v in vs {
+                digits.extend(plain_digits(param.shape, v)?);
+            }
+        }
+        let (seed, bodies, cts) = self.encrypt_seeded(&digits)?;
+        let mut b = Bundle::new(self.params().id, self.key_id(), split(params, cts)?)?;
+        b.seeded = Some(Arc::new(Seeded { seed, bodies }));
+        Ok(b)
+    }
+
+    /// Decrypts every entry: its param and its values, row-major.
+    pub fn decrypt_bundle(&self, bundle: &Bundle) -> Result<Vec<(Param, Vec<BigInt>)>, Error> {
+        if bundle.key_id != self.key_id() {
+            return Err(Error::WrongKey {
+                expected: self.key_id(),
+                found: bundle.key_id,
+            });
+        }
+        bundle
+            .entries
+            .iter()
+            .map(|e| {
+                let vs = e
+                    .values
+                    .iter()
+                    .map(|v| self.decrypt_value(v))
+                    .collect::<Result<_, _>>()?;
+                Ok((e.param.clone(), vs))
+            })
+            .collect()
+    }
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
+    use super::*;
+    use crate::crypto::files::tests::Scratch;
+    use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
+    use hearth_core::testing::keys::keys;
+
+    fn int(name: &str, digits: usize, dims: &[usize]) -> Param {
+        Param::new(name, Shape::Int { digits }, dims)
+    }
+
+    /// Values `0, 1, ...` for each param.
+    fn counting(params: &[Param]) -> Vec<Vec<BigInt>> {
+        params
+            .iter()
+            .map(|p| (0..p.count().unwrap()).map(BigInt::from).collect())
+            .collect()
+    }
+
+    /// A compact bundle under `params` and `key_id` (encrypted) and the
+    /// same values as full ciphertexts.
+    fn compact_and_full(client: &ClientKey, entries: &[Param]) -> (Bundle, Bundle) {
+        let values = counting(entries);
+        let compact = client.encrypt_bundle(entries, &values).unwrap();
+        let full = entries
+            .iter()
+            .zip(&values)
+            .map(|(p, vs)| Entry {
+                param: p.clone(),
+                values: vs
+                    .iter()
+                    .map(|v| client.encrypt_value(p.shape, v).unwrap())
+                    .collect(),
+            })
+            .collect();
+        let full = Bundle::new(client.params().id, client.key_id(), full).unwrap();
+        (compact, full)
+    }
+
+    /// The entries of the tests: a tensor of integers and a word.
+    fn entries() -> Vec<Param> {
+        vec![
+            int("x", 4, &[2, 3]),
+            Param::new(
+                "w",
+                Shape::Word {
+                    bits: 3,
+                    signed: true,
+                },
+                &[],
+            ),
+        ]
+    }
+
+    /// [`Bundle::save_len`] writes [`Bundle::to_bytes`] exactly, compact
+    /// or full, and returns its size; a full bundle's size is
+    /// [`full_file_len`] of its entries.
+    pub(crate) fn saved_bundles_are_their_bytes() {
+        let d = Scratch::new("bundle-save");
+        let (client, _) = keys(&INSECURE_TEST_DIGITS);
+        let (compact, full) = compact_and_full(client, &entries());
+        for (name, b) in [("compact", &compact), ("full", &full)] {
+            let path = d.join(name);
+            let len = b.save_len(&path).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(len, bytes.len() as u64, "{name}");
+            assert!(bytes == b.to_bytes().unwrap(), "{name}: saved bytes differ");
+            assert_eq!(&Bundle::load(&path).unwrap(), b, "{name}");
+        }
+        let full_len = std::fs::metadata(d.join("full")).unwrap().len();
+        assert_eq!(full_file_len(full.params(), &full.signature()), full_len);
+        let compact_len = std::fs::metadata(d.join("compact")).unwrap().len();
+        assert!(compact_len * 100 < full_len, "{compact_len} vs {full_len}");
+        // A refused count saturates.
+        let huge = [int("h", 4, &[usize::MAX, 2])];
+        assert_eq!(full_file_len(full.params(), &huge), u64::MAX);
+    }
+
+    /// The bytes of a compact bundle of `entries` under `params`, every
+    /// body 0 (what a forger can write without a key).
+    fn forged_compact(params: ParamsId, entries: Vec<Param>) -> Vec<u8> {
+        let n = entries
+            .iter()
+            .map(|p| p.count().unwrap() * p.shape.len())
+            .sum();
+        let seeded = Seeded {
+            seed: 1,
+            bodies: vec![0; n],
+        };
+        let payload: Written<'_> = Payload::Seeded(entries, &seeded);
+        encode(
+            Path::new("<forged>"),
+            FileKind::Bundle,
+            params,
+            KeyId(7),
+            &payload,
+        )
+        .unwrap()
+    }
+
+    /// A compact bundle of [`MAX_SEEDED_CIPHERTEXTS`] ciphertexts (512 MiB
+    /// once expanded on this set) that is not what the program takes is
+    /// refused from its decoded entries, in far less time than an
+    /// expansion; as is one of another parameter set. A small forged
+    /// bundle of the same layout reads (so the refusal is the check's).
+    pub(crate) fn mismatched_bundles_are_refused_before_expansion() {
+        let id = INSECURE_TEST_DIGITS.id;
+        let takes = [int("a", 4, &[]), int("b", 4, &[])];
+        let wide = vec![int("x", 16, &[MAX_SEEDED_CIPHERTEXTS / 16])];
+        let bytes = forged_compact(id, wide);
+        let start = std::time::Instant::now();
+        let e = Bundle::from_bytes_expecting(Path::new("f"), &bytes, id, &takes);
+        let took = start.elapsed();
+        match e {
+            Err(Error::Dimensions(m)) => assert!(m.contains("the bundle holds [x: "), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(took.as_millis() < 50, "refused in {took:?}");
+        let bits = INSECURE_TEST_BITS.id;
+        let e = Bundle::from_bytes_expecting(Path::new("f"), &bytes, bits, &takes);
+        assert!(
+            matches!(e, Err(Error::ParamsMismatch { expected, found }) if expected == bits && found == id),
+            "{e:?}"
+        );
+        let small = forged_compact(id, vec![int("x", 16, &[2])]);
+        assert_eq!(
+            Bundle::from_bytes(Path::new("f"), &small)
+                .unwrap()
+                .values()
+                .count(),
+            2
+        );
+    }
+
+    /// Bytes that fit read as [`Bundle::from_bytes`] reads them, compact
+    /// or full; bytes that do not are refused with the errors of
+    /// [`crate::CompiledProgram::check_bundle`]'s check.
+    pub(crate) fn expected_bundles_read_as_from_bytes() {
+        let (client, _) = keys(&INSECURE_TEST_DIGITS);
+        let id = client.params().id;
+        let takes = entries();
+        let (compact, full) = compact_and_full(client, &takes);
+        for b in [&compact, &full] {
+            let bytes = b.to_bytes().unwrap();
+            let read = Bundle::from_bytes_expecting(Path::new("b"), &bytes, id, &takes).unwrap();
+            assert_eq!(read, Bundle::from_bytes(Path::new("b"), &bytes).unwrap());
+            assert_eq!(&read, b);
+            let mut other = takes.clone();
+            other.swap(0, 1);
+            let e = Bundle::from_bytes_expecting(Path::new("b"), &bytes, id, &other).unwrap_err();
+            let check = check_inputs(id, &other, b.params(), &b.signature()).unwrap_err();
+            assert!(matches!(e, Error::Dimensions(_)), "{e:?}");
+            assert_eq!(e.to_string(), check.to_string());
+            // The check alone agrees, both ways.
+            Bundle::check_bytes_expecting(Path::new("b"), &bytes, id, &takes).unwrap();
+            let e = Bundle::check_bytes_expecting(Path::new("b"), &bytes, id, &other).unwrap_err();
+            assert_eq!(e.to_string(), check.to_string());
+        }
+    }
+
+    /// A compact bundle that fits is checked without its expansion: 65 536
+    /// ciphertexts in milliseconds; a list one body short is refused.
+    pub(crate) fn compact_bundles_are_checked_without_expansion() {
+        let id = INSECURE_TEST_DIGITS.id;
+        let wide = vec![int("x", 16, &[MAX_SEEDED_CIPHERTEXTS / 16])];
+        let bytes = forged_compact(id, wide.clone());
+        let start = std::time::Instant::now();
+        Bundle::check_bytes_expecting(Path::new("f"), &bytes, id, &wide).unwrap();
+        let took = start.elapsed();
+        assert!(took.as_millis() < 50, "checked in {took:?}");
+        let start = std::time::Instant::now();
+        let read = Bundle::from_bytes_expecting(Path::new("f"), &bytes, id, &wide).unwrap();
+        assert_eq!(read.values().count(), MAX_SEEDED_CIPHERTEXTS / 16);
+        eprintln!("checked in {took:?}, expanded in {:?}", start.elapsed());
+        let short = {
+            let seeded = Seeded {
+                seed: 1,
+                bodies: vec![0; MAX_SEEDED_CIPHERTEXTS - 1],
+            };
+            let payload: Written<'_> = Payload::Seeded(wide.clone(), &seeded);
+            encode(Path::new("f"), FileKind::Bundle, id, KeyId(7), &payload).unwrap()
+        };
+        assert!(Bundle::check_bytes_expecting(Path::new("f"), &short, id, &wide).is_err());
+        assert!(Bundle::from_bytes(Path::new("f"), &short).is_err());
+    }
+
+    /// Entry names are compared in linear time: 200 000 empty entries and
+    /// one named like the first are refused at once (comparing each with
+    /// every earlier one took minutes).
+    pub(crate) fn many_names_are_checked_at_once() {
+        let mut entries: Vec<Entry> = (0..200_000)
+            .map(|i| Entry {
+                param: int(&format!("e{i}"), 4, &[0]),
+                values: Vec::new(),
+            })
+            .collect();
+        let id = INSECURE_TEST_DIGITS.id;
+        assert!(Bundle::new(id, KeyId(1), entries.clone()).is_ok());
+        entries.push(entries[0].clone());
+        let start = std::time::Instant::now();
+        let e = Bundle::new(id, KeyId(1), entries);
+        let took = start.elapsed();
+        assert!(
+            matches!(e, Err(Error::Dimensions(ref m)) if m == "two entries are named \"e0\""),
+            "{e:?}"
+        );
+        assert!(took.as_millis() < 1000, "refused in {took:?}");
+    }
+
+    hearth_core::tests![
+        many_names_are_checked_at_once,
+        saved_bundles_are_their_bytes,
+        mismatched_bundles_are_refused_before_expansion,
+        compact_bundles_are_checked_without_expansion,
+        expected_bundles_read_as_from_bytes,
+    ];
+}

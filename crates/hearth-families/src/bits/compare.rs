@@ -1,0 +1,288 @@
+//! Comparisons, minimum, maximum and selection.
+//!
+//! `x >= y` (unsigned) is the carry out of `x + not y + 1`: only the carry
+//! chain, no sum bits. The chain is split into blocks: the first block
+//! ripples with the real carry in; every other block ripples twice, with
+//! carry in 0 and 1, side by side; then the blocks' carries are joined by
+//! one majority each (`c = maj(G, T, c_in)`, as `G` implies `T`). One
+//! block is the plain ripple (`n` bootstraps, depth `n`); with `k` blocks,
+//! about `2n` bootstraps at depth `n / k + k`. The split with the least
+//! estimated time, `max(#PBS / threads, depth)`, is used: on two threads
+//! two blocks (about `1.5 n` bootstraps, depth `n / 2 + 1`).
+//! Signed comparisons flip the sign bits first (free).
+//!
+//! Where selectors have room for several bits (`pi >= 5`), comparisons
+//! read three bits per bootstrap instead ([`super::packed_compare`]); the form
+//! with the least estimated time is used.
+//!
+//! Equality ORs the XORs of the bits in as wide groups as the parameters
+//! allow (two on `pi = 3`): `2n - 1` bootstraps, depth `1 + log2 n`; an XOR
+//! with a clear bit is free, so comparing with a constant costs the OR
+//! tree only.
+
+use super::gates::{gate, maj, mux, not, Gate};
+use super::{packed_compare, Bits, ONE};
+use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
+use crate::comparison::Comparison;
+use crate::crypto::params::ParamsId;
+use crate::error::Error;
+
+/// Operands padded to a common width (zero or sign extension).
+fn padded(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> (Vec<Wire>, Vec<Wire>) {
+    let n = x.len().max(y.len());
+    let zero = b.constant(0);
+    let fx = if signed { x.top(b) } else { zero };
+    let fy = if signed { y.top(b) } else { zero };
+    (
+        (0..n).map(|i| x.bit_or(i, fx)).collect(),
+        (0..n).map(|i| y.bit_or(i, fy)).collect(),
+    )
+}
+
+/// `x <op> y` as one bit (unsigned, or two's complement when `signed`), by
+/// the form with the least estimated time for the width, the parameters
+/// and the thread count.
+pub fn compare(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    op: Comparison,
+    signed: bool,
+) -> Result<Wire, Error> {
+    let (xs, ys) = padded(b, x, y, signed);
+    let form = form_for(b, xs.len(), op);
+    lower(b, xs, ys, op, signed, form)
+}
+
+/// How a comparison is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// Gates: the carry chain, or XORs and an OR tree.
+    Gates,
+    /// Signs of several bits per bootstrap, for orderings
+    /// ([`packed_compare::order`]).
+    Signs,
+    /// Zero tests of several bits per bootstrap, counted, for equality
+    /// ([`packed_compare::equal_by_counts`]).
+    Counts,
+}
+
+thread_local! {
+    /// The form per parameter set, width, thread count and kind (equality
+    /// or ordering).
+    static CHOICES: Memo<(ParamsId, usize, usize, bool), Form> = Memo::new();
+}
+
+/// The form with the least estimated time for `n`-bit encrypted operands
+/// (the packed forms exist on `pi >= 5` only).
+fn form_for(b: &CircuitBuilder, n: usize, op: Comparison) -> Form {
+    let equality = matches!(op, Comparison::Eq | Comparison::Ne);
+    let (params, threads) = (b.params(), b.threads());
+    let key = (params.id, n, threads, equality);
+    let candidates: &[Form] = if equality {
+        &[Form::Gates, Form::Counts]
+    } else {
+        &[Form::Gates, Form::Signs]
+    };
+    let probe = if equality {
+        Comparison::Eq
+    } else {
+        Comparison::Lt
+    };
+    CHOICES.with(|memo| {
+        memo.get_or(key, || {
+            cheapest(params, threads, candidates, |s, form| {
+                let xs = Bits::input(s, n)?.wires().to_vec();
+                let ys = Bits::input(s, n)?.wires().to_vec();
+                lower(s, xs, ys, probe, false, form)?;
+                Ok(())
+            })
+            .unwrap_or(Form::Gates)
+        })
+    })
+}
+
+/// `x <op> y` on padded operands, in the given form.
+fn lower(
+    b: &mut CircuitBuilder,
+    mut xs: Vec<Wire>,
+    mut ys: Vec<Wire>,
+    op: Comparison,
+    signed: bool,
+    form: Form,
+) -> Result<Wire, Error> {
+    let mut sel = Selectors::for_bits();
+    if matches!(op, Comparison::Eq | Comparison::Ne) {
+        let eq = op == Comparison::Eq;
+        return match form {
+            Form::Counts | Form::Signs => packed_compare::equal_by_counts(b, &xs, &ys, eq),
+            Form::Gates => {
+                let ne = not_equal(b, &mut sel, &xs, &ys)?;
+                if eq {
+                    not(b, ne)
+                } else {
+                    Ok(ne)
+                }
+            }
+        };
+    }
+    if signed {
+        if let (Some(tx), Some(ty)) = (xs.last_mut(), ys.last_mut()) {
+            *tx = not(b, *tx)?;
+            *ty = not(b, *ty)?;
+        }
+    }
+    if form != Form::Gates {
+        return packed_compare::order(b, &xs, &ys, op);
+    }
+    // ge(x, y) = carry of x + not y + 1; gt(x, y) = carry of x + not y.
+    let (hi, lo, strict) = match op {
+        Comparison::Ge => (&xs, &ys, false),
+        Comparison::Lt => (&xs, &ys, false),
+        Comparison::Gt => (&xs, &ys, true),
+        _ => (&ys, &xs, false), // Le: y >= x
+    };
+    let nots: Vec<Wire> = lo.iter().map(|&w| not(b, w)).collect::<Result<_, _>>()?;
+    let cin = b.constant(if strict { 0 } else { ONE });
+    let c = carry_out(b, &mut sel, hi, &nots, cin)?;
+    if op == Comparison::Lt {
+        not(b, c)
+    } else {
+        Ok(c)
+    }
+}
+
+/// `1` when some bit differs.
+pub fn not_equal(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[Wire],
+    ys: &[Wire],
+) -> Result<Wire, Error> {
+    let diffs: Vec<Wire> = xs
+        .iter()
+        .zip(ys)
+        .map(|(&x, &y)| gate(b, sel, Gate::Xor, x, y))
+        .collect::<Result<_, _>>()?;
+    or_all(b, sel, &diffs)
+}
+
+/// The OR of all `bits` (0 for none), as a tree of the widest OR gates
+/// the parameters allow.
+pub fn or_all(b: &mut CircuitBuilder, sel: &mut Selectors, bits: &[Wire]) -> Result<Wire, Error> {
+    let mut level: Vec<Wire> = Vec::with_capacity(bits.len());
+    // Clear bits: a set one decides, cleared ones drop out.
+    for &w in bits {
+        match b.constant_value(w)? {
+            Some(0) => {}
+            Some(_) => return Ok(b.constant(ONE)),
+            None => level.push(w),
+        }
+    }
+    let fan = super::gates::widest_or(b, sel)?;
+    while level.len() > 1 {
+        let mut next = Vec::with_capacity(level.len().div_ceil(fan));
+        for group in level.chunks(fan) {
+            next.push(super::gates::or_n(b, sel, group)?);
+        }
+        level = next;
+    }
+    Ok(level.pop().unwrap_or_else(|| b.constant(0)))
+}
+
+/// The carry out of `xs + ys + cin`, by the block split with the least
+/// estimated time.
+pub(crate) fn carry_out(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[Wire],
+    ys: &[Wire],
+    cin: Wire,
+) -> Result<Wire, Error> {
+    let n = xs.len();
+    let blocks = best_split(n, b.threads());
+    let size = n.div_ceil(blocks.max(1)).max(1);
+    let mut carry = cin;
+    for (k, start) in (0..n).step_by(size).enumerate() {
+        let end = (start + size).min(n);
+        if k == 0 {
+            carry = ripple(b, sel, &xs[start..end], &ys[start..end], carry)?;
+        } else {
+            let zero = b.constant(0);
+            let one = b.constant(ONE);
+            let g = ripple(b, sel, &xs[start..end], &ys[start..end], zero)?;
+            let t = ripple(b, sel, &xs[start..end], &ys[start..end], one)?;
+            carry = match b.constant_value(carry)? {
+                Some(0) => g,
+                Some(_) => t,
+                None => maj(b, sel, g, t, carry)?,
+            };
+        }
+    }
+    Ok(carry)
+}
+
+/// The carry out of a ripple over `xs + ys + c`.
+fn ripple(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    xs: &[Wire],
+    ys: &[Wire],
+    mut c: Wire,
+) -> Result<Wire, Error> {
+    for (&x, &y) in xs.iter().zip(ys) {
+        c = maj(b, sel, x, y, c)?;
+    }
+    Ok(c)
+}
+
+/// The number of blocks with the least `max(#PBS / threads, depth)` for an
+/// `n`-bit carry chain (ties: fewer bootstraps).
+fn best_split(n: usize, threads: usize) -> usize {
+    (1..=n.clamp(1, 16))
+        .map(|k| {
+            let size = n.div_ceil(k);
+            let k = n.div_ceil(size);
+            let pbs = size + 2 * (n - size) + (k - 1);
+            let depth = size + (k - 1);
+            (pbs.div_ceil(threads).max(depth), pbs, k)
+        })
+        .min()
+        .map_or(1, |(_, _, k)| k)
+}
+
+/// Per bit, `if s { x } else { y }`.
+pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bits, Error> {
+    let mut sel = Selectors::for_bits();
+    let zero = b.constant(0);
+    let n = x.len().max(y.len());
+    let out = (0..n)
+        .map(|i| mux(b, &mut sel, s, x.bit_or(i, zero), y.bit_or(i, zero)))
+        .collect::<Result<_, _>>()?;
+    Ok(Bits::from_vec(out))
+}
+
+/// `max(x, y)` (unsigned, or signed).
+pub fn max(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<Bits, Error> {
+    let ge = compare(b, x, y, Comparison::Ge, signed)?;
+    select(b, ge, x, y)
+}
+
+/// `min(x, y)` (unsigned, or signed).
+pub fn min(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<Bits, Error> {
+    let ge = compare(b, x, y, Comparison::Ge, signed)?;
+    select(b, ge, y, x)
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn two_blocks_on_two_threads() {
+        assert_eq!(best_split(32, 1), 1);
+        assert_eq!(best_split(32, 2), 2);
+        assert!(best_split(32, 16) > 2);
+    }
+
+    hearth_core::tests![two_blocks_on_two_threads];
+}

@@ -1,0 +1,328 @@
+//! Counters and column compression: many bits of equal weight become the
+//! few bits of their count, so a sum of many numbers needs one carry chain
+//! at the end instead of one per operand.
+//!
+//! A counter of `k` bits outputs the bits of their count: every bit above
+//! the lowest is a threshold of the count (one bootstrap each, where the
+//! parameters have a form for it); the lowest is the linear remainder
+//! `sum x - 2 c_1 - 4 c_2 - ...` when its weight allows. On `pi = 3` that
+//! is the full adder (3 bits to 2: one bootstrap) and the half adder (2 to
+//! 2: one AND); on `pi >= 5` a 7-to-3 counter costs one bootstrap (its
+//! two high bits as two tables of one rotation).
+//!
+//! [`CompressKind::Wallace`] reduces every column at every level;
+//! [`CompressKind::Dadda`] reduces each level only to the next height of
+//! Dadda's sequence (2, 3, 4, 6, 9, 13, ...), which uses fewer counters.
+//! Both stop at two rows, which one adder finishes.
+
+use num_bigint::BigUint;
+use num_traits::{One, Zero};
+
+use super::adders::{add, AdderKind};
+use super::gates::threshold;
+use super::{on_even_positions, Bits, ONE};
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::crypto::lut::Lut;
+use crate::error::Error;
+
+/// How columns are reduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompressKind {
+    /// Wallace: reduce every column as far as possible at each stage.
+    Wallace,
+    /// Dadda: reduce only as far as the next stage's height needs.
+    Dadda,
+}
+
+/// The bits of the count of `group` (least significant first), or `None`
+/// when this parameter set has no counter that wide.
+pub fn counter(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    group: &[Wire],
+) -> Result<Option<Vec<Wire>>, Error> {
+    let k = group.len();
+    let outs = usize::BITS as usize - k.leading_zeros() as usize;
+    let mut bits = vec![b.constant(0); outs];
+    if let Some(all) = bits_by_count(b, sel, group)? {
+        return Ok(Some(all));
+    }
+    for (j, bit) in bits.iter_mut().enumerate().skip(1) {
+        let f = move |v: &[bool]| (v.iter().filter(|&&t| t).count() >> j) & 1 == 1;
+        match threshold(b, sel, group, &f)? {
+            Some(w) => *bit = w,
+            None => return Ok(None),
+        }
+    }
+    // The lowest bit: the remainder, linear where its weight allows.
+    let mut terms: Vec<(Wire, i64)> = group.iter().map(|&w| (w, 1)).collect();
+    for (j, &w) in bits.iter().enumerate().skip(1) {
+        terms.push((w, -(1 << j)));
+    }
+    bits[0] = if b.weight_of(&terms)? <= b.params().budgets.one {
+        let s = b.linear(&terms, 0)?;
+        b.assume_range(s, 0, ONE, ONE)?
+    } else {
+        match threshold(b, sel, group, &|v: &[bool]| {
+            v.iter().filter(|&&t| t).count() % 2 == 1
+        })? {
+            Some(w) => w,
+            None => return Ok(None),
+        }
+    };
+    Ok(Some(bits))
+}
+
+/// The three bits of the count of 4 to 7 bits, where the set has room
+/// (`pi >= 5`): the count `sum x` takes 8 even values in the first half of
+/// the ring, so bits 1 and 2 are two tables of one blind rotation, read
+/// one unit apart (many-LUT, interleaved) where the count's noise is
+/// within the margin-1/2 budget, else one rotation each; bit 0 is the
+/// linear remainder, or a third table where that would be too noisy.
+/// `None` on the gate sets: one threshold per bit.
+fn bits_by_count(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    group: &[Wire],
+) -> Result<Option<Vec<Wire>>, Error> {
+    let params = b.params();
+    if params.pi < 5 || !(4..=7).contains(&group.len()) {
+        return Ok(None);
+    }
+    // Clear bits join the count as a constant; a bit whose range the
+    // builder does not know exactly is refreshed (the count's range must
+    // stay on the 8 even values).
+    let (mut terms, mut offset) = (Vec::with_capacity(group.len()), 0);
+    for &w in group {
+        if let Some(v) = b.constant_value(w)? {
+            offset += v;
+        } else if on_even_positions(b, w, ONE)? {
+            terms.push((w, 1));
+        } else {
+            terms.push((sel.refresh(b, w)?, 1));
+        }
+    }
+    let table = |j: usize| -> Result<Lut, Error> {
+        let points: Vec<(i64, i64)> = (0..=group.len() as i64)
+            .map(|c| (ONE * c, if (c >> j) & 1 == 1 { ONE } else { 0 }))
+            .collect();
+        Ok(Lut::from_points(params.pi, &points)?)
+    };
+    let (t1, t2) = (table(1)?, table(2)?);
+    // Bits that share fresh values (a sum's linear low bit beside the
+    // bits it was read from) can give the count a range wider than its
+    // values: independent copies make it exact again.
+    let probe = b.linear(&terms, offset)?;
+    if !on_even_positions(b, probe, ONE * group.len() as i64)? {
+        for t in terms.iter_mut() {
+            t.0 = sel.refresh(b, t.0)?;
+        }
+    }
+    let (s, high) = if b.weight_of(&terms)? <= params.budgets.half {
+        let s = b.linear(&terms, offset)?;
+        let high = b.bootstrap_many(s, &[&t1, &t2])?;
+        (s, high)
+    } else {
+        let s = sel.linear_within(b, &terms, offset, params.budgets.one)?;
+        let high = vec![b.bootstrap(s, &t1)?, b.bootstrap(s, &t2)?];
+        (s, high)
+    };
+    let rest = [(s, 1), (high[0], -2), (high[1], -4)];
+    let low = if b.weight_of(&rest)? <= params.budgets.one {
+        let v = b.linear(&rest, 0)?;
+        b.assume_range(v, 0, ONE, ONE)?
+    } else {
+        b.bootstrap(s, &table(0)?)?
+    };
+    Ok(Some(vec![low, high[0], high[1]]))
+}
+
+/// The widest counter (up to 7 bits) these parameters support.
+pub fn widest_counter(b: &mut CircuitBuilder) -> Result<usize, Error> {
+    let mut sel = Selectors::for_bits();
+    for k in (3..=7).rev() {
+        let mut scratch = CircuitBuilder::new(b.params());
+        let group: Vec<Wire> = (0..k)
+            .map(|_| scratch.input_with_step(0, ONE, ONE))
+            .collect::<Result<_, _>>()?;
+        if counter(&mut scratch, &mut sel, &group)?.is_some() {
+            return Ok(k);
+        }
+    }
+    Ok(3)
+}
+
+/// `sum_j 2^j (sum of column j)` modulo `2^width`, as `width` bits.
+pub fn sum_columns(
+    b: &mut CircuitBuilder,
+    mut columns: Vec<Vec<Wire>>,
+    width: usize,
+    kind: CompressKind,
+) -> Result<Bits, Error> {
+    columns.resize(width, Vec::new());
+    columns.truncate(width);
+    fold_constants(b, &mut columns)?;
+    let widest = widest_counter(b)?;
+    let mut sel = Selectors::for_bits();
+    loop {
+        let height = columns.iter().map(Vec::len).max().unwrap_or(0);
+        if height <= 2 {
+            break;
+        }
+        let target = match kind {
+            CompressKind::Wallace => 2,
+            CompressKind::Dadda => dadda_below(height),
+        };
+        // Low to high: bits a column receives from lower columns at this
+        // level count towards its height at the next one.
+        let mut next: Vec<Vec<Wire>> = vec![Vec::new(); width];
+        for j in 0..width {
+            let mut col = arrange(b, std::mem::take(&mut columns[j]))?;
+            loop {
+                let h = col.len() + next[j].len();
+                if h <= target || col.len() < 2 {
+                    break;
+                }
+                // A k-counter leaves one of its k bits here.
+                let mut k = match kind {
+                    CompressKind::Wallace => col.len().min(widest),
+                    CompressKind::Dadda => col.len().min(widest).min(h - target + 1),
+                };
+                // A wire twice in a group makes its count a function the
+                // search for wide counters does not cover (uniform
+                // coefficients only beyond three inputs): such groups
+                // take three bits at most, where every form is searched.
+                if (1..k).any(|i| col[..i].contains(&col[i])) {
+                    k = k.min(3);
+                }
+                let group: Vec<Wire> = col.drain(..k).collect();
+                let outs =
+                    counter(b, &mut sel, &group)?.ok_or_else(|| Error::UnsupportedParams {
+                        params: b.params().id,
+                        family: "two's-complement bits",
+                        reason: format!("it has no counter of {k} bits"),
+                    })?;
+                for (o, w) in outs.into_iter().enumerate() {
+                    if j + o < width {
+                        next[j + o].push(w);
+                    }
+                }
+            }
+            next[j].extend(col);
+        }
+        fold_constants(b, &mut next)?;
+        columns = next;
+    }
+    let zero = b.constant(0);
+    let rows: [Vec<Wire>; 2] = std::array::from_fn(|r| {
+        columns
+            .iter()
+            .map(|c| c.get(r).copied().unwrap_or(zero))
+            .collect()
+    });
+    let [r0, r1] = rows;
+    let (sum, _) = add(
+        b,
+        &Bits::from_vec(r0),
+        &Bits::from_vec(r1),
+        zero,
+        AdderKind::Auto,
+    )?;
+    Ok(sum)
+}
+
+/// Orders a column so that groups taken from the front pair its heaviest
+/// bits (unrefreshed sums) with its lightest (fresh ones): a majority of
+/// one sum and two fresh bits fits the budget where three sums would need
+/// a refresh.
+fn arrange(b: &CircuitBuilder, col: Vec<Wire>) -> Result<Vec<Wire>, Error> {
+    let mut by_weight: Vec<(u64, Wire)> = col
+        .into_iter()
+        .map(|w| Ok((b.quadratic_weight(w)?, w)))
+        .collect::<Result<_, Error>>()?;
+    by_weight.sort_by_key(|&(q, _)| std::cmp::Reverse(q));
+    let mut out = Vec::with_capacity(by_weight.len());
+    let (mut lo, mut hi) = (0, by_weight.len());
+    while lo < hi {
+        out.push(by_weight[lo].1);
+        lo += 1;
+        for _ in 0..2 {
+            if lo < hi {
+                hi -= 1;
+                out.push(by_weight[hi].1);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The largest height of Dadda's sequence below `h`.
+fn dadda_below(h: usize) -> usize {
+    let mut d = 2;
+    while (d * 3) / 2 < h {
+        d = (d * 3) / 2;
+    }
+    d
+}
+
+/// Replaces the clear bits of all columns by the bits of their total (at
+/// most one per column, modulo the width), so constants never count
+/// towards height.
+fn fold_constants(b: &mut CircuitBuilder, columns: &mut [Vec<Wire>]) -> Result<(), Error> {
+    let mut total = BigUint::zero();
+    let mut any = false;
+    for (j, col) in columns.iter_mut().enumerate() {
+        let mut kept = Vec::with_capacity(col.len());
+        for &w in col.iter() {
+            match b.constant_value(w)? {
+                Some(v) => {
+                    any = true;
+                    if v.rem_euclid(2 * ONE) == ONE {
+                        total += BigUint::one() << j;
+                    }
+                }
+                None => kept.push(w),
+            }
+        }
+        *col = kept;
+    }
+    if any {
+        for (j, col) in columns.iter_mut().enumerate() {
+            if total.bit(j as u64) {
+                col.push(b.constant(ONE));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
+    use super::*;
+    use crate::backend::{Backend, ClearBackend};
+    use crate::crypto::params::INSECURE_TEST_DIGITS;
+
+    /// A column holding one wire twice: its count `2a + b + ... + f` is no
+    /// symmetric function, which the 7-bit counters of `pi = 5` do not
+    /// cover (it panicked). Every input against the plain sum.
+    pub(crate) fn a_column_with_a_repeated_wire_sums_exactly() {
+        let mut b = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
+        let xs: Vec<Wire> = (0..6)
+            .map(|_| b.input_with_step(0, ONE, ONE).unwrap())
+            .collect();
+        let mut column = vec![xs[0]];
+        column.extend(&xs);
+        let sum = sum_columns(&mut b, vec![column], 3, CompressKind::Wallace).unwrap();
+        sum.output(&mut b).unwrap();
+        let circuit = b.build();
+        for v in 0..64u64 {
+            let ins: Vec<u64> = (0..6).map(|i| ONE as u64 * ((v >> i) & 1)).collect();
+            let out = ClearBackend.evaluate(&circuit, &ins).unwrap();
+            let got: u64 = out.iter().enumerate().map(|(j, &d)| (d / 2) << j).sum();
+            let want = (2 * (v & 1) + (v >> 1).count_ones() as u64) % 8;
+            assert_eq!(got, want, "inputs {v:06b}");
+        }
+    }
+
+    hearth_core::tests![a_column_with_a_repeated_wire_sums_exactly];
+}

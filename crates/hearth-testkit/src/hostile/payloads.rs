@@ -1,0 +1,190 @@
+//! The files clients send: legitimate jobs of a few kinds, whose results
+//! are checked against Rust's integers, and hostile ones (an output bomb,
+//! a result too large to keep, a compact bundle that would expand a
+//! thousandfold). All on `GATES_128`, the words' parameter set.
+
+use std::path::Path;
+
+use hearth::api::{U128, U8};
+use hearth::{Bundle, ClientKey, CompiledProgram, Param, ParameterSet, Program, Shape, GATES_128};
+use num_bigint::BigInt;
+
+/// A legitimate job: a program of two `u8` inputs and one `u8` output,
+/// and what Rust computes for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `a + b`, wrapping: 8 bootstraps.
+    Add,
+    /// `a * b`, wrapping: 71 bootstraps.
+    Mul,
+    /// `a ^ b`: 8 bootstraps.
+    Xor,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 3] = [Kind::Add, Kind::Mul, Kind::Xor];
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Add => "add",
+            Kind::Mul => "mul",
+            Kind::Xor => "xor",
+        }
+    }
+
+    /// Its program on `params`.
+    pub fn program(self, params: &'static ParameterSet) -> CompiledProgram {
+        let p = Program::new(params);
+        let (a, b) = (U8::input(&p), U8::input(&p));
+        p.output(&match self {
+            Kind::Add => &a + &b,
+            Kind::Mul => &a * &b,
+            Kind::Xor => &a ^ &b,
+        });
+        p.build().expect("a two-input program builds")
+    }
+
+    /// What Rust computes.
+    pub fn expected(self, a: u8, b: u8) -> u8 {
+        match self {
+            Kind::Add => a.wrapping_add(b),
+            Kind::Mul => a.wrapping_mul(b),
+            Kind::Xor => a ^ b,
+        }
+    }
+}
+
+/// The inputs `a`, `b` of a program of two `u8` inputs, encrypted under
+/// `key` as a compact bundle file.
+pub fn bundle(key: &ClientKey, program: &CompiledProgram, a: u8, b: u8) -> Vec<u8> {
+    key.encrypt_bundle(
+        &program.signature().inputs,
+        &[vec![BigInt::from(a)], vec![BigInt::from(b)]],
+    )
+    .and_then(|b| b.to_bytes())
+    .expect("two u8 values encrypt")
+}
+
+/// The first value of a result bundle file's first output.
+pub fn decrypt_one(key: &ClientKey, result: &[u8]) -> hearth::Result<BigInt> {
+    let bundle = Bundle::from_bytes(Path::new("result"), result)?;
+    let mut values = key.decrypt_bundle(&bundle)?;
+    values
+        .first_mut()
+        .and_then(|(_, v)| v.drain(..).next())
+        .ok_or_else(|| hearth::Error::Config("the result holds no value".into()))
+}
+
+/// `key`'s server key as a compressed key file (what clients upload).
+pub fn key_file(key: &ClientKey) -> Vec<u8> {
+    key.compressed_server_key()
+        .to_bytes()
+        .expect("a server key serializes")
+}
+
+/// A program of no bootstrap whose result is `copies` copies of its first
+/// input (two `u8` inputs, as [`bundle`] encrypts): free to run, costly
+/// to keep (each copy is 8 ciphertexts).
+pub fn copies_program(copies: usize) -> CompiledProgram {
+    let p = Program::new(&GATES_128);
+    let a = U8::input(&p);
+    let _b = U8::input(&p);
+    for _ in 0..copies {
+        p.output(&a);
+    }
+    p.build().expect("copies build")
+}
+
+/// Outputs of the output bomb: each names the same 128-bit input.
+pub const BOMB_OUTPUTS: usize = 1_000_000;
+
+/// The output bomb (program file, bundle file): a program of one `u128`
+/// input whose file names it as an output [`BOMB_OUTPUTS`] times, its
+/// stated cost and signature left as they were and its header sealed
+/// again (a few bytes per output that a rebuild would turn into 128
+/// ciphertexts each), with a valid bundle under `key`.
+pub fn output_bomb(key: &ClientKey) -> (Vec<u8>, Vec<u8>) {
+    let p = Program::new(&GATES_128);
+    let wide = U128::input(&p);
+    p.output(&wide);
+    let one = p.build().expect("one output builds");
+    let input = key
+        .encrypt_bundle(&one.signature().inputs, &[vec![BigInt::from(1u8) << 100]])
+        .and_then(|b| b.to_bytes())
+        .expect("a u128 encrypts");
+    let program = one.to_bytes().expect("a program serializes");
+    let bomb = crate::forge::program_with_outputs(&program, BOMB_OUTPUTS)
+        .expect("the forge takes a valid program");
+    (bomb, input)
+}
+
+/// Ciphertexts of [`wide_bundle`]: the most a compact bundle may hold.
+pub const WIDE_CIPHERTEXTS: usize = 1 << 16;
+
+/// A compact bundle file under `key` of one tensor input of 8 192 `u8`
+/// values: [`WIDE_CIPHERTEXTS`] seeded ciphertexts in about 512 KiB, that
+/// a server expanding it would turn into about 1 GiB. Forged from a
+/// bundle of one value (encrypting them all would take seconds and that
+/// GiB here): the tensor's size and the bodies' count are set anew, the
+/// bodies repeated, the header sealed again; the result is checked to be
+/// a well-formed compact bundle of that tensor.
+pub fn wide_bundle(key: &ClientKey) -> Vec<u8> {
+    let word = Shape::Word {
+        bits: 8,
+        signed: false,
+    };
+    let values = WIDE_CIPHERTEXTS / word.len();
+    let one = Param::new("x", word, &[1]);
+    let mut bytes = key
+        .encrypt_bundle(&[one], &[vec![BigInt::from(0u8)]])
+        .and_then(|b| b.to_bytes())
+        .expect("a u8 encrypts");
+    // The payload (bincode, fixed-width little-endian integers) ends with
+    // the tensor's dims (one u64), then the seeded list: the seed (u128),
+    // the bodies' count (u64) and the bodies (u64 each).
+    let n = bytes.len();
+    let bodies = n - 8 * word.len();
+    let (count_at, dims_at) = (bodies - 8, bodies - 8 - 16 - 8);
+    let mut set = |at: usize, was: usize, now: usize| {
+        let field = &mut bytes[at..at + 8];
+        assert_eq!(
+            field,
+            &(was as u64).to_le_bytes(),
+            "the bundle layout changed"
+        );
+        field.copy_from_slice(&(now as u64).to_le_bytes());
+    };
+    set(dims_at, 1, values);
+    set(count_at, word.len(), WIDE_CIPHERTEXTS);
+    let one_value = bytes[bodies..].to_vec();
+    for _ in 1..values {
+        bytes.extend_from_slice(&one_value);
+    }
+    hearth::crypto::files::reseal(&mut bytes);
+    let wide = Param::new("x", word, &[values]);
+    Bundle::check_bytes_expecting(Path::new("wide bundle"), &bytes, GATES_128.id, &[wide])
+        .expect("the forged bundle is a compact bundle of the wide tensor");
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_compute_what_rust_does() {
+        assert_eq!(Kind::Add.expected(250, 9), 3);
+        assert_eq!(Kind::Mul.expected(16, 17), 16);
+        assert_eq!(Kind::Xor.expected(0xf0, 0x3c), 0xcc);
+        let costs: Vec<usize> = Kind::ALL
+            .iter()
+            .map(|k| k.program(&GATES_128).circuit().stats().pbs)
+            .collect();
+        assert_eq!(costs, [8, 71, 8]);
+        let copies = copies_program(4);
+        assert_eq!(copies.circuit().stats().pbs, 0);
+        assert_eq!(copies.signature().outputs.len(), 4);
+    }
+}
