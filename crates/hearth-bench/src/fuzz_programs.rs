@@ -17,7 +17,7 @@ use hearth_testkit::word_programs::WordSpec;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-use hearth_cli::backend::Evaluator;
+use hearth::backend::Evaluator;
 use hearth_cli::options::{BackendArg, Family, FamilyArg, Threads};
 use hearth_cli::progress::{generate, steps};
 

@@ -2,9 +2,9 @@
 //! its keys on a thread pool, on the CPU or (feature `gpu`) as its
 //! `CudaServerKey`.
 
-use hearth::Error;
 #[cfg(feature = "tfhe-rs")]
-use hearth_cli::backend::{no_gpu_reason, require_gpu};
+use hearth::backend::{no_gpu_reason, require_gpu};
+use hearth::Error;
 #[cfg(feature = "tfhe-rs")]
 use hearth_cli::options::Engine;
 

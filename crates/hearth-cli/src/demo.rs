@@ -2,8 +2,9 @@
 //! threads the options name.
 
 use hearth::backend::Backend;
+use hearth::backend::Evaluator;
 use hearth::{Ciphertext, Circuit, Error, ServerKey};
-use hearth_cli::backend::{evaluator, Evaluator};
+use hearth_cli::backend::evaluator;
 use hearth_cli::options::{BackendArg, Engine, Threads};
 
 /// `hearth demo`.

@@ -401,10 +401,10 @@ pub fn run(args: Args) -> Result<(), Error> {
         Engine::Cpu => JobBackend::Cpu,
         // The same fallback as `run`: a GPU that cannot be used is said
         // and the cpu backend serves (an error with HEARTH_REQUIRE_GPU).
-        Engine::Gpu => match hearth_server::gpu_unavailable() {
+        Engine::Gpu => match hearth::backend::no_gpu_reason() {
             None => JobBackend::Gpu,
             Some(why) => {
-                hearth_cli::backend::require_gpu(why)?;
+                hearth::backend::require_gpu(why)?;
                 eprintln!("hearth server: --backend gpu: {why}; jobs run on the cpu backend");
                 JobBackend::Cpu
             }

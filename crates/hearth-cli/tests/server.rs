@@ -806,7 +806,7 @@ fn tenants_over_tls_with_kill_9(d: &Path, log: &Path, keys: [&ClientKey; TENANTS
 /// `--backend mpi` is refused, saying how to get it.
 #[test]
 fn the_gpu_backend_falls_back_as_run_does() {
-    if hearth_server::gpu_unavailable().is_none() {
+    if hearth::backend::no_gpu_reason().is_none() {
         eprintln!("a GPU is usable here: the fallback is not exercised");
         return;
     }

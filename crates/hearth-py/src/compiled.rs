@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hearth::backend::CpuBackend;
+use hearth::backend::{no_gpu_reason, Engine, Evaluator};
 use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -17,45 +17,6 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 use crate::convert::{dtype_name, to_python};
 use crate::errors::{HearthError, OrRaise};
 use crate::keys::{input_values, one_or_tuple, secure, Bundle, ServerKey};
-
-/// Why the GPU backend cannot run here, or `None` when it can.
-pub(crate) fn gpu_unavailable() -> Option<&'static str> {
-    #[cfg(feature = "gpu")]
-    {
-        (!hearth::backend::gpu_available())
-            .then_some("no usable CUDA device (no GPU, or no driver)")
-    }
-    #[cfg(not(feature = "gpu"))]
-    Some("this build has no GPU backend (build the wheel with `--features gpu`)")
-}
-
-/// Runs `program` on the GPU backend (only called when it is available).
-#[cfg(feature = "gpu")]
-fn run_gpu(
-    program: &hearth::CompiledProgram,
-    key: &hearth::ServerKey,
-    bundle: &hearth::Bundle,
-    progress: impl Fn(usize, usize) + Send + Sync + 'static,
-    cancel: Arc<AtomicBool>,
-) -> Result<hearth::Bundle, hearth::Error> {
-    let gpu = hearth::backend::GpuBackend::for_key(key)?
-        .with_progress(progress)
-        .with_cancel(cancel);
-    program.run_bundle(&gpu, bundle)
-}
-
-#[cfg(not(feature = "gpu"))]
-fn run_gpu(
-    _: &hearth::CompiledProgram,
-    _: &hearth::ServerKey,
-    _: &hearth::Bundle,
-    _: impl Fn(usize, usize) + Send + Sync + 'static,
-    _: Arc<AtomicBool>,
-) -> Result<hearth::Bundle, hearth::Error> {
-    Err(hearth::Error::Config(
-        "this build has no GPU backend".into(),
-    ))
-}
 
 /// A compiled program: what it costs (``stats``), what it takes and gives
 /// (``signature``), and how to run it. Holds no key.
@@ -286,19 +247,22 @@ impl CompiledProgram {
         threads: Option<usize>,
         progress: bool,
     ) -> PyResult<Bundle> {
-        let gpu = match backend {
-            "cpu" => false,
-            "gpu" => match gpu_unavailable() {
-                None => true,
+        let warn = |py: Python<'_>, why: &str| {
+            let msg = format!("backend=\"gpu\": {why}; running on the CPU");
+            PyErr::warn(
+                py,
+                &py.get_type::<PyRuntimeWarning>(),
+                &CString::new(msg)?,
+                1,
+            )
+        };
+        let engine = match backend {
+            "cpu" => Engine::Cpu,
+            "gpu" => match no_gpu_reason() {
+                None => Engine::Gpu,
                 Some(why) => {
-                    let msg = format!("backend=\"gpu\": {why}; running on the CPU");
-                    PyErr::warn(
-                        py,
-                        &py.get_type::<PyRuntimeWarning>(),
-                        &CString::new(msg)?,
-                        1,
-                    )?;
-                    false
+                    warn(py, why)?;
+                    Engine::Cpu
                 }
             },
             other => {
@@ -326,15 +290,15 @@ impl CompiledProgram {
             // without the GIL, waking every 100 ms for progress and signals.
             let (tx, rx) = mpsc::channel();
             let handle = std::thread::spawn(move || {
-                let result = if gpu {
-                    run_gpu(&program, &key, &bundle, progress, cancel)
-                } else {
-                    CpuBackend::new(&key, Some(threads)).and_then(|cpu| {
-                        let cpu = cpu.with_progress(progress).with_cancel(cancel);
-                        program.run_bundle(&cpu, &bundle)
-                    })
-                };
-                let _ = tx.send(result);
+                // The library's selector: a GPU that fails to take the
+                // key falls back too, and the reason comes back.
+                let mut fallback = None;
+                let result = Evaluator::choose(engine, &key, Some(threads)).and_then(|chosen| {
+                    fallback = chosen.fallback;
+                    let ev = chosen.evaluator.with_progress(progress).with_cancel(cancel);
+                    program.run_bundle(&ev, &bundle)
+                });
+                let _ = tx.send((result, fallback));
             });
             (handle, rx)
         };
@@ -368,10 +332,12 @@ impl CompiledProgram {
         if let Some(bar) = bar {
             bar.close(py)?;
         }
-        let result = outcome?;
-        let out = result
-            .ok_or_else(|| HearthError::new_err("internal error: the run's thread panicked"))?
-            .or_raise()?;
+        let (result, fallback) = outcome?
+            .ok_or_else(|| HearthError::new_err("internal error: the run's thread panicked"))?;
+        if let Some(why) = fallback {
+            warn(py, &why)?;
+        }
+        let out = result.or_raise()?;
         Ok(Bundle::new(out))
     }
 

@@ -30,7 +30,7 @@ fn parameter_sets() -> Vec<&'static str> {
 /// usable CUDA device.
 #[pyfunction]
 fn backends() -> Vec<&'static str> {
-    match compiled::gpu_unavailable() {
+    match hearth::backend::no_gpu_reason() {
         None => vec!["cpu", "gpu"],
         Some(_) => vec!["cpu"],
     }

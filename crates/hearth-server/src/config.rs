@@ -80,20 +80,6 @@ impl JobBackend {
     }
 }
 
-/// Why jobs cannot run on the GPU here, if they cannot.
-pub fn gpu_unavailable() -> Option<&'static str> {
-    #[cfg(feature = "gpu")]
-    {
-        if hearth::backend::gpu_available() {
-            None
-        } else {
-            Some("no usable CUDA device (no GPU, or no driver)")
-        }
-    }
-    #[cfg(not(feature = "gpu"))]
-    Some("this build has no GPU backend (build it with scripts/gpu-build.sh)")
-}
-
 /// How a server runs: its folder, its threads and its limits (the
 /// `hearth server` options).
 #[derive(Clone, Debug)]

@@ -96,7 +96,7 @@ pub mod wire;
 pub use client::{Client, ClientBuilder, ClientError, KeySource};
 #[cfg(feature = "mpi")]
 pub use config::Ranks;
-pub use config::{gpu_unavailable, Config, JobBackend, ServerError};
+pub use config::{Config, JobBackend, ServerError};
 pub use request::{parse_job, split_job, JobRequest, Limits};
 pub use server::{run, start, Server, ServerHandle, OPENAPI};
 pub use tenants::{Tenant, TenantLimits, Tenants};

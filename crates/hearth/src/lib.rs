@@ -41,6 +41,7 @@
 
 pub mod api;
 pub mod kernels;
+mod select;
 
 // The layers below, each a crate of its own (ARCHITECTURE.md), under the
 // names the library has always given them.
@@ -48,8 +49,10 @@ pub use hearth_core::{circuit, comparison, crypto, error};
 pub use hearth_families::{bits, digits};
 
 /// Interchangeable evaluators of a [`Circuit`]: the crate `hearth-backend`,
-/// and with the feature `mpi` the crate `hearth-mpi` as `backend::mpi`.
+/// with the feature `mpi` the crate `hearth-mpi` as `backend::mpi`, and the
+/// one selector of an encrypted backend ([`backend::Evaluator::choose`]).
 pub mod backend {
+    pub use crate::select::{no_gpu_reason, require_gpu, Chosen, Engine, Evaluator};
     pub use hearth_backend::*;
     #[cfg(feature = "mpi")]
     pub use hearth_mpi as mpi;

@@ -262,3 +262,54 @@ fn intermediates_are_freed_after_their_last_use() {
         stats.peak_live
     );
 }
+
+/// The one backend selector: cpu as asked; gpu where none can be used
+/// falls back to cpu with the reason (or, under `HEARTH_REQUIRE_GPU`,
+/// fails); mpi without the ranks of a launch is refused; whatever it
+/// chose computes what the clear backend computes.
+#[test]
+fn the_selector_chooses_falls_back_with_its_reason_and_computes_exactly() {
+    use hearth::backend::{no_gpu_reason, Engine, Evaluator};
+    let params = &INSECURE_TEST_DIGITS;
+    let (client, server) = hearth_testkit::keys::keys(params);
+    let cpu = Evaluator::choose(Engine::Cpu, server, Some(2)).unwrap();
+    assert!(cpu.fallback.is_none());
+    assert_eq!(cpu.evaluator.engine(), Engine::Cpu);
+    assert_eq!(cpu.evaluator.threads(), vec![2]);
+    match (no_gpu_reason(), std::env::var_os("HEARTH_REQUIRE_GPU")) {
+        (Some(why), None) => {
+            let gpu = Evaluator::choose(Engine::Gpu, server, Some(1)).unwrap();
+            assert_eq!(gpu.fallback.as_deref(), Some(why));
+            assert_eq!(gpu.evaluator.engine(), Engine::Cpu);
+        }
+        (Some(why), Some(_)) => match Evaluator::choose(Engine::Gpu, server, Some(1)) {
+            Err(Error::Config(m)) => assert!(m.contains(why) && m.contains("HEARTH_REQUIRE_GPU")),
+            _ => panic!("HEARTH_REQUIRE_GPU must turn the fallback into an error"),
+        },
+        (None, _) => {
+            let gpu = Evaluator::choose(Engine::Gpu, server, Some(1)).unwrap();
+            assert_eq!(gpu.evaluator.engine(), Engine::Gpu);
+        }
+    }
+    match Evaluator::choose(Engine::Mpi, server, Some(1)) {
+        Err(Error::Config(m)) => assert!(m.contains("mpirun"), "{m}"),
+        _ => panic!("mpi needs the ranks of a launch"),
+    }
+    for (text, engine) in [
+        ("cpu", Engine::Cpu),
+        ("GPU", Engine::Gpu),
+        ("Mpi", Engine::Mpi),
+    ] {
+        assert_eq!(text.parse::<Engine>().unwrap(), engine);
+        assert_eq!(engine.to_string().parse::<Engine>().unwrap(), engine);
+    }
+    assert!(matches!("tpu".parse::<Engine>(), Err(Error::Config(_))));
+    let rc = random_circuit(params, 11, 3, 40, 2).unwrap();
+    let want = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
+    let ev = cpu.evaluator.with_progress(|_, _| {});
+    let out = ev
+        .evaluate(&rc.circuit, &rc.encrypt(client).unwrap())
+        .unwrap();
+    let got: Vec<u64> = out.iter().map(|c| client.decrypt(c).unwrap()).collect();
+    assert_eq!(got, want);
+}

@@ -19,7 +19,7 @@ use super::routes::*;
 use super::slots::Slots;
 use super::state::{Counts, Job, Jobs, Phase, Shared};
 use super::storage::Storage;
-use crate::config::{gpu_unavailable, Config, JobBackend, ServerError};
+use crate::config::{Config, JobBackend, ServerError};
 use crate::conn;
 use crate::metrics::Metrics;
 use crate::store::{Outcome, Recovered, Store};
@@ -70,7 +70,7 @@ impl Server {
         }
         let mut config = config;
         if config.backend == JobBackend::Gpu {
-            if let Some(why) = gpu_unavailable() {
+            if let Some(why) = hearth::backend::no_gpu_reason() {
                 return Err(ServerError::Config(format!("--backend gpu: {why}")));
             }
             // One device stream: jobs take turns on it.

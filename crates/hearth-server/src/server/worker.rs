@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hearth::backend::CpuBackend;
-use hearth::{Bundle, CompiledProgram, ServerKey};
+use hearth::backend::{CpuBackend, Evaluator};
+use hearth::{CompiledProgram, ServerKey};
 
 use super::lock::lock;
 use super::state::{internal, public, Phase, Shared};
@@ -57,33 +57,36 @@ impl Shared {
         }
         let progress = done.clone();
         let progress = move |d: usize, _| progress.store(d as u64, Ordering::Relaxed);
-        let out = match &self.config.backend {
-            JobBackend::Cpu => {
-                let cpu = CpuBackend::with_pool(&key, self.pool.clone()).with_progress(progress);
-                program.run_bundle(&cpu, &bundle)
-            }
-            JobBackend::Gpu => self.run_on_gpu(&meta.tenant, &key, &program, &bundle, progress)?,
+        let evaluator = match &self.config.backend {
+            JobBackend::Cpu => Evaluator::Cpu(CpuBackend::with_pool(&key, self.pool.clone())),
+            JobBackend::Gpu => self.gpu_evaluator(&meta.tenant, &key)?,
             #[cfg(feature = "mpi")]
-            JobBackend::Mpi(ranks) => {
-                self.run_on_ranks(ranks, &meta.tenant, &key, &program, &bundle, progress)?
-            }
+            JobBackend::Mpi(ranks) => self.rank_evaluator(ranks, &meta.tenant, &key)?,
+        };
+        let out = program.run_bundle(&evaluator.with_progress(progress), &bundle);
+        #[cfg(feature = "mpi")]
+        if let (JobBackend::Mpi(ranks), Err(e @ hearth::Error::Rank { .. })) =
+            (&self.config.backend, &out)
+        {
+            tracing::error!(error = %e, "a rank failed: ending every rank");
+            eprintln!(
+                "hearth server: {e}; ending every rank (the job is kept and runs again at the next start)"
+            );
+            ranks.0.abort(3);
         }
-        .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
+        let out = out.map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
         drop(bundle);
         self.store.write_result(id, meta, &out)
     }
 
-    /// Runs `req` on the GPU with `key` converted for it once (kept beside
-    /// the key cache, as many as it keeps). Without the `gpu` feature
+    /// The GPU backend with `key` converted for it once (kept beside the
+    /// key cache, as many as it keeps). Without the `gpu` feature
     /// [`Server::open`] refuses `JobBackend::Gpu`, so this is not reached.
-    pub(super) fn run_on_gpu(
+    fn gpu_evaluator<'k>(
         &self,
         tenant: &str,
-        key: &ServerKey,
-        program: &CompiledProgram,
-        bundle: &Bundle,
-        progress: impl Fn(usize, usize) + Send + Sync + 'static,
-    ) -> Result<Result<Bundle, hearth::Error>, ApiError> {
+        key: &'k ServerKey,
+    ) -> Result<Evaluator<'k>, ApiError> {
         #[cfg(feature = "gpu")]
         {
             use hearth::backend::{GpuBackend, GpuBatch, GpuKey};
@@ -103,31 +106,29 @@ impl Shared {
                     k
                 }
             };
-            let gpu = GpuBackend::new(GpuBatch::new(gpu_key)).with_progress(progress);
-            Ok(program.run_bundle(&gpu, bundle))
+            Ok(Evaluator::Gpu(Box::new(GpuBackend::new(GpuBatch::new(
+                gpu_key,
+            )))))
         }
         #[cfg(not(feature = "gpu"))]
         {
-            let _ = (tenant, key, program, bundle, progress);
+            let _ = (tenant, key);
             Err(internal(
-                crate::config::gpu_unavailable().unwrap_or_default(),
+                hearth::backend::no_gpu_reason().unwrap_or_default(),
             ))
         }
     }
 
-    /// Runs `req` on every rank of the launch, with `key` shared with them
-    /// first (sent once while they keep it). A rank error ends the launch
-    /// (see [`Ranks`]).
+    /// The MPI backend on every rank of the launch, with `key` shared with
+    /// them first (sent once while they keep it). A rank error ends the
+    /// launch (see [`Ranks`]).
     #[cfg(feature = "mpi")]
-    pub(super) fn run_on_ranks(
+    fn rank_evaluator<'k>(
         &self,
         ranks: &Ranks,
         tenant: &str,
-        key: &ServerKey,
-        program: &CompiledProgram,
-        bundle: &Bundle,
-        progress: impl Fn(usize, usize) + Send + Sync + 'static,
-    ) -> Result<Result<Bundle, hearth::Error>, ApiError> {
+        key: &'k ServerKey,
+    ) -> Result<Evaluator<'k>, ApiError> {
         let cluster = &ranks.0;
         // The file as stored (compressed if it was uploaded so: 4-6x less
         // to send).
@@ -140,17 +141,19 @@ impl Shared {
                 tracing::info!(bytes = bytes.len(), "key sent to the ranks");
             }
         }
-        let result = shared
+        shared
             .and_then(|()| cluster.backend(key, self.config.threads))
-            .and_then(|mpi| program.run_bundle(&mpi.with_progress(progress), bundle));
-        if let Err(e @ hearth::Error::Rank { .. }) = &result {
-            tracing::error!(error = %e, "a rank failed: ending every rank");
-            eprintln!(
-                "hearth server: {e}; ending every rank (the job is kept and runs again at the next start)"
-            );
-            cluster.abort(3);
-        }
-        Ok(result)
+            .map(|mpi| Evaluator::Mpi(Box::new(mpi)))
+            .map_err(|e| {
+                if matches!(e, hearth::Error::Rank { .. }) {
+                    tracing::error!(error = %e, "a rank failed: ending every rank");
+                    eprintln!(
+                        "hearth server: {e}; ending every rank (the job is kept and runs again at the next start)"
+                    );
+                    cluster.abort(3);
+                }
+                ApiError::new(ErrorCode::JobFailed, e.to_string())
+            })
     }
 
     /// Tells the workers and the sweeper to stop. The flag is set under
