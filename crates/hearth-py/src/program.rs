@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use hearth::api::{Op, Shape, ValueId};
+use hearth::api::{IntOp, Op, Shape, ValueId, WordOp};
 use hearth::ParameterSet;
 use num_bigint::BigInt;
 use pyo3::exceptions::PyValueError;
@@ -38,7 +38,7 @@ pub struct Program {
 
 impl Program {
     /// Builds `op` and returns the ids it made.
-    pub(crate) fn push(&self, op: Op) -> PyResult<Vec<ValueId>> {
+    pub(crate) fn push(&self, op: impl Into<Op>) -> PyResult<Vec<ValueId>> {
         let b = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let p = b.program.as_ref().ok_or_else(compiled)?;
         p.push(op).or_raise()
@@ -192,13 +192,14 @@ impl Program {
         value: BigInt,
         dtype: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let op = match parse_dtype(dtype)? {
-            Shape::Int { .. } | Shape::TwosInt { .. } => Op::IntConst(value),
-            Shape::Word { bits, signed } => Op::WordConst {
+        let op: Op = match parse_dtype(dtype)? {
+            Shape::Int { .. } | Shape::TwosInt { .. } => IntOp::Const(value).into(),
+            Shape::Word { bits, signed } => WordOp::Const {
                 bits,
                 signed,
                 value,
-            },
+            }
+            .into(),
         };
         let this = slf.get();
         let id = this.push(op)?[0];
@@ -237,7 +238,7 @@ impl Program {
         if let Some(n) = longest {
             for (id, s) in ids.iter_mut().zip(&mut shapes) {
                 if matches!(s, Shape::Int { digits } if *digits < n) {
-                    *id = this.push(Op::IntWiden(*id, n))?[0];
+                    *id = this.push(IntOp::Widen(*id, n))?[0];
                     *s = Shape::Int { digits: n };
                 }
             }

@@ -8,7 +8,7 @@
 //! comparisons of integers give an integer 0 or 1, of words a ``bool``.
 
 use hearth::api::ops::{Overflowing, WordArith};
-use hearth::api::{Op, Shape, ValueId};
+use hearth::api::{BoolOp, IntOp, Op, Shape, ValueId, WordOp};
 use hearth::bits::gates::Gate;
 use hearth::bits::shift::ShiftKind;
 use hearth::comparison::Comparison;
@@ -82,7 +82,7 @@ impl Value {
     }
 
     /// The values `op` makes, as Python values.
-    fn made(&self, py: Python<'_>, op: Op) -> PyResult<Vec<Value>> {
+    fn made(&self, py: Python<'_>, op: impl Into<Op>) -> PyResult<Vec<Value>> {
         let p = self.prog();
         p.push(op)?
             .into_iter()
@@ -90,11 +90,11 @@ impl Value {
             .collect()
     }
 
-    fn one(&self, py: Python<'_>, op: Op) -> PyResult<Value> {
+    fn one(&self, py: Python<'_>, op: impl Into<Op>) -> PyResult<Value> {
         Ok(self.made(py, op)?.remove(0))
     }
 
-    fn pair(&self, py: Python<'_>, op: Op) -> PyResult<(Value, Value)> {
+    fn pair(&self, py: Python<'_>, op: impl Into<Op>) -> PyResult<(Value, Value)> {
         let mut v = self.made(py, op)?;
         let b = v.pop().expect("two results");
         Ok((v.pop().expect("two results"), b))
@@ -102,13 +102,14 @@ impl Value {
 
     /// A clear value of this value's type.
     fn constant(&self, py: Python<'_>, k: BigInt) -> PyResult<Value> {
-        let op = match self.shape {
-            Shape::Word { bits, signed } => Op::WordConst {
+        let op: Op = match self.shape {
+            Shape::Word { bits, signed } => WordOp::Const {
                 bits,
                 signed,
                 value: k,
-            },
-            _ => Op::IntConst(k),
+            }
+            .into(),
+            _ => IntOp::Const(k).into(),
         };
         self.one(py, op)
     }
@@ -171,7 +172,7 @@ impl Value {
                     Bin::Xor => Gate::Xor,
                     _ => return Err(self.unsupported(op.symbol())),
                 };
-                self.one(py, Op::BoolGate(gate, a.id, b.id))
+                self.one(py, BoolOp::Gate(gate, a.id, b.id))
             }
         }
     }
@@ -199,21 +200,21 @@ impl Value {
                 })
         };
         match (op, &clear) {
-            (Bin::Add, Some(k)) => a.one(py, Op::IntAddConst(a.id, k.clone())),
-            (Bin::Sub, Some(k)) => a.one(py, Op::IntAddConst(a.id, -k)),
-            (Bin::Mul, Some(k)) => a.one(py, Op::IntScalarMul(a.id, k.clone())),
-            (Bin::Add, None) => a.one(py, Op::IntAdd(a.id, b.id)),
-            (Bin::Sub, None) => a.one(py, Op::IntSub(a.id, b.id)),
-            (Bin::Mul, None) => a.one(py, Op::IntMul(a.id, b.id)),
+            (Bin::Add, Some(k)) => a.one(py, IntOp::AddConst(a.id, k.clone())),
+            (Bin::Sub, Some(k)) => a.one(py, IntOp::AddConst(a.id, -k)),
+            (Bin::Mul, Some(k)) => a.one(py, IntOp::ScalarMul(a.id, k.clone())),
+            (Bin::Add, None) => a.one(py, IntOp::Add(a.id, b.id)),
+            (Bin::Sub, None) => a.one(py, IntOp::Sub(a.id, b.id)),
+            (Bin::Mul, None) => a.one(py, IntOp::Mul(a.id, b.id)),
             (Bin::FloorDiv, _) => {
                 let k = power_of_two("//")?;
-                a.one(py, Op::IntShrFloor(a.id, k))
+                a.one(py, IntOp::ShrFloor(a.id, k))
             }
             (Bin::Mod, _) => {
                 let k = power_of_two("%")?;
-                let q = a.one(py, Op::IntShrFloor(a.id, k))?;
-                let m = a.one(py, Op::IntShl(q.id, k))?;
-                a.one(py, Op::IntSub(a.id, m.id))
+                let q = a.one(py, IntOp::ShrFloor(a.id, k))?;
+                let m = a.one(py, IntOp::Shl(q.id, k))?;
+                a.one(py, IntOp::Sub(a.id, m.id))
             }
             _ => Err(self.unsupported(op.symbol())),
         }
@@ -229,7 +230,7 @@ fn word_binary(
     bits: usize,
     signed: bool,
 ) -> PyResult<Value> {
-    let arith = |w| a.one(py, Op::WordArith(w, a.id, b.id));
+    let arith = |w| a.one(py, WordOp::Arith(w, a.id, b.id));
     match op {
         Bin::Add => arith(WordArith::Add),
         Bin::Sub => arith(WordArith::Sub),
@@ -246,26 +247,26 @@ fn word_binary(
             // Truncating quotient and remainder, moved one step toward
             // minus infinity when the remainder is not 0 and its sign
             // differs from the divisor's (Python's floor division).
-            let (q, r) = a.pair(py, Op::WordDivRem(a.id, b.id))?;
+            let (q, r) = a.pair(py, WordOp::DivRem(a.id, b.id))?;
             let zero = a.constant(py, BigInt::from(0))?;
-            let nonzero = a.one(py, Op::WordCompare(r.id, zero.id, Comparison::Ne))?;
-            let x = a.one(py, Op::WordArith(WordArith::Xor, r.id, b.id))?;
-            let differ = a.one(py, Op::WordBit(x.id, bits - 1))?;
-            let adjust = a.one(py, Op::BoolGate(Gate::And, nonzero.id, differ.id))?;
+            let nonzero = a.one(py, WordOp::Compare(r.id, zero.id, Comparison::Ne))?;
+            let x = a.one(py, WordOp::Arith(WordArith::Xor, r.id, b.id))?;
+            let differ = a.one(py, WordOp::Bit(x.id, bits - 1))?;
+            let adjust = a.one(py, BoolOp::Gate(Gate::And, nonzero.id, differ.id))?;
             if op == Bin::FloorDiv {
-                let one = a.one(py, Op::BoolToWord(adjust.id, bits))?;
+                let one = a.one(py, BoolOp::ToWord(adjust.id, bits))?;
                 let one = a.one(
                     py,
-                    Op::WordCast {
+                    WordOp::Cast {
                         value: one.id,
                         bits,
                         signed,
                     },
                 )?;
-                a.one(py, Op::WordArith(WordArith::Sub, q.id, one.id))
+                a.one(py, WordOp::Arith(WordArith::Sub, q.id, one.id))
             } else {
-                let add = a.one(py, Op::Select(adjust.id, b.id, zero.id))?;
-                a.one(py, Op::WordArith(WordArith::Add, r.id, add.id))
+                let add = a.one(py, BoolOp::Select(adjust.id, b.id, zero.id))?;
+                a.one(py, WordOp::Arith(WordArith::Add, r.id, add.id))
             }
         }
     }
@@ -364,9 +365,9 @@ impl Value {
             (Family::Int, Ok(k)) => {
                 let k = usize::try_from(k).map_err(|_| PyValueError::new_err("shift too large"))?;
                 match kind {
-                    ShiftKind::Left => self.one(py, Op::IntShl(self.id, k)),
+                    ShiftKind::Left => self.one(py, IntOp::Shl(self.id, k)),
                     ShiftKind::Right | ShiftKind::ArithRight => {
-                        self.one(py, Op::IntShrFloor(self.id, k))
+                        self.one(py, IntOp::ShrFloor(self.id, k))
                     }
                     _ => Err(self.unsupported("rotation")),
                 }
@@ -374,14 +375,14 @@ impl Value {
             (Family::Word { bits, signed }, Ok(k)) => {
                 let rotate = matches!(kind, ShiftKind::RotateLeft | ShiftKind::RotateRight);
                 if rotate {
-                    return self.one(py, Op::WordShift(self.id, kind, (k % bits as u64) as u32));
+                    return self.one(py, WordOp::Shift(self.id, kind, (k % bits as u64) as u32));
                 }
                 if k < bits as u64 {
-                    return self.one(py, Op::WordShift(self.id, kind, k as u32));
+                    return self.one(py, WordOp::Shift(self.id, kind, k as u32));
                 }
                 // Python's shifts of the reduced value: everything out.
                 if kind == ShiftKind::ArithRight && signed {
-                    return self.one(py, Op::WordShift(self.id, kind, bits as u32 - 1));
+                    return self.one(py, WordOp::Shift(self.id, kind, bits as u32 - 1));
                 }
                 self.constant(py, BigInt::from(0))
             }
@@ -397,7 +398,7 @@ impl Value {
                         "an encrypted shift amount is an unsigned word",
                     ));
                 }
-                self.one(py, Op::WordShiftBy(self.id, kind, v.id))
+                self.one(py, WordOp::ShiftBy(self.id, kind, v.id))
             }
             _ => Err(self.unsupported("a shift")),
         }
@@ -420,11 +421,11 @@ impl Value {
     fn max_min(&self, py: Python<'_>, other: &Bound<'_, PyAny>, max: bool) -> PyResult<Value> {
         let r = rhs(other).ok_or_else(|| PyTypeError::new_err("expected a value or an int"))?;
         let y = self.operand(py, &r)?;
-        let op = match (self.family(), max) {
-            (Family::Int, true) => Op::IntMax(self.id, y.id),
-            (Family::Int, false) => Op::IntMin(self.id, y.id),
-            (Family::Word { .. }, true) => Op::WordMax(self.id, y.id),
-            (Family::Word { .. }, false) => Op::WordMin(self.id, y.id),
+        let op: Op = match (self.family(), max) {
+            (Family::Int, true) => IntOp::Max(self.id, y.id).into(),
+            (Family::Int, false) => IntOp::Min(self.id, y.id).into(),
+            (Family::Word { .. }, true) => WordOp::Max(self.id, y.id).into(),
+            (Family::Word { .. }, false) => WordOp::Min(self.id, y.id).into(),
             (Family::Bool, _) => return Err(self.unsupported("max / min")),
         };
         self.one(py, op)
@@ -438,14 +439,14 @@ impl Value {
         kind: Overflowing,
         what: &str,
     ) -> PyResult<(Value, Value)> {
-        self.word_pair(py, other, |a, b| Op::WordOverflowing(kind, a, b), what)
+        self.word_pair(py, other, |a, b| WordOp::Overflowing(kind, a, b), what)
     }
 
     fn word_pair(
         &self,
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
-        op: impl FnOnce(ValueId, ValueId) -> Op,
+        op: impl FnOnce(ValueId, ValueId) -> WordOp,
         what: &str,
     ) -> PyResult<(Value, Value)> {
         self.word_only(what)?;
@@ -489,8 +490,8 @@ impl Value {
 
     fn __neg__(&self, py: Python<'_>) -> PyResult<Value> {
         match self.family() {
-            Family::Int => self.one(py, Op::IntNeg(self.id)),
-            Family::Word { .. } => self.one(py, Op::WordNeg(self.id)),
+            Family::Int => self.one(py, IntOp::Neg(self.id)),
+            Family::Word { .. } => self.one(py, WordOp::Neg(self.id)),
             Family::Bool => Err(self.unsupported("unary -")),
         }
     }
@@ -502,25 +503,25 @@ impl Value {
     fn __invert__(&self, py: Python<'_>) -> PyResult<Value> {
         match self.family() {
             Family::Int => {
-                let n = self.one(py, Op::IntNeg(self.id))?;
-                n.one(py, Op::IntAddConst(n.id, BigInt::from(-1)))
+                let n = self.one(py, IntOp::Neg(self.id))?;
+                n.one(py, IntOp::AddConst(n.id, BigInt::from(-1)))
             }
-            Family::Word { .. } => self.one(py, Op::WordNot(self.id)),
-            Family::Bool => self.one(py, Op::BoolNot(self.id)),
+            Family::Word { .. } => self.one(py, WordOp::Not(self.id)),
+            Family::Bool => self.one(py, BoolOp::Not(self.id)),
         }
     }
 
     fn __abs__(&self, py: Python<'_>) -> PyResult<Value> {
         match self.family() {
-            Family::Int => self.one(py, Op::IntAbs(self.id)),
+            Family::Int => self.one(py, IntOp::Abs(self.id)),
             Family::Word { signed: false, .. } => {
                 Ok(Value::new(self.program.clone_ref(py), self.id, self.shape))
             }
             Family::Word { .. } => {
                 let zero = self.constant(py, BigInt::from(0))?;
-                let neg = self.one(py, Op::WordCompare(self.id, zero.id, Comparison::Lt))?;
-                let minus = self.one(py, Op::WordNeg(self.id))?;
-                self.one(py, Op::Select(neg.id, minus.id, self.id))
+                let neg = self.one(py, WordOp::Compare(self.id, zero.id, Comparison::Lt))?;
+                let minus = self.one(py, WordOp::Neg(self.id))?;
+                self.one(py, BoolOp::Select(neg.id, minus.id, self.id))
             }
             Family::Bool => Err(self.unsupported("abs")),
         }
@@ -544,9 +545,9 @@ impl Value {
             CompareOp::Eq => Comparison::Eq,
             CompareOp::Ne => Comparison::Ne,
         };
-        let op = match self.family() {
-            Family::Int => Op::IntCompare(self.id, y.id, c),
-            _ => Op::WordCompare(self.id, y.id, c),
+        let op: Op = match self.family() {
+            Family::Int => IntOp::Compare(self.id, y.id, c).into(),
+            _ => WordOp::Compare(self.id, y.id, c).into(),
         };
         Ok(self.one(py, op)?.into_pyobject(py)?.into_any().unbind())
     }
@@ -564,13 +565,13 @@ impl Value {
     /// ``max(self, 0)``.
     fn relu(&self, py: Python<'_>) -> PyResult<Value> {
         match self.family() {
-            Family::Int => self.one(py, Op::IntRelu(self.id)),
+            Family::Int => self.one(py, IntOp::Relu(self.id)),
             Family::Word { signed: false, .. } => {
                 Ok(Value::new(self.program.clone_ref(py), self.id, self.shape))
             }
             Family::Word { .. } => {
                 let zero = self.constant(py, BigInt::from(0))?;
-                self.one(py, Op::WordMax(self.id, zero.id))
+                self.one(py, WordOp::Max(self.id, zero.id))
             }
             Family::Bool => Err(self.unsupported("relu")),
         }
@@ -579,8 +580,8 @@ impl Value {
     /// ``self * self``.
     fn square(&self, py: Python<'_>) -> PyResult<Value> {
         match self.family() {
-            Family::Int => self.one(py, Op::IntSquare(self.id)),
-            Family::Word { .. } => self.one(py, Op::WordArith(WordArith::Mul, self.id, self.id)),
+            Family::Int => self.one(py, IntOp::Square(self.id)),
+            Family::Word { .. } => self.one(py, WordOp::Arith(WordArith::Mul, self.id, self.id)),
             Family::Bool => Err(self.unsupported("square")),
         }
     }
@@ -588,7 +589,7 @@ impl Value {
     /// The sign: -1, 0 or 1 (exact integers).
     fn signum(&self, py: Python<'_>) -> PyResult<Value> {
         match self.family() {
-            Family::Int => self.one(py, Op::IntSignum(self.id)),
+            Family::Int => self.one(py, IntOp::Signum(self.id)),
             _ => Err(self.unsupported("signum")),
         }
     }
@@ -596,7 +597,7 @@ impl Value {
     /// Rounded to a multiple of ``2**i`` (exact integers).
     fn round(&self, py: Python<'_>, i: usize) -> PyResult<Value> {
         self.int_only("round")?;
-        self.one(py, Op::IntRound(self.id, i))
+        self.one(py, IntOp::Round(self.id, i))
     }
 
     /// ``floor(self / 2**k)`` for any ``k``.
@@ -608,33 +609,33 @@ impl Value {
     /// Reduced to ``n``-bit two's complement (exact integers).
     fn wrap(&self, py: Python<'_>, n: usize) -> PyResult<Value> {
         self.int_only("wrap")?;
-        self.one(py, Op::IntWrap(self.id, n))
+        self.one(py, IntOp::Wrap(self.id, n))
     }
 
     /// ``(self + other)`` reduced to ``n``-bit two's complement.
     fn wrapping_add(&self, py: Python<'_>, other: &Bound<'_, Value>, n: usize) -> PyResult<Value> {
         self.int_only("wrapping_add")?;
         let y = self.operand(py, &Rhs::Value(other.clone()))?;
-        self.one(py, Op::IntWrappingAdd(self.id, y.id, n))
+        self.one(py, IntOp::WrappingAdd(self.id, y.id, n))
     }
 
     /// ``(self * other)`` reduced to ``n``-bit two's complement.
     fn wrapping_mul(&self, py: Python<'_>, other: &Bound<'_, Value>, n: usize) -> PyResult<Value> {
         self.int_only("wrapping_mul")?;
         let y = self.operand(py, &Rhs::Value(other.clone()))?;
-        self.one(py, Op::IntWrappingMul(self.id, y.id, n))
+        self.one(py, IntOp::WrappingMul(self.id, y.id, n))
     }
 
     /// The same integer on at least ``n`` digits.
     fn widen(&self, py: Python<'_>, n: usize) -> PyResult<Value> {
         self.int_only("widen")?;
-        self.one(py, Op::IntWiden(self.id, n))
+        self.one(py, IntOp::Widen(self.id, n))
     }
 
     /// An integer's two's-complement bits as its digits (same value).
     fn to_bits(&self, py: Python<'_>) -> PyResult<Value> {
         self.int_only("to_bits")?;
-        self.one(py, Op::IntToBits(self.id))
+        self.one(py, IntOp::ToBits(self.id))
     }
 
     /// An integer modulo ``2**bits`` as a word of type `dtype`, or a
@@ -646,17 +647,17 @@ impl Value {
         match self.family() {
             Family::Int => self.one(
                 py,
-                Op::IntToWord {
+                IntOp::ToWord {
                     value: self.id,
                     bits,
                     signed,
                 },
             ),
             Family::Bool => {
-                let w = self.one(py, Op::BoolToWord(self.id, bits))?;
+                let w = self.one(py, BoolOp::ToWord(self.id, bits))?;
                 w.one(
                     py,
-                    Op::WordCast {
+                    WordOp::Cast {
                         value: w.id,
                         bits,
                         signed,
@@ -671,7 +672,7 @@ impl Value {
     fn to_int(&self, py: Python<'_>) -> PyResult<Value> {
         match self.family() {
             Family::Int => Err(self.unsupported("to_int")),
-            _ => self.one(py, Op::WordToInt(self.id)),
+            _ => self.one(py, WordOp::ToInt(self.id)),
         }
     }
 
@@ -687,7 +688,7 @@ impl Value {
         };
         self.one(
             py,
-            Op::WordCast {
+            WordOp::Cast {
                 value: self.id,
                 bits,
                 signed,
@@ -698,12 +699,12 @@ impl Value {
     /// Rust's truncating ``(self / other, self % other)`` (words; a zero
     /// divisor gives all ones, or -1 / 1 when signed, and the dividend).
     fn div_rem(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<(Value, Value)> {
-        self.word_pair(py, other, Op::WordDivRem, "div_rem")
+        self.word_pair(py, other, WordOp::DivRem, "div_rem")
     }
 
     /// Rust's ``checked_div``: the quotient and whether it is defined.
     fn checked_div(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<(Value, Value)> {
-        self.word_pair(py, other, Op::WordCheckedDiv, "checked_div")
+        self.word_pair(py, other, WordOp::CheckedDiv, "checked_div")
     }
 
     /// The wrapped sum and whether it overflowed.
@@ -749,31 +750,31 @@ impl Value {
     /// Bits set, as a ``u32``.
     fn count_ones(&self, py: Python<'_>) -> PyResult<Value> {
         self.word_only("count_ones")?;
-        self.one(py, Op::WordCountOnes(self.id))
+        self.one(py, WordOp::CountOnes(self.id))
     }
 
     /// Leading zero bits, as a ``u32``.
     fn leading_zeros(&self, py: Python<'_>) -> PyResult<Value> {
         self.word_only("leading_zeros")?;
-        self.one(py, Op::WordLeadingZeros(self.id))
+        self.one(py, WordOp::LeadingZeros(self.id))
     }
 
     /// The bits in reverse order.
     fn reverse_bits(&self, py: Python<'_>) -> PyResult<Value> {
         self.word_only("reverse_bits")?;
-        self.one(py, Op::WordReverseBits(self.id))
+        self.one(py, WordOp::ReverseBits(self.id))
     }
 
     /// The bytes in reverse order.
     fn swap_bytes(&self, py: Python<'_>) -> PyResult<Value> {
         self.word_only("swap_bytes")?;
-        self.one(py, Op::WordSwapBytes(self.id))
+        self.one(py, WordOp::SwapBytes(self.id))
     }
 
     /// Bit ``i`` as a boolean.
     fn bit(&self, py: Python<'_>, i: usize) -> PyResult<Value> {
         self.word_only("bit")?;
-        self.one(py, Op::WordBit(self.id, i))
+        self.one(py, WordOp::Bit(self.id, i))
     }
 
     /// ``if self { x } else { y }`` for a boolean and two words of one type.
@@ -806,7 +807,7 @@ impl Value {
         if !matches!(x.family(), Family::Word { .. } | Family::Bool) {
             return Err(PyTypeError::new_err("select chooses between words"));
         }
-        self.one(py, Op::Select(self.id, x.id, y.id))
+        self.one(py, BoolOp::Select(self.id, x.id, y.id))
     }
 }
 

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use hearth::api::ops::{Op, ValueId};
+use hearth::api::ops::{IntOp, Op, ValueId};
 use hearth::api::U8;
 use hearth::backend::CpuBackend;
 use hearth::{
@@ -25,9 +25,9 @@ fn ops_by_id_give_rust_arithmetic() {
     let p = Program::new(&INSECURE_TEST_DIGITS);
     let x = p.push(Op::Input(Shape::Int { digits: 4 })).unwrap()[0];
     let y = p.push(Op::Input(Shape::Int { digits: 4 })).unwrap()[0];
-    let xy = p.push(Op::IntMul(x, y)).unwrap()[0];
-    let out = p.push(Op::IntAddConst(xy, BigInt::from(-3))).unwrap()[0];
-    let lt = p.push(Op::IntCompare(x, y, Comparison::Lt)).unwrap()[0];
+    let xy = p.push(IntOp::Mul(x, y)).unwrap()[0];
+    let out = p.push(IntOp::AddConst(xy, BigInt::from(-3))).unwrap()[0];
+    let lt = p.push(IntOp::Compare(x, y, Comparison::Lt)).unwrap()[0];
     assert_eq!(p.shape_of(x), Some(Shape::Int { digits: 4 }));
     assert_eq!(p.shape_of(ValueId(9999)), None);
     // A typed handle from an id joins the typed API.
@@ -72,7 +72,7 @@ fn bad_ids_are_errors_and_end_the_program() {
     assert!(Bool::from_id(&p, a).is_err());
     assert!(U8::from_id(&p, a).is_ok());
     // An id the program never made.
-    assert!(p.push(Op::IntNeg(ValueId(4242))).is_err());
+    assert!(p.push(IntOp::Neg(ValueId(4242))).is_err());
     // The program then builds nothing more.
     let again = p.push(Op::Input(Shape::Word {
         bits: 8,

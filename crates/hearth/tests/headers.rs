@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use hearth::api::U8;
-use hearth::crypto::files::{load_ciphertexts, reseal, save_ciphertexts, FORMAT_VERSION};
+use hearth::crypto::files::{
+    load_ciphertexts, reseal, save_ciphertexts, FORMAT_VERSION, PROGRAM_FORMAT_VERSION,
+};
 use hearth::{
     Bundle, ClientKey, CompiledProgram, CompressedServerKey, Error, FileError, Program, ServerKey,
     INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
@@ -152,8 +154,12 @@ fn reserved_bytes_program_key_ids_and_old_versions_are_refused() {
         CompiledProgram::from_bytes(origin, &bad),
         Err(Error::File(FileError::Inconsistent { ref reason, .. })) if reason.contains("key id")
     ));
-    // A file of the previous version (payload-only checksum): refused by
-    // its version, saying an older hearth wrote it.
+    // A file of version 2 (payload-only checksum): refused by its
+    // version, saying an older hearth wrote it.
+    assert_eq!(
+        u16::from_le_bytes([good[8], good[9]]),
+        PROGRAM_FORMAT_VERSION
+    );
     let mut old = good.clone();
     old[8..10].copy_from_slice(&(FORMAT_VERSION - 1).to_le_bytes());
     let crc = crc32fast::hash(&old[36..]);
@@ -163,9 +169,27 @@ fn reserved_bytes_program_key_ids_and_old_versions_are_refused() {
         matches!(e, Error::File(FileError::UnsupportedVersion { found, .. }) if found == FORMAT_VERSION - 1)
     );
     assert!(e.to_string().contains("older hearth"), "{e}");
+    // A program of version 3 (operations before they were grouped by
+    // family), whatever its payload: refused as older, before decoding.
+    let v3 = forged(&good, |h| {
+        h[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes())
+    });
+    let e = CompiledProgram::from_bytes(origin, &v3).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::File(FileError::UnsupportedVersion {
+                found: 3,
+                supported: 4,
+                ..
+            })
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("older hearth"), "{e}");
     // A newer one.
     let newer = forged(&good, |h| {
-        h[8..10].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes())
+        h[8..10].copy_from_slice(&(PROGRAM_FORMAT_VERSION + 1).to_le_bytes())
     });
     let e = CompiledProgram::from_bytes(origin, &newer).unwrap_err();
     assert!(e.to_string().contains("newer hearth"), "{e}");

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hearth::api::ops::{Op, ValueId};
+use hearth::api::ops::{IntOp, Op, ValueId, WordOp};
 use hearth::api::{U16, U32};
 use hearth::backend::{ClearBackend, CpuBackend};
 use hearth::crypto::files::reseal;
@@ -293,7 +293,7 @@ fn forge(id: u16, payload: &Forged) -> Vec<u8> {
         .serialize(payload)
         .unwrap();
     let mut bytes = b"HEARTH\0\n".to_vec();
-    bytes.extend_from_slice(&hearth::crypto::files::FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&hearth::crypto::files::PROGRAM_FORMAT_VERSION.to_le_bytes());
     bytes.extend_from_slice(&5u16.to_le_bytes());
     bytes.extend_from_slice(&id.to_le_bytes());
     bytes.extend_from_slice(&0u16.to_le_bytes());
@@ -320,7 +320,7 @@ fn forged_programs_are_typed_errors() {
             Op::PlanThreads(2),
             Op::Input(int4),
             Op::Input(int4),
-            Op::IntMul(ValueId(0), ValueId(1)),
+            IntOp::Mul(ValueId(0), ValueId(1)).into(),
         ],
         outputs: vec![ValueId(2)],
         signature: prog.signature().clone(),
@@ -335,12 +335,12 @@ fn forged_programs_are_typed_errors() {
     let cases: Vec<(&str, Change)> = vec![
         (
             "a value read before it is made",
-            Box::new(|f| f.ops[3] = Op::IntMul(ValueId(0), ValueId(7))),
+            Box::new(|f| f.ops[3] = IntOp::Mul(ValueId(0), ValueId(7)).into()),
         ),
         ("a custom op", Box::new(|f| f.ops.push(Op::Custom))),
         (
             "a word op on digit parameters",
-            Box::new(|f| f.ops.push(Op::WordNot(ValueId(0)))),
+            Box::new(|f| f.ops.push(WordOp::Not(ValueId(0)).into())),
         ),
         (
             "a word input on digit parameters",
@@ -374,7 +374,7 @@ fn forged_programs_are_typed_errors() {
         ),
         (
             "an enormous shift",
-            Box::new(|f| f.ops.push(Op::IntShl(ValueId(0), usize::MAX))),
+            Box::new(|f| f.ops.push(IntOp::Shl(ValueId(0), usize::MAX).into())),
         ),
         (
             "an enormous input",
@@ -382,7 +382,7 @@ fn forged_programs_are_typed_errors() {
         ),
         (
             "an enormous constant",
-            Box::new(|f| f.ops.push(Op::IntConst(BigInt::from(1) << 100_000))),
+            Box::new(|f| f.ops.push(IntOp::Const(BigInt::from(1) << 100_000).into())),
         ),
     ];
     for (what, change) in cases {

@@ -5,7 +5,7 @@
 //! | bytes | field |
 //! |---|---|
 //! | 8 | magic `HEARTH\0\n` |
-//! | 2 | format version (little endian) |
+//! | 2 | format version (little endian; its kind's, [`FileKind::version`]) |
 //! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts, 4 compressed server key, 5 program, 6 bundle |
 //! | 2 | parameter-set id |
 //! | 2 | reserved (0) |
@@ -46,7 +46,14 @@ const MAGIC: [u8; 8] = *b"HEARTH\0\n";
 /// file changes meaning, and older builds refuse kind 4 as unknown.
 /// Version 3: the checksum covers the header as well as the payload, and
 /// the reserved bytes must be zero. Older files are refused, saying so.
+/// Program files have a version of their own since
+/// [`PROGRAM_FORMAT_VERSION`]; every other kind is at this one.
 pub const FORMAT_VERSION: u16 = 3;
+/// The version of program files: 4 since the operations they hold are
+/// grouped by family (`Op::Int(IntOp::Add(..))`, not `Op::IntAdd(..)`):
+/// a program file of version 3 is refused, saying an older hearth wrote
+/// it (compile the program again; keys and values still load).
+pub const PROGRAM_FORMAT_VERSION: u16 = 4;
 const HEADER_LEN: usize = 36;
 
 /// What a hearth file holds.
@@ -81,6 +88,14 @@ impl FileKind {
         ]
         .into_iter()
         .find(|k| *k as u16 == v)
+    }
+
+    /// The format version files of this kind are written and read in.
+    pub fn version(self) -> u16 {
+        match self {
+            Self::Program => PROGRAM_FORMAT_VERSION,
+            _ => FORMAT_VERSION,
+        }
     }
 
     /// How messages name it.
@@ -173,7 +188,7 @@ fn header(
 ) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[..8].copy_from_slice(&MAGIC);
-    h[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[8..10].copy_from_slice(&kind.version().to_le_bytes());
     h[10..12].copy_from_slice(&(kind as u16).to_le_bytes());
     h[12..14].copy_from_slice(&params.to_u16().to_le_bytes());
     // Bytes 14-15 are reserved (0).
@@ -407,18 +422,34 @@ fn parse_header(path: &Path, header: &[u8]) -> Result<FileInfo, Error> {
     let u16_at = |i: usize| u16::from_le_bytes([header[i], header[i + 1]]);
     let u64_at = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().expect("8 bytes"));
     let version = u16_at(8);
-    if version != FORMAT_VERSION {
+    // The kind first: each kind has its version. A version no kind has is
+    // reported as a version (a newer hearth may have added kinds).
+    let kind = match FileKind::from_u16(u16_at(10)) {
+        Some(kind) => kind,
+        None if version > PROGRAM_FORMAT_VERSION => {
+            return Err(FileError::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found: version,
+                supported: PROGRAM_FORMAT_VERSION,
+            }
+            .into())
+        }
+        None => {
+            return Err(FileError::Malformed {
+                path: path.to_path_buf(),
+                reason: format!("unknown file kind {}", u16_at(10)),
+            }
+            .into())
+        }
+    };
+    if version != kind.version() {
         return Err(FileError::UnsupportedVersion {
             path: path.to_path_buf(),
             found: version,
-            supported: FORMAT_VERSION,
+            supported: kind.version(),
         }
         .into());
     }
-    let kind = FileKind::from_u16(u16_at(10)).ok_or_else(|| FileError::Malformed {
-        path: path.to_path_buf(),
-        reason: format!("unknown file kind {}", u16_at(10)),
-    })?;
     let params = ParamsId::from_u16(u16_at(12)).ok_or(FileError::UnknownParamsId {
         path: path.to_path_buf(),
         id: u16_at(12),

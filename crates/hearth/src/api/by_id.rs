@@ -15,9 +15,9 @@ impl Program {
     /// Builds `op` (operands are ids this program made) and returns the ids
     /// of its results. Its error, if any, is returned here; the program then
     /// builds nothing more ([`Program::build`] refuses it).
-    pub fn push(&self, op: Op) -> Result<Vec<ValueId>, Error> {
+    pub fn push(&self, op: impl Into<Op>) -> Result<Vec<ValueId>, Error> {
         self.earlier_error()?;
-        match self.apply(op) {
+        match self.apply(op.into()) {
             Some(made) => Ok(made.into_iter().map(|(id, _)| id).collect()),
             None => Err(self.take_error()),
         }

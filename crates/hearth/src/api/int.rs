@@ -29,7 +29,7 @@ use std::ops::{Add, Mul, Neg, Shl, Sub};
 
 use num_bigint::BigInt;
 
-use super::ops::{Op, Val, ValueId};
+use super::ops::{IntOp, Op, Val, ValueId};
 use super::program::{Program, Value, NO_VALUE};
 use crate::circuit::Wire;
 use crate::comparison::Comparison;
@@ -69,8 +69,8 @@ impl Value for Int<'_> {
 impl Program {
     /// The integer `op` makes (an empty placeholder after an error, kept
     /// for [`Program::build`]).
-    pub(crate) fn int(&self, op: Option<Op>) -> Int<'_> {
-        let made = op.and_then(|op| self.apply(op));
+    pub(crate) fn int(&self, op: Option<impl Into<Op>>) -> Int<'_> {
+        let made = op.and_then(|op| self.apply(op.into()));
         match made.as_deref() {
             Some([(id, Val::Int(d))]) => Int {
                 program: self,
@@ -106,7 +106,7 @@ impl Program {
 
     /// A clear constant (trivial digits: they cost no bootstrap).
     pub fn constant(&self, value: impl Into<BigInt>) -> Int<'_> {
-        self.int(Some(Op::IntConst(value.into())))
+        self.int(Some(IntOp::Const(value.into())))
     }
 }
 
@@ -133,18 +133,18 @@ impl<'p> Int<'p> {
         program.id_of(self, "an integer")
     }
 
-    fn unary(&self, op: impl FnOnce(ValueId) -> Op) -> Int<'p> {
+    fn unary(&self, op: impl FnOnce(ValueId) -> IntOp) -> Int<'p> {
         self.program.int(self.arg(self.program).map(op))
     }
 
-    fn binary(&self, other: &Int<'_>, op: impl FnOnce(ValueId, ValueId) -> Op) -> Int<'p> {
+    fn binary(&self, other: &Int<'_>, op: impl FnOnce(ValueId, ValueId) -> IntOp) -> Int<'p> {
         let p = self.program;
         let args = self.arg(p).zip(other.arg(p));
         p.int(args.map(|(x, y)| op(x, y)))
     }
 
     fn comparison(&self, other: &Int<'_>, c: Comparison) -> Int<'p> {
-        self.binary(other, |x, y| Op::IntCompare(x, y, c))
+        self.binary(other, |x, y| IntOp::Compare(x, y, c))
     }
 
     /// Number of digits.
@@ -164,43 +164,43 @@ impl<'p> Int<'p> {
 
     /// The larger of the two (PARMESAN's maximum: a comparison, then one bootstrap per digit).
     pub fn max(&self, other: &Int<'_>) -> Int<'p> {
-        self.binary(other, Op::IntMax)
+        self.binary(other, IntOp::Max)
     }
 
     /// The smaller of the two.
     pub fn min(&self, other: &Int<'_>) -> Int<'p> {
-        self.binary(other, Op::IntMin)
+        self.binary(other, IntOp::Min)
     }
 
     /// The absolute value.
     pub fn abs(&self) -> Int<'p> {
-        self.unary(Op::IntAbs)
+        self.unary(IntOp::Abs)
     }
 
     /// `max(x, 0)`.
     pub fn relu(&self) -> Int<'p> {
-        self.unary(Op::IntRelu)
+        self.unary(IntOp::Relu)
     }
 
     /// `x * x`, cheaper than a product of two operands.
     pub fn square(&self) -> Int<'p> {
-        self.unary(Op::IntSquare)
+        self.unary(IntOp::Square)
     }
 
     /// The sign, one digit in {-1, 0, 1}.
     pub fn signum(&self) -> Int<'p> {
-        self.unary(Op::IntSignum)
+        self.unary(IntOp::Signum)
     }
 
     /// Rounded to a multiple of `2^i`, halves up.
     pub fn round(&self, i: usize) -> Int<'p> {
-        self.unary(|x| Op::IntRound(x, i))
+        self.unary(|x| IntOp::Round(x, i))
     }
 
     /// `x * k` for a clear `k` of any size.
     pub fn scalar_mul(&self, k: impl Into<BigInt>) -> Int<'p> {
         let k = k.into();
-        self.unary(|x| Op::IntScalarMul(x, k))
+        self.unary(|x| IntOp::ScalarMul(x, k))
     }
 
     /// `1` if `self < other`, else `0` (one digit); likewise the others.
@@ -237,13 +237,13 @@ impl<'p> Int<'p> {
     /// integer whose digits are those bits: its value is `self` mod
     /// `2^(len+1)`.
     pub fn to_bits_as_int(&self) -> Int<'p> {
-        self.unary(Op::IntToBits)
+        self.unary(IntOp::ToBits)
     }
 
     /// The same value on at least `n` digits: zero digits on top, no
     /// bootstrap (outputs of one tensor share one shape).
     pub fn widen(&self, n: usize) -> Int<'p> {
-        self.unary(|x| Op::IntWiden(x, n))
+        self.unary(|x| IntOp::Widen(x, n))
     }
 
     /// The value wrapped to `n` bits, as Rust's `as i{n}` would: the
@@ -251,7 +251,7 @@ impl<'p> Int<'p> {
     /// as `n` digits (about `1.4 n` bootstraps: the two's-complement
     /// conversion of the low `n` digits; none when they are bits already).
     pub fn wrap(&self, n: usize) -> Int<'p> {
-        self.unary(|x| Op::IntWrap(x, n))
+        self.unary(|x| IntOp::Wrap(x, n))
     }
 
     /// `self + rhs` wrapped to `n` bits (`i{n}::wrapping_add` on values
@@ -259,7 +259,7 @@ impl<'p> Int<'p> {
     /// [`Int::wrap`]; for operands that already are bits (two's-complement
     /// inputs, wrapped values) one conversion of `x_i + y_i - 1` does both.
     pub fn wrapping_add(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
-        self.binary(rhs, |x, y| Op::IntWrappingAdd(x, y, n))
+        self.binary(rhs, |x, y| IntOp::WrappingAdd(x, y, n))
     }
 
     /// `self * rhs` wrapped to `n` bits (`i{n}::wrapping_mul` on values
@@ -267,13 +267,13 @@ impl<'p> Int<'p> {
     /// below position `n`, two per bootstrap (about `n^2 / 4`), compressed
     /// and converted; the result is `n` digits like [`Int::wrap`]'s.
     pub fn wrapping_mul(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
-        self.binary(rhs, |x, y| Op::IntWrappingMul(x, y, n))
+        self.binary(rhs, |x, y| IntOp::WrappingMul(x, y, n))
     }
 
     /// The sum of many integers, by column compression.
     pub fn sum(program: &'p Program, terms: &[Int<'_>]) -> Int<'p> {
         let ids: Option<Vec<ValueId>> = terms.iter().map(|t| t.arg(program)).collect();
-        program.int(ids.map(Op::IntSum))
+        program.int(ids.map(IntOp::Sum))
     }
 
     /// The program this value belongs to.
@@ -303,7 +303,7 @@ impl<'p> Int<'p> {
         program.int(
             products
                 .zip(scaled)
-                .map(|(products, scaled)| Op::IntFusedSum {
+                .map(|(products, scaled)| IntOp::FusedSum {
                     products,
                     scaled,
                     bias: bias.clone(),
@@ -341,49 +341,49 @@ impl<'p> Int<'p> {
     /// `floor(self / 2^k)`: an arithmetic shift right (the low digits of a
     /// signed-binary value decide a borrow: `round(self - 2^(k-1), k)`).
     pub fn shr_floor(&self, k: usize) -> Int<'p> {
-        self.unary(|x| Op::IntShrFloor(x, k))
+        self.unary(|x| IntOp::ShrFloor(x, k))
     }
 }
 
 impl<'p> Add<&Int<'_>> for &Int<'p> {
     type Output = Int<'p>;
     fn add(self, rhs: &Int<'_>) -> Int<'p> {
-        self.binary(rhs, Op::IntAdd)
+        self.binary(rhs, IntOp::Add)
     }
 }
 
 impl<'p> Sub<&Int<'_>> for &Int<'p> {
     type Output = Int<'p>;
     fn sub(self, rhs: &Int<'_>) -> Int<'p> {
-        self.binary(rhs, Op::IntSub)
+        self.binary(rhs, IntOp::Sub)
     }
 }
 
 impl<'p> Mul<&Int<'_>> for &Int<'p> {
     type Output = Int<'p>;
     fn mul(self, rhs: &Int<'_>) -> Int<'p> {
-        self.binary(rhs, Op::IntMul)
+        self.binary(rhs, IntOp::Mul)
     }
 }
 
 impl<'p> Neg for &Int<'p> {
     type Output = Int<'p>;
     fn neg(self) -> Int<'p> {
-        self.unary(Op::IntNeg)
+        self.unary(IntOp::Neg)
     }
 }
 
 impl<'p> Add<i64> for &Int<'p> {
     type Output = Int<'p>;
     fn add(self, rhs: i64) -> Int<'p> {
-        self.unary(|x| Op::IntAddConst(x, BigInt::from(rhs)))
+        self.unary(|x| IntOp::AddConst(x, BigInt::from(rhs)))
     }
 }
 
 impl<'p> Sub<i64> for &Int<'p> {
     type Output = Int<'p>;
     fn sub(self, rhs: i64) -> Int<'p> {
-        self.unary(|x| Op::IntAddConst(x, -BigInt::from(rhs)))
+        self.unary(|x| IntOp::AddConst(x, -BigInt::from(rhs)))
     }
 }
 
@@ -397,7 +397,7 @@ impl<'p> Mul<i64> for &Int<'p> {
 impl<'p> Shl<usize> for &Int<'p> {
     type Output = Int<'p>;
     fn shl(self, k: usize) -> Int<'p> {
-        self.unary(|x| Op::IntShl(x, k))
+        self.unary(|x| IntOp::Shl(x, k))
     }
 }
 

@@ -4,12 +4,15 @@
 //! and [`Bool`] (two's-complement bits). Operations build one circuit
 //! lazily; nothing runs until the compiled program does.
 
+pub mod bool_op;
 pub mod by_id;
 pub mod int;
+pub mod int_op;
 pub mod ops;
 pub mod program;
 pub mod program_file;
 pub mod word;
+pub mod word_op;
 
 pub use crate::crypto::bundle::{Bundle, Entry};
 pub use crate::crypto::encoding::{
@@ -17,7 +20,7 @@ pub use crate::crypto::encoding::{
     Plain, Shape, MAX_DIGITS, MAX_PRODUCTS, MAX_VALUES,
 };
 pub use int::Int;
-pub use ops::{Op, ValueId};
+pub use ops::{BoolOp, IntOp, Op, ValueId, WordOp};
 pub use program::{CompiledProgram, Program, Signature, Value};
 pub use program_file::ProgramSummary;
 pub use word::{Bool, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::ops::{self, Op, Val, ValueId};
+use super::ops::{Op, Val, ValueId};
 use num_bigint::BigInt;
 
 use crate::backend::{Backend, ClearBackend, CpuBackend, RunReport};
@@ -285,7 +285,7 @@ pub(crate) struct Source {
     pub(crate) outputs: Vec<ValueId>,
 }
 
-/// [`ops::apply`] on `st`'s values: the family's parameters checked
+/// [`Op::apply`] on `st`'s values: the family's parameters checked
 /// first, each operand looked up (an id not yet made is an error), each
 /// result checked.
 fn apply_checked(st: &mut State, op: &Op) -> Result<Vec<Val>, Error> {
@@ -307,7 +307,7 @@ fn apply_checked(st: &mut State, op: &Op) -> Result<Vec<Val>, Error> {
             ))
         })?);
     }
-    let vals = ops::apply(&mut st.builder, op, &args)?;
+    let vals = op.apply(&mut st.builder, &args)?;
     vals.into_iter()
         .map(|v| check_result(&st.builder, v))
         .collect()

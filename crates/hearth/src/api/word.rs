@@ -36,7 +36,7 @@ use num_bigint::BigInt;
 use num_traits::{One, Zero};
 
 use super::int::same_len;
-use super::ops::{Op, Overflowing, Val, ValueId, WordArith};
+use super::ops::{BoolOp, IntOp, Op, Overflowing, Val, ValueId, WordArith, WordOp};
 use super::program::{Program, Value, NO_VALUE};
 use super::Int;
 use crate::bits::gates::Gate;
@@ -129,8 +129,12 @@ impl Value for Bool<'_> {
 impl Program {
     /// The words `op` makes, each checked to be `shapes[i]` (after an
     /// error, kept for [`Program::build`]: `None`).
-    fn words_of(&self, op: Option<Op>, shapes: &[Shape]) -> Option<Vec<(ValueId, Bits)>> {
-        let made = op.and_then(|op| self.apply(op))?;
+    fn words_of(
+        &self,
+        op: Option<impl Into<Op>>,
+        shapes: &[Shape],
+    ) -> Option<Vec<(ValueId, Bits)>> {
+        let made = op.and_then(|op| self.apply(op.into()))?;
         let fits = made.len() == shapes.len()
             && made.iter().zip(shapes).all(|((_, v), s)| v.shape() == *s);
         if !fits {
@@ -178,7 +182,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     }
 
     /// The word `op` makes on `program`.
-    fn made(program: &'p Program, op: Option<Op>) -> Self {
+    fn made(program: &'p Program, op: Option<impl Into<Op>>) -> Self {
         let made = program
             .words_of(op, &[Self::SHAPE])
             .and_then(|v| v.into_iter().next());
@@ -187,7 +191,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
 
     /// The word and boolean `op` makes (an `overflowing_*`, a checked
     /// division).
-    fn with_flag(program: &'p Program, op: Option<Op>) -> (Self, Bool<'p>) {
+    fn with_flag(program: &'p Program, op: Option<WordOp>) -> (Self, Bool<'p>) {
         let made = program.words_of(op, &[Self::SHAPE, Bool::SHAPE]);
         let (w, b) = match made {
             Some(mut v) => {
@@ -205,16 +209,16 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         program.id_of(self, "a word")
     }
 
-    fn unary(&self, op: impl FnOnce(ValueId) -> Op) -> Self {
+    fn unary(&self, op: impl FnOnce(ValueId) -> WordOp) -> Self {
         Self::made(self.program, self.arg(self.program).map(op))
     }
 
-    fn binary(&self, other: &Self, op: impl FnOnce(ValueId, ValueId) -> Op) -> Self {
+    fn binary(&self, other: &Self, op: impl FnOnce(ValueId, ValueId) -> WordOp) -> Self {
         let p = self.program;
         Self::made(p, self.arg(p).zip(other.arg(p)).map(|(x, y)| op(x, y)))
     }
 
-    fn test(&self, other: &Self, op: impl FnOnce(ValueId, ValueId) -> Op) -> Bool<'p> {
+    fn test(&self, other: &Self, op: impl FnOnce(ValueId, ValueId) -> WordOp) -> Bool<'p> {
         let p = self.program;
         Bool::made(p, self.arg(p).zip(other.arg(p)).map(|(x, y)| op(x, y)))
     }
@@ -228,7 +232,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     pub fn constant(program: &'p Program, value: impl Into<BigInt>) -> Self {
         Self::made(
             program,
-            Some(Op::WordConst {
+            Some(WordOp::Const {
                 bits: BITS,
                 signed: SIGNED,
                 value: value.into(),
@@ -302,7 +306,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let op = self
             .arg(p)
             .zip(rhs.arg(p))
-            .map(|(x, y)| Op::WordOverflowing(kind, x, y));
+            .map(|(x, y)| WordOp::Overflowing(kind, x, y));
         Self::with_flag(p, op)
     }
 
@@ -312,7 +316,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let op = self
             .arg(p)
             .zip(rhs.arg(p))
-            .map(|(x, y)| Op::WordDivRem(x, y));
+            .map(|(x, y)| WordOp::DivRem(x, y));
         let made = p.words_of(op, &[Self::SHAPE, Self::SHAPE]);
         let (q, r) = match made {
             Some(mut v) => {
@@ -331,12 +335,12 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let op = self
             .arg(p)
             .zip(rhs.arg(p))
-            .map(|(x, y)| Op::WordCheckedDiv(x, y));
+            .map(|(x, y)| WordOp::CheckedDiv(x, y));
         Self::with_flag(p, op)
     }
 
     fn cmp(&self, rhs: &Self, c: Comparison) -> Bool<'p> {
-        self.test(rhs, |x, y| Op::WordCompare(x, y, c))
+        self.test(rhs, |x, y| WordOp::Compare(x, y, c))
     }
 
     /// `self == rhs`.
@@ -371,12 +375,12 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
 
     /// The larger of the two (a comparison, one multiplexer per bit).
     pub fn max(&self, rhs: &Self) -> Self {
-        self.binary(rhs, Op::WordMax)
+        self.binary(rhs, WordOp::Max)
     }
 
     /// The smaller of the two.
     pub fn min(&self, rhs: &Self) -> Self {
-        self.binary(rhs, Op::WordMin)
+        self.binary(rhs, WordOp::Min)
     }
 
     /// `max(self, 0)` (the identity on unsigned words).
@@ -427,7 +431,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
             .collect();
         let op = products
             .zip(scaled)
-            .map(|(products, scaled)| Op::WordFusedSum {
+            .map(|(products, scaled)| WordOp::FusedSum {
                 bits: BITS,
                 signed: SIGNED,
                 products,
@@ -443,7 +447,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     pub fn dot(program: &'p Program, xs: &[Self], ys: &[Self]) -> Self {
         if let Err(e) = same_len("dot product", xs.len(), ys.len()) {
             program.fail(e);
-            return Self::made(program, None);
+            return Self::made(program, None::<Op>);
         }
         let pairs: Vec<_> = xs.iter().zip(ys).collect();
         Self::fused_sum(program, &pairs, &[], &BigInt::from(0))
@@ -454,7 +458,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     pub fn dot_clear(program: &'p Program, xs: &[Self], ws: &[BigInt], bias: &BigInt) -> Self {
         if let Err(e) = same_len("dot product with clear weights", xs.len(), ws.len()) {
             program.fail(e);
-            return Self::made(program, None);
+            return Self::made(program, None::<Op>);
         }
         let scaled: Vec<_> = xs.iter().zip(ws).collect();
         Self::fused_sum(program, &[], &scaled, bias)
@@ -465,7 +469,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let op = self
             .arg(p)
             .zip(p.id_of(amount, "a shift amount"))
-            .map(|(x, a)| Op::WordShiftBy(x, kind, a));
+            .map(|(x, a)| WordOp::ShiftBy(x, kind, a));
         Self::made(p, op)
     }
 
@@ -498,35 +502,35 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
 
     /// Rotates left by a clear amount, modulo the width: free rewiring.
     pub fn rotate_left(&self, amount: u32) -> Self {
-        self.unary(|x| Op::WordShift(x, ShiftKind::RotateLeft, amount))
+        self.unary(|x| WordOp::Shift(x, ShiftKind::RotateLeft, amount))
     }
 
     /// Rotates right by a clear amount, modulo the width: free rewiring.
     pub fn rotate_right(&self, amount: u32) -> Self {
-        self.unary(|x| Op::WordShift(x, ShiftKind::RotateRight, amount))
+        self.unary(|x| WordOp::Shift(x, ShiftKind::RotateRight, amount))
     }
 
     /// The number of set bits (Rust's `count_ones`).
     pub fn count_ones(&self) -> U32<'p> {
-        Word::made(self.program, self.arg(self.program).map(Op::WordCountOnes))
+        Word::made(self.program, self.arg(self.program).map(WordOp::CountOnes))
     }
 
     /// The number of leading zeros (Rust's `leading_zeros`).
     pub fn leading_zeros(&self) -> U32<'p> {
         Word::made(
             self.program,
-            self.arg(self.program).map(Op::WordLeadingZeros),
+            self.arg(self.program).map(WordOp::LeadingZeros),
         )
     }
 
     /// The bits in reverse order (`reverse_bits`): free rewiring.
     pub fn reverse_bits(&self) -> Self {
-        self.unary(Op::WordReverseBits)
+        self.unary(WordOp::ReverseBits)
     }
 
     /// The bytes in reverse order (whole bytes only).
     pub fn swap_bytes(&self) -> Self {
-        self.unary(Op::WordSwapBytes)
+        self.unary(WordOp::SwapBytes)
     }
 
     /// Bit `i` (least significant first) as a [`Bool`]: free. An `i` at
@@ -534,7 +538,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     pub fn bit(&self, i: usize) -> Bool<'p> {
         Bool::made(
             self.program,
-            self.arg(self.program).map(|x| Op::WordBit(x, i)),
+            self.arg(self.program).map(|x| WordOp::Bit(x, i)),
         )
     }
 
@@ -565,7 +569,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     pub fn cast<const B2: usize, const S2: bool>(&self) -> Word<'p, B2, S2> {
         Word::made(
             self.program,
-            self.arg(self.program).map(|value| Op::WordCast {
+            self.arg(self.program).map(|value| WordOp::Cast {
                 value,
                 bits: B2,
                 signed: S2,
@@ -576,7 +580,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     /// The exact value as a signed-binary [`Int`] (needs a parameter set
     /// that carries both families, `pi >= 5`).
     pub fn to_int(&self) -> Int<'p> {
-        self.program.int(self.arg(self.program).map(Op::WordToInt))
+        self.program.int(self.arg(self.program).map(WordOp::ToInt))
     }
 
     /// `x` modulo `2^BITS` as a word (Rust's `as` from a wide integer).
@@ -584,7 +588,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let program = x.owner();
         Self::made(
             program,
-            program.id_of(x, "an integer").map(|value| Op::IntToWord {
+            program.id_of(x, "an integer").map(|value| IntOp::ToWord {
                 value,
                 bits: BITS,
                 signed: SIGNED,
@@ -615,7 +619,7 @@ impl<'p> Bool<'p> {
     }
 
     /// The boolean `op` makes on `program`.
-    fn made(program: &'p Program, op: Option<Op>) -> Self {
+    fn made(program: &'p Program, op: Option<impl Into<Op>>) -> Self {
         let made = program
             .words_of(op, &[Self::SHAPE])
             .and_then(|v| v.into_iter().next());
@@ -670,7 +674,7 @@ impl<'p> Bool<'p> {
     pub fn constant(program: &'p Program, value: bool) -> Self {
         Self::made(
             program,
-            Some(Op::WordConst {
+            Some(WordOp::Const {
                 bits: 1,
                 signed: false,
                 value: BigInt::from(value as u8),
@@ -684,7 +688,7 @@ impl<'p> Bool<'p> {
             p,
             self.arg(p)
                 .zip(rhs.arg(p))
-                .map(|(x, y)| Op::BoolGate(g, x, y)),
+                .map(|(x, y)| BoolOp::Gate(g, x, y)),
         )
     }
 
@@ -699,7 +703,7 @@ impl<'p> Bool<'p> {
             .arg(p)
             .zip(a.arg(p))
             .zip(b.arg(p))
-            .map(|((c, x), y)| Op::Select(c, x, y));
+            .map(|((c, x), y)| BoolOp::Select(c, x, y));
         Word::made(p, op)
     }
 
@@ -707,7 +711,7 @@ impl<'p> Bool<'p> {
     pub fn to_word<const BITS: usize>(&self) -> Word<'p, BITS, false> {
         Word::made(
             self.program,
-            self.arg(self.program).map(|x| Op::BoolToWord(x, BITS)),
+            self.arg(self.program).map(|x| BoolOp::ToWord(x, BITS)),
         )
     }
 }
@@ -724,7 +728,7 @@ macro_rules! word_binop {
                     p,
                     self.arg(p)
                         .zip(rhs.arg(p))
-                        .map(|(x, y)| Op::WordArith($arith, x, y)),
+                        .map(|(x, y)| WordOp::Arith($arith, x, y)),
                 )
             }
         }
@@ -751,14 +755,14 @@ word_binop!(BitXor, bitxor, WordArith::Xor);
 impl<'p, const BITS: usize, const SIGNED: bool> Neg for &Word<'p, BITS, SIGNED> {
     type Output = Word<'p, BITS, SIGNED>;
     fn neg(self) -> Word<'p, BITS, SIGNED> {
-        self.unary(Op::WordNeg)
+        self.unary(WordOp::Neg)
     }
 }
 
 impl<'p, const BITS: usize, const SIGNED: bool> Not for &Word<'p, BITS, SIGNED> {
     type Output = Word<'p, BITS, SIGNED>;
     fn not(self) -> Word<'p, BITS, SIGNED> {
-        self.unary(Op::WordNot)
+        self.unary(WordOp::Not)
     }
 }
 
@@ -766,7 +770,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Shl<u32> for &Word<'p, BITS, SIG
     type Output = Word<'p, BITS, SIGNED>;
     /// By `amount % BITS`, like `wrapping_shl`.
     fn shl(self, amount: u32) -> Word<'p, BITS, SIGNED> {
-        self.unary(|x| Op::WordShift(x, ShiftKind::Left, amount))
+        self.unary(|x| WordOp::Shift(x, ShiftKind::Left, amount))
     }
 }
 
@@ -779,7 +783,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Shr<u32> for &Word<'p, BITS, SIG
         } else {
             ShiftKind::Right
         };
-        self.unary(|x| Op::WordShift(x, kind, amount))
+        self.unary(|x| WordOp::Shift(x, kind, amount))
     }
 }
 
@@ -801,6 +805,6 @@ bool_binop!(BitXor, bitxor, Gate::Xor);
 impl<'p> Not for &Bool<'p> {
     type Output = Bool<'p>;
     fn not(self) -> Bool<'p> {
-        Bool::made(self.program, self.arg(self.program).map(Op::BoolNot))
+        Bool::made(self.program, self.arg(self.program).map(BoolOp::Not))
     }
 }
