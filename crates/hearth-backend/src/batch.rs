@@ -469,7 +469,7 @@ impl<E: BatchExecutor> Batched<E> {
         let mut ex = self
             .executor
             .lock()
-            .map_err(|_| Error::Config("a previous run on this backend panicked".into()))?;
+            .map_err(|_| Error::Internal("a previous run on this backend panicked".into()))?;
         ex.start(circuit, plan, inputs)?;
         let total = plan.bootstraps();
         let mut done = 0;
@@ -538,7 +538,7 @@ impl BatchExecutor for ClearBatch {
         let packed = self
             .packed
             .take()
-            .ok_or_else(|| Error::Config("launch before start".into()))?;
+            .ok_or_else(|| Error::Internal("launch before start".into()))?;
         let first = packed.first_row[self.next];
         self.next += 1;
         for i in 0..launch.len() {
@@ -557,7 +557,7 @@ impl BatchExecutor for ClearBatch {
         let packed = self
             .packed
             .take()
-            .ok_or_else(|| Error::Config("finish before start".into()))?;
+            .ok_or_else(|| Error::Internal("finish before start".into()))?;
         let first = *packed.first_row.last().expect("the outputs' entry");
         let out = (0..outputs.len())
             .map(|r| self.combine(&packed.rows, first + r))

@@ -199,7 +199,9 @@ pub fn measure_on<B: Backend<Digit = Ciphertext>>(
                 (Some(lwe), _) => lwe,
                 (None, Some(ct)) => ct.into_lwe(),
                 (None, None) => {
-                    return Err(Error::Config("the backend returned too few outputs".into()))
+                    return Err(Error::Internal(
+                        "the backend returned too few outputs".into(),
+                    ))
                 }
             };
             let key_ct = Ciphertext::from_lwe(p.id, server.key_id(), lwe);
@@ -268,7 +270,7 @@ fn run_round<B: Backend<Digit = Ciphertext>>(
         .collect();
     let out = backend.evaluate(&circuit, &inputs)?;
     if out.len() != plans.len() {
-        return Err(Error::Config(format!(
+        return Err(Error::Internal(format!(
             "the backend returned {} outputs for {} bootstraps",
             out.len(),
             plans.len()

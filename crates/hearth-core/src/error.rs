@@ -122,9 +122,24 @@ pub enum Error {
     /// Tensor shapes that do not fit together.
     #[error("dimensions do not match: {0}")]
     Dimensions(String),
-    /// A setting that cannot be used (threads, a backend, a request).
+    /// A setting or request the caller can change: a thread count, a
+    /// backend's name, an environment variable, a value of another
+    /// program, a program that cannot be saved.
     #[error("configuration: {0}")]
     Config(String),
+    /// The GPU backend cannot run here or failed: no device, a CUDA error,
+    /// a parameter set it does not run yet.
+    #[error("GPU: {0}")]
+    Gpu(String),
+    /// The MPI cluster cannot do what was asked: MPI already started, its
+    /// thread level, a finished cluster, a key not shared with the ranks,
+    /// a call on the wrong rank. A rank that fails is [`Error::Rank`].
+    #[error("MPI cluster: {0}")]
+    Cluster(String),
+    /// An invariant of hearth's own code does not hold: a bug, to be
+    /// reported; nothing the caller did.
+    #[error("internal error (a bug in hearth, please report it): {0}")]
+    Internal(String),
     /// A run was stopped by its caller (a cancel flag, Ctrl-C in Python)
     /// before it finished; nothing it made is returned.
     #[error("the run was cancelled after {done} of {total} bootstraps")]

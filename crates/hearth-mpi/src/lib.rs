@@ -139,9 +139,9 @@ impl Cluster {
     /// rank may last (a bootstrap's reply, a send, the key's greeting).
     pub fn init(timeout: Duration) -> Result<Cluster, Error> {
         let (universe, level) = mpi::initialize_with_threading(Threading::Multiple)
-            .ok_or_else(|| Error::Config("MPI was already initialised in this process".into()))?;
+            .ok_or_else(|| Error::Cluster("MPI was already initialised in this process".into()))?;
         if level != Threading::Multiple {
-            return Err(Error::Config(format!(
+            return Err(Error::Cluster(format!(
                 "the MPI library offers thread level {level:?}; hearth needs MPI_THREAD_MULTIPLE"
             )));
         }
@@ -213,7 +213,7 @@ impl Cluster {
             return Ok(());
         }
         if self.finished.load(Ordering::Relaxed) {
-            return Err(Error::Config("the cluster has finished".into()));
+            return Err(Error::Cluster("the cluster has finished".into()));
         }
         let mut kept = self.kept.lock().unwrap();
         if shared.is_none() {
@@ -230,7 +230,7 @@ impl Cluster {
                 for rank in 1..self.size() {
                     self.receive(rank, TAG_HELLO, deadline)?;
                 }
-                return Err(Error::Config(format!(
+                return Err(Error::Cluster(format!(
                     "every rank took the key, but rank 0's broadcast did not complete within {:?}",
                     self.timeout
                 )));
@@ -305,13 +305,13 @@ impl Cluster {
                 })
             }
             None => {
-                return Err(Error::Config(
+                return Err(Error::Cluster(
                     "share the key with Cluster::share_key before making a backend".into(),
                 ))
             }
         };
         if self.finished.load(Ordering::Relaxed) {
-            return Err(Error::Config("the cluster has finished".into()));
+            return Err(Error::Cluster("the cluster has finished".into()));
         }
         if threads == 0 {
             return Err(Error::Config("thread count must be positive".into()));
@@ -345,7 +345,7 @@ impl Cluster {
     /// Returns `Ok(false)` when rank 0 finished without sharing a key.
     pub fn work(&self, threads: usize) -> Result<bool, Error> {
         if self.rank() == 0 {
-            return Err(Error::Config(
+            return Err(Error::Cluster(
                 "rank 0 runs the program; work() is for the other ranks".into(),
             ));
         }
@@ -391,7 +391,7 @@ impl Cluster {
                     let kept = keys.iter().find(|(d, _)| *d == named);
                     hello(kept.map(|(_, k)| k))?;
                     if kept.is_none() {
-                        return Err(Error::Config(format!(
+                        return Err(Error::Cluster(format!(
                             "rank {}: rank 0 named a key this rank does not keep",
                             self.rank()
                         )));
@@ -496,7 +496,7 @@ impl Cluster {
                         }
                         tag => {
                             let _: (Vec<u8>, Status) = (msg, status).matched_receive_vec();
-                            return Err(Error::Config(format!(
+                            return Err(Error::Cluster(format!(
                                 "rank {}: unexpected message (tag {tag}) from rank 0",
                                 self.rank()
                             )));
@@ -533,7 +533,7 @@ impl Cluster {
 
     fn check_root(&self, what: &str) -> Result<(), Error> {
         if self.rank() != 0 {
-            return Err(Error::Config(format!(
+            return Err(Error::Cluster(format!(
                 "{what} is for rank 0; rank {} calls Cluster::work",
                 self.rank()
             )));
@@ -903,7 +903,7 @@ impl<'a> MpiBackend<'a> {
             };
             let bytes = codec()
                 .serialize(&job)
-                .map_err(|e| Error::Config(format!("cannot encode a batch: {e}")))?;
+                .map_err(|e| Error::Cluster(format!("cannot encode a batch: {e}")))?;
             self.cluster().send(w as i32, TAG_BATCH, bytes, deadline)?;
         }
         let mut out = batch_on(&self.local, circuit, &rows[..bounds[1]])?;
@@ -925,7 +925,7 @@ impl<'a> MpiBackend<'a> {
     fn check_key(&self) -> Result<(), Error> {
         match *self.cluster().shared.lock().unwrap() {
             Some((_, named)) if named == self.named => Ok(()),
-            _ => Err(Error::Config(
+            _ => Err(Error::Cluster(
                 "the cluster's workers now hold another server key: share this one again and make a new backend".into(),
             )),
         }

@@ -76,7 +76,7 @@ pub fn no_gpu_reason() -> Option<&'static str> {
 /// the reason no GPU can be used.
 pub fn require_gpu(why: &str) -> Result<(), Error> {
     if std::env::var_os("HEARTH_REQUIRE_GPU").is_some() {
-        return Err(Error::Config(format!(
+        return Err(Error::Gpu(format!(
             "--backend gpu: {why} (HEARTH_REQUIRE_GPU is set, so no fallback to the cpu backend)"
         )));
     }
@@ -131,7 +131,7 @@ impl<'k> Evaluator<'k> {
                 }
             },
             Engine::Mpi => {
-                return Err(Error::Config(
+                return Err(Error::Cluster(
                     "the mpi backend runs on the ranks of an mpirun launch: \
                      make it from a Cluster (hearth::backend::Cluster::backend)"
                         .into(),

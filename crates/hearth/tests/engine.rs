@@ -283,7 +283,7 @@ fn the_selector_chooses_falls_back_with_its_reason_and_computes_exactly() {
             assert_eq!(gpu.evaluator.engine(), Engine::Cpu);
         }
         (Some(why), Some(_)) => match Evaluator::choose(Engine::Gpu, server, Some(1)) {
-            Err(Error::Config(m)) => assert!(m.contains(why) && m.contains("HEARTH_REQUIRE_GPU")),
+            Err(Error::Gpu(m)) => assert!(m.contains(why) && m.contains("HEARTH_REQUIRE_GPU")),
             _ => panic!("HEARTH_REQUIRE_GPU must turn the fallback into an error"),
         },
         (None, _) => {
@@ -292,7 +292,7 @@ fn the_selector_chooses_falls_back_with_its_reason_and_computes_exactly() {
         }
     }
     match Evaluator::choose(Engine::Mpi, server, Some(1)) {
-        Err(Error::Config(m)) => assert!(m.contains("mpirun"), "{m}"),
+        Err(Error::Cluster(m)) => assert!(m.contains("mpirun"), "{m}"),
         _ => panic!("mpi needs the ranks of a launch"),
     }
     for (text, engine) in [

@@ -292,7 +292,7 @@ fn mpi_child() {
         let other: Vec<Vec<u8>> = servers.iter().map(|s| s.to_bytes().unwrap()).collect();
         share(other[0].clone(), 2);
         let cts = rc.encrypt(&client).unwrap();
-        assert!(matches!(mpi.run(&rc.circuit, &cts), Err(Error::Config(_))));
+        assert!(matches!(mpi.run(&rc.circuit, &cts), Err(Error::Cluster(_))));
         check(&clients[0], &servers[0], "second key");
         cluster.keep_keys(2).unwrap();
         share(first.clone(), 3);
@@ -324,7 +324,7 @@ fn mpi_child() {
         let claims = hearth::ServerKey::from_bytes(std::path::Path::new("forged"), &forged);
         assert_eq!(claims.unwrap().key_id(), client.key_id());
         share(forged, 6);
-        assert!(matches!(mpi.run(&rc.circuit, &cts), Err(Error::Config(_))));
+        assert!(matches!(mpi.run(&rc.circuit, &cts), Err(Error::Cluster(_))));
     }
     println!(
         "MPI OK {mode} on {} ranks ({remote} bootstraps remote)",

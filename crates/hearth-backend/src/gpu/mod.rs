@@ -71,7 +71,7 @@ pub fn gpu_available() -> bool {
 fn cuda_error(code: i32, what: &str) -> Error {
     // SAFETY: cudaGetErrorString returns a static C string for any code.
     let msg = unsafe { CStr::from_ptr(hearth_cuda_error_string(code)) };
-    Error::Config(format!("CUDA error in {what}: {}", msg.to_string_lossy()))
+    Error::Gpu(format!("CUDA error in {what}: {}", msg.to_string_lossy()))
 }
 
 fn ptr<T: Numeric>(v: &CudaVec<T>) -> *mut c_void {
@@ -130,13 +130,13 @@ impl GpuKey {
     /// Converts `key` for GPU 0, or says why it cannot.
     pub fn new(key: &ServerKey) -> Result<Self, Error> {
         if !gpu_available() {
-            return Err(Error::Config(
+            return Err(Error::Gpu(
                 "no usable CUDA device (no GPU, or no driver)".into(),
             ));
         }
         let p = key.params();
         let Some(keyswitch_key) = key.native_keyswitch_key() else {
-            return Err(Error::Config(format!(
+            return Err(Error::Gpu(format!(
                 "{}: its 32-bit key switch (KS32) does not run on the GPU backend yet",
                 p.name
             )));
@@ -350,7 +350,7 @@ impl GpuBatch {
             .packed
             .first_row
             .get(run.next)
-            .ok_or_else(|| Error::Config("more launches than the plan has".into()))?;
+            .ok_or_else(|| Error::Internal("more launches than the plan has".into()))?;
         run.next += 1;
         self.combine(run, first, n, ptr(&run.input))?;
         // Output j of bootstrap i goes to slot first + j * n + i: tfhe-rs
@@ -520,7 +520,7 @@ impl BatchExecutor for GpuBatch {
         let mut run = self
             .run
             .take()
-            .ok_or_else(|| Error::Config("launch before start".into()))?;
+            .ok_or_else(|| Error::Internal("launch before start".into()))?;
         let result = self.enqueue(&mut run, launch);
         self.run = Some(run);
         result
@@ -530,7 +530,7 @@ impl BatchExecutor for GpuBatch {
         let run = self
             .run
             .take()
-            .ok_or_else(|| Error::Config("finish before start".into()))?;
+            .ok_or_else(|| Error::Internal("finish before start".into()))?;
         let s = &self.key.streams;
         let big = self.big_size();
         let first = *run.packed.first_row.last().expect("the outputs' entry");

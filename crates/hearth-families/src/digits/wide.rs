@@ -157,7 +157,7 @@ fn check_k(b: &CircuitBuilder, k: u32) -> Result<(), Error> {
 
 fn same_radix(x: &Wide, y: &Wide) -> Result<u32, Error> {
     if x.k != y.k {
-        return Err(Error::Config(format!(
+        return Err(Error::Internal(format!(
             "wide digits of radix 2^{} and 2^{} do not mix",
             x.k, y.k
         )));

@@ -63,7 +63,7 @@ impl Program {
         let e = st
             .error
             .take()
-            .unwrap_or_else(|| Error::Config("internal: an op failed with no error".into()));
+            .unwrap_or_else(|| Error::Internal("an op failed with no error".into()));
         st.error = Some(Error::Config(format!("an operation failed: {e}")));
         e
     }

@@ -78,8 +78,8 @@ impl Program {
                 digits: d.clone(),
             },
             Some(_) => {
-                self.fail(Error::Config(
-                    "internal: an integer operation made another kind of value".into(),
+                self.fail(Error::Internal(
+                    "an integer operation made another kind of value".into(),
                 ));
                 Int::placeholder(self)
             }

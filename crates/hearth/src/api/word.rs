@@ -138,8 +138,8 @@ impl Program {
         let fits = made.len() == shapes.len()
             && made.iter().zip(shapes).all(|((_, v), s)| v.shape() == *s);
         if !fits {
-            self.fail(Error::Config(
-                "internal: a word operation made values of another shape".into(),
+            self.fail(Error::Internal(
+                "a word operation made values of another shape".into(),
             ));
             return None;
         }
