@@ -19,6 +19,7 @@ pub mod circuit;
 pub mod comparison;
 pub mod crypto;
 pub mod error;
+pub mod formats;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -42,7 +43,7 @@ pub const UNIT_TESTS: &[(&str, testing::Tests)] = hearth_core::unit_tests![
     circuit::range,
     circuit::selectors,
     circuit::table,
-    crypto::bundle,
+    formats::bundle,
     crypto::compressed,
     crypto::files,
     crypto::lut,

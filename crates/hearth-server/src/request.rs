@@ -9,7 +9,7 @@
 //! it and admits the job by the cost it states against [`Limits`];
 //! [`build_program`] rebuilds the program (every check of the builder
 //! again, work bounded by
-//! [`hearth::api::program_file::MAX_PROGRAM_WORK`], and the cost must be
+//! [`hearth::formats::program_file::MAX_PROGRAM_WORK`], and the cost must be
 //! the stated one); [`read_bundle`] checks the bundle's entries against
 //! the program's inputs before it expands a compact bundle.
 //! [`parse_job`] runs them all. Each is public so that a fuzzer can call
@@ -216,7 +216,7 @@ pub fn stated_cost(parts: &JobParts<'_>, limits: &Limits) -> Result<Cost, ApiErr
 
 /// Rebuilds the program of `parts` with every check of the builder
 /// (CPU-heavy for large programs, bounded by
-/// [`hearth::api::program_file::MAX_PROGRAM_WORK`]).
+/// [`hearth::formats::program_file::MAX_PROGRAM_WORK`]).
 pub fn build_program(parts: &JobParts<'_>) -> Result<CompiledProgram, ApiError> {
     let program = CompiledProgram::from_bytes(Path::new("program"), parts.program)
         .map_err(|e| file_error(ErrorCode::BadProgram, "program", e))?;

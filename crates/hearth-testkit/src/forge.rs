@@ -8,5 +8,5 @@ use hearth::error::Error;
 /// the "output bomb" (a few bytes per output that a rebuild would turn
 /// into a ciphertext each). Loading it must refuse it, cheaply.
 pub fn program_with_outputs(bytes: &[u8], outputs: usize) -> Result<Vec<u8>, Error> {
-    hearth::api::program_file::forge_outputs(bytes, outputs)
+    hearth::formats::program_file::forge_outputs(bytes, outputs)
 }

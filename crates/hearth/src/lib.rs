@@ -41,6 +41,14 @@
 
 pub mod api;
 pub mod kernels;
+
+/// Program-level formats: named inputs and outputs ([`formats::Param`]),
+/// bundles of typed encrypted values ([`formats::Bundle`], the core's) and
+/// program files ([`formats::program_file`]).
+pub mod formats {
+    pub use hearth_core::formats::*;
+    pub mod program_file;
+}
 mod select;
 
 // The layers below, each a crate of its own (ARCHITECTURE.md), under the
@@ -75,4 +83,4 @@ pub use hearth_core::{
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub const UNIT_TESTS: &[(&str, hearth_core::testing::Tests)] =
-    hearth_core::unit_tests![api::program_file, kernels::io, kernels::linalg];
+    hearth_core::unit_tests![formats::program_file, kernels::io, kernels::linalg];

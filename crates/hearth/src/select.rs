@@ -90,7 +90,7 @@ pub enum Evaluator<'k> {
     /// The gpu backend.
     #[cfg(feature = "gpu")]
     Gpu(Box<crate::backend::GpuBackend>),
-    /// The mpi backend, on rank 0 (made from a [`crate::backend::Cluster`]).
+    /// The mpi backend, on rank 0 (made from a `hearth::backend::Cluster`).
     #[cfg(feature = "mpi")]
     Mpi(Box<crate::backend::MpiBackend<'k>>),
 }
@@ -110,7 +110,8 @@ impl<'k> Evaluator<'k> {
     /// without a usable GPU runs on the cpu backend and says why in
     /// [`Chosen::fallback`] (an error under `HEARTH_REQUIRE_GPU`). `mpi`
     /// needs the ranks of a launch: make its evaluator from a
-    /// [`crate::backend::Cluster`] (`Evaluator::Mpi`); here it is refused.
+    /// `hearth::backend::Cluster` (feature `mpi`): `Evaluator::Mpi`. Here it
+    /// is refused.
     pub fn choose(
         engine: Engine,
         key: &'k ServerKey,

@@ -7,12 +7,12 @@ use hearth_testkit::unit;
 
 /// The top-level modules with unit tests.
 const MODULES: [&str; 8] = [
-    "api::",
     "backend::",
     "bits::",
     "circuit",
     "crypto::",
     "digits::",
+    "formats::",
     "kernels::",
     "testing::",
 ];
@@ -36,8 +36,8 @@ fn every_unit_test_runs_under_one_module() {
 }
 
 #[test]
-fn api() {
-    run("api::");
+fn formats() {
+    run("formats::");
 }
 
 #[test]

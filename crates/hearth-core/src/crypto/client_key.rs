@@ -495,7 +495,7 @@ impl ClientKey {
             seeder.as_mut(),
         );
         let bodies = seeded.as_ref().to_vec();
-        let cts = crate::crypto::bundle::decompress(self.params, self.key_id, seed.0, &bodies);
+        let cts = crate::crypto::keys::decompress_seeded(self.params, self.key_id, seed.0, &bodies);
         Ok((seed.0, bodies, cts))
     }
 }

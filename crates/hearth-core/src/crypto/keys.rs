@@ -10,6 +10,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use tfhe::core_crypto::commons::math::random::Seed;
 use tfhe::core_crypto::prelude::*;
 
 pub use crate::crypto::client_key::ClientKey;
@@ -240,4 +241,36 @@ impl ServerKey {
     pub fn check(&self, ct: &Ciphertext) -> Result<(), Error> {
         ct.check_owner(self.data.params, self.data.key_id)
     }
+}
+
+/// The ciphertexts of a seeded list under `params` and `key_id`: the masks
+/// drawn again from `seed` by tfhe-rs.
+pub(crate) fn decompress_seeded(
+    params: ParamsId,
+    key_id: KeyId,
+    seed: u128,
+    bodies: &[u64],
+) -> Vec<Ciphertext> {
+    let lwe_size = params.params().big_lwe_dimension().to_lwe_size();
+    let seeded = SeededLweCiphertextList::from_container(
+        bodies,
+        lwe_size,
+        Seed(seed).into(),
+        CiphertextModulus::new_native(),
+    );
+    let mut full = LweCiphertextList::new(
+        0u64,
+        lwe_size,
+        LweCiphertextCount(bodies.len()),
+        CiphertextModulus::new_native(),
+    );
+    decompress_seeded_lwe_ciphertext_list::<_, _, _, DefaultRandomGenerator>(&mut full, &seeded);
+    full.as_ref()
+        .chunks_exact(lwe_size.0)
+        .map(|c| Ciphertext {
+            params,
+            key_id,
+            lwe: LweCiphertext::from_container(c.to_vec(), CiphertextModulus::new_native()),
+        })
+        .collect()
 }

@@ -3,7 +3,6 @@
 //! on tfhe-rs's `core_crypto`; everything above it sees digits and tables.
 
 pub mod bootstrap;
-pub mod bundle;
 pub mod client_key;
 pub mod compressed;
 pub mod encoding;

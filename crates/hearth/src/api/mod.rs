@@ -10,17 +10,16 @@ pub mod int;
 pub mod int_op;
 pub mod ops;
 pub mod program;
-pub mod program_file;
 pub mod word;
 pub mod word_op;
 
-pub use crate::crypto::bundle::{Bundle, Entry};
 pub use crate::crypto::encoding::{
-    clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value, Encrypted, Param,
-    Plain, Shape, MAX_DIGITS, MAX_PRODUCTS, MAX_VALUES,
+    clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value, Encrypted, Plain,
+    Shape, MAX_DIGITS, MAX_PRODUCTS,
 };
+pub use crate::formats::program_file::ProgramSummary;
+pub use crate::formats::{Bundle, Entry, Param, MAX_VALUES};
 pub use int::Int;
 pub use ops::{BoolOp, IntOp, Op, ValueId, WordOp};
 pub use program::{CompiledProgram, Program, Signature, Value};
-pub use program_file::ProgramSummary;
 pub use word::{Bool, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

@@ -5,7 +5,7 @@
 //! methods (`int_op.rs`, `word_op.rs`, `bool_op.rs`); this file holds what
 //! is common (inputs, the thread plan, the work bound, operand checks). The typed values only name the op; a program records the ops
 //! it applied, so it can be written to a file and built again, every
-//! check running again, by replaying them ([`super::program_file`]).
+//! check running again, by replaying them ([`crate::formats::program_file`]).
 //!
 //! A circuit alone could not be checked that way: its algorithms narrow
 //! ranges by facts interval arithmetic cannot see
@@ -151,7 +151,7 @@ impl Op {
     /// A bound on the digit (or bit) operations building it takes, from
     /// its operands' lengths (`len`): products of lengths for
     /// multiplications and divisions, sums otherwise. Program files bound
-    /// the total before building ([`super::program_file`]).
+    /// the total before building ([`crate::formats::program_file`]).
     pub(crate) fn work(&self, len: impl Fn(ValueId) -> u64) -> u64 {
         let own = match self {
             Op::Input(shape) => shape.len() as u64,

@@ -18,16 +18,16 @@ use num_bigint::BigInt;
 use crate::backend::{Backend, ClearBackend, CpuBackend, RunReport};
 use crate::bits::{self, Bits};
 use crate::circuit::{Circuit, CircuitBuilder, Wire};
-use crate::crypto::bundle::{check_inputs, check_values, full_file_len, Bundle, Entry};
 use crate::crypto::encoding::{
-    check_cover, clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value,
-    Encrypted, Param, Shape,
+    clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value, Encrypted, Shape,
 };
 pub(crate) use crate::crypto::encoding::{digits_within, within};
 use crate::crypto::keys::Ciphertext;
 use crate::crypto::params::{Margin, ParameterSet, ParamsId};
 use crate::digits::{self, Digits};
 use crate::error::{BuildError, Error};
+use crate::formats::bundle::{check_inputs, check_values, full_file_len, Bundle, Entry};
+use crate::formats::{check_cover, Param};
 
 pub(crate) struct State {
     pub(crate) builder: CircuitBuilder,
@@ -326,7 +326,7 @@ fn check_result(b: &CircuitBuilder, v: Val) -> Result<Val, Error> {
 
 /// [`CompiledProgram::memory_estimate`] from a program's parameter set and
 /// peak of live ciphertexts (one formula for built and for stated
-/// programs, [`super::program_file::ProgramSummary`]).
+/// programs, [`crate::formats::program_file::ProgramSummary`]).
 pub(crate) fn memory_estimate(params: ParamsId, peak_live: usize, threads: usize) -> u64 {
     let params = params.params();
     (peak_live as u64)

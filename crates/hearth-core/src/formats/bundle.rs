@@ -15,19 +15,17 @@ use std::sync::Arc;
 
 use num_bigint::BigInt;
 use serde::{Deserialize, Serialize};
-use tfhe::core_crypto::commons::math::random::Seed;
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::encoding::{
-    repeated_name, signed_binary, twos_digits, word_bits, Encrypted, Param, Shape,
-};
+use crate::crypto::encoding::{signed_binary, twos_digits, word_bits, Encrypted, Shape};
 use crate::crypto::files::{
     check_lwe, decode, encode, encoded_len, file_len, inconsistent, read_bytes, write_file,
     FileKind,
 };
-use crate::crypto::keys::{Ciphertext, ClientKey, KeyId};
+use crate::crypto::keys::{decompress_seeded, Ciphertext, ClientKey, KeyId};
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
+use crate::formats::param::{repeated_name, Param};
 
 /// One named value or tensor of a bundle.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,38 +87,6 @@ impl Stored {
 /// `DIGITS_128`): its bodies are 2 000 times smaller than what reading
 /// them allocates, so the file's size alone does not bound the memory.
 pub const MAX_SEEDED_CIPHERTEXTS: usize = 1 << 16;
-
-/// The ciphertexts of a seeded list under `params` and `key_id`: the masks
-/// drawn again from `seed` by tfhe-rs.
-pub(crate) fn decompress(
-    params: ParamsId,
-    key_id: KeyId,
-    seed: u128,
-    bodies: &[u64],
-) -> Vec<Ciphertext> {
-    let lwe_size = params.params().big_lwe_dimension().to_lwe_size();
-    let seeded = SeededLweCiphertextList::from_container(
-        bodies,
-        lwe_size,
-        Seed(seed).into(),
-        CiphertextModulus::new_native(),
-    );
-    let mut full = LweCiphertextList::new(
-        0u64,
-        lwe_size,
-        LweCiphertextCount(bodies.len()),
-        CiphertextModulus::new_native(),
-    );
-    decompress_seeded_lwe_ciphertext_list::<_, _, _, DefaultRandomGenerator>(&mut full, &seeded);
-    full.as_ref()
-        .chunks_exact(lwe_size.0)
-        .map(|c| Ciphertext {
-            params,
-            key_id,
-            lwe: LweCiphertext::from_container(c.to_vec(), CiphertextModulus::new_native()),
-        })
-        .collect()
-}
 
 impl Bundle {
     /// A bundle of `entries` under `params` and `key_id`: every value must
@@ -295,7 +261,7 @@ impl Bundle {
             }
             Payload::Seeded(params_list, seeded) => {
                 check_seeded(path, &params_list, &seeded)?;
-                let cts = decompress(params, key_id, seeded.seed, &seeded.bodies);
+                let cts = decompress_seeded(params, key_id, seeded.seed, &seeded.bodies);
                 let mut b = Bundle::new(params, key_id, split(&params_list, cts)?).map_err(bad)?;
                 b.seeded = Some(Arc::new(seeded));
                 b

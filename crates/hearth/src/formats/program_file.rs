@@ -44,17 +44,18 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::ops::{Op, ValueId};
-use super::program::{memory_estimate, CompiledProgram, Program, Signature};
+use crate::api::ops::{Op, ValueId};
+use crate::api::program::{memory_estimate, CompiledProgram, Program, Signature};
 use crate::circuit::Stats;
-use crate::crypto::bundle::full_file_len;
-use crate::crypto::encoding::{within, Param};
+use crate::crypto::encoding::within;
 use crate::crypto::files::{
     decode, encode, inconsistent, read_bytes, write_file, FileInfo, FileKind,
 };
 use crate::crypto::keys::KeyId;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
+use crate::formats::bundle::full_file_len;
+use crate::formats::Param;
 
 /// The most digit operations loading a program may build, summed over its
 /// operations before each is built (products of lengths for
@@ -308,11 +309,11 @@ pub(crate) mod tests {
     use super::*;
     use crate::api::{Int, U16, U8};
     use crate::backend::CpuBackend;
-    use crate::crypto::bundle::Bundle;
     use crate::crypto::encoding::Shape;
     use crate::crypto::files::tests::Scratch;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
     use crate::error::FileError;
+    use crate::formats::Bundle;
     use hearth_core::testing::keys::keys;
 
     /// Programs of both families, with tensors, named signatures, both

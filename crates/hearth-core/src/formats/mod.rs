@@ -1,0 +1,11 @@
+//! Program-level formats: named inputs and outputs ([`Param`]) and bundles
+//! of typed encrypted values ([`Bundle`]), with the client key's methods
+//! that encrypt and decrypt them. Above the crypto layer, which knows
+//! values and ciphertexts but no program; program files themselves are
+//! `hearth::formats::program_file`, beside the programs they rebuild.
+
+pub mod bundle;
+pub mod param;
+
+pub use bundle::{Bundle, Entry};
+pub use param::{check_cover, Param, MAX_VALUES};
