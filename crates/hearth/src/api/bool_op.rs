@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ops::{boolean, flag_val, width_within, words, Val, ValueId};
+use super::operand::{boolean, flag_val, width_within, words, Val, ValueId};
 use crate::bits::gates::{self, Gate};
 use crate::bits::{compare, convert, Bits};
 use crate::circuit::{CircuitBuilder, Selectors};

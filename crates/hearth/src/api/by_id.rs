@@ -4,7 +4,8 @@
 //! handle ([`Int`], [`Word`], [`Bool`]) can be taken back from an id, so
 //! the kernels of [`crate::kernels`] serve those front ends too.
 
-use super::ops::{Op, Val, ValueId};
+use super::operand::Val;
+use super::ops::{Op, ValueId};
 use super::program::Program;
 use super::{Bool, Int, Word};
 use crate::bits::Bits;

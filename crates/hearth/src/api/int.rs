@@ -29,7 +29,8 @@ use std::ops::{Add, Mul, Neg, Shl, Sub};
 
 use num_bigint::BigInt;
 
-use super::ops::{IntOp, Op, Val, ValueId};
+use super::operand::Val;
+use super::ops::{IntOp, Op, ValueId};
 use super::program::{Program, Value, NO_VALUE};
 use crate::circuit::Wire;
 use crate::comparison::Comparison;

@@ -7,7 +7,7 @@ use num_bigint::BigInt;
 use num_traits::One;
 use serde::{Deserialize, Serialize};
 
-use super::ops::{
+use super::operand::{
     bits_work, int, product_work, products_within, sum_work, width_within, Val, ValueId,
 };
 use crate::bits::convert;

@@ -8,6 +8,7 @@ pub mod bool_op;
 pub mod by_id;
 pub mod int;
 pub mod int_op;
+mod operand;
 pub mod ops;
 pub mod program;
 pub mod word;

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::ops::{Op, Val, ValueId};
+use super::operand::Val;
+use super::ops::{Op, ValueId};
 use num_bigint::BigInt;
 
 use crate::backend::{Backend, ClearBackend, CpuBackend, RunReport};

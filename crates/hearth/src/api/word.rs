@@ -36,7 +36,8 @@ use num_bigint::BigInt;
 use num_traits::{One, Zero};
 
 use super::int::same_len;
-use super::ops::{BoolOp, IntOp, Op, Overflowing, Val, ValueId, WordArith, WordOp};
+use super::operand::Val;
+use super::ops::{BoolOp, IntOp, Op, Overflowing, ValueId, WordArith, WordOp};
 use super::program::{Program, Value, NO_VALUE};
 use super::Int;
 use crate::bits::gates::Gate;

@@ -7,9 +7,9 @@ use num_bigint::BigInt;
 use num_traits::{One, Zero};
 use serde::{Deserialize, Serialize};
 
-use super::ops::{
-    bits_work, flag_val, kind_error, product_work, sum_work, width_within, word, words,
-    Overflowing, Val, ValueId, WordArith,
+use super::operand::{
+    bits_work, flag_val, kind_error, product_work, sum_work, width_within, word, words, Val,
+    ValueId,
 };
 use crate::bits::adders::{self, AdderKind};
 use crate::bits::gates::{self, Gate};
@@ -20,6 +20,39 @@ use crate::circuit::{CircuitBuilder, Selectors};
 use crate::comparison::Comparison;
 use crate::crypto::encoding::{within, Shape, MAX_PRODUCTS};
 use crate::error::Error;
+
+/// A two-operand word operation with a result of the operands' width,
+/// wrapping like Rust's `wrapping_*`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WordArith {
+    /// `x + y`.
+    Add,
+    /// `x - y`.
+    Sub,
+    /// `x * y` (the low half of the product).
+    Mul,
+    /// `x / y` (all ones, or -1 / 1 when signed, for a zero divisor).
+    Div,
+    /// `x % y` (the dividend for a zero divisor).
+    Rem,
+    /// `x & y`.
+    And,
+    /// `x | y`.
+    Or,
+    /// `x ^ y`.
+    Xor,
+}
+
+/// A word operation whose second result is Rust's `overflowing_*` flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Overflowing {
+    /// `overflowing_add`.
+    Add,
+    /// `overflowing_sub`.
+    Sub,
+    /// `overflowing_mul`.
+    Mul,
+}
 
 /// An operation of the word family (`Word<BITS, SIGNED>`, two's-complement
 /// bits, Rust's wrapping semantics). Widths and signedness come from the
