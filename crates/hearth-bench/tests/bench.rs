@@ -304,6 +304,10 @@ fn comparisons_without_tfhe_rs_say_how_to_get_them() {
 #[cfg(feature = "tfhe-rs")]
 const SMALL: &[(&[&str], &str)] = &[
     (
+        &["fuzz-programs", "--count", "200", "--seed", "5"],
+        "0 failures",
+    ),
+    (
         &[
             "pbs",
             "--params",
