@@ -18,6 +18,20 @@ use crate::store::JobMeta;
 use crate::tenants::{now as now_s, now_ms};
 use crate::wire::{ApiError, ErrorCode, JobId};
 
+/// After `e`, a failed rank ([`hearth::Error::Rank`]) ends every rank: it
+/// may hold a half-sent message. The job is kept and runs again at the
+/// next start.
+#[cfg(feature = "mpi")]
+fn end_ranks_after(ranks: &Ranks, e: &hearth::Error) {
+    if matches!(e, hearth::Error::Rank { .. }) {
+        tracing::error!(error = %e, "a rank failed: ending every rank");
+        eprintln!(
+            "hearth server: {e}; ending every rank (the job is kept and runs again at the next start)"
+        );
+        ranks.0.abort(3);
+    }
+}
+
 impl Shared {
     /// Runs one job and writes its result (streamed to disk, one copy in
     /// memory); returns the result's bytes. `program` is the one built at
@@ -65,14 +79,8 @@ impl Shared {
         };
         let out = program.run_bundle(&evaluator.with_progress(progress), &bundle);
         #[cfg(feature = "mpi")]
-        if let (JobBackend::Mpi(ranks), Err(e @ hearth::Error::Rank { .. })) =
-            (&self.config.backend, &out)
-        {
-            tracing::error!(error = %e, "a rank failed: ending every rank");
-            eprintln!(
-                "hearth server: {e}; ending every rank (the job is kept and runs again at the next start)"
-            );
-            ranks.0.abort(3);
+        if let (JobBackend::Mpi(ranks), Err(e)) = (&self.config.backend, &out) {
+            end_ranks_after(ranks, e);
         }
         let out = out.map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
         drop(bundle);
@@ -145,13 +153,7 @@ impl Shared {
             .and_then(|()| cluster.backend(key, self.config.threads))
             .map(|mpi| Evaluator::Mpi(Box::new(mpi)))
             .map_err(|e| {
-                if matches!(e, hearth::Error::Rank { .. }) {
-                    tracing::error!(error = %e, "a rank failed: ending every rank");
-                    eprintln!(
-                        "hearth server: {e}; ending every rank (the job is kept and runs again at the next start)"
-                    );
-                    cluster.abort(3);
-                }
+                end_ranks_after(ranks, &e);
                 ApiError::new(ErrorCode::JobFailed, e.to_string())
             })
     }

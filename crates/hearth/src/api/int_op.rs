@@ -8,7 +8,8 @@ use num_traits::One;
 use serde::{Deserialize, Serialize};
 
 use super::operand::{
-    bits_work, int, product_work, products_within, sum_work, width_within, Val, ValueId,
+    bits_work, fused_operands, int, product_work, products_within, sum_work, width_within, Val,
+    ValueId,
 };
 use crate::bits::convert;
 use crate::circuit::CircuitBuilder;
@@ -119,11 +120,7 @@ impl IntOp {
             Sum(xs) => xs.clone(),
             FusedSum {
                 products, scaled, ..
-            } => products
-                .iter()
-                .flat_map(|&(x, y)| [x, y])
-                .chain(scaled.iter().map(|(x, _)| *x))
-                .collect(),
+            } => fused_operands(products, scaled),
         }
     }
 

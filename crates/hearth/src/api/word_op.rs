@@ -8,8 +8,8 @@ use num_traits::{One, Zero};
 use serde::{Deserialize, Serialize};
 
 use super::operand::{
-    bits_work, flag_val, kind_error, product_work, sum_work, width_within, word, words, Val,
-    ValueId,
+    bits_work, flag_val, fused_operands, kind_error, product_work, sum_work, width_within, word,
+    words, Val, ValueId,
 };
 use crate::bits::adders::{self, AdderKind};
 use crate::bits::gates::{self, Gate};
@@ -155,11 +155,7 @@ impl WordOp {
             | Min(x, y) => vec![*x, *y],
             FusedSum {
                 products, scaled, ..
-            } => products
-                .iter()
-                .flat_map(|&(x, y)| [x, y])
-                .chain(scaled.iter().map(|(x, _)| *x))
-                .collect(),
+            } => fused_operands(products, scaled),
         }
     }
 
