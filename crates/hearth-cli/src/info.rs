@@ -70,6 +70,20 @@ pub fn run(args: Args) -> Result<(), Error> {
         }
         FileKind::Program => describe_program(&CompiledProgram::load(file)?, None),
         FileKind::Bundle => describe_bundle(&Bundle::load(file)?),
+        FileKind::PublicKey => {
+            let key = hearth::PublicKey::load(file)?;
+            println!(
+                "public key:  {} (tfhe-rs compact public key, dimension {}); encrypts for \
+                 key id {} without decrypting (`hearth encrypt --public-key`)",
+                if key.is_compressed() {
+                    "compressed (seed and body)"
+                } else {
+                    "whole"
+                },
+                p.big_lwe_dimension().0,
+                key.key_id()
+            );
+        }
     }
     println!("status:      ok");
     Ok(())

@@ -99,6 +99,15 @@ pub enum Error {
         /// What the family needs that the set lacks.
         reason: String,
     },
+    /// A parameter set without a public key (its ciphertext dimension is
+    /// not a power of two).
+    #[error("parameter set {params} has no public key: {reason}")]
+    NoPublicKey {
+        /// The set.
+        params: ParamsId,
+        /// Why, and what to use instead.
+        reason: String,
+    },
     /// A request over one of hearth's limits (digits, products, memory, file size).
     #[error("{what} needs {size}, over the limit of {limit}")]
     TooLarge {

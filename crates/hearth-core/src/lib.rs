@@ -32,6 +32,7 @@ pub use crypto::params::{
     Budgets, Margin, ParameterSet, ParamsId, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128,
     INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
+pub use crypto::public_key::{CompactList, PublicKey};
 pub use error::{BuildError, Error, FileError, LutError, Result};
 
 /// This crate's unit tests, by module (`hearth_testkit::unit` runs them).
@@ -48,5 +49,6 @@ pub const UNIT_TESTS: &[(&str, testing::Tests)] = hearth_core::unit_tests![
     crypto::files,
     crypto::lut,
     crypto::noise,
+    crypto::public_key,
     testing::keys,
 ];

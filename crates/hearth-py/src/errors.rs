@@ -210,9 +210,10 @@ pub fn to_py(e: hearth::Error) -> PyErr {
     use hearth::Error as E;
     let msg = e.to_string();
     match e {
-        E::UnknownParams(_) | E::InsecureParams(_) | E::UnsupportedParams { .. } => {
-            ParamsError::new_err(msg)
-        }
+        E::UnknownParams(_)
+        | E::InsecureParams(_)
+        | E::UnsupportedParams { .. }
+        | E::NoPublicKey { .. } => ParamsError::new_err(msg),
         E::ParamsMismatch { .. } | E::WrongKey { .. } => KeyMismatchError::new_err(msg),
         E::ValueOutOfRange { .. } | E::DoesNotFit { .. } | E::InputOutOfRange { .. } => {
             RangeError::new_err(msg)

@@ -73,10 +73,10 @@ pub use api::{
     Signature, Word,
 };
 pub use hearth_core::{
-    Budgets, BuildError, Ciphertext, Circuit, CircuitBuilder, ClientKey, Comparison,
+    Budgets, BuildError, Ciphertext, Circuit, CircuitBuilder, ClientKey, CompactList, Comparison,
     CompressedServerKey, Error, FileError, KeyId, Lut, LutError, Margin, ParameterSet, ParamsId,
-    Result, ServerKey, ServerKeySizes, Stats, Wire, BITS_128, DIGITS_128, DIGITS_KS32_128,
-    GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    PublicKey, Result, ServerKey, ServerKeySizes, Stats, Wire, BITS_128, DIGITS_128,
+    DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
 
 /// This crate's unit tests, by module (`hearth_testkit::unit` runs them).

@@ -258,8 +258,8 @@ impl ClientKey {
         &self.lwe_secret_key
     }
 
-    /// The GLWE secret key read as an LWE key (for checking key-switch keys).
-    #[cfg(feature = "testing")]
+    /// The GLWE secret key read as an LWE key: the key fresh ciphertexts
+    /// are under (for the public key, and for checking key-switch keys).
     pub(crate) fn big_key(&self) -> LweSecretKey<&[u64]> {
         self.glwe_secret_key.as_lwe_secret_key()
     }

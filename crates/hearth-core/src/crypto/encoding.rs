@@ -128,6 +128,20 @@ impl Encrypted {
 }
 
 /// The binary digits of `value` (sign applied to each), `n` of them.
+/// The digits a key encrypts for `value` as a `shape`: an integer's
+/// signed-binary or two's-complement digits, a word's bits as 0 or 2 (the
+/// bits family's encoding).
+pub(crate) fn value_digits(shape: Shape, value: &BigInt) -> Result<Vec<i64>, Error> {
+    match shape {
+        Shape::Int { digits } => signed_binary(value, digits),
+        Shape::TwosInt { bits } => twos_digits(value, bits),
+        Shape::Word { bits, signed } => Ok(word_bits(value, bits, signed)?
+            .into_iter()
+            .map(|b| 2 * b as i64)
+            .collect()),
+    }
+}
+
 pub(crate) fn signed_binary(value: &BigInt, n: usize) -> Result<Vec<i64>, Error> {
     digits_within("an integer", n as u64)?;
     let mag = value.abs();

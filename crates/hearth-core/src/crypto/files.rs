@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 8 | magic `HEARTH\0\n` |
 //! | 2 | format version (little endian; its kind's, [`FileKind::version`]) |
-//! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts, 4 compressed server key, 5 program, 6 bundle |
+//! | 2 | kind: 1 client key, 2 server key, 3 ciphertexts, 4 compressed server key, 5 program, 6 bundle, 7 public key |
 //! | 2 | parameter-set id |
 //! | 2 | reserved (0) |
 //! | 8 | key id (0 in a program file: a program holds no key) |
@@ -44,6 +44,7 @@ const MAGIC: [u8; 8] = *b"HEARTH\0\n";
 /// Version 2: the key-switch key names its word size (KS32 sets). Kind 4
 /// (compressed server key) came later without a new version: no existing
 /// file changes meaning, and older builds refuse kind 4 as unknown.
+/// Kind 7 (public key) came later in the same way.
 /// Version 3: the checksum covers the header as well as the payload, and
 /// the reserved bytes must be zero. Older files are refused, saying so.
 /// Program files have a version of their own since
@@ -74,6 +75,9 @@ pub enum FileKind {
     /// Typed encrypted values for a program's inputs or outputs
     /// (`hearth::Bundle`).
     Bundle = 6,
+    /// A public key ([`crate::crypto::public_key::PublicKey`]): whole, or
+    /// its seed and body.
+    PublicKey = 7,
 }
 
 impl FileKind {
@@ -85,6 +89,7 @@ impl FileKind {
             Self::CompressedServerKey,
             Self::Program,
             Self::Bundle,
+            Self::PublicKey,
         ]
         .into_iter()
         .find(|k| *k as u16 == v)
@@ -107,6 +112,7 @@ impl FileKind {
             Self::CompressedServerKey => "compressed server key",
             Self::Program => "program",
             Self::Bundle => "value bundle",
+            Self::PublicKey => "public key",
         }
     }
 }
@@ -148,6 +154,8 @@ fn payload_limit(kind: FileKind, p: &ParameterSet) -> u64 {
         FileKind::Ciphertexts | FileKind::Bundle => (big_n + 1) << 24,
         // 64 MiB of operations.
         FileKind::Program => 1 << 23,
+        // The mask and the body.
+        FileKind::PublicKey => 2 * big_n,
     };
     words * 8 + 4096
 }

@@ -12,3 +12,4 @@ pub mod keys;
 pub mod lut;
 pub mod noise;
 pub mod params;
+pub mod public_key;

@@ -7,8 +7,11 @@
 //! A bundle fresh from [`ClientKey::encrypt_bundle`] is written compact:
 //! its ciphertexts are one tfhe-rs seeded LWE list, stored as one seed and
 //! one 64-bit body per ciphertext (about 2 000 times smaller on
-//! `DIGITS_128`); reading it draws the masks again from the seed. Results
-//! computed by a server are written in full.
+//! `DIGITS_128`); reading it draws the masks again from the seed. One from
+//! [`PublicKey::encrypt_bundle`] holds one tfhe-rs compact list (one mask
+//! per `k N` ciphertexts, one body each). Bundles of different data owners
+//! are joined by [`Bundle::combine`] and stay compact: one list per part.
+//! Results computed by a server are written in full.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,13 +20,14 @@ use num_bigint::BigInt;
 use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::encoding::{signed_binary, twos_digits, word_bits, Encrypted, Shape};
+use crate::crypto::encoding::{value_digits, Encrypted, Shape};
 use crate::crypto::files::{
     check_lwe, decode, encode, encoded_len, file_len, inconsistent, read_bytes, write_file,
     FileKind,
 };
 use crate::crypto::keys::{decompress_seeded, Ciphertext, ClientKey, KeyId};
 use crate::crypto::params::ParamsId;
+use crate::crypto::public_key::{CompactList, PublicKey};
 use crate::error::Error;
 use crate::formats::param::{repeated_name, Param};
 
@@ -45,12 +49,28 @@ pub struct Bundle {
     params: ParamsId,
     key_id: KeyId,
     entries: Vec<Entry>,
-    /// The ciphertexts' seed and bodies, when they came as one seeded list.
-    seeded: Option<Arc<Seeded>>,
+    /// The ciphertexts as compact lists, one per part, when they came so.
+    parts: Option<Arc<Vec<Part>>>,
 }
 
-/// Every ciphertext of a bundle, in entry and value order, as one seeded
-/// LWE list: the masks' seed and the bodies.
+/// Some consecutive entries of a bundle and their ciphertexts as one list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Part {
+    params: Vec<Param>,
+    list: List,
+}
+
+/// How one part's ciphertexts travel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+enum List {
+    /// Under the client key: a seeded LWE list.
+    Seeded(Seeded),
+    /// Under the public key: a compact list.
+    Compact(CompactList),
+}
+
+/// Ciphertexts in entry and value order as one seeded LWE list: the
+/// masks' seed and the bodies.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Seeded {
     seed: u128,
@@ -60,18 +80,21 @@ struct Seeded {
 /// What a bundle file holds (the ids are in the header): generic so that
 /// one layout is written from borrowed entries and read into owned ones.
 #[derive(Serialize, Deserialize)]
-enum Payload<E, S> {
+enum Payload<E, S, P> {
     /// Every ciphertext whole.
     Full(E),
-    /// The entries' params, then their ciphertexts as one seeded list.
+    /// The entries' params, then their ciphertexts as one seeded list (a
+    /// bundle of one part under the client key, as written before parts).
     Seeded(Vec<Param>, S),
+    /// Parts, each some entries and their list.
+    Parts(P),
 }
 
 /// A payload as written.
-type Written<'a> = Payload<&'a [Entry], &'a Seeded>;
+type Written<'a> = Payload<&'a [Entry], &'a Seeded, &'a [Part]>;
 
 /// A payload as read.
-type Stored = Payload<Vec<Entry>, Seeded>;
+type Stored = Payload<Vec<Entry>, Seeded, Vec<Part>>;
 
 impl Stored {
     /// The entries' names, shapes and dims.
@@ -79,6 +102,19 @@ impl Stored {
         match self {
             Payload::Full(entries) => entries.iter().map(|e| e.param.clone()).collect(),
             Payload::Seeded(params, _) => params.clone(),
+            Payload::Parts(parts) => parts.iter().flat_map(|p| p.params.clone()).collect(),
+        }
+    }
+
+    /// Its parts, where it has lists.
+    fn into_parts(self) -> Result<Vec<Part>, Vec<Entry>> {
+        match self {
+            Payload::Full(entries) => Err(entries),
+            Payload::Seeded(params, seeded) => Ok(vec![Part {
+                params,
+                list: List::Seeded(seeded),
+            }]),
+            Payload::Parts(parts) => Ok(parts),
         }
     }
 }
@@ -97,7 +133,7 @@ impl Bundle {
             params,
             key_id,
             entries,
-            seeded: None,
+            parts: None,
         };
         b.check()?;
         Ok(b)
@@ -158,13 +194,57 @@ impl Bundle {
         self.entries.iter().flat_map(|e| &e.values)
     }
 
-    /// What its file holds: compact when its ciphertexts came as one
-    /// seeded list.
+    /// What its file holds: compact when its ciphertexts came as lists.
     fn payload(&self) -> Written<'_> {
-        match &self.seeded {
-            Some(seeded) => Payload::Seeded(self.signature(), seeded),
+        match self.parts.as_deref().map(Vec::as_slice) {
+            Some(
+                [Part {
+                    params,
+                    list: List::Seeded(seeded),
+                }],
+            ) => Payload::Seeded(params.clone(), seeded),
+            Some(parts) => Payload::Parts(parts),
             None => Payload::Full(&self.entries),
         }
+    }
+
+    /// Joins bundles under one key into one, their entries in the order
+    /// given: the inputs that several data owners encrypted (each a run of
+    /// a program's inputs, with the public key or the client key) become
+    /// the program's bundle. It stays compact when every part is.
+    pub fn combine(bundles: impl IntoIterator<Item = Bundle>) -> Result<Bundle, Error> {
+        let mut bundles = bundles.into_iter();
+        let Some(first) = bundles.next() else {
+            return Err(Error::InputCount {
+                expected: 1,
+                found: 0,
+            });
+        };
+        let (params, key_id) = (first.params, first.key_id);
+        let mut entries = Vec::new();
+        let mut parts = Some(Vec::new());
+        for b in std::iter::once(first).chain(bundles) {
+            if b.params != params {
+                return Err(Error::ParamsMismatch {
+                    expected: params,
+                    found: b.params,
+                });
+            }
+            if b.key_id != key_id {
+                return Err(Error::WrongKey {
+                    expected: key_id,
+                    found: b.key_id,
+                });
+            }
+            match (&mut parts, &b.parts) {
+                (Some(all), Some(these)) => all.extend(these.iter().cloned()),
+                _ => parts = None,
+            }
+            entries.extend(b.entries);
+        }
+        let mut joined = Bundle::new(params, key_id, entries)?;
+        joined.parts = parts.map(Arc::new);
+        Ok(joined)
     }
 
     /// The bundle as file bytes (header and payload).
@@ -214,9 +294,11 @@ impl Bundle {
     ) -> Result<(), Error> {
         let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
         check_inputs(params, inputs, info.params, &payload.signature())?;
-        match payload {
-            Payload::Seeded(list, seeded) => check_seeded(origin, &list, &seeded),
-            full => Self::from_payload(origin, info.params, info.key_id, full).map(drop),
+        match payload.into_parts() {
+            Ok(parts) => check_parts(origin, info.params, &parts),
+            Err(full) => {
+                Self::from_payload(origin, info.params, info.key_id, Payload::Full(full)).map(drop)
+            }
         }
     }
 
@@ -251,54 +333,77 @@ impl Bundle {
         payload: Stored,
     ) -> Result<Self, Error> {
         let bad = |e: Error| inconsistent(path, format!("bundle: {e}"));
-        let b = match payload {
-            Payload::Full(entries) => {
+        let parts = match payload.into_parts() {
+            Err(entries) => {
                 let p = params.params();
                 for ct in entries.iter().flat_map(|e| &e.values).flat_map(|v| &v.cts) {
                     check_lwe(path, &ct.lwe, p)?;
                 }
-                Bundle::new(params, key_id, entries).map_err(bad)?
+                return Bundle::new(params, key_id, entries).map_err(bad);
             }
-            Payload::Seeded(params_list, seeded) => {
-                check_seeded(path, &params_list, &seeded)?;
-                let cts = decompress_seeded(params, key_id, seeded.seed, &seeded.bodies);
-                let mut b = Bundle::new(params, key_id, split(&params_list, cts)?).map_err(bad)?;
-                b.seeded = Some(Arc::new(seeded));
-                b
-            }
+            Ok(parts) => parts,
         };
+        check_parts(path, params, &parts)?;
+        let mut entries = Vec::new();
+        for part in &parts {
+            let cts = match &part.list {
+                List::Seeded(s) => decompress_seeded(params, key_id, s.seed, &s.bodies),
+                List::Compact(list) => list.expand(params, key_id).map_err(bad)?,
+            };
+            entries.extend(split(&part.params, cts)?);
+        }
+        let mut b = Bundle::new(params, key_id, entries).map_err(bad)?;
+        b.parts = Some(Arc::new(parts));
         Ok(b)
     }
 }
 
-/// Checks a compact bundle's list against its entries' params: a seed,
-/// one body per ciphertext the entries need, at most
-/// [`MAX_SEEDED_CIPHERTEXTS`]. Expanding it then cannot fail.
-fn check_seeded(path: &Path, params: &[Param], seeded: &Seeded) -> Result<(), Error> {
+/// Checks a compact bundle's lists against their entries' params: one
+/// ciphertext per digit the entries need, at most
+/// [`MAX_SEEDED_CIPHERTEXTS`] in all, a seed for a seeded list, a compact
+/// list of the set's length. Expanding them then cannot fail.
+fn check_parts(path: &Path, params: ParamsId, parts: &[Part]) -> Result<(), Error> {
     let bad = |e: Error| inconsistent(path, format!("bundle: {e}"));
-    let mut needed = 0usize;
-    for p in params {
-        let n = p.count().map_err(bad)?;
-        needed = needed.saturating_add(n.saturating_mul(p.shape.len()));
-    }
-    if seeded.seed == 0 {
-        return Err(inconsistent(path, "a compact bundle without a seed"));
-    }
-    if needed > MAX_SEEDED_CIPHERTEXTS {
-        return Err(bad(Error::TooLarge {
-            what: "a compact bundle (ciphertexts)".into(),
-            size: needed as u64,
-            limit: MAX_SEEDED_CIPHERTEXTS as u64,
-        }));
-    }
-    if seeded.bodies.len() != needed {
-        return Err(inconsistent(
-            path,
-            format!(
-                "{} ciphertext bodies for entries of {needed} ciphertexts",
+    let mut total = 0usize;
+    for part in parts {
+        let mut needed = 0usize;
+        for p in &part.params {
+            let n = p.count().map_err(bad)?;
+            needed = needed.saturating_add(n.saturating_mul(p.shape.len()));
+        }
+        total = total.saturating_add(needed);
+        if total > MAX_SEEDED_CIPHERTEXTS {
+            return Err(bad(Error::TooLarge {
+                what: "a compact bundle (ciphertexts)".into(),
+                size: total as u64,
+                limit: MAX_SEEDED_CIPHERTEXTS as u64,
+            }));
+        }
+        let found = match &part.list {
+            List::Seeded(seeded) => {
+                if seeded.seed == 0 {
+                    return Err(inconsistent(path, "a compact bundle without a seed"));
+                }
                 seeded.bodies.len()
-            ),
-        ));
+            }
+            List::Compact(list) => {
+                if !list.fits(params.params(), needed) {
+                    return Err(inconsistent(
+                        path,
+                        format!(
+                            "a compact list that does not hold {needed} ciphertexts of {params}"
+                        ),
+                    ));
+                }
+                needed
+            }
+        };
+        if found != needed {
+            return Err(inconsistent(
+                path,
+                format!("{found} ciphertext bodies for entries of {needed} ciphertexts"),
+            ));
+        }
     }
     Ok(())
 }
@@ -406,17 +511,52 @@ pub fn check_values(params: &[Param], values: &[Vec<BigInt>]) -> Result<(), Erro
     Ok(())
 }
 
-/// The digits [`ClientKey::encrypt`] takes for `value` as a `shape`: an
-/// integer's signed-binary or two's-complement digits, a word's bits as 0
-/// or 2 (the bits family's encoding).
-fn plain_digits(shape: Shape, value: &BigInt) -> Result<Vec<i64>, Error> {
-    match shape {
-        Shape::Int { digits } => signed_binary(value, digits),
-        Shape::TwosInt { bits } => twos_digits(value, bits),
-        Shape::Word { bits, signed } => Ok(word_bits(value, bits, signed)?
-            .into_iter()
-            .map(|b| 2 * b as i64)
-            .collect()),
+impl Bundle {
+    /// A bundle of one part: `cts` cut into `params`' values, kept as
+    /// `list` for its file.
+    fn with_list(
+        params_id: ParamsId,
+        key_id: KeyId,
+        params: &[Param],
+        cts: Vec<Ciphertext>,
+        list: List,
+    ) -> Result<Bundle, Error> {
+        let mut b = Bundle::new(params_id, key_id, split(params, cts)?)?;
+        b.parts = Some(Arc::new(vec![Part {
+            params: params.to_vec(),
+            list,
+        }]));
+        Ok(b)
+    }
+}
+
+/// The digits of one list of values per param, in order.
+fn bundle_digits(params: &[Param], values: &[Vec<BigInt>]) -> Result<Vec<i64>, Error> {
+    check_values(params, values)?;
+    let mut digits = Vec::new();
+    for (param, vs) in params.iter().zip(values) {
+        for v in vs {
+            digits.extend(value_digits(param.shape, v)?);
+        }
+    }
+    Ok(digits)
+}
+
+impl PublicKey {
+    /// Encrypts one list of values per param (row-major) as
+    /// [`ClientKey::encrypt_bundle`] does, with the public key: every
+    /// ciphertext in one compact list. The params may be some of a
+    /// program's inputs, a run of them in order; [`Bundle::combine`] joins
+    /// the bundles of several data owners.
+    pub fn encrypt_bundle(
+        &self,
+        params: &[Param],
+        values: &[Vec<BigInt>],
+    ) -> Result<Bundle, Error> {
+        let list = self.encrypt_list(&bundle_digits(params, values)?)?;
+        let cts = list.expand(self.params().id, self.key_id())?;
+        let list = List::Compact(list);
+        Bundle::with_list(self.params().id, self.key_id(), params, cts, list)
     }
 }
 
@@ -446,17 +586,9 @@ impl ClientKey {
         params: &[Param],
         values: &[Vec<BigInt>],
     ) -> Result<Bundle, Error> {
-        check_values(params, values)?;
-        let mut digits = Vec::new();
-        for (param, vs) in params.iter().zip(values) {
-            for v in vs {
-                digits.extend(plain_digits(param.shape, v)?);
-            }
-        }
-        let (seed, bodies, cts) = self.encrypt_seeded(&digits)?;
-        let mut b = Bundle::new(self.params().id, self.key_id(), split(params, cts)?)?;
-        b.seeded = Some(Arc::new(Seeded { seed, bodies }));
-        Ok(b)
+        let (seed, bodies, cts) = self.encrypt_seeded(&bundle_digits(params, values)?)?;
+        let list = List::Seeded(Seeded { seed, bodies });
+        Bundle::with_list(self.params().id, self.key_id(), params, cts, list)
     }
 
     /// Decrypts every entry: its param and its values, row-major.
@@ -691,7 +823,91 @@ pub(crate) mod tests {
         assert!(took.as_millis() < 1000, "refused in {took:?}");
     }
 
+    /// Three data owners with the public key encrypt a run of inputs
+    /// each; the joined bundle reads back from its bytes, stays compact
+    /// (one list per part), decrypts to every value, and passes the checks
+    /// a server makes. Parts under another key or set are refused.
+    pub(crate) fn public_key_parts_combine_into_one_bundle() {
+        let (client, _) = keys(&INSECURE_TEST_DIGITS);
+        let public = client.public_key().unwrap();
+        let mut all = entries();
+        all.push(int("z", 6, &[4]));
+        let values = counting(&all);
+        let cut = [0, 1, 2, 3];
+        let parts: Vec<Bundle> = cut
+            .windows(2)
+            .map(|w| {
+                public
+                    .encrypt_bundle(&all[w[0]..w[1]], &values[w[0]..w[1]])
+                    .unwrap()
+            })
+            .collect();
+        let joined = Bundle::combine(parts.clone()).unwrap();
+        assert_eq!(joined.signature(), all);
+        let bytes = joined.to_bytes().unwrap();
+        let (_, full) = compact_and_full(&client, &all);
+        // One mask of k N words per part, one body per ciphertext.
+        assert!(bytes.len() * 8 < full.to_bytes().unwrap().len());
+        let origin = Path::new("joined");
+        Bundle::check_bytes_expecting(origin, &bytes, joined.params(), &all).unwrap();
+        let back = Bundle::from_bytes_expecting(origin, &bytes, joined.params(), &all).unwrap();
+        assert_eq!(back, joined);
+        let decrypted = client.decrypt_bundle(&back).unwrap();
+        let want: Vec<(Param, Vec<BigInt>)> = all.iter().cloned().zip(values.clone()).collect();
+        assert_eq!(decrypted, want);
+        // A client-key part joins too; a full one makes the join full.
+        let first = client.encrypt_bundle(&all[..1], &values[..1]).unwrap();
+        let mixed = Bundle::combine([first, parts[1].clone(), parts[2].clone()]).unwrap();
+        let back = Bundle::from_bytes(origin, &mixed.to_bytes().unwrap()).unwrap();
+        assert_eq!(client.decrypt_bundle(&back).unwrap(), want);
+        let (_, full_first) = compact_and_full(&client, &all[..1]);
+        let with_full = Bundle::combine([full_first, parts[1].clone(), parts[2].clone()]).unwrap();
+        assert!(with_full.parts.is_none());
+        // Another key, a repeated name, nothing at all.
+        let (other, _) = keys(&INSECURE_TEST_BITS);
+        let foreign = other
+            .public_key()
+            .unwrap()
+            .encrypt_bundle(&all[2..], &values[2..]);
+        let foreign = foreign.unwrap();
+        let e = Bundle::combine([parts[0].clone(), foreign]).unwrap_err();
+        assert!(matches!(e, Error::ParamsMismatch { .. }), "{e}");
+        let e = Bundle::combine([parts[0].clone(), parts[0].clone()]).unwrap_err();
+        assert!(e.to_string().contains("two entries"), "{e}");
+        assert!(Bundle::combine([]).is_err());
+    }
+
+    /// A compact list cut short, resealed: refused before expansion, by
+    /// the server's check and by a read.
+    pub(crate) fn forged_compact_lists_are_refused() {
+        let (client, _) = keys(&INSECURE_TEST_DIGITS);
+        let public = client.public_key().unwrap();
+        let all = entries();
+        let values = counting(&all);
+        let b = public.encrypt_bundle(&all, &values).unwrap();
+        let mut parts = (*b.parts.clone().unwrap()).clone();
+        let List::Compact(list) = &mut parts[0].list else {
+            panic!("a public-key bundle holds a compact list")
+        };
+        *list = list.without_last_word();
+        let payload: Written<'_> = Payload::Parts(&parts);
+        let forged = encode(
+            Path::new("f"),
+            FileKind::Bundle,
+            b.params(),
+            b.key_id(),
+            &payload,
+        )
+        .unwrap();
+        let origin = Path::new("forged");
+        let e = Bundle::check_bytes_expecting(origin, &forged, b.params(), &all).unwrap_err();
+        assert!(e.to_string().contains("compact list"), "{e}");
+        assert!(Bundle::from_bytes(origin, &forged).is_err());
+    }
+
     hearth_core::tests![
+        public_key_parts_combine_into_one_bundle,
+        forged_compact_lists_are_refused,
         many_names_are_checked_at_once,
         saved_bundles_are_their_bytes,
         mismatched_bundles_are_refused_before_expansion,
