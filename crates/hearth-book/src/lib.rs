@@ -35,6 +35,11 @@ pub struct Cli;
 #[doc = include_str!("../../../docs/server.md")]
 pub struct Server;
 
+/// `docs/public-key.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/public-key.md")]
+pub struct PublicKey;
+
 /// `docs/digits.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/digits.md")]

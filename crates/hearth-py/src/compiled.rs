@@ -16,7 +16,7 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use crate::convert::{dtype_name, to_python};
 use crate::errors::{HearthError, OrRaise};
-use crate::keys::{input_values, one_or_tuple, secure, Bundle, ServerKey};
+use crate::keys::{one_or_tuple, secure, Bundle, InputCall, ServerKey};
 
 /// A compiled program: what it costs (``stats``), what it takes and gives
 /// (``signature``), and how to run it. Holds no key.
@@ -34,13 +34,6 @@ impl CompiledProgram {
 
     pub(crate) fn inner(&self) -> &hearth::CompiledProgram {
         &self.inner
-    }
-
-    pub(crate) fn input_values(
-        &self,
-        args: &Bound<'_, PyTuple>,
-    ) -> PyResult<Vec<Vec<num_bigint::BigInt>>> {
-        input_values(&self.inner.signature().inputs, args)
     }
 }
 
@@ -208,15 +201,22 @@ impl CompiledProgram {
     }
 
     /// Runs on plain values with the clear backend (no keys, no noise):
-    /// the outputs as ``ClientKey.decrypt`` gives them. For tests and
-    /// debugging.
-    #[pyo3(signature = (*args))]
+    /// the outputs as ``ClientKey.decrypt`` gives them. Inputs as
+    /// ``ClientKey.encrypt`` takes them (by position, then by name). For
+    /// tests and debugging.
+    #[pyo3(signature = (*args, **named))]
     fn run_clear<'py>(
         &self,
         py: Python<'py>,
         args: &Bound<'py, PyTuple>,
+        named: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let values = self.input_values(args)?;
+        let call = InputCall {
+            args,
+            only: None,
+            named,
+        };
+        let (_, values) = call.bind(&self.inner.signature().inputs)?;
         let inner = self.inner.clone();
         let outs = py.detach(move || inner.run_clear(&values)).or_raise()?;
         let params = &self.inner.signature().outputs;

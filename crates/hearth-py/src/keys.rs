@@ -1,13 +1,17 @@
 //! Keys and value bundles: `ClientKey` (encrypts and decrypts; stays with
-//! its owner), `ServerKey` and `CompressedServerKey` (what a server runs
-//! with), `Bundle` (typed encrypted values as a file).
+//! its owner), `PublicKey` (encrypts for it; handed to data owners),
+//! `ServerKey` and `CompressedServerKey` (what a server runs with),
+//! `Bundle` (typed encrypted values as a file).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use hearth::api::Param;
 use hearth::{ParameterSet, ParamsId};
+use num_bigint::BigInt;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use crate::compiled::CompiledProgram;
 use crate::convert::{dtype_name, to_python, values_of};
@@ -91,29 +95,33 @@ impl ClientKey {
         CompressedServerKey { inner }
     }
 
-    /// Encrypts the inputs of `program`, one argument per input in the
-    /// order they were declared: ints or bools for scalars, array-likes of
-    /// the declared shape for tensors.
-    #[pyo3(signature = (program, *args))]
+    /// The public key of this key: it encrypts for this key without being
+    /// able to decrypt (for data owners). ``ParamsError`` on a set without
+    /// one (``GATES_128``).
+    fn public_key(&self, py: Python<'_>) -> PyResult<PublicKey> {
+        let inner = py.detach(|| self.inner.public_key()).or_raise()?;
+        Ok(PublicKey { inner })
+    }
+
+    /// Encrypts the inputs of `program`: positional arguments in the order
+    /// the inputs were declared, then keyword arguments by input name;
+    /// ints or bools for scalars, array-likes of the declared shape for
+    /// tensors. With `only` (a name or a list of names: a run of
+    /// consecutive inputs, in order), just those inputs, for
+    /// ``Bundle.combine``.
+    #[pyo3(signature = (program, *args, only = None, **named))]
     fn encrypt(
         &self,
         py: Python<'_>,
         program: &CompiledProgram,
         args: &Bound<'_, PyTuple>,
+        only: Option<&Bound<'_, PyAny>>,
+        named: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bundle> {
-        let inputs = &program.inner().signature().inputs;
-        let values = program.input_values(args)?;
-        if self.inner.params().id != program.inner().circuit().params() {
-            return Err(hearth::Error::ParamsMismatch {
-                expected: program.inner().circuit().params(),
-                found: self.inner.params().id,
-            })
-            .or_raise();
-        }
-        let inner = py
-            .detach(|| self.inner.encrypt_bundle(inputs, &values))
-            .or_raise()?;
-        Ok(Bundle { inner })
+        let call = InputCall { args, only, named };
+        encrypt_inputs(py, program, self.inner.params().id, &call, |ps, vs| {
+            self.inner.encrypt_bundle(ps, vs)
+        })
     }
 
     /// Decrypts a bundle: one value for a one-output bundle, else a tuple
@@ -131,6 +139,69 @@ impl ClientKey {
 
     fn __repr__(&self) -> String {
         format!("ClientKey({}, id={})", self.params(), self.key_id())
+    }
+}
+
+/// Encrypts for one client key without being able to decrypt: what data
+/// owners hold. Its bundles run like the client key's own.
+#[pyclass(module = "hearth", frozen)]
+pub struct PublicKey {
+    inner: hearth::PublicKey,
+}
+
+#[pymethods]
+impl PublicKey {
+    /// Reads a key written by ``save``.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let inner = py.detach(|| hearth::PublicKey::load(&path)).or_raise()?;
+        secure(inner.params().id)?;
+        Ok(PublicKey { inner })
+    }
+
+    /// Writes the key atomically (compressed when it was made here or read
+    /// so: 16 KiB on ``DIGITS_128``).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.inner.save(&path)).or_raise()
+    }
+
+    /// The parameter set's name.
+    #[getter]
+    fn params(&self) -> &'static str {
+        self.inner.params().name
+    }
+
+    /// The id of the client key it encrypts for (its bundles carry it).
+    #[getter]
+    fn key_id(&self) -> String {
+        self.inner.key_id().to_string()
+    }
+
+    /// Whether it is kept as a seed and a body (what its file then holds).
+    #[getter]
+    fn compressed(&self) -> bool {
+        self.inner.is_compressed()
+    }
+
+    /// Encrypts inputs of `program` as ``ClientKey.encrypt`` does (the
+    /// same arguments and `only`), with the public key.
+    #[pyo3(signature = (program, *args, only = None, **named))]
+    fn encrypt(
+        &self,
+        py: Python<'_>,
+        program: &CompiledProgram,
+        args: &Bound<'_, PyTuple>,
+        only: Option<&Bound<'_, PyAny>>,
+        named: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bundle> {
+        let call = InputCall { args, only, named };
+        encrypt_inputs(py, program, self.inner.params().id, &call, |ps, vs| {
+            self.inner.encrypt_bundle(ps, vs)
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PublicKey({}, id={})", self.params(), self.key_id())
     }
 }
 
@@ -215,7 +286,8 @@ impl CompressedServerKey {
 }
 
 /// Typed encrypted values under one key: a program's inputs (from
-/// ``ClientKey.encrypt``) or outputs (from ``CompiledProgram.run``).
+/// ``ClientKey.encrypt`` or ``PublicKey.encrypt``, or several owners'
+/// joined by ``Bundle.combine``) or outputs (from ``CompiledProgram.run``).
 #[pyclass(module = "hearth", frozen)]
 pub struct Bundle {
     pub(crate) inner: hearth::Bundle,
@@ -257,6 +329,25 @@ impl Bundle {
         Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
     }
 
+    /// Joins bundles under one key (several data owners' inputs of one
+    /// program), their entries in the order given: that order must be the
+    /// program's. ``KeyMismatchError`` for bundles of different keys or
+    /// sets.
+    #[staticmethod]
+    fn combine(py: Python<'_>, bundles: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let bundles = bundles
+            .try_iter()?
+            .map(|b| Ok(b?.cast::<Bundle>()?.get().inner.clone()))
+            .collect::<PyResult<Vec<_>>>()?;
+        if bundles.is_empty() {
+            return Err(ShapeError::new_err(
+                "Bundle.combine needs at least one bundle",
+            ));
+        }
+        let inner = py.detach(|| hearth::Bundle::combine(bundles)).or_raise()?;
+        Ok(Bundle { inner })
+    }
+
     /// The parameter set's name.
     #[getter]
     fn params(&self) -> &'static str {
@@ -284,26 +375,148 @@ impl Bundle {
     }
 }
 
-/// The plain values of a program's inputs from Python arguments.
-pub(crate) fn input_values(
-    inputs: &[hearth::api::Param],
-    args: &Bound<'_, PyTuple>,
-) -> PyResult<Vec<Vec<num_bigint::BigInt>>> {
-    if args.len() != inputs.len() {
-        return Err(ShapeError::new_err(format!(
-            "the program takes {} inputs ({}), {} given",
-            inputs.len(),
-            inputs
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            args.len()
-        )));
-    }
-    inputs
+/// A call's values for a program's inputs: positional arguments in the
+/// inputs' order, then keyword arguments by name; `only` (a name or a
+/// list of names) restricts it to a run of consecutive inputs.
+pub(crate) struct InputCall<'a, 'py> {
+    pub args: &'a Bound<'py, PyTuple>,
+    pub only: Option<&'a Bound<'py, PyAny>>,
+    pub named: Option<&'a Bound<'py, PyDict>>,
+}
+
+fn names(params: &[Param]) -> String {
+    params
         .iter()
-        .zip(args.iter())
-        .map(|(p, a)| values_of(p, &a))
-        .collect()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl InputCall<'_, '_> {
+    /// The inputs it gives values for (all of them, or the run `only`
+    /// names) and their plain values, in the program's order.
+    pub(crate) fn bind<'p>(
+        &self,
+        inputs: &'p [Param],
+    ) -> PyResult<(&'p [Param], Vec<Vec<BigInt>>)> {
+        let chosen = match self.only {
+            None => inputs,
+            Some(only) => run_of(inputs, only)?,
+        };
+        let (args, named) = (self.args, self.named.filter(|d| !d.is_empty()));
+        if named.is_none() && self.only.is_none() && args.len() != inputs.len() {
+            return Err(ShapeError::new_err(format!(
+                "the program takes {} inputs ({}), {} given",
+                inputs.len(),
+                names(inputs),
+                args.len()
+            )));
+        }
+        if args.len() > chosen.len() {
+            return Err(ShapeError::new_err(format!(
+                "{} values given by position for {} inputs ({})",
+                args.len(),
+                chosen.len(),
+                names(chosen)
+            )));
+        }
+        let mut given: Vec<Option<Bound<'_, PyAny>>> = args.iter().map(Some).collect();
+        given.resize(chosen.len(), None);
+        for (k, v) in named.into_iter().flatten() {
+            let name: String = k.extract()?;
+            let Some(i) = chosen.iter().position(|p| p.name == name) else {
+                let why = if inputs.iter().any(|p| p.name == name) {
+                    format!(
+                        "{name} is not among the inputs only= names ({})",
+                        names(chosen)
+                    )
+                } else {
+                    format!(
+                        "the program has no input {name} (its inputs: {})",
+                        names(inputs)
+                    )
+                };
+                return Err(ShapeError::new_err(why));
+            };
+            if given[i].is_some() {
+                return Err(ShapeError::new_err(format!("{name} is given twice")));
+            }
+            given[i] = Some(v);
+        }
+        let missing: Vec<&str> = chosen
+            .iter()
+            .zip(&given)
+            .filter(|(_, g)| g.is_none())
+            .map(|(p, _)| p.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(ShapeError::new_err(format!(
+                "no value for {}",
+                missing.join(", ")
+            )));
+        }
+        let values = chosen
+            .iter()
+            .zip(given.into_iter().flatten())
+            .map(|(p, a)| values_of(p, &a))
+            .collect::<PyResult<_>>()?;
+        Ok((chosen, values))
+    }
+}
+
+/// The inputs `only` names (a name, or a list of names): a run of
+/// consecutive inputs, in the program's order, so that
+/// ``Bundle.combine`` can join the data owners' runs into its inputs.
+fn run_of<'p>(inputs: &'p [Param], only: &Bound<'_, PyAny>) -> PyResult<&'p [Param]> {
+    let wanted: Vec<String> = match only.extract::<String>() {
+        Ok(name) => vec![name],
+        Err(_) => only
+            .extract()
+            .map_err(|_| PyTypeError::new_err("only= takes an input's name or a list of names"))?,
+    };
+    let Some(first) = wanted.first() else {
+        return Err(ShapeError::new_err("only= names no input"));
+    };
+    let start = inputs
+        .iter()
+        .position(|p| &p.name == first)
+        .ok_or_else(|| {
+            ShapeError::new_err(format!(
+                "the program has no input {first} (its inputs: {})",
+                names(inputs)
+            ))
+        })?;
+    let run = inputs
+        .get(start..start + wanted.len())
+        .filter(|run| run.iter().zip(&wanted).all(|(p, w)| &p.name == w));
+    run.ok_or_else(|| {
+        ShapeError::new_err(format!(
+            "only= names [{}]: it must name consecutive inputs in the program's order ({})",
+            wanted.join(", "),
+            names(inputs)
+        ))
+    })
+}
+
+/// Encrypts the inputs a call gives for `program` with `encrypt` (a
+/// client key's or a public key's `encrypt_bundle`) under a key of
+/// `key_params`: the one way both keys take Python values.
+pub(crate) fn encrypt_inputs(
+    py: Python<'_>,
+    program: &CompiledProgram,
+    key_params: ParamsId,
+    call: &InputCall<'_, '_>,
+    encrypt: impl FnOnce(&[Param], &[Vec<BigInt>]) -> hearth::Result<hearth::Bundle> + Send,
+) -> PyResult<Bundle> {
+    let (params, values) = call.bind(&program.inner().signature().inputs)?;
+    let expected = program.inner().circuit().params();
+    if key_params != expected {
+        return Err(hearth::Error::ParamsMismatch {
+            expected,
+            found: key_params,
+        })
+        .or_raise();
+    }
+    let inner = py.detach(|| encrypt(params, &values)).or_raise()?;
+    Ok(Bundle { inner })
 }

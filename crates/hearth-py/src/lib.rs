@@ -44,6 +44,7 @@ fn _hearth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<value::Value>()?;
     m.add_class::<compiled::CompiledProgram>()?;
     m.add_class::<keys::ClientKey>()?;
+    m.add_class::<keys::PublicKey>()?;
     m.add_class::<keys::ServerKey>()?;
     m.add_class::<keys::CompressedServerKey>()?;
     m.add_class::<keys::Bundle>()?;

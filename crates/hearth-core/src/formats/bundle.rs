@@ -215,10 +215,7 @@ impl Bundle {
     pub fn combine(bundles: impl IntoIterator<Item = Bundle>) -> Result<Bundle, Error> {
         let mut bundles = bundles.into_iter();
         let Some(first) = bundles.next() else {
-            return Err(Error::InputCount {
-                expected: 1,
-                found: 0,
-            });
+            return Err(Error::Dimensions("no bundle to combine".into()));
         };
         let (params, key_id) = (first.params, first.key_id);
         let mut entries = Vec::new();

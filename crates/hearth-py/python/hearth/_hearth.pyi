@@ -6,7 +6,7 @@ Names are re-exported by ``hearth``; import them from there.
 from __future__ import annotations
 
 from os import PathLike
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,8 @@ _Operand = Union["Value", _Clear]
 #: An encrypted array (``Program.input(..., shape=...)``) or a nested list
 #: or object array of values.
 _Values = Union[Array, npt.NDArray[np.object_], Sequence[Any]]
+#: Inputs named by ``encrypt(..., only=...)``: one name or several.
+_Only = Union[str, Sequence[str], None]
 # ``decrypt`` and ``run_clear`` return ``Any``: an int, a bool or a numpy
 # array per output (a tuple of them for several outputs), which the
 # program's signature decides at run time.
@@ -274,10 +276,11 @@ class CompiledProgram:
     def signature(self) -> dict[str, list[tuple[str, str, list[int]]]]:
         """Inputs and outputs: ``{"inputs": [(name, dtype, dims)],
         "outputs": [...]}``."""
-    def run_clear(self, *args: Any) -> Any:
+    def run_clear(self, *args: Any, **named: Any) -> Any:
         """Runs on plain values with the clear backend (no keys, no
-        noise): the outputs as ``ClientKey.decrypt`` gives them. For tests
-        and debugging."""
+        noise): the outputs as ``ClientKey.decrypt`` gives them. Inputs as
+        ``ClientKey.encrypt`` takes them (by position, then by name). For
+        tests and debugging."""
     def run(
         self,
         server_key: ServerKey,
@@ -321,13 +324,55 @@ class ClientKey:
     def compressed_server_key(self) -> CompressedServerKey:
         """The server key in seeded form: several times smaller as a
         file, decompressed when loaded."""
-    def encrypt(self, program: CompiledProgram, *args: Any) -> Bundle:
-        """Encrypts the inputs of `program`, one argument per input in the
-        order they were declared: ints or bools for scalars, array-likes
-        of the declared shape for tensors."""
+    def public_key(self) -> PublicKey:
+        """The public key of this key: it encrypts for this key and cannot
+        decrypt (hand it to data owners). ``ParamsError`` on a set
+        without one (``GATES_128``)."""
+    def encrypt(
+        self, program: CompiledProgram, *args: Any, only: _Only = None, **named: Any
+    ) -> Bundle:
+        """Encrypts the inputs of `program`: positional arguments in the
+        order the inputs were declared, then keyword arguments by input
+        name; ints or bools for scalars, array-likes of the declared shape
+        for tensors.
+
+        With `only` (a name or a list of names: a run of consecutive
+        inputs, in the program's order), just those inputs: one data
+        owner's part, which ``Bundle.combine`` joins with the others'.
+        (An input named ``only`` or ``program`` is given by position.)
+        ``ShapeError`` for missing, unknown or repeated inputs,
+        ``KeyMismatchError`` for a program on another parameter set."""
     def decrypt(self, bundle: Bundle) -> Any:
         """Decrypts a bundle: one value for a one-output bundle, else a
         tuple (ints, bools, numpy arrays for tensors)."""
+
+class PublicKey:
+    """Encrypts for one client key and cannot decrypt: what data owners
+    hold. Its bundles carry the client key's id and run like that key's
+    own (same server key, same programs)."""
+
+    @staticmethod
+    def load(path: _Path) -> PublicKey:
+        """Reads a key written by ``save``."""
+    def save(self, path: _Path) -> None:
+        """Writes the key (compressed when it was made here or read so:
+        16 KiB on ``DIGITS_128``)."""
+    @property
+    def params(self) -> str:
+        """The parameter set's name."""
+    @property
+    def key_id(self) -> str:
+        """The id of the client key it encrypts for."""
+    @property
+    def compressed(self) -> bool:
+        """Whether it is kept as a seed and a body (what its file then
+        holds)."""
+    def encrypt(
+        self, program: CompiledProgram, *args: Any, only: _Only = None, **named: Any
+    ) -> Bundle:
+        """Encrypts inputs of `program` as ``ClientKey.encrypt`` does (the
+        same arguments, `only` for one data owner's inputs), with the
+        public key."""
 
 class ServerKey:
     """The evaluation key a server runs programs with: bootstrap and
@@ -362,7 +407,9 @@ class CompressedServerKey:
 
 class Bundle:
     """Encrypted values in one file: typed, bound to a key id and a
-    parameter set."""
+    parameter set. A program's inputs (``ClientKey.encrypt``,
+    ``PublicKey.encrypt``, ``Bundle.combine``) or outputs
+    (``CompiledProgram.run``)."""
 
     @staticmethod
     def load(path: _Path) -> Bundle:
@@ -372,6 +419,12 @@ class Bundle:
     @staticmethod
     def from_bytes(data: bytes) -> Bundle:
         """Reads bundle bytes (``to_bytes``)."""
+    @staticmethod
+    def combine(bundles: Iterable[Bundle]) -> Bundle:
+        """Joins bundles under one key (several data owners' inputs of one
+        program) into one, their entries in the order given, which must be
+        the program's. ``KeyMismatchError`` for bundles of different keys
+        or parameter sets."""
     def to_bytes(self) -> bytes:
         """The bundle as file bytes."""
     @property
