@@ -12,8 +12,8 @@ use crate::describe::{describe_bundle, describe_program};
 /// `hearth info`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The file: client.key, server.key (compressed or not), a
-    /// ciphertext file, a program or a bundle.
+    /// The file: client.key, public.key, server.key (compressed or not),
+    /// a ciphertext file, a program or a bundle.
     file: PathBuf,
 }
 

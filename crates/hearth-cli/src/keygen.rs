@@ -1,8 +1,9 @@
-//! `hearth keygen`: a client key and a server key into a folder.
+//! `hearth keygen`: a client key, its public key and a server key into a
+//! folder.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use hearth::{ClientKey, CompressedServerKey, Error, ServerKey};
+use hearth::{ClientKey, CompressedServerKey, Error, PublicKey, ServerKey};
 use hearth_cli::options::ParamsArg;
 use hearth_cli::progress::steps;
 
@@ -11,7 +12,10 @@ use hearth_cli::progress::steps;
 pub struct Args {
     #[command(flatten)]
     params: ParamsArg,
-    /// Folder to write client.key (mode 0600) and server.key into.
+    /// Folder to write client.key (mode 0600), public.key and server.key
+    /// into. public.key lets data owners encrypt without the client key
+    /// (`hearth encrypt --public-key`); GATES_128 has none (its
+    /// dimension is not a power of two), so none is written there.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Write server.key compressed: tfhe-rs seeded keys, which store
@@ -25,16 +29,25 @@ pub struct Args {
 }
 
 /// `hearth keygen`: keys for `--params` written into `--out`; with
-/// `--compressed`, server.key holds the seeded (compressed) form.
+/// `--compressed`, server.key holds the seeded (compressed) form. The
+/// public key is written where the set has one; where it has none, the
+/// command says why and still succeeds.
 pub fn run(args: Args) -> Result<(), Error> {
     let (params, out, compressed) = (args.params.params, args.out.as_path(), args.compressed);
     std::fs::create_dir_all(out).map_err(|source| hearth::FileError::Io {
         path: out.to_path_buf(),
         source,
     })?;
-    let bar = steps(2);
+    let bar = steps(3);
     bar.set_message(format!("{}: secret keys", params.name));
     let client = ClientKey::generate(params);
+    bar.inc(1);
+    bar.set_message(format!("{}: public key", params.name));
+    let public = match client.public_key() {
+        Ok(k) => Ok(k),
+        Err(e @ Error::NoPublicKey { .. }) => Err(e),
+        Err(e) => return Err(e),
+    };
     bar.inc(1);
     bar.set_message(format!("{}: bootstrap and key-switch keys", params.name));
     let server = if compressed {
@@ -44,9 +57,13 @@ pub fn run(args: Args) -> Result<(), Error> {
     };
     bar.inc(1);
     bar.finish_and_clear();
-    let bar = steps(2);
+    let bar = steps(3);
     bar.set_message("writing client.key");
     client.save(&out.join("client.key"))?;
+    bar.inc(1);
+    bar.set_message("writing public.key");
+    let public_path = out.join("public.key");
+    write_public(&public, &public_path)?;
     bar.inc(1);
     bar.set_message("writing server.key");
     let server_path = out.join("server.key");
@@ -59,14 +76,40 @@ pub fn run(args: Args) -> Result<(), Error> {
         .map(|m| m.len())
         .unwrap_or_default();
     println!(
-        "{}: key {} written to {} (client.key, server.key: {} bytes{})",
+        "{}: key {} written to {} (client.key{}, server.key: {} bytes{})",
         params.name,
         client.key_id(),
         out.display(),
+        if public.is_ok() { ", public.key" } else { "" },
         size,
         if compressed { ", compressed" } else { "" }
     );
+    match &public {
+        Ok(_) => println!(
+            "public.key: for data owners, who encrypt with it (`hearth encrypt --public-key`) \
+             and cannot decrypt"
+        ),
+        Err(why) => println!("no public.key: {why}"),
+    }
     Ok(())
+}
+
+/// Writes the public key to `path`, or, for a set without one, removes a
+/// public.key an earlier `keygen` left there: it belongs to a key this
+/// command has just replaced.
+fn write_public(public: &Result<PublicKey, Error>, path: &Path) -> Result<(), Error> {
+    match public {
+        Ok(k) => k.save(path),
+        Err(_) => match std::fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(hearth::FileError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+            .into()),
+        },
+    }
 }
 
 /// The server key `hearth keygen` writes.

@@ -7,6 +7,7 @@
 mod app;
 mod asc_table;
 mod bench;
+mod combine;
 mod decrypt;
 mod demo;
 mod describe;
@@ -44,13 +45,19 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Generate a client key and a server key.
+    /// Generate a client key, its public key (for data owners to encrypt
+    /// with; not on GATES_128) and a server key.
     Keygen(keygen::Args),
     /// Describe a hearth key, ciphertext, program or bundle file, and check
     /// that it reads whole.
     Info(info::Args),
-    /// Encrypt clear values for a program's inputs into a bundle (client side).
+    /// Encrypt clear values for a program's inputs into a bundle, with the
+    /// client key or the public key (client side, or a data owner: `--only`
+    /// encrypts one's own inputs).
     Encrypt(encrypt::Args),
+    /// Join the bundles of several data owners (`encrypt --only`) into
+    /// one bundle for the program, in the order of its inputs.
+    Combine(combine::Args),
     /// Run a program on a bundle of encrypted inputs (server side: server key only).
     Run(run::Args),
     /// Decrypt a bundle to clear values (client side).
@@ -120,6 +127,7 @@ fn main() -> ExitCode {
         Command::Keygen(args) => keygen::run(args),
         Command::Info(args) => info::run(args),
         Command::Encrypt(args) => encrypt::run(args),
+        Command::Combine(args) => combine::run(args),
         Command::Run(args) => run::run(args),
         Command::Decrypt(args) => decrypt::run(args),
         Command::Inspect(args) => inspect::run(args),

@@ -7,6 +7,7 @@ mod deploy;
 mod docs;
 #[cfg(target_os = "linux")]
 mod hostile;
+mod public_key;
 mod server;
 
 /// A loopback port free now, for a server that must keep its address

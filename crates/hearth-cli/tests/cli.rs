@@ -2,7 +2,8 @@
 
 use std::process::Command;
 
-fn hearth(args: &[&str]) -> (bool, String, String) {
+/// `hearth ARGS` on 2 threads: (success, stdout, stderr).
+pub(crate) fn hearth(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_hearth"))
         .args(args)
         .env("HEARTH_THREADS", "2")

@@ -842,7 +842,7 @@ pub(crate) mod tests {
         let joined = Bundle::combine(parts.clone()).unwrap();
         assert_eq!(joined.signature(), all);
         let bytes = joined.to_bytes().unwrap();
-        let (_, full) = compact_and_full(&client, &all);
+        let (_, full) = compact_and_full(client, &all);
         // One mask of k N words per part, one body per ciphertext.
         assert!(bytes.len() * 8 < full.to_bytes().unwrap().len());
         let origin = Path::new("joined");
@@ -857,7 +857,7 @@ pub(crate) mod tests {
         let mixed = Bundle::combine([first, parts[1].clone(), parts[2].clone()]).unwrap();
         let back = Bundle::from_bytes(origin, &mixed.to_bytes().unwrap()).unwrap();
         assert_eq!(client.decrypt_bundle(&back).unwrap(), want);
-        let (_, full_first) = compact_and_full(&client, &all[..1]);
+        let (_, full_first) = compact_and_full(client, &all[..1]);
         let with_full = Bundle::combine([full_first, parts[1].clone(), parts[2].clone()]).unwrap();
         assert!(with_full.parts.is_none());
         // Another key, a repeated name, nothing at all.
