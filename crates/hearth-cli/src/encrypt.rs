@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use hearth::formats::param::{names, run_of};
 use hearth::{Bundle, ClientKey, Error, FileError, KeyId, Param, ParameterSet, PublicKey};
 use num_bigint::BigInt;
 
@@ -133,43 +134,13 @@ fn select<'a>(sig: &'a [Param], only: &[String]) -> Result<&'a [Param], Error> {
     if only.is_empty() {
         return Ok(sig);
     }
-    let list = only.join(",");
-    let all = names(sig);
-    let mut at = Vec::with_capacity(only.len());
-    for name in only {
-        if name.is_empty() {
-            return Err(Error::Config(format!(
-                "--only {list:?}: an empty name (give input names separated by commas: {all})"
-            )));
-        }
-        let i = sig.iter().position(|p| &p.name == name).ok_or_else(|| {
-            Error::Config(format!(
-                "--only {list}: the program has no input {name} (it takes {all})"
-            ))
-        })?;
-        if at.contains(&i) {
-            return Err(Error::Config(format!(
-                "--only {list}: input {name} is named twice"
-            )));
-        }
-        at.push(i);
-    }
-    if at.windows(2).any(|w| w[1] != w[0] + 1) {
-        return Err(Error::Config(format!(
-            "--only {list}: the inputs must be consecutive and in the program's order ({all}), \
-             so that the owners' bundles join in that order"
-        )));
-    }
-    Ok(&sig[at[0]..=at[at.len() - 1]])
-}
-
-/// The params' names, comma-separated.
-fn names(params: &[Param]) -> String {
-    params
-        .iter()
-        .map(|p| p.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+    run_of(sig, only).map_err(|e| {
+        let why = match e {
+            Error::Dimensions(why) => why,
+            e => e.to_string(),
+        };
+        Error::Config(format!("--only {}: {why}", only.join(",")))
+    })
 }
 
 /// `hearth encrypt`.
@@ -270,9 +241,13 @@ mod tests {
                 "consecutive and in the program's order (a, b, c, d)",
             ),
             (&["a", "c"], "consecutive"),
-            (&["e"], "the program has no input e (it takes a, b, c, d)"),
-            (&["b", "b"], "input b is named twice"),
-            (&["b", ""], "an empty name"),
+            (
+                &["e"],
+                "the program has no input e (its inputs: a, b, c, d)",
+            ),
+            (&["b", "b"], "consecutive"),
+            (&["b", ""], "consecutive"),
+            (&[""], "no input  (its inputs"),
         ] {
             let e = only(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad:?}: {e}");

@@ -381,8 +381,8 @@ fn three_owners_encrypt_their_inputs_and_combine() {
             "the inputs must be consecutive and in the program's order (a, b, c)",
         ),
         ("a,c", "the inputs must be consecutive"),
-        ("d", "the program has no input d (it takes a, b, c)"),
-        ("a,a", "input a is named twice"),
+        ("d", "the program has no input d (its inputs: a, b, c)"),
+        ("a,a", "consecutive and in the program's order"),
     ] {
         let (good, _, err) = only(names, &a_values);
         assert!(!good && err.contains(says), "--only {names}: {err}");

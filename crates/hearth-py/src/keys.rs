@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use hearth::api::Param;
+use hearth::formats::param::{self, names};
 use hearth::{ParameterSet, ParamsId};
 use num_bigint::BigInt;
 use pyo3::exceptions::PyTypeError;
@@ -384,14 +385,6 @@ pub(crate) struct InputCall<'a, 'py> {
     pub named: Option<&'a Bound<'py, PyDict>>,
 }
 
-fn names(params: &[Param]) -> String {
-    params
-        .iter()
-        .map(|p| p.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl InputCall<'_, '_> {
     /// The inputs it gives values for (all of them, or the run `only`
     /// names) and their plain values, in the program's order.
@@ -474,27 +467,9 @@ fn run_of<'p>(inputs: &'p [Param], only: &Bound<'_, PyAny>) -> PyResult<&'p [Par
             .extract()
             .map_err(|_| PyTypeError::new_err("only= takes an input's name or a list of names"))?,
     };
-    let Some(first) = wanted.first() else {
-        return Err(ShapeError::new_err("only= names no input"));
-    };
-    let start = inputs
-        .iter()
-        .position(|p| &p.name == first)
-        .ok_or_else(|| {
-            ShapeError::new_err(format!(
-                "the program has no input {first} (its inputs: {})",
-                names(inputs)
-            ))
-        })?;
-    let run = inputs
-        .get(start..start + wanted.len())
-        .filter(|run| run.iter().zip(&wanted).all(|(p, w)| &p.name == w));
-    run.ok_or_else(|| {
-        ShapeError::new_err(format!(
-            "only= names [{}]: it must name consecutive inputs in the program's order ({})",
-            wanted.join(", "),
-            names(inputs)
-        ))
+    param::run_of(inputs, &wanted).map_err(|e| match e {
+        hearth::Error::Dimensions(why) => ShapeError::new_err(format!("only=: {why}")),
+        e => crate::errors::to_py(e),
     })
 }
 

@@ -93,6 +93,44 @@ pub fn check_cover(params: &[Param], shapes: &[Shape], what: &str) -> Result<(),
     Ok(())
 }
 
+/// The params' names, comma-separated (for messages).
+pub fn names(params: &[Param]) -> String {
+    params
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The params `wanted` names, which must be a run of consecutive params in
+/// order: what one data owner encrypts of a program's inputs, so that
+/// `Bundle::combine` joins the owners' runs into the inputs. Refusals are
+/// [`Error::Dimensions`], whose message names the program's inputs.
+pub fn run_of<'a>(params: &'a [Param], wanted: &[impl AsRef<str>]) -> Result<&'a [Param], Error> {
+    let Some(first) = wanted.first() else {
+        return Err(Error::Dimensions("no input named".into()));
+    };
+    let first = first.as_ref();
+    let start = params.iter().position(|p| p.name == first).ok_or_else(|| {
+        Error::Dimensions(format!(
+            "the program has no input {first} (its inputs: {})",
+            names(params)
+        ))
+    })?;
+    params
+        .get(start..start + wanted.len())
+        .filter(|run| run.iter().zip(wanted).all(|(p, w)| p.name == w.as_ref()))
+        .ok_or_else(|| {
+            let list: Vec<&str> = wanted.iter().map(AsRef::as_ref).collect();
+            Error::Dimensions(format!(
+                "[{}]: the inputs must be consecutive and in the program's order ({}), \
+                 so that the owners' bundles join in that order",
+                list.join(", "),
+                names(params)
+            ))
+        })
+}
+
 /// The first name that an earlier param of `params` has too: hashed, so
 /// a forged list of a million params costs a million steps, not 10^12.
 pub fn repeated_name<'a>(params: impl IntoIterator<Item = &'a Param>) -> Option<&'a str> {
