@@ -19,6 +19,7 @@ mod noise;
 mod ops;
 mod params;
 mod pbs;
+mod pke;
 mod plot;
 mod programs;
 mod radix;
@@ -387,6 +388,45 @@ enum Which {
         #[command(flatten)]
         json: JsonOut,
     },
+    /// Public-key encryption beside tfhe-rs's compact public key: key
+    /// sizes, encryption one value at a time and as one compact list, bytes
+    /// sent per value, the server's expansion. `--noise N` instead: N
+    /// bootstraps of public-key inputs at the full budget, their noise
+    /// measured beside the model's. Writes pke-PARAMS or noise-PARAMS
+    /// (.md, .json) into --out.
+    Pke {
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        threads: Threads,
+        /// Value widths: hearth's unsigned words beside tfhe-rs's FheUint
+        /// of each (8, 16, 32, 64).
+        #[arg(
+            long,
+            value_name = "BITS",
+            value_delimiter = ',',
+            default_value = "8,32"
+        )]
+        bits: Vec<usize>,
+        /// Values in the compact list each side encrypts.
+        #[arg(long, value_name = "N", default_value_t = 1000)]
+        values: usize,
+        /// Timed runs of each side, alternating; the tables show the
+        /// medians.
+        #[arg(long, value_name = "N", default_value_t = 5)]
+        samples: usize,
+        /// Instead of the timings: N bootstraps of public-key inputs whose
+        /// weights square to the set's budget, on the cpu backend (default
+        /// without N: 2 000; the record's run: 100 000).
+        #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "2000")]
+        noise: Option<usize>,
+        /// Seed of the values, weights and constants.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// The folder the results are written into (made if missing).
+        #[arg(long, value_name = "DIR", default_value = "docs/results/pke")]
+        out: std::path::PathBuf,
+    },
 }
 
 fn run(which: Which) -> Result<(), Error> {
@@ -484,6 +524,25 @@ fn run(which: Which) -> Result<(), Error> {
             seed,
             json,
         ),
+        Which::Pke {
+            params,
+            threads,
+            bits,
+            values,
+            samples,
+            noise,
+            seed,
+            out,
+        } => crate::pke::pke(crate::pke::Options {
+            params: params.params,
+            threads,
+            bits,
+            values,
+            samples,
+            noise,
+            seed,
+            out,
+        }),
         Which::Server {
             threads,
             samples,
@@ -705,6 +764,7 @@ mod tests {
         for args in [
             &["hearth-bench", "noise", "--params", "insecure_test_bits"][..],
             &["hearth-bench", "pbs", "--params", "INSECURE_TEST_DIGITS"],
+            &["hearth-bench", "pke", "--params", "insecure_test_digits"],
         ] {
             let e = Cli::try_parse_from(args)
                 .err()

@@ -56,10 +56,15 @@ impl Table {
     }
 }
 
+/// The tables as markdown, one after another.
+pub fn markdown(tables: &[Table]) -> String {
+    tables.iter().map(|t| t.render() + "\n").collect()
+}
+
 /// Prints the tables (to stdout, or stderr when JSON goes to stdout) and
 /// writes `json` to `path` (`-` for stdout).
 pub fn emit(path: Option<&Path>, json: &serde_json::Value, tables: &[Table]) -> Result<(), Error> {
-    let text: String = tables.iter().map(|t| t.render() + "\n").collect();
+    let text = markdown(tables);
     let pretty = serde_json::to_string_pretty(json).expect("JSON values serialize");
     match path {
         Some(p) if p == Path::new("-") => {
@@ -76,6 +81,29 @@ pub fn emit(path: Option<&Path>, json: &serde_json::Value, tables: &[Table]) -> 
         }
         None => print!("{text}"),
     }
+    Ok(())
+}
+
+/// Prints the tables and writes them into the folder `dir` (made if
+/// missing) as `STEM.md`, under `preamble`, and `json` as `STEM.json`:
+/// the benchmarks whose results are kept as files (`--out DIR`).
+pub fn write_out(
+    dir: &Path,
+    stem: &str,
+    preamble: &str,
+    json: &serde_json::Value,
+    tables: &[Table],
+) -> Result<(), Error> {
+    let io = |path: PathBuf| move |source| hearth::FileError::Io { path, source };
+    std::fs::create_dir_all(dir).map_err(io(dir.to_path_buf()))?;
+    let text = markdown(tables);
+    print!("{text}");
+    let md = dir.join(format!("{stem}.md"));
+    std::fs::write(&md, format!("{preamble}\n{text}")).map_err(io(md.clone()))?;
+    let js = dir.join(format!("{stem}.json"));
+    let pretty = serde_json::to_string_pretty(json).expect("JSON values serialize");
+    std::fs::write(&js, pretty + "\n").map_err(io(js.clone()))?;
+    eprintln!("written: {} and {}", md.display(), js.display());
     Ok(())
 }
 

@@ -31,12 +31,63 @@ fn insecure_parameters_are_refused_by_every_benchmark() {
         vec!["noise", "--params", "INSECURE_TEST_DIGITS"],
         vec!["ops", "--params", "INSECURE_TEST_DIGITS"],
         vec!["backends", "--params", "INSECURE_TEST_BITS"],
+        vec!["pke", "--params", "INSECURE_TEST_DIGITS"],
+        vec!["pke", "--noise", "10", "--params", "insecure_test_bits"],
     ] {
         let (ok, _, err) = bench(&args);
         assert!(!ok, "{args:?} succeeded");
         assert!(err.contains("INSECURE"), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// `pke --noise` at a small size on DIGITS_128 (400 bootstraps, seconds):
+/// public-key inputs combined up to the full budget bootstrap without a
+/// wrong result, and the measured noise stands beside the model's: the
+/// bootstrap outputs' and the blind-rotation inputs' within 25%, the fresh
+/// public-key ciphertexts' within the spread one key and a few list
+/// chunks give (their errors share each chunk's randomness). Its files
+/// go to --out. A set without a public key is refused by name.
+#[test]
+fn public_key_inputs_bootstrap_at_the_full_budget() {
+    let dir = std::env::temp_dir().join(format!("hearth-bench-pke-{}", std::process::id()));
+    let (ok, out, err) = bench(&["pke", "--noise", "400", "--out", dir.to_str().unwrap()]);
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("public-key inputs at quadratic weight 112"),
+        "{out}"
+    );
+    let json = std::fs::read_to_string(dir.join("noise-DIGITS_128.json")).unwrap();
+    let md = std::fs::read_to_string(dir.join("noise-DIGITS_128.md")).unwrap();
+    assert!(
+        md.contains("| wrong decryptions after the bootstrap | 0 | 0 |"),
+        "{md}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let r = &v["report"];
+    let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
+    assert_eq!(r["bootstraps"], 400, "{r}");
+    assert_eq!(r["quadratic_weight"], 112, "{r}");
+    assert_eq!(r["wrong"], 0, "{r}");
+    assert_eq!(r["wrong_inputs"], 0, "{r}");
+    assert!(f("inputs") > 400.0 && f("input_samples") == 100.0, "{r}");
+    let within = |measured: &str, model: &str, lo: f64, hi: f64| {
+        let ratio = f(measured) / f(model);
+        assert!(
+            (lo..=hi).contains(&ratio),
+            "{measured} / {model} = {ratio}: {r}"
+        );
+    };
+    within("pbs_std_measured", "pbs_std_model", 0.8, 1.25);
+    within("input_std_measured", "input_std_model", 0.75, 1.3);
+    within("pk_std_measured", "pk_std_model", 0.6, 1.6);
+    // The public key adds nothing a budget notices: the model's input
+    // noise with public-key inputs is below the budget's assumption.
+    assert!(f("input_std_model") < f("input_std_budget"), "{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (ok, _, err) = bench(&["pke", "--params", "GATES_128", "--noise", "10"]);
+    assert!(!ok && err.contains("GATES_128 has no public key"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]
@@ -290,6 +341,7 @@ fn comparisons_without_tfhe_rs_say_how_to_get_them() {
         &["kernels", "--cases", "dot16"],
         &["pbs", "--params", "GATES_128"],
         &["programs", "--backend", "cpu", "--cases", "hamming"],
+        &["pke", "--bits", "8", "--values", "4"],
     ] {
         let (ok, _, err) = bench(args);
         assert!(!ok, "{args:?} succeeded");
@@ -323,6 +375,20 @@ const SMALL: &[(&[&str], &str)] = &[
     (
         &["noise", "--params", "GATES_128", "--count", "200"],
         "wrong",
+    ),
+    (
+        &[
+            "pke",
+            "--bits",
+            "8",
+            "--values",
+            "20",
+            "--samples",
+            "1",
+            "--out",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/pke-small"),
+        ],
+        "tfhe-rs `FheUint8`, `build_packed()`",
     ),
     (&["ops", "--backend", "count", "--bits", "8"], "PARMESAN"),
     (

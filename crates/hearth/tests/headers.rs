@@ -1,7 +1,7 @@
 //! Every file's 36-byte header is checked whole (format version 3): every
-//! single-bit flip of the header of every file kind is a `FileError` from
-//! its loader, never a load, a load on another parameter set, or a key
-//! mismatch later. Also: reserved bytes must be zero even under a valid
+//! single-bit flip of the header of every file kind (a public key and a
+//! bundle of public-key ciphertexts too) is a `FileError` from its loader,
+//! never a load, a load on another parameter set, or a key mismatch later. Also: reserved bytes must be zero even under a valid
 //! checksum, a program's key id must be 0, and files of the previous
 //! format version are refused by name.
 
@@ -12,8 +12,8 @@ use hearth::crypto::files::{
     load_ciphertexts, reseal, save_ciphertexts, FORMAT_VERSION, PROGRAM_FORMAT_VERSION,
 };
 use hearth::{
-    Bundle, ClientKey, CompiledProgram, CompressedServerKey, Error, FileError, Program, ServerKey,
-    INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    Bundle, ClientKey, CompiledProgram, CompressedServerKey, Error, FileError, Program, PublicKey,
+    ServerKey, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
 
 fn dir(name: &str) -> PathBuf {
@@ -50,6 +50,13 @@ fn files(d: &Path) -> Vec<(&'static str, PathBuf, Vec<Loader>)> {
         .unwrap()
         .save(&path("values.hb"))
         .unwrap();
+    let public = client.public_key().unwrap();
+    public.save(&path("public.key")).unwrap();
+    public
+        .encrypt_bundle(&prog.signature().inputs, &[big(-7), big(2)])
+        .unwrap()
+        .save(&path("public-values.hb"))
+        .unwrap();
 
     vec![
         (
@@ -84,6 +91,16 @@ fn files(d: &Path) -> Vec<(&'static str, PathBuf, Vec<Loader>)> {
             path("values.hb"),
             vec![|p| Bundle::load(p).map(drop)],
         ),
+        (
+            "public key",
+            path("public.key"),
+            vec![|p| PublicKey::load(p).map(drop)],
+        ),
+        (
+            "bundle of public-key ciphertexts",
+            path("public-values.hb"),
+            vec![|p| Bundle::load(p).map(drop)],
+        ),
     ]
 }
 
@@ -113,10 +130,11 @@ fn every_header_bit_flip_is_a_file_error() {
         }
         counts.push((kind, tried));
     }
-    // Six kinds, 288 flips each, the compressed key through both loaders.
+    // Seven kinds (bundles both ways), 288 flips each, the compressed key
+    // through both loaders.
     assert_eq!(
         counts.iter().map(|c| c.1).sum::<usize>(),
-        7 * 288,
+        9 * 288,
         "{counts:?}"
     );
     let _ = std::fs::remove_dir_all(&d);
