@@ -467,11 +467,8 @@ impl ClientKey {
     /// Encrypts digits (as [`ClientKey::encrypt`] does, one ciphertext
     /// each) as one tfhe-rs seeded LWE list: the masks come from one fresh
     /// seed, so the list travels as the seed and one body per digit. Returns
-    /// the seed, the bodies and the full ciphertexts.
-    pub(crate) fn encrypt_seeded(
-        &self,
-        digits: &[i64],
-    ) -> Result<(u128, Vec<u64>, Vec<Ciphertext>), Error> {
+    /// the seed and the bodies.
+    pub(crate) fn encrypt_seeded(&self, digits: &[i64]) -> Result<(u128, Vec<u64>), Error> {
         let p = self.params();
         let encoded = digits
             .iter()
@@ -494,8 +491,6 @@ impl ClientKey {
             p.glwe_noise,
             seeder.as_mut(),
         );
-        let bodies = seeded.as_ref().to_vec();
-        let cts = crate::crypto::keys::decompress_seeded(self.params, self.key_id, seed.0, &bodies);
-        Ok((seed.0, bodies, cts))
+        Ok((seed.0, seeded.into_container()))
     }
 }

@@ -14,7 +14,7 @@
 //! Results computed by a server are written in full.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use num_bigint::BigInt;
 use serde::{Deserialize, Serialize};
@@ -44,13 +44,29 @@ pub struct Entry {
 /// Typed encrypted values under one key: a program's inputs (from
 /// [`ClientKey::encrypt_bundle`]) or outputs (from
 /// `hearth::CompiledProgram::run_bundle`).
-#[derive(Clone, Debug, PartialEq)]
+///
+/// A compact bundle (from an encryption or a file) keeps its lists and
+/// expands them into ciphertexts only when its entries are first read, so
+/// a data owner that encrypts and sends never holds the full ciphertexts
+/// (1 000 `u32`s: 0.5 GB on `DIGITS_128`).
+#[derive(Clone, Debug)]
 pub struct Bundle {
     params: ParamsId,
     key_id: KeyId,
-    entries: Vec<Entry>,
+    /// The entries with their ciphertexts: given, or expanded from
+    /// `parts` when first read.
+    entries: OnceLock<Vec<Entry>>,
     /// The ciphertexts as compact lists, one per part, when they came so.
     parts: Option<Arc<Vec<Part>>>,
+}
+
+impl PartialEq for Bundle {
+    /// The same set, key and values (compact or not).
+    fn eq(&self, other: &Bundle) -> bool {
+        self.params == other.params
+            && self.key_id == other.key_id
+            && self.entries() == other.entries()
+    }
 }
 
 /// Some consecutive entries of a bundle and their ciphertexts as one list.
@@ -132,18 +148,51 @@ impl Bundle {
         let b = Bundle {
             params,
             key_id,
-            entries,
+            entries: OnceLock::from(entries),
             parts: None,
         };
         b.check()?;
         Ok(b)
     }
 
-    fn check(&self) -> Result<(), Error> {
-        if let Some(name) = repeated_name(self.entries.iter().map(|e| &e.param)) {
+    /// A compact bundle of `parts`, checked against `params` by
+    /// [`check_parts`] (or made by an encryption): expanded when read.
+    fn of_parts(params: ParamsId, key_id: KeyId, parts: Vec<Part>) -> Result<Self, Error> {
+        let names = parts.iter().flat_map(|p| &p.params);
+        if let Some(name) = repeated_name(names) {
             return Err(Error::Dimensions(format!("two entries are named {name:?}")));
         }
-        for e in &self.entries {
+        Ok(Bundle {
+            params,
+            key_id,
+            entries: OnceLock::new(),
+            parts: Some(Arc::new(parts)),
+        })
+    }
+
+    /// The ciphertexts of the parts, cut into entries.
+    fn expand(&self) -> Vec<Entry> {
+        let (params, key_id) = (self.params, self.key_id);
+        let mut entries = Vec::new();
+        for part in self.parts.iter().flat_map(|p| p.iter()) {
+            let cts = match &part.list {
+                List::Seeded(s) => decompress_seeded(params, key_id, s.seed, &s.bodies),
+                List::Compact(list) => list
+                    .expand(params, key_id)
+                    .expect("compact lists are checked when their bundle is made"),
+            };
+            entries
+                .extend(split(&part.params, cts).expect("lists are checked against their entries"));
+        }
+        entries
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        let entries = self.entries();
+        if let Some(name) = repeated_name(entries.iter().map(|e| &e.param)) {
+            return Err(Error::Dimensions(format!("two entries are named {name:?}")));
+        }
+        for e in entries {
             let n = e.param.count()?;
             if e.values.len() != n {
                 return Err(Error::Dimensions(format!(
@@ -179,19 +228,24 @@ impl Bundle {
         self.key_id
     }
 
-    /// The entries, in order.
+    /// The entries, in order (a compact bundle's lists are expanded at
+    /// the first call).
     pub fn entries(&self) -> &[Entry] {
-        &self.entries
+        self.entries.get_or_init(|| self.expand())
     }
 
-    /// The entries' names, shapes and dims.
+    /// The entries' names, shapes and dims (without expanding anything).
     pub fn signature(&self) -> Vec<Param> {
-        self.entries.iter().map(|e| e.param.clone()).collect()
+        match (&self.parts, self.entries.get()) {
+            (_, Some(entries)) => entries.iter().map(|e| e.param.clone()).collect(),
+            (Some(parts), None) => parts.iter().flat_map(|p| p.params.clone()).collect(),
+            (None, None) => Vec::new(),
+        }
     }
 
     /// All values in entry order (a program's inputs or outputs in order).
     pub fn values(&self) -> impl Iterator<Item = &Encrypted> {
-        self.entries.iter().flat_map(|e| &e.values)
+        self.entries().iter().flat_map(|e| &e.values)
     }
 
     /// What its file holds: compact when its ciphertexts came as lists.
@@ -204,7 +258,7 @@ impl Bundle {
                 }],
             ) => Payload::Seeded(params.clone(), seeded),
             Some(parts) => Payload::Parts(parts),
-            None => Payload::Full(&self.entries),
+            None => Payload::Full(self.entries()),
         }
     }
 
@@ -218,9 +272,8 @@ impl Bundle {
             return Err(Error::Dimensions("no bundle to combine".into()));
         };
         let (params, key_id) = (first.params, first.key_id);
-        let mut entries = Vec::new();
-        let mut parts = Some(Vec::new());
-        for b in std::iter::once(first).chain(bundles) {
+        let all: Vec<Bundle> = std::iter::once(first).chain(bundles).collect();
+        for b in &all {
             if b.params != params {
                 return Err(Error::ParamsMismatch {
                     expected: params,
@@ -233,15 +286,15 @@ impl Bundle {
                     found: b.key_id,
                 });
             }
-            match (&mut parts, &b.parts) {
-                (Some(all), Some(these)) => all.extend(these.iter().cloned()),
-                _ => parts = None,
-            }
-            entries.extend(b.entries);
         }
-        let mut joined = Bundle::new(params, key_id, entries)?;
-        joined.parts = parts.map(Arc::new);
-        Ok(joined)
+        if all.iter().all(|b| b.parts.is_some()) {
+            let parts = all
+                .iter()
+                .flat_map(|b| b.parts.iter().flat_map(|p| p.iter()));
+            return Bundle::of_parts(params, key_id, parts.cloned().collect());
+        }
+        let entries = all.iter().flat_map(|b| b.entries().iter().cloned());
+        Bundle::new(params, key_id, entries.collect())
     }
 
     /// The bundle as file bytes (header and payload).
@@ -341,17 +394,7 @@ impl Bundle {
             Ok(parts) => parts,
         };
         check_parts(path, params, &parts)?;
-        let mut entries = Vec::new();
-        for part in &parts {
-            let cts = match &part.list {
-                List::Seeded(s) => decompress_seeded(params, key_id, s.seed, &s.bodies),
-                List::Compact(list) => list.expand(params, key_id).map_err(bad)?,
-            };
-            entries.extend(split(&part.params, cts)?);
-        }
-        let mut b = Bundle::new(params, key_id, entries).map_err(bad)?;
-        b.parts = Some(Arc::new(parts));
-        Ok(b)
+        Bundle::of_parts(params, key_id, parts).map_err(bad)
     }
 }
 
@@ -509,21 +552,19 @@ pub fn check_values(params: &[Param], values: &[Vec<BigInt>]) -> Result<(), Erro
 }
 
 impl Bundle {
-    /// A bundle of one part: `cts` cut into `params`' values, kept as
-    /// `list` for its file.
+    /// A bundle of one part, `params`' values as `list` (just encrypted:
+    /// one ciphertext per digit they need).
     fn with_list(
         params_id: ParamsId,
         key_id: KeyId,
         params: &[Param],
-        cts: Vec<Ciphertext>,
         list: List,
     ) -> Result<Bundle, Error> {
-        let mut b = Bundle::new(params_id, key_id, split(params, cts)?)?;
-        b.parts = Some(Arc::new(vec![Part {
+        let part = Part {
             params: params.to_vec(),
             list,
-        }]));
-        Ok(b)
+        };
+        Bundle::of_parts(params_id, key_id, vec![part])
     }
 }
 
@@ -550,10 +591,8 @@ impl PublicKey {
         params: &[Param],
         values: &[Vec<BigInt>],
     ) -> Result<Bundle, Error> {
-        let list = self.encrypt_list(&bundle_digits(params, values)?)?;
-        let cts = list.expand(self.params().id, self.key_id())?;
-        let list = List::Compact(list);
-        Bundle::with_list(self.params().id, self.key_id(), params, cts, list)
+        let list = List::Compact(self.encrypt_list(&bundle_digits(params, values)?)?);
+        Bundle::with_list(self.params().id, self.key_id(), params, list)
     }
 }
 
@@ -583,9 +622,9 @@ impl ClientKey {
         params: &[Param],
         values: &[Vec<BigInt>],
     ) -> Result<Bundle, Error> {
-        let (seed, bodies, cts) = self.encrypt_seeded(&bundle_digits(params, values)?)?;
+        let (seed, bodies) = self.encrypt_seeded(&bundle_digits(params, values)?)?;
         let list = List::Seeded(Seeded { seed, bodies });
-        Bundle::with_list(self.params().id, self.key_id(), params, cts, list)
+        Bundle::with_list(self.params().id, self.key_id(), params, list)
     }
 
     /// Decrypts every entry: its param and its values, row-major.
@@ -597,7 +636,7 @@ impl ClientKey {
             });
         }
         bundle
-            .entries
+            .entries()
             .iter()
             .map(|e| {
                 let vs = e
