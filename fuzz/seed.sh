@@ -16,8 +16,6 @@ trap 'rm -rf "$tmp"' EXIT
 
 cargo run --release -p hearth --example fuzz_seeds -- "$tmp"
 for t in client_key server_key compressed_server_key ciphertexts bundle program server_request public_key; do
-    # public_key: until fuzz_seeds.rs writes public keys, the committed
-    # seeds stay (see fuzz/README.md, Seeds).
     if [ ! -d "$tmp/$t" ]; then
         echo "fuzz_seeds wrote no $t seeds: fuzz/seeds/$t left as it is" >&2
         continue

@@ -1,6 +1,6 @@
 //! Writes real hearth files, small enough to seed the fuzz targets in
 //! `fuzz/` (`fuzz/seed.sh` runs it): keys for the INSECURE test sets,
-//! ciphertext lists, programs and bundles.
+//! ciphertext lists, programs and bundles, public keys.
 //!
 //! Server keys are megabytes even for the INSECURE sets, more than a fuzzer
 //! mutates well, so they are written twice: whole (`*.full`, for
@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use hearth::api::U8;
 use hearth::crypto::files::{ciphertexts_from_bytes, reseal, save_ciphertexts};
 use hearth::{
-    Bundle, ClientKey, CompiledProgram, CompressedServerKey, Program, ServerKey, DIGITS_128,
-    GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    Bundle, ClientKey, CompiledProgram, CompressedServerKey, Program, PublicKey, ServerKey,
+    DIGITS_128, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
 use num_bigint::BigInt;
 
@@ -58,6 +58,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) {
         Some("client_key") => ClientKey::from_bytes(o, bytes).map(drop),
         Some("server_key") if !name.ends_with(".full") => ServerKey::from_bytes(o, bytes).map(drop),
         Some("compressed_server_key") => CompressedServerKey::from_bytes(o, bytes).map(drop),
+        Some("public_key") => PublicKey::from_bytes(o, bytes).map(drop),
         Some("ciphertexts") => ciphertexts_from_bytes(o, bytes, None).map(drop),
         Some("bundle") => Bundle::from_bytes(o, bytes).map(drop),
         Some("program") => CompiledProgram::from_bytes(o, bytes).map(drop),
@@ -100,6 +101,7 @@ fn main() {
         std::fs::create_dir_all(&d).unwrap();
         d
     };
+    let pks = sub("public_key");
     let (keys, servers, compressed, cts, bundles, programs, jobs) = (
         sub("client_key"),
         sub("server_key"),
@@ -195,6 +197,28 @@ fn main() {
             .collect();
         let bundle = client.encrypt_bundle(ins, &values).unwrap();
         write(&bundles, tag, &bundle.to_bytes().unwrap());
+        // The public key: compressed, its body cut to 3 words (decodes
+        // whole, fails the size check), whole; and the bundle of the same
+        // values under it (one compact list).
+        let public = client.public_key().unwrap();
+        let seeded = public.to_bytes().unwrap();
+        write(&pks, tag, &seeded);
+        write(
+            &pks,
+            &format!("{tag}-shrunk"),
+            &shrink(&seeded, &[(big_n, 8)], 3),
+        );
+        write(
+            &pks,
+            &format!("{tag}-whole"),
+            &public.decompressed().to_bytes().unwrap(),
+        );
+        let by_public = public.encrypt_bundle(ins, &values).unwrap();
+        write(
+            &bundles,
+            &format!("{tag}-public"),
+            &by_public.to_bytes().unwrap(),
+        );
         // The same values as full ciphertexts (how outputs are written),
         // and with every ciphertext cut to 2 words.
         let full = Bundle::new(bundle.params(), bundle.key_id(), bundle.entries().to_vec())

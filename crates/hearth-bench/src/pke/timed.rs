@@ -12,14 +12,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hearth::crypto::encoding::{clear_word, clear_word_value};
-use hearth::crypto::files::{decode, encode, FileInfo, FileKind};
 use hearth::{ClientKey, Error, Param, PublicKey, Shape};
 use hearth_cli::options::Engine;
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tfhe::core_crypto::prelude::{CiphertextModulus, SeededLweCompactPublicKey};
 use tfhe::prelude::{CiphertextList, FheDecrypt, Tagged};
 use tfhe::safe_serialization::safe_serialized_size;
 use tfhe::{
@@ -41,46 +38,11 @@ const ONE_AT_A_TIME: usize = 100;
 /// costs two bootstraps there.
 const PACKED_EXPAND: usize = 16;
 
-/// hearth's public-key file payload (`crypto/public_key.rs`), mirrored to
-/// write a whole key: the library writes the seeded form only.
-#[derive(Serialize, Deserialize)]
-enum StoredKey {
-    Full(Vec<u64>),
-    Seeded(SeededKey),
-}
-
-#[derive(Serialize, Deserialize)]
-struct SeededKey {
-    seed: u128,
-    body: Vec<u64>,
-}
-
-/// The file of `public` as a whole key (mask and body), made here from its
-/// seeded file and read back by `PublicKey::from_bytes`: checked to
-/// encrypt for `client`.
+/// The file of `public` as a whole key (mask and body), read back by
+/// `PublicKey::from_bytes`: checked to encrypt for `client`.
 fn whole_key_file(client: &ClientKey, public: &PublicKey) -> Result<Vec<u8>, Error> {
-    let origin = Path::new("<public key>");
-    let (info, stored): (FileInfo, StoredKey) =
-        decode(origin, &public.to_bytes()?, FileKind::PublicKey)?;
-    let StoredKey::Seeded(s) = stored else {
-        return Err(Error::Internal(
-            "a public key made here is not seeded".into(),
-        ));
-    };
-    let key = SeededLweCompactPublicKey::from_container(
-        s.body,
-        tfhe::Seed(s.seed).into(),
-        CiphertextModulus::new_native(),
-    )
-    .decompress_into_lwe_compact_public_key();
-    let bytes = encode(
-        origin,
-        FileKind::PublicKey,
-        info.params,
-        info.key_id,
-        &StoredKey::Full(key.into_container()),
-    )?;
-    let whole = PublicKey::from_bytes(origin, &bytes)?;
+    let bytes = public.decompressed().to_bytes()?;
+    let whole = PublicKey::from_bytes(Path::new("<public key>"), &bytes)?;
     if whole.is_compressed() || client.decrypt(&whole.encrypt(3)?)? != 3 {
         return Err(Error::Internal(
             "the whole public key does not read back as one".into(),

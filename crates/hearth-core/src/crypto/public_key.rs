@@ -166,6 +166,18 @@ impl PublicKey {
         self.seeded.is_some()
     }
 
+    /// The same key kept whole (mask and body): its file is twice the
+    /// size, for readers that want the key without drawing its mask.
+    pub fn decompressed(&self) -> PublicKey {
+        PublicKey {
+            params: self.params,
+            key_id: self.key_id,
+            key: self.key.clone(),
+            seeded: None,
+            encryption: Mutex::new(generator()),
+        }
+    }
+
     /// Encrypts one digit (signed `[-2^(pi-1), 0)` or unsigned `[0, 2^pi)`,
     /// as [`ClientKey::encrypt`]).
     pub fn encrypt(&self, value: i64) -> Result<Ciphertext, Error> {
@@ -481,12 +493,8 @@ pub(crate) mod tests {
         let ct = back.encrypt(3).unwrap();
         assert_eq!(client.decrypt(&ct).unwrap(), 3);
         // A whole key reads too.
-        let whole = PublicKey {
-            seeded: None,
-            encryption: Mutex::new(generator()),
-            key: public.key.clone(),
-            ..back
-        };
+        let whole = back.decompressed();
+        assert!(back.is_compressed() && !whole.is_compressed());
         let bytes = whole.to_bytes().unwrap();
         assert!(bytes.len() as u64 > 2 * n * 8);
         let again = PublicKey::from_bytes(Path::new("whole"), &bytes).unwrap();
