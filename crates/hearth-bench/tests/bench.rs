@@ -51,7 +51,7 @@ fn insecure_parameters_are_refused_by_every_benchmark() {
 #[test]
 fn public_key_inputs_bootstrap_at_the_full_budget() {
     let dir = std::env::temp_dir().join(format!("hearth-bench-pke-{}", std::process::id()));
-    let (ok, out, err) = bench(&["pke", "--noise", "400", "--out", dir.to_str().unwrap()]);
+    let (ok, out, err) = bench(&["pke", "--noise", "256", "--out", dir.to_str().unwrap()]);
     assert!(ok, "{out}\n{err}");
     assert!(
         out.contains("public-key inputs at quadratic weight 112"),
@@ -66,11 +66,11 @@ fn public_key_inputs_bootstrap_at_the_full_budget() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let r = &v["report"];
     let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
-    assert_eq!(r["bootstraps"], 400, "{r}");
+    assert_eq!(r["bootstraps"], 256, "{r}");
     assert_eq!(r["quadratic_weight"], 112, "{r}");
     assert_eq!(r["wrong"], 0, "{r}");
     assert_eq!(r["wrong_inputs"], 0, "{r}");
-    assert!(f("inputs") > 400.0 && f("input_samples") == 100.0, "{r}");
+    assert!(f("inputs") > 256.0 && f("input_samples") == 64.0, "{r}");
     let within = |measured: &str, model: &str, lo: f64, hi: f64| {
         let ratio = f(measured) / f(model);
         assert!(
@@ -79,7 +79,8 @@ fn public_key_inputs_bootstrap_at_the_full_budget() {
         );
     };
     within("pbs_std_measured", "pbs_std_model", 0.8, 1.25);
-    within("input_std_measured", "input_std_model", 0.75, 1.3);
+    // 64 samples: a relative standard error of 9%.
+    within("input_std_measured", "input_std_model", 0.7, 1.35);
     within("pk_std_measured", "pk_std_model", 0.6, 1.6);
     // The public key adds nothing a budget notices: the model's input
     // noise with public-key inputs is below the budget's assumption.

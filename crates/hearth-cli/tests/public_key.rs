@@ -253,7 +253,14 @@ fn public_key_encrypts_runs_and_cannot_decrypt() {
     let gates = d.join("gates");
     std::fs::create_dir_all(&gates).unwrap();
     std::fs::copy(&public, gates.join("public.key")).unwrap();
-    let out = ok(&["keygen", "--params", "GATES_128", "--out", s(&gates)]);
+    let out = ok(&[
+        "keygen",
+        "--params",
+        "GATES_128",
+        "--compressed",
+        "--out",
+        s(&gates),
+    ]);
     assert!(
         out.contains("no public.key: parameter set GATES_128 has no public key")
             && out.contains("power-of-two"),
