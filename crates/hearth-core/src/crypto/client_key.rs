@@ -13,7 +13,7 @@ use crate::crypto::compressed::{
     CompressedServerKey, SeededBootstrapKey, SeededKeySwitch, SeededKeySwitchKey,
 };
 use crate::crypto::encoding::{
-    signed_binary, signed_binary_value, twos_digits, word_bits, word_value, Encrypted, Plain, Shape,
+    signed_binary_value, value_digits, word_value, Encrypted, Plain, Shape,
 };
 use crate::crypto::files::{check_ids, decode, inconsistent, read_bytes, write_file, FileKind};
 use crate::crypto::keys::{
@@ -315,22 +315,24 @@ impl ClientKey {
 
     /// Encrypts `value` on `n` signed-binary digits (`|value| < 2^n`).
     pub fn encrypt_int(&self, value: impl Into<BigInt>, n: usize) -> Result<Encrypted, Error> {
-        self.encrypt_digits(Shape::Int { digits: n }, signed_binary(&value.into(), n)?)
+        self.encrypt_value(Shape::Int { digits: n }, &value.into())
     }
 
-    /// One ciphertext per digit, as a value of `shape`.
-    fn encrypt_digits(&self, shape: Shape, digits: Vec<i64>) -> Result<Encrypted, Error> {
-        let cts = digits
+    /// Encrypts `value` as a value of `shape`: one ciphertext per digit of
+    /// its encoding ([`value_digits`]: an integer's signed-binary or
+    /// two's-complement digits, a word's bits as 0 or 2).
+    pub fn encrypt_value(&self, shape: Shape, value: &BigInt) -> Result<Encrypted, Error> {
+        let cts = value_digits(shape, value)?
             .into_iter()
             .map(|d| self.encrypt(d))
             .collect::<Result<_, _>>()?;
-        Ok(Encrypted { shape, cts })
+        Encrypted::new(shape, cts)
     }
 
     /// Encrypts `value` in `n`-bit two's complement (`-2^(n-1) <= value <
     /// 2^(n-1)`), for an input made by `hearth::Program::input_twos`.
     pub fn encrypt_int_twos(&self, value: impl Into<BigInt>, n: usize) -> Result<Encrypted, Error> {
-        self.encrypt_digits(Shape::TwosInt { bits: n }, twos_digits(&value.into(), n)?)
+        self.encrypt_value(Shape::TwosInt { bits: n }, &value.into())
     }
 
     /// Decrypts an integer; every digit must decrypt into {-1, 0, 1}.
@@ -384,14 +386,7 @@ impl ClientKey {
         n: usize,
         signed: bool,
     ) -> Result<Encrypted, Error> {
-        let cts = word_bits(&value.into(), n, signed)?
-            .into_iter()
-            .map(|bit| self.encrypt(2 * bit as i64))
-            .collect::<Result<_, _>>()?;
-        Ok(Encrypted {
-            shape: Shape::Word { bits: n, signed },
-            cts,
-        })
+        self.encrypt_value(Shape::Word { bits: n, signed }, &value.into())
     }
 
     /// Encrypts a Rust integer as the word of its type (`u32` as a 32-bit

@@ -597,16 +597,6 @@ impl PublicKey {
 }
 
 impl ClientKey {
-    /// Encrypts `value` as a value of `shape`: an integer on its digits
-    /// (signed-binary or two's complement), or a word.
-    pub fn encrypt_value(&self, shape: Shape, value: &BigInt) -> Result<Encrypted, Error> {
-        match shape {
-            Shape::Int { digits } => self.encrypt_int(value.clone(), digits),
-            Shape::TwosInt { bits } => self.encrypt_int_twos(value.clone(), bits),
-            Shape::Word { bits, signed } => self.encrypt_word_of(value.clone(), bits, signed),
-        }
-    }
-
     /// Decrypts a value of any shape.
     pub fn decrypt_value(&self, x: &Encrypted) -> Result<BigInt, Error> {
         match x.shape {
