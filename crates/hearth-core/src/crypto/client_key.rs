@@ -319,8 +319,8 @@ impl ClientKey {
     }
 
     /// Encrypts `value` as a value of `shape`: one ciphertext per digit of
-    /// its encoding ([`value_digits`]: an integer's signed-binary or
-    /// two's-complement digits, a word's bits as 0 or 2).
+    /// its encoding (an integer's signed-binary or two's-complement digits,
+    /// a word's bits as 0 or 2).
     pub fn encrypt_value(&self, shape: Shape, value: &BigInt) -> Result<Encrypted, Error> {
         let cts = value_digits(shape, value)?
             .into_iter()
