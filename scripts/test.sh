@@ -5,8 +5,9 @@
 # makes a virtual environment in .venv, installs maturin, numpy and pytest
 # from PyPI into it (and tqdm and mypy, so that both progress displays and
 # the type stubs are tested) while cargo builds, then builds the package
-# there (maturin develop --release) while the Rust tests run, and runs
-# pytest on two workers (pytest-xdist: most Python tests use one core).
+# there (maturin develop --release) and runs pytest on two workers
+# (pytest-xdist: most Python tests use one core), all while the Rust tests
+# run.
 #
 # One build serves all three: `tfhe` and the library compile once. The
 # workspace-hack crate (crates/hearth-hack) makes every build ask for the
@@ -72,19 +73,22 @@ if mpi_tools; then cli_features=$features,hearth-cli/mpi,hearth-bench/mpi; else 
 cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-features --features "$cli_features")
 "${cargo_test[@]}" --no-run
 
-# The Python package builds while the Rust tests run: they leave a core
-# idle at times (servers, ranks and timeouts waited for). Cargo holds its
-# lock on target/ only while it checks that the tests are built, so the
-# tests start first; maturin's build (reusing the library just built, same
-# features) then takes the lock.
+# The Python package builds, and its tests then run, while the Rust tests
+# run: those leave a core idle at times (servers, ranks and timeouts waited
+# for). Cargo holds its lock on target/ only while it checks that the tests
+# are built, so the tests start first; maturin's build (reusing the library
+# just built, same features) then takes the lock. pytest's output is shown
+# after the Rust tests'.
 maturin_log=$(mktemp)
+pytest_log=$(mktemp)
 tests_pid=""
 maturin_pid=""
+pytest_pid=""
 # What runs in the background stops with the script (a failing test, a
 # failed install).
 stop() {
-    rm -f "$pip_log" "$maturin_log"
-    for pid in $tests_pid $maturin_pid; do
+    rm -f "$pip_log" "$maturin_log" "$pytest_log"
+    for pid in $tests_pid $maturin_pid $pytest_pid; do
         pkill -P "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
     done
@@ -99,22 +103,23 @@ if [ -n "$pip_pid" ]; then
         exit 1
     fi
     sleep 5
-    VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
-        maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features" \
-        >"$maturin_log" 2>&1 &
-    maturin_pid=$!
+    (
+        VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
+            maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features" \
+            >"$maturin_log" 2>&1 || { cat "$maturin_log"; echo "building the Python package (maturin develop) failed"; exit 1; }
+        .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
+    ) >"$pytest_log" 2>&1 &
+    pytest_pid=$!
 fi
 wait "$tests_pid"
 tests_pid=""
 
-if [ -n "$maturin_pid" ]; then
-    if ! wait "$maturin_pid"; then
-        cat "$maturin_log" >&2
-        echo "building the Python package (maturin develop) failed" >&2
-        exit 1
-    fi
-    maturin_pid=""
-    .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
+if [ -n "$pytest_pid" ]; then
+    status=0
+    wait "$pytest_pid" || status=$?
+    pytest_pid=""
+    cat "$pytest_log"
+    [ "$status" = 0 ] || exit "$status"
 else
     echo "Python tests skipped: no $python >= 3.9 with venv (set PYTHON=...)" >&2
     [ -z "${HEARTH_REQUIRE_PYTHON:-}" ] || exit 1
