@@ -99,3 +99,58 @@ pub struct Layout;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/introduction.md")]
 pub struct Introduction;
+
+/// `docs/install.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/install.md")]
+pub struct Install;
+
+/// `docs/hello.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/hello.md")]
+pub struct Hello;
+
+/// `docs/concepts.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/concepts.md")]
+pub struct Concepts;
+
+/// `docs/security.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/security.md")]
+pub struct Security;
+
+/// `docs/types.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/types.md")]
+pub struct Types;
+
+/// `docs/noise.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/noise.md")]
+pub struct Noise;
+
+/// `docs/cost.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/cost.md")]
+pub struct Cost;
+
+/// `docs/api.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/api.md")]
+pub struct Api;
+
+/// `docs/tutorials/regression.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/tutorials/regression.md")]
+pub struct TutorialRegression;
+
+/// `docs/tutorials/argmax.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/tutorials/argmax.md")]
+pub struct TutorialArgmax;
+
+/// `docs/tutorials/arm.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/tutorials/arm.md")]
+pub struct TutorialArm;

@@ -7,6 +7,7 @@
 mod app;
 mod asc_table;
 mod bench;
+mod cli_reference;
 mod combine;
 mod decrypt;
 mod demo;
@@ -106,6 +107,10 @@ enum Tool {
     /// Regenerate the addition-subtraction chain table (ASC*, 12-bit windows)
     /// by exhaustive search; the binary embeds the same table.
     AscTable(asc_table::Args),
+    /// Print this command's reference in Markdown: every command with its
+    /// arguments and their help (docs/reference/cli.md, below its
+    /// introduction).
+    CliReference(cli_reference::Args),
 }
 
 impl Command {
@@ -142,6 +147,9 @@ fn main() -> ExitCode {
         Command::Tool {
             which: Tool::AscTable(args),
         } => asc_table::run(args),
+        Command::Tool {
+            which: Tool::CliReference(args),
+        } => cli_reference::run(args, <Cli as clap::CommandFactory>::command()),
     })
 }
 

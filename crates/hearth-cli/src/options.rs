@@ -35,9 +35,9 @@ impl Threads {
 /// `--params NAME`: a secure parameter set of the library's table.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct ParamsArg {
-    /// Parameter set, by name (any case): DIGITS_128 or DIGITS_KS32_128
-    /// (signed-binary digits; KS32 is faster on CPUs), GATES_128 (words),
-    /// BITS_128. Insecure test sets are refused.
+    /// Parameter set, by name (any case): DIGITS_128, the one key of every
+    /// type, or DIGITS_KS32_128 (the same, faster on CPUs); GATES_128 or
+    /// BITS_128 (words and bools only). Insecure test sets are refused.
     #[arg(
         long = "params",
         value_name = "NAME",

@@ -8,6 +8,7 @@ mod docs;
 #[cfg(target_os = "linux")]
 mod hostile;
 mod public_key;
+mod reference;
 mod server;
 
 /// A loopback port free now, for a server that must keep its address

@@ -17,6 +17,10 @@ Types: ``digitsN`` (an exact integer of N signed-binary digits: results
 grow as needed), ``twosN`` (an exact integer given in N-bit two's
 complement), ``u8 ... u128`` and ``i8 ... i128`` (fixed-width words that
 wrap like Python ints reduced to their width) and ``bool``.
+
+The user's guide is `the book <../book/index.html>`_ (its sources are the
+repository's ``docs/``); the Rust crate has `its own API reference
+<../hearth/index.html>`_.
 """
 
 from __future__ import annotations

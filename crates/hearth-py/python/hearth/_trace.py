@@ -41,9 +41,8 @@ def compile(
     (``"out0"``, ``"out1"``, ...) or a dict (named outputs).
 
     ``params`` defaults to ``DIGITS_128``, the one key of every type
-    (``GATES_128``, words and bools only, is faster for bitwise
-    operations, shifts and rotations by an encrypted amount and
-    ``leading_zeros``: name it where those dominate)::
+    (``GATES_128``, words and bools only, is faster for division and
+    products by a clear constant: name it where those dominate)::
 
         @hearth.compile(x="i16[4]", w=np.array([1, -2, 3, 4]))
         def f(x, w):
