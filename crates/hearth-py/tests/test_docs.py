@@ -26,6 +26,8 @@ import sys
 
 import pytest
 
+from test_server import hearth_command
+
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 NOT_RUN = "<!-- not run by the tests:"
 FENCE = re.compile(r"^(\s*)```(\S*)")
@@ -91,17 +93,6 @@ DOCS = [(d.relative_to(ROOT), python_blocks(d)) for d in documents()]
 DOCS = [(d, b) for d, b in DOCS if b]
 
 
-def hearth_bin_dir():
-    """The folder of the ``hearth`` command: $HEARTH_BIN's, else the
-    workspace's release build (made here if the Rust tests have not)."""
-    exe = pathlib.Path(os.environ.get("HEARTH_BIN", ROOT / "target" / "release" / "hearth"))
-    if not exe.exists():
-        subprocess.run(
-            ["cargo", "build", "--release", "-p", "hearth-cli", "--no-default-features"],
-            cwd=ROOT,
-            check=True,
-        )
-    return exe.parent
 
 
 def test_the_docs_have_python_blocks():
@@ -112,7 +103,7 @@ def test_the_docs_have_python_blocks():
 def test_python_blocks_run(path, blocks, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HEARTH_THREADS", os.environ.get("HEARTH_THREADS", "2"))
-    monkeypatch.setenv("PATH", f"{hearth_bin_dir()}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{hearth_command().parent}{os.pathsep}{os.environ['PATH']}")
     namespace = {"__name__": "__doc_block__"}
     skipped = []
     try:
