@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use clap::{Arg, Command};
+use hearth_cli::markdown::{anchor, inline};
 
 /// `hearth tool cli-reference`.
 #[derive(clap::Args)]
@@ -222,17 +223,6 @@ fn summary(cmd: &Command) -> String {
         .to_string()
 }
 
-/// The id mdBook and GitHub give a heading `` `path` ``.
-fn anchor(path: &str) -> String {
-    path.chars()
-        .filter_map(|c| match c {
-            ' ' => Some('-'),
-            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c.to_ascii_lowercase()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Help text as Markdown paragraphs: each paragraph's lines joined into
 /// one, markup characters outside `code spans` escaped.
 fn paragraphs(text: &str) -> String {
@@ -240,24 +230,10 @@ fn paragraphs(text: &str) -> String {
         .split("\n\n")
         .map(|p| {
             let joined = p.lines().map(str::trim).collect::<Vec<_>>().join(" ");
-            inline(&joined)
+            // A paragraph starting with `#` would be a heading.
+            let escape = if joined.starts_with('#') { "\\" } else { "" };
+            format!("{escape}{}", inline(&joined))
         })
         .collect::<Vec<_>>()
         .join("\n\n")
-}
-
-/// One line of help text as Markdown: what would be markup outside
-/// `code spans` is escaped, so that `<FILE>` or `a*b` reads as written.
-fn inline(text: &str) -> String {
-    let mut out = String::new();
-    let mut code = false;
-    for c in text.chars() {
-        if c == '`' {
-            code = !code;
-        } else if !code && ("\\*<>[]|".contains(c) || c == '#' && out.is_empty()) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }

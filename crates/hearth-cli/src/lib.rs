@@ -2,12 +2,14 @@
 //! options and their value syntax ([`options`]), the choice of backend
 //! ([`backend`]), MPI launches ([`cluster`]), progress bars and key
 //! generation with progress ([`progress`]), the check that keeps every
-//! option's help in one vocabulary ([`help`]).
+//! option's help in one vocabulary ([`help`]), and Markdown for the
+//! generated reference pages ([`markdown`]).
 //!
 //! This is not a library for users: hearth's API is the `hearth` crate.
 
 pub mod backend;
 pub mod cluster;
 pub mod help;
+pub mod markdown;
 pub mod options;
 pub mod progress;

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use hearth_cli::markdown::{anchor, inline};
 use serde_json::{Map, Value};
 
 /// The line after which a page is generated.
@@ -458,35 +459,7 @@ fn text(v: &Value) -> String {
     }
 }
 
-/// The id mdBook and GitHub give a heading of this text.
-fn anchor(title: &str) -> String {
-    title
-        .chars()
-        .filter_map(|c| match c {
-            c if c.is_whitespace() => Some('-'),
-            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c.to_ascii_lowercase()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Text as Markdown: what would be markup outside `code spans` is
-/// escaped, so that `{code, message}` or `a*b` reads as written.
-fn inline(t: &str) -> String {
-    let mut out = String::new();
-    let mut code = false;
-    for c in t.chars() {
-        if c == '`' {
-            code = !code;
-        } else if !code && "\\*<>[]|".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Markdown (from [`inline`] or formatted here) for a table cell: a `|`
+/// Markdown (from [`inline`](hearth_cli::markdown::inline) or formatted here) for a table cell: a `|`
 /// not escaped yet (in a code span) is escaped too, as tables need.
 fn cell(t: &str) -> String {
     let mut out = String::new();
