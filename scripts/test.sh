@@ -82,13 +82,12 @@ cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-featur
 maturin_log=$(mktemp)
 pytest_log=$(mktemp)
 tests_pid=""
-maturin_pid=""
 pytest_pid=""
 # What runs in the background stops with the script (a failing test, a
 # failed install).
 stop() {
     rm -f "$pip_log" "$maturin_log" "$pytest_log"
-    for pid in $tests_pid $maturin_pid $pytest_pid; do
+    for pid in $tests_pid $pytest_pid; do
         pkill -P "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
     done
