@@ -7,7 +7,11 @@
 # the type stubs are tested) while cargo builds, then builds the package
 # there (maturin develop --release) and runs pytest on two workers
 # (pytest-xdist: most Python tests use one core), all while the Rust tests
-# run.
+# run. The browser client's test (crates/hearth-py/tests/test_browser.py)
+# runs with them: Debian's chromium and chromium-driver are installed where
+# missing, selenium from PyPI, and scripts/wasm-build.sh builds the page
+# (installing the wasm32 target and wasm-bindgen where missing) before
+# pytest starts.
 #
 # One build serves all three: `tfhe` and the library compile once. The
 # workspace-hack crate (crates/hearth-hack) makes every build ask for the
@@ -29,6 +33,17 @@ if ! mpi_tools && command -v apt-get >/dev/null; then
     if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libopenmpi-dev openmpi-bin libclang-dev >/dev/null || true
 fi
+# The browser test's Chromium (Debian: chromium, chromium-driver),
+# installed where missing; without it the test skips, saying so, unless
+# HEARTH_REQUIRE_BROWSER is set (set here when it is installed).
+browser_tools() { { command -v chromium || command -v chromium-browser; } >/dev/null && command -v chromedriver >/dev/null; }
+if ! browser_tools && command -v apt-get >/dev/null; then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null || true
+fi
+if browser_tools; then export HEARTH_REQUIRE_BROWSER=1; fi
+
 features=hearth/testing
 if mpi_tools; then
     # The library's MPI backend and the server's (`hearth server --backend
@@ -58,7 +73,7 @@ if usable; then
     (
         if [ ! -x .venv/bin/python ]; then "$python" -m venv .venv; fi
         .venv/bin/python -m pip install -q --upgrade pip
-        .venv/bin/python -m pip install -q "maturin>=1.5,<2" numpy pytest pytest-xdist tqdm mypy
+        .venv/bin/python -m pip install -q "maturin>=1.5,<2" numpy pytest pytest-xdist tqdm mypy "selenium>=4.10,<5"
     ) >"$pip_log" 2>&1 &
     pip_pid=$!
 fi
@@ -80,13 +95,14 @@ cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-featur
 # just built, same features) then takes the lock. pytest's output is shown
 # after the Rust tests'.
 maturin_log=$(mktemp)
+wasm_log=$(mktemp)
 pytest_log=$(mktemp)
 tests_pid=""
 pytest_pid=""
 # What runs in the background stops with the script (a failing test, a
 # failed install).
 stop() {
-    rm -f "$pip_log" "$maturin_log" "$pytest_log"
+    rm -f "$pip_log" "$maturin_log" "$wasm_log" "$pytest_log"
     for pid in $tests_pid $pytest_pid; do
         pkill -P "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
@@ -106,7 +122,16 @@ if [ -n "$pip_pid" ]; then
         VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
             maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features" \
             >"$maturin_log" 2>&1 || { cat "$maturin_log"; echo "building the Python package (maturin develop) failed"; exit 1; }
-        .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
+        if ! scripts/wasm-build.sh >"$wasm_log" 2>&1; then
+            cat "$wasm_log"
+            echo "building the browser client (scripts/wasm-build.sh) failed"
+            [ -z "${HEARTH_REQUIRE_BROWSER:-}" ] || exit 1
+        fi
+        rm -rf target/browser
+        # loadgroup: the browser test's module runs on one worker, in order.
+        .venv/bin/python -m pytest -q -n 2 --dist loadgroup crates/hearth-py/tests
+        # The browser test's times beside native ones (docs/browser.md).
+        if [ -f target/browser/report.md ]; then cat target/browser/report.md; fi
     ) >"$pytest_log" 2>&1 &
     pytest_pid=$!
 fi

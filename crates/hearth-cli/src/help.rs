@@ -20,6 +20,7 @@ pub const VALUE_NAMES: &[(&str, &str)] = &[
     ("DIR", "a folder"),
     ("PATH", "a file or a folder"),
     ("URL", "an http:// or https:// URL"),
+    ("ORIGIN", "a web page's origin: scheme://host[:port]"),
     ("HOST:PORT", "an address"),
     ("ID", "a job id"),
     (

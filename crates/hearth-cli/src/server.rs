@@ -153,6 +153,12 @@ pub struct Args {
     /// for its own slots (default: a quarter of --max-downloads, at least 1).
     #[arg(long, value_name = "N")]
     max_downloads_per_tenant: Option<usize>,
+    /// A web page's origin (scheme://host[:port]) whose scripts may call the
+    /// API from a browser with their user's token (CORS, for the browser
+    /// client; repeat for several). None by default; refused on a server
+    /// without tenants.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
 }
 
 /// `--log-format`.
@@ -437,6 +443,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.disk_reserve = args.disk_reserve;
     config.max_downloads = args.max_downloads;
     config.max_downloads_per_tenant = args.max_downloads_per_tenant;
+    config.allow_origins = args.allow_origins;
     let on = config.backend.describe(config.threads);
     hearth_server::run(config, &args.listen, |url, open| {
         println!("listening on {url}");

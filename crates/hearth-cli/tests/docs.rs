@@ -38,7 +38,15 @@ const OLD_NOT_RUN: &str = "# not run by the tests:";
 /// Languages a block may name: those that run (`rust` as doctests,
 /// `python`, `sh`) and those that are shown only.
 const LANGUAGES: &[&str] = &[
-    "rust", "python", "sh", "text", "toml", "json", "c", "armasm",
+    "rust",
+    "python",
+    "sh",
+    "text",
+    "toml",
+    "json",
+    "c",
+    "armasm",
+    "javascript",
 ];
 
 /// Documents whose blocks need tools beyond the build: the tools, and the

@@ -190,6 +190,12 @@ pub struct Config {
     /// (none: a quarter of `max_downloads`, at least 1; see
     /// [`Config::downloads_per_tenant`]).
     pub max_downloads_per_tenant: Option<usize>,
+    /// Web pages, by origin (`https://app.example.com`), whose scripts may
+    /// call the API from a browser with their user's token (CORS; the
+    /// browser client, `crates/hearth-wasm`). None by default: browsers
+    /// then let no other site's page read an answer or upload a file.
+    /// Refused on a server without tenants, whose API needs no token.
+    pub allow_origins: Vec<String>,
 }
 
 /// One tenant's share of `all` permits: `given`, else a quarter, at least
@@ -243,6 +249,7 @@ impl Config {
             disk_reserve: 1 << 30,
             max_downloads: 16,
             max_downloads_per_tenant: None,
+            allow_origins: Vec::new(),
         }
     }
 

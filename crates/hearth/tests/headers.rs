@@ -188,23 +188,24 @@ fn reserved_bytes_program_key_ids_and_old_versions_are_refused() {
     );
     assert!(e.to_string().contains("older hearth"), "{e}");
     // A program of version 3 (operations before they were grouped by
-    // family), whatever its payload: refused as older, before decoding.
-    let v3 = forged(&good, |h| {
-        h[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes())
-    });
-    let e = CompiledProgram::from_bytes(origin, &v3).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::File(FileError::UnsupportedVersion {
-                found: 3,
-                supported: 4,
-                ..
-            })
-        ),
-        "{e}"
-    );
-    assert!(e.to_string().contains("older hearth"), "{e}");
+    // family) or 4 (operations before the signature), whatever its
+    // payload: refused as older, before decoding.
+    for version in [3u16, 4] {
+        let old = forged(&good, |h| h[8..10].copy_from_slice(&version.to_le_bytes()));
+        let e = CompiledProgram::from_bytes(origin, &old).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::File(FileError::UnsupportedVersion {
+                    found,
+                    supported: PROGRAM_FORMAT_VERSION,
+                    ..
+                }) if found == version
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("older hearth"), "{e}");
+    }
     // A newer one.
     let newer = forged(&good, |h| {
         h[8..10].copy_from_slice(&(PROGRAM_FORMAT_VERSION + 1).to_le_bytes())

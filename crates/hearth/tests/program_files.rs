@@ -279,10 +279,10 @@ fn a_word_program_file_runs_on_real_parameters() {
 #[derive(serde::Serialize)]
 struct Forged {
     threads: usize,
-    ops: Vec<Op>,
-    outputs: Vec<ValueId>,
     signature: Signature,
     stats: Stats,
+    ops: Vec<Op>,
+    outputs: Vec<ValueId>,
 }
 
 /// A program file of `params` id `id` holding `payload`, with a right CRC.

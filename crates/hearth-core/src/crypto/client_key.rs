@@ -268,6 +268,19 @@ impl ClientKey {
         ct.check_owner(self.params, self.key_id)
     }
 
+    /// The bytes of its file ([`ClientKey::save`]'s): the secret keys,
+    /// for a client that stores them itself (the WebAssembly client keeps
+    /// them in the browser's IndexedDB).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+        crate::crypto::files::encode(
+            Path::new("<client key>"),
+            FileKind::ClientKey,
+            self.params().id,
+            self.key_id(),
+            &self.to_data(),
+        )
+    }
+
     /// Writes the secret keys (file mode 0600).
     pub fn save(&self, path: &Path) -> Result<(), Error> {
         write_file(

@@ -53,8 +53,11 @@ pub const FORMAT_VERSION: u16 = 3;
 /// The version of program files: 4 since the operations they hold are
 /// grouped by family (`Op::Int(IntOp::Add(..))`, not `Op::IntAdd(..)`):
 /// a program file of version 3 is refused, saying an older hearth wrote
-/// it (compile the program again; keys and values still load).
-pub const PROGRAM_FORMAT_VERSION: u16 = 4;
+/// it (compile the program again; keys and values still load). 5 since
+/// the signature and stated cost come before the operations
+/// ([`crate::formats::program_head`]), so that a client reads them
+/// without the operations' vocabulary.
+pub const PROGRAM_FORMAT_VERSION: u16 = 5;
 const HEADER_LEN: usize = 36;
 
 /// What a hearth file holds.
@@ -537,6 +540,38 @@ pub fn decode<T: DeserializeOwned>(
     bytes: &[u8],
     expected: FileKind,
 ) -> Result<(FileInfo, T), Error> {
+    let (info, body) = checked_body(path, bytes, expected)?;
+    let value = options()
+        .with_limit(info.payload_len)
+        .deserialize(body)
+        .map_err(malformed(path))?;
+    Ok((info, value))
+}
+
+/// [`decode`] of the payload's leading part only (the CRC still covers
+/// it all): what a program file states before its operations
+/// ([`crate::formats::program_head`]).
+pub fn decode_head<T: DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+    expected: FileKind,
+) -> Result<(FileInfo, T), Error> {
+    let (info, body) = checked_body(path, bytes, expected)?;
+    let value = options()
+        .with_limit(info.payload_len)
+        .allow_trailing_bytes()
+        .deserialize(body)
+        .map_err(malformed(path))?;
+    Ok((info, value))
+}
+
+/// The header of a whole file held in memory, and its payload once its
+/// size and CRC are checked.
+fn checked_body<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    expected: FileKind,
+) -> Result<(FileInfo, &'a [u8]), Error> {
     let info = info_from_bytes(path, bytes)?;
     check_size(path, &info, expected, (bytes.len() - HEADER_LEN) as u64)?;
     let stored = u32::from_le_bytes(
@@ -551,14 +586,18 @@ pub fn decode<T: DeserializeOwned>(
         }
         .into());
     }
-    let value = options()
-        .with_limit(info.payload_len)
-        .deserialize(body)
-        .map_err(|e| FileError::Malformed {
+    Ok((info, body))
+}
+
+/// A payload that does not decode, as an error naming `path`.
+fn malformed(path: &Path) -> impl FnOnce(bincode::Error) -> Error + '_ {
+    move |e| {
+        FileError::Malformed {
             path: path.to_path_buf(),
             reason: e.to_string(),
-        })?;
-    Ok((info, value))
+        }
+        .into()
+    }
 }
 
 /// Reads the bytes of a file of kind `expected`: its size is checked

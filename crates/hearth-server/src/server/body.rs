@@ -57,9 +57,9 @@ fn too_large(n: &str, limit: u64) -> ApiError {
 
 /// Refuses an upload that is not `application/octet-stream` (any case,
 /// parameters allowed). A web page can send that type to another site
-/// only after asking it (a CORS preflight), which this server never
-/// answers, so a page cannot post keys or jobs to a server on its
-/// visitor's machine.
+/// only after asking it (a CORS preflight), which this server answers only
+/// for the origins `--allow-origin` names (`cors.rs`), so no other page
+/// can post keys or jobs to a server on its visitor's machine.
 fn check_type(headers: &HeaderMap) -> Result<(), ApiError> {
     let given = headers
         .get(header::CONTENT_TYPE)

@@ -98,6 +98,9 @@ impl Server {
             None => None,
         };
         let store = Store::open(&config.data).map_err(ServerError::Data)?;
+        let tenants =
+            Tenants::load(&config.data).map_err(|e| ServerError::Config(e.to_string()))?;
+        config.allow_origins = super::cors::check(&config.allow_origins, &tenants)?;
         let usage = store.read_usage();
         let Recovered {
             keys,
@@ -255,6 +258,7 @@ impl Server {
     /// request's [`axum::extract::ConnectInfo`], which [`Server::serve`]
     /// gives it.
     pub fn router(&self) -> Router {
+        let cors = super::cors::layer(&self.shared, &self.shared.config.allow_origins);
         let tenant_routes = Router::new()
             .route("/v1/stats", get(get_stats))
             .route("/v1/keys", post(post_key))
@@ -266,7 +270,7 @@ impl Server {
                 self.shared.clone(),
                 authenticate,
             ));
-        Router::new()
+        let router = Router::new()
             .route("/v1/info", get(get_info))
             .route("/v1/health", get(get_health))
             .route("/v1/openapi.json", get(get_openapi))
@@ -280,8 +284,13 @@ impl Server {
             .layer(axum::middleware::from_fn_with_state(
                 self.shared.clone(),
                 observe,
-            ))
-            .with_state(self.shared.clone())
+            ));
+        // Outermost: preflights are answered before the routes and checks.
+        match cors {
+            Some(cors) => router.layer(cors),
+            None => router,
+        }
+        .with_state(self.shared.clone())
     }
 
     /// The metrics address's routes: `GET /metrics`.

@@ -61,6 +61,7 @@
 mod admit;
 mod body;
 mod caches;
+mod cors;
 mod host;
 mod keys;
 mod lifecycle;

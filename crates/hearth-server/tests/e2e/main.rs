@@ -4,7 +4,7 @@
 //! and a restart on the same folder; tenants, tokens and TLS
 //! (`tenants`); hostile connections and uploads beside a legitimate
 //! job (`connections`); the order jobs start in and jobs side by side
-//! (`schedule`); the log's spans (`logs`); the OpenAPI document against
+//! (`schedule`); cross-origin requests (`cors`); the log's spans (`logs`); the OpenAPI document against
 //! the routes and the book (`openapi`). Run in release mode.
 
 use std::io::{Read, Write};
@@ -18,6 +18,7 @@ use hearth_server::{Client, ClientError, Config, ErrorCode, JobState};
 use num_bigint::BigInt;
 
 mod connections;
+mod cors;
 mod hardening;
 mod logs;
 mod openapi;

@@ -18,9 +18,9 @@ pub use crate::crypto::encoding::{
     clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value, Encrypted, Plain,
     Shape, MAX_DIGITS, MAX_PRODUCTS,
 };
-pub use crate::formats::program_file::ProgramSummary;
+pub use crate::formats::program_head::{ProgramSummary, Signature};
 pub use crate::formats::{Bundle, Entry, Param, MAX_VALUES};
 pub use int::Int;
 pub use ops::{BoolOp, IntOp, Op, ValueId, WordOp};
-pub use program::{CompiledProgram, Program, Signature, Value};
+pub use program::{CompiledProgram, Program, Value};
 pub use word::{Bool, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

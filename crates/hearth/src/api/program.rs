@@ -10,8 +10,6 @@ use std::cell::RefCell;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use super::operand::Val;
 use super::ops::{Op, ValueId};
 use num_bigint::BigInt;
@@ -24,10 +22,11 @@ use crate::crypto::encoding::{
 };
 pub(crate) use crate::crypto::encoding::{digits_within, within};
 use crate::crypto::keys::Ciphertext;
-use crate::crypto::params::{Margin, ParameterSet, ParamsId};
+use crate::crypto::params::{Margin, ParameterSet};
 use crate::digits::{self, Digits};
 use crate::error::{BuildError, Error};
 use crate::formats::bundle::{check_inputs, check_values, full_file_len, Bundle, Entry};
+use crate::formats::program_head::{memory_estimate, Signature};
 use crate::formats::{check_cover, Param};
 
 pub(crate) struct State {
@@ -265,7 +264,7 @@ impl Program {
                 outputs: st.output_ids,
             })
         });
-        let signature = Signature::scalars(&st.inputs, &st.outputs);
+        let signature = scalar_signature(&st.inputs, &st.outputs);
         Ok(CompiledProgram {
             circuit: st.builder.build(),
             inputs: st.inputs,
@@ -325,16 +324,6 @@ fn check_result(b: &CircuitBuilder, v: Val) -> Result<Val, Error> {
     })
 }
 
-/// [`CompiledProgram::memory_estimate`] from a program's parameter set and
-/// peak of live ciphertexts (one formula for built and for stated
-/// programs, [`crate::formats::program_file::ProgramSummary`]).
-pub(crate) fn memory_estimate(params: ParamsId, peak_live: usize, threads: usize) -> u64 {
-    let params = params.params();
-    (peak_live as u64)
-        .saturating_mul(params.ciphertext_bytes())
-        .saturating_add((threads as u64).saturating_mul(params.accumulator_bytes()))
-}
-
 /// A built program: its circuit and the shapes of its inputs and outputs.
 #[derive(Clone, Debug)]
 pub struct CompiledProgram {
@@ -348,30 +337,18 @@ pub struct CompiledProgram {
     pub(crate) source: Option<Arc<Source>>,
 }
 
-/// The named inputs and outputs of a program, each a value or a tensor of
-/// values of one shape ([`Param`]), in the program's order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Signature {
-    /// Inputs, in order.
-    pub inputs: Vec<Param>,
-    /// Outputs, in order.
-    pub outputs: Vec<Param>,
-}
-
-impl Signature {
-    /// One scalar param per value: inputs `x0, x1, ...`, outputs `y0, ...`.
-    fn scalars(inputs: &[Shape], outputs: &[Shape]) -> Self {
-        let named = |prefix: &str, shapes: &[Shape]| {
-            shapes
-                .iter()
-                .enumerate()
-                .map(|(i, &s)| Param::new(format!("{prefix}{i}"), s, &[]))
-                .collect()
-        };
-        Signature {
-            inputs: named("x", inputs),
-            outputs: named("y", outputs),
-        }
+/// One scalar param per value: inputs `x0, x1, ...`, outputs `y0, ...`.
+fn scalar_signature(inputs: &[Shape], outputs: &[Shape]) -> Signature {
+    let named = |prefix: &str, shapes: &[Shape]| {
+        shapes
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| Param::new(format!("{prefix}{i}"), s, &[]))
+            .collect()
+    };
+    Signature {
+        inputs: named("x", inputs),
+        outputs: named("y", outputs),
     }
 }
 

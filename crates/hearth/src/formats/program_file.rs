@@ -45,8 +45,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::api::ops::{Op, ValueId};
-use crate::api::program::{memory_estimate, CompiledProgram, Program, Signature};
-use crate::circuit::Stats;
+use crate::api::program::{CompiledProgram, Program};
 use crate::crypto::encoding::within;
 use crate::crypto::files::{
     decode, encode, inconsistent, read_bytes, write_file, FileInfo, FileKind,
@@ -54,8 +53,7 @@ use crate::crypto::files::{
 use crate::crypto::keys::KeyId;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
-use crate::formats::bundle::full_file_len;
-use crate::formats::Param;
+use crate::formats::program_head::{ProgramHead, ProgramSummary};
 
 /// The most digit operations loading a program may build, summed over its
 /// operations before each is built (products of lengths for
@@ -74,42 +72,13 @@ pub const MAX_PROGRAM_WORK: u64 = 1 << 20;
 #[cfg(fuzzing)]
 pub const MAX_PROGRAM_WORK: u64 = 1 << 10;
 
-/// The payload of a program file.
+/// The payload of a program file: what it states (read alone by
+/// [`ProgramSummary::read`]), then the operations.
 #[derive(Serialize, Deserialize)]
 struct ProgramData {
-    /// The thread count the first operations were planned for.
-    threads: usize,
+    head: ProgramHead,
     ops: Vec<Op>,
     outputs: Vec<ValueId>,
-    signature: Signature,
-    stats: Stats,
-}
-
-/// What a program file states about its program, read without building
-/// it ([`CompiledProgram::peek`]): enough to weigh a run against limits
-/// before paying for the rebuild, which then checks every field.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProgramSummary {
-    /// The parameter set.
-    pub params: ParamsId,
-    /// The thread count its algorithms were planned for.
-    pub threads: usize,
-    /// Its named inputs and outputs.
-    pub signature: Signature,
-    /// Its stated cost (#PBS, depth, level widths, peak live values).
-    pub stats: Stats,
-}
-
-impl ProgramSummary {
-    /// [`CompiledProgram::memory_estimate`] of the stated program.
-    pub fn memory_estimate(&self, threads: usize) -> u64 {
-        memory_estimate(self.params, self.stats.peak_live, threads)
-    }
-
-    /// [`CompiledProgram::result_bytes`] of the stated program.
-    pub fn result_bytes(&self) -> u64 {
-        full_file_len(self.params, &self.signature.outputs)
-    }
 }
 
 impl CompiledProgram {
@@ -122,11 +91,13 @@ impl CompiledProgram {
             ));
         };
         Ok(ProgramData {
-            threads: source.threads,
+            head: ProgramHead {
+                threads: source.threads,
+                signature: self.signature().clone(),
+                stats: self.circuit().stats(),
+            },
             ops: source.ops.clone(),
             outputs: source.outputs.clone(),
-            signature: self.signature().clone(),
-            stats: self.circuit().stats(),
         })
     }
 
@@ -174,37 +145,8 @@ impl CompiledProgram {
     /// ones) but not built: [`CompiledProgram::from_bytes`] builds the
     /// program and refuses a file whose statements differ from it.
     pub fn peek(origin: &Path, bytes: &[u8]) -> Result<ProgramSummary, Error> {
-        let (info, data) = decode_program(origin, bytes)?;
-        let sig = &data.signature;
-        for (params, stated, what) in [
-            (&sig.inputs, data.stats.inputs, "input"),
-            (&sig.outputs, data.stats.outputs, "output"),
-        ] {
-            let n = ciphertexts(params)
-                .map_err(|e| inconsistent(origin, format!("the signature: {e}")))?;
-            if n != stated as u64 {
-                return Err(inconsistent(
-                    origin,
-                    format!(
-                        "the signature's {what}s take {n} ciphertexts, the stated cost {stated}"
-                    ),
-                ));
-            }
-        }
-        Ok(ProgramSummary {
-            params: info.params,
-            threads: data.threads,
-            signature: data.signature,
-            stats: data.stats,
-        })
+        ProgramSummary::read(origin, bytes)
     }
-}
-
-/// The ciphertexts of the values of `params` (refused where a count is).
-fn ciphertexts(params: &[Param]) -> Result<u64, Error> {
-    params.iter().try_fold(0u64, |n, p| {
-        Ok(n.saturating_add((p.count()? as u64).saturating_mul(p.shape.len() as u64)))
-    })
 }
 
 /// Decodes program bytes: header, CRC, payload, and no key id (a program
@@ -235,7 +177,7 @@ fn rebuild(path: &Path, params: ParamsId, data: ProgramData) -> Result<CompiledP
         .map_err(refused)
     };
     let p = Program::new(params.params());
-    p.state.borrow_mut().builder.set_threads(data.threads);
+    p.state.borrow_mut().builder.set_threads(data.head.threads);
     let mut work = 0u64;
     for op in data.ops {
         if op == Op::Custom {
@@ -258,15 +200,15 @@ fn rebuild(path: &Path, params: ParamsId, data: ProgramData) -> Result<CompiledP
         p.output_id(id);
     }
     let mut prog = p.build().map_err(refused)?;
-    prog.set_signature(data.signature).map_err(refused)?;
+    prog.set_signature(data.head.signature).map_err(refused)?;
     let stats = prog.circuit().stats();
-    if stats != data.stats {
+    if stats != data.head.stats {
         return Err(inconsistent(
             path,
             format!(
                 "the file states {} PBS at depth {}, this hearth builds {} PBS at depth {} \
                  (written by another version?)",
-                data.stats.pbs, data.stats.depth, stats.pbs, stats.depth
+                data.head.stats.pbs, data.head.stats.depth, stats.pbs, stats.depth
             ),
         ));
     }
@@ -466,9 +408,9 @@ pub(crate) mod tests {
         keyed[16] = 3;
         crate::crypto::files::reseal(&mut keyed);
         let changes: [fn(&mut ProgramData); 3] = [
-            |d| d.stats.outputs += 1,
-            |d| d.stats.inputs -= 1,
-            |d| d.signature.outputs[0].dims = vec![3],
+            |d| d.head.stats.outputs += 1,
+            |d| d.head.stats.inputs -= 1,
+            |d| d.head.signature.outputs[0].dims = vec![3],
         ];
         for (i, b) in changes
             .into_iter()

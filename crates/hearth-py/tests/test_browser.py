@@ -1,0 +1,296 @@
+"""The browser client in headless Chromium over WebDriver (selenium): the
+example page (``scripts/wasm-build.sh`` builds it into target/web) served
+from one loopback origin, a ``hearth server`` on another that allows it
+(``--allow-origin``), a tenant's token typed into the page. The page makes
+its key in the browser, keeps it in IndexedDB, uploads the compressed
+server key, encrypts a patient's features, submits the job and decrypts the
+result, which must equal the model computed here in plain Python. Bundles
+then cross between the browser and native hearth both ways, and the page's
+times are written beside native ones (target/browser/report.md) with a
+screenshot (target/browser/page.png).
+
+Skipped, saying so, without Chromium, chromedriver, selenium or the built
+page, unless HEARTH_REQUIRE_BROWSER is set (the test command installs them
+and sets it where it can)."""
+
+import base64
+import functools
+import http.server
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+import hearth
+from test_server import hearth_command
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+WEB = ROOT / "target" / "web"
+REPORT = ROOT / "target" / "browser"
+LIMIT = 240.0
+
+# One worker runs this module, in order (pytest-xdist's loadgroup): one
+# browser, one server, and the report after the page test.
+pytestmark = pytest.mark.xdist_group("browser")
+
+
+def missing() -> str:
+    """What the browser test lacks, or ''."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed"
+    if not browser() or not shutil.which("chromedriver"):
+        return "no chromium and chromedriver (Debian: chromium chromium-driver)"
+    if not (WEB / "pkg" / "hearth_wasm_bg.wasm").exists():
+        return "the page is not built (scripts/wasm-build.sh)"
+    return ""
+
+
+def browser() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return ""
+
+
+@pytest.fixture(scope="module")
+def tools():
+    why = missing()
+    if why:
+        if os.environ.get("HEARTH_REQUIRE_BROWSER"):
+            pytest.fail(f"browser test required (HEARTH_REQUIRE_BROWSER) but {why}")
+        pytest.skip(f"browser test skipped: {why}")
+
+
+class QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def page_origin(tools):
+    handler = functools.partial(QuietFiles, directory=str(WEB))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def server(page_origin, tmp_path_factory):
+    data = tmp_path_factory.mktemp("browser-server")
+    hearth_bin = hearth_command()
+    add = [hearth_bin, "server", "token", "add", "--data", data, "alice"]
+    token = subprocess.run(add, capture_output=True, text=True, check=True).stdout.strip()
+    proc = subprocess.Popen(
+        [hearth_bin, "server", "--listen", "127.0.0.1:0", "--data", data, "--threads", "2",
+         "--allow-origin", page_origin, "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    assert line.startswith("listening on "), line
+    yield line.split()[-1], token
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def driver(tools):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = browser()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=900,1500"):
+        options.add_argument(arg)
+    d = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    d.set_script_timeout(LIMIT)
+    yield d
+    d.quit()
+
+
+def until(d, script: str, done, limit: float = LIMIT):
+    """Polls `script` until `done` holds for its value (or the page failed)."""
+    end = time.monotonic() + limit
+    while True:
+        value = d.execute_script(script)
+        if done(value):
+            return value
+        error = d.execute_script("return window.hearth && window.hearth.error")
+        assert not error, f"the page failed: {error}"
+        assert time.monotonic() < end, f"{script!r} stayed {value!r}"
+        time.sleep(0.1)
+
+
+def model():
+    m = json.loads((WEB / "reg" / "model.json").read_text())
+    rows = (WEB / "reg" / "rows.csv").read_text().split("\n")[1:]
+    patients = [[int(v) for v in r.split(",")[:10]] for r in rows if r.strip()]
+    return m, patients
+
+
+def clear(m, x):
+    return sum(xi * wi for xi, wi in zip(x, m["weights"])) + m["bias"]
+
+
+def open_page(d, page_origin, url, token):
+    from selenium.webdriver.common.by import By
+
+    d.get(f"{page_origin}/index.html?server={url}")
+    until(d, "return window.hearth && window.hearth.state", lambda s: s == "ready")
+    field = d.find_element(By.ID, "token")
+    field.clear()
+    field.send_keys(token)
+
+
+def test_the_page_predicts_exactly_on_encrypted_data(driver, page_origin, server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    url, token = server
+    m, patients = model()
+    open_page(driver, page_origin, url, token)
+    driver.find_element(By.ID, "keygen").click()
+    key_id = until(driver, "return window.hearth.key", bool)
+    # A patient, with one feature edited to the range's edge.
+    Select(driver.find_element(By.ID, "patient")).select_by_index(2)
+    f0 = driver.find_element(By.CSS_SELECTOR, "#features input")
+    f0.clear()
+    f0.send_keys("-127")
+    x = [-127] + patients[2][1:]
+    driver.find_element(By.ID, "run").click()
+    until(driver, "return window.hearth.state", lambda s: s == "done")
+    result = driver.execute_script("return window.hearth.result")
+    assert result["x"] == x
+    assert result["fhe"] == clear(m, x) == result["clear"]
+    assert driver.find_element(By.ID, "verdict").text.startswith("Exact")
+    timings = driver.execute_script("return window.hearth.timings")
+    REPORT.mkdir(parents=True, exist_ok=True)
+    driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+    driver.save_screenshot(str(REPORT / "page.png"))
+    (REPORT / "timings.json").write_text(json.dumps(timings, indent=1))
+
+    # The key outlives the page (IndexedDB); the server already has its
+    # server key, so a second run uploads nothing.
+    open_page(driver, page_origin, url, token)
+    assert driver.execute_script("return window.hearth.key") == key_id
+    driver.find_element(By.ID, "run").click()
+    until(driver, "return window.hearth.state", lambda s: s == "done")
+    log = driver.find_element(By.ID, "log").text
+    assert "already has this key's server key" in log, log
+
+
+def test_bundles_cross_between_the_browser_and_native_hearth(driver, page_origin, server, tmp_path):
+    url, token = server
+    m, patients = model()
+    open_page(driver, page_origin, url, token)
+    if not driver.execute_script("return window.hearth.key"):
+        driver.execute_script("document.getElementById('keygen').click()")
+        until(driver, "return window.hearth.key", bool)
+    key_file = tmp_path / "browser.key"
+    key_file.write_bytes(base64.b64decode(driver.execute_script("return window.hearth.keyBase64()")))
+    key = hearth.ClientKey.load(key_file)
+    assert key.key_id == driver.execute_script("return window.hearth.key")
+    program = hearth.CompiledProgram.load(WEB / "reg" / "program.hprog")
+    server_key = key.server_key()
+
+    # Browser to native: encrypted there (client key, then public key), run
+    # and decrypted here.
+    for hook, x in (("encryptBase64", patients[4]), ("publicEncryptBase64", patients[5])):
+        b64 = driver.execute_script(f"return window.hearth.{hook}({{x: [arguments[0]]}})", x)
+        bundle = hearth.Bundle.from_bytes(base64.b64decode(b64))
+        assert key.decrypt(bundle).tolist() == [x], hook
+        out = program.run(server_key, bundle, progress=False)
+        assert key.decrypt(out).tolist() == [clear(m, x)], hook
+
+    # Native to browser: encrypted and run here, decrypted there.
+    x = patients[6]
+    out = program.run(server_key, key.encrypt(program, x=[x]), progress=False)
+    got = driver.execute_script(
+        "return window.hearth.decryptBase64(arguments[0])",
+        base64.b64encode(out.to_bytes()).decode(),
+    )
+    assert got == {"y": [clear(m, x)]}
+
+    # Values the program cannot take are refused by name, in the browser.
+    refusals = {
+        "{x: [[128, 0, 0, 0, 0, 0, 0, 0, 0, 0]]}": "does not fit",
+        "{x: [[1, 2, 3]]}": "dims",
+        "{}": "missing",
+        "{x: [[0,0,0,0,0,0,0,0,0,0]], z: 1}": "no input \"z\"",
+        "{x: [[0.5,0,0,0,0,0,0,0,0,0]]}": "safe integer",
+    }
+    for inputs, why in refusals.items():
+        message = driver.execute_script(
+            f"try {{ window.hearth.encryptBase64({inputs}); return 'accepted' }}"
+            " catch (e) { return String(e.message) }"
+        )
+        assert why in message, (inputs, message)
+    message = driver.execute_script(
+        "try { window.hearth.decryptBase64(btoa('HEARTH\\0\\nbroken')); return 'accepted' }"
+        " catch (e) { return String(e.message) }"
+    )
+    assert message != "accepted" and "bundle" in message, message
+
+
+def test_native_times_beside_the_browser(tmp_path):
+    """Not a check of speed: the report the browser chapter shows
+    (docs/results/browser.md), the page's times beside native hearth's on
+    this machine, in this run."""
+    timings = REPORT / "timings.json"
+    if not timings.exists():
+        pytest.skip("the page test did not run")
+    browser_ms = json.loads(timings.read_text())
+    m, patients = model()
+    program = hearth.CompiledProgram.load(WEB / "reg" / "program.hprog")
+    native = {}
+    t = time.perf_counter()
+    key = hearth.ClientKey.generate(program.params)
+    native["keygen"] = time.perf_counter() - t
+    t = time.perf_counter()
+    csk = key.compressed_server_key()
+    native["server_key"] = time.perf_counter() - t
+    csk.save(tmp_path / "server.key")
+    t = time.perf_counter()
+    bundle = key.encrypt(program, x=[patients[0]])
+    native["encrypt"] = time.perf_counter() - t
+    out = program.run(key.server_key(), bundle, progress=False)
+    t = time.perf_counter()
+    assert key.decrypt(out).tolist() == [clear(m, patients[0])]
+    native["decrypt"] = time.perf_counter() - t
+    wasm = WEB / "pkg" / "hearth_wasm_bg.wasm"
+    import gzip
+
+    rows = [
+        ("key generation", "keygen"),
+        ("compressed server key", "server_key"),
+        ("encrypt 10 inputs", "encrypt"),
+        ("decrypt the result", "decrypt"),
+    ]
+    lines = [
+        f"Program: the diabetes regression (`{program.params}`, 10 inputs of 7 digits), "
+        f"compressed server key {(tmp_path / 'server.key').stat().st_size / 2**20:.1f} MiB.",
+        f"WebAssembly module: {wasm.stat().st_size} bytes, "
+        f"{len(gzip.compress(wasm.read_bytes(), 9))} gzipped.",
+        "",
+        "| step | headless Chromium (1 thread) | native (Python package, 2 threads) | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    def ms(v):
+        return f"{v:.0f} ms" if v >= 100 else f"{v:.3g} ms"
+
+    for label, k in rows:
+        b, n = browser_ms[k], native[k] * 1000
+        lines.append(f"| {label} | {ms(b)} | {ms(n)} | {b / n:.1f}x |")
+    (REPORT / "report.md").write_text("\n".join(lines) + "\n")
+    print("\n" + "\n".join(lines))
