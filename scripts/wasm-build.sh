@@ -26,7 +26,7 @@ cargo build -q --release -p hearth-wasm --target wasm32-unknown-unknown
 rm -rf "$out"
 mkdir -p "$out"
 wasm-bindgen --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/hearth_wasm.wasm
-cp web/index.html web/app.js web/style.css "$out/"
+cp web/index.html web/app.js web/worker.js web/style.css "$out/"
 
 # The page's program and its model in the clear (to show both answers).
 hearth=target/release/hearth

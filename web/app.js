@@ -116,13 +116,35 @@ async function generate() {
   await showKey();
 }
 
+// The compressed server key, made in a worker (worker.js) so that the page
+// stays responsive meanwhile.
+function compressedServerKey() {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("worker.js", import.meta.url), { type: "module" });
+    worker.onmessage = ({ data }) => {
+      worker.terminate();
+      if (data.error) reject(new Error(data.error));
+      else resolve(data.bytes);
+    };
+    worker.onerror = (e) => {
+      worker.terminate();
+      reject(new Error(`the key worker failed: ${e.message}`));
+    };
+    worker.postMessage(key.toBytes());
+  });
+}
+
 // ANCHOR: server_key
 async function uploadServerKey() {
   const known = await api("GET", `/v1/keys/${key.keyId}`);
   if (known.ok) return log("the server already has this key's server key");
-  const line = log("compressing a server key…");
-  await paint();
-  const bytes = await timed("server_key", () => key.compressedServerKey());
+  const line = log("making a compressed server key (a few seconds)…");
+  const t0 = performance.now();
+  const ticker = setInterval(() => {
+    line.textContent = "making a compressed server key… " +
+      `${((performance.now() - t0) / 1000).toFixed(0)} s`;
+  }, 1000);
+  const bytes = await timed("server_key", compressedServerKey).finally(() => clearInterval(ticker));
   line.textContent = `server key made in ${page.timings.server_key.toFixed(0)} ms ` +
     `(${(bytes.length / 2 ** 20).toFixed(1)} MiB); uploading…`;
   await paint();

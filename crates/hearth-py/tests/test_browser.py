@@ -27,7 +27,7 @@ import time
 import pytest
 
 import hearth
-from test_server import hearth_command
+from test_server import hearth_command, running_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 WEB = ROOT / "target" / "web"
@@ -88,18 +88,8 @@ def server(page_origin, tmp_path_factory):
     hearth_bin = hearth_command()
     add = [hearth_bin, "server", "token", "add", "--data", data, "alice"]
     token = subprocess.run(add, capture_output=True, text=True, check=True).stdout.strip()
-    proc = subprocess.Popen(
-        [hearth_bin, "server", "--listen", "127.0.0.1:0", "--data", data, "--threads", "2",
-         "--allow-origin", page_origin, "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    line = proc.stdout.readline()
-    assert line.startswith("listening on "), line
-    yield line.split()[-1], token
-    proc.terminate()
-    proc.wait(timeout=30)
+    with running_server(data, "--allow-origin", page_origin) as url:
+        yield url, token
 
 
 @pytest.fixture(scope="module")

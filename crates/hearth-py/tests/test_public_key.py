@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hearth
-from test_server import hearth_command
+from test_server import hearth_command, running_server
 
 
 @pytest.fixture(scope="module")
@@ -195,17 +195,8 @@ def tenant_server(tmp_path_factory):
             check=True,
         )
         tokens[name] = made.stdout.strip()
-    proc = subprocess.Popen(
-        [hearth_command(), "server", "--listen", "127.0.0.1:0", "--data", data, "--threads", "2", "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    line = proc.stdout.readline()
-    assert line.startswith("listening on "), line
-    yield line.split()[-1], tokens
-    proc.terminate()
-    proc.wait(timeout=30)
+    with running_server(data) as url:
+        yield url, tokens
 
 
 def test_three_owners_through_the_server(tenant_server, digits_keys, public_key_file):

@@ -3,6 +3,7 @@ server`` started here (the command built by the test command), with real
 keys: a key upload, a job waited for with progress, its result decrypted
 against Python's integers, and refusals raised as typed exceptions."""
 
+import contextlib
 import os
 import pathlib
 import subprocess
@@ -27,21 +28,30 @@ def hearth_command() -> pathlib.Path:
     return exe
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    data = tmp_path_factory.mktemp("server")
+@contextlib.contextmanager
+def running_server(data, *options):
+    """A ``hearth server`` on a free loopback port over the data folder
+    `data`, with `options`: its URL while the block runs, stopped after."""
     proc = subprocess.Popen(
         [hearth_command(), "server", "--listen", "127.0.0.1:0", "--data", data,
-         "--threads", "2", "--max-pbs", "100", "--quiet"],
+         "--threads", "2", "--quiet", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    line = proc.stdout.readline()
-    assert line.startswith("listening on "), line
-    yield line.split()[-1]
-    proc.terminate()
-    proc.wait(timeout=30)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("listening on "), line
+        yield line.split()[-1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with running_server(tmp_path_factory.mktemp("server"), "--max-pbs", "100") as url:
+        yield url
 
 
 def test_a_job_runs_on_the_server(server, digits_keys, capsys, tmp_path):

@@ -19,6 +19,7 @@ use std::path::Path;
 
 use hearth_core::crypto::params::ParameterSet;
 use hearth_core::formats::{Bundle, Param, ProgramSummary};
+use num_bigint::BigInt;
 use wasm_bindgen::prelude::*;
 
 use crate::js::{error, named, to_js};
@@ -149,11 +150,7 @@ impl ClientKey {
     pub fn from_bytes(bytes: &[u8]) -> Result<ClientKey, JsError> {
         let inner =
             hearth_core::ClientKey::from_bytes(origin("<client key>"), bytes).map_err(error)?;
-        if inner.params().is_insecure() {
-            return Err(error(hearth_core::Error::InsecureParams(
-                inner.params().name,
-            )));
-        }
+        secure(inner.params())?;
         Ok(ClientKey { inner })
     }
 
@@ -199,11 +196,9 @@ impl ClientKey {
         program: &Program,
         #[wasm_bindgen(unchecked_param_type = "Inputs")] inputs: JsValue,
     ) -> Result<Vec<u8>, JsError> {
-        check_params(self.inner.params(), program)?;
-        let params = &program.summary.signature.inputs;
-        let values = order_inputs(params, named(&inputs)?).map_err(error)?;
-        let bundle = self.inner.encrypt_bundle(params, &values).map_err(error)?;
-        bundle.to_bytes().map_err(error)
+        encrypt_inputs(self.inner.params(), program, &inputs, |p, v| {
+            self.inner.encrypt_bundle(p, v)
+        })
     }
 
     /// Decrypts result bundle bytes (`GET /v1/jobs/{id}/result`) into an
@@ -221,14 +216,32 @@ impl ClientKey {
     }
 }
 
-/// Refuses a program for another parameter set than the key's.
-fn check_params(key: &ParameterSet, program: &Program) -> Result<(), JsError> {
+/// `program`'s inputs checked and ordered, encrypted by `encrypt` (a
+/// client or a public key of the set `key`) into bundle file bytes.
+fn encrypt_inputs(
+    key: &ParameterSet,
+    program: &Program,
+    inputs: &JsValue,
+    encrypt: impl FnOnce(&[Param], &[Vec<BigInt>]) -> hearth_core::Result<Bundle>,
+) -> Result<Vec<u8>, JsError> {
     let theirs = program.summary.params.params();
     if theirs.name != key.name {
         return Err(JsError::new(&format!(
             "the program is built for {}, the key is for {}",
             theirs.name, key.name
         )));
+    }
+    let params = &program.summary.signature.inputs;
+    let values = order_inputs(params, named(inputs)?).map_err(error)?;
+    encrypt(params, &values)
+        .and_then(|b| b.to_bytes())
+        .map_err(error)
+}
+
+/// Refuses a key of a test set read from bytes: no front end takes one.
+fn secure(params: &ParameterSet) -> Result<(), JsError> {
+    if params.is_insecure() {
+        return Err(error(hearth_core::Error::InsecureParams(params.name)));
     }
     Ok(())
 }
@@ -248,11 +261,7 @@ impl PublicKey {
     pub fn from_bytes(bytes: &[u8]) -> Result<PublicKey, JsError> {
         let inner =
             hearth_core::PublicKey::from_bytes(origin("<public key>"), bytes).map_err(error)?;
-        if inner.params().is_insecure() {
-            return Err(error(hearth_core::Error::InsecureParams(
-                inner.params().name,
-            )));
-        }
+        secure(inner.params())?;
         Ok(PublicKey { inner })
     }
 
@@ -280,10 +289,8 @@ impl PublicKey {
         program: &Program,
         #[wasm_bindgen(unchecked_param_type = "Inputs")] inputs: JsValue,
     ) -> Result<Vec<u8>, JsError> {
-        check_params(self.inner.params(), program)?;
-        let params = &program.summary.signature.inputs;
-        let values = order_inputs(params, named(&inputs)?).map_err(error)?;
-        let bundle = self.inner.encrypt_bundle(params, &values).map_err(error)?;
-        bundle.to_bytes().map_err(error)
+        encrypt_inputs(self.inner.params(), program, &inputs, |p, v| {
+            self.inner.encrypt_bundle(p, v)
+        })
     }
 }

@@ -540,12 +540,7 @@ pub fn decode<T: DeserializeOwned>(
     bytes: &[u8],
     expected: FileKind,
 ) -> Result<(FileInfo, T), Error> {
-    let (info, body) = checked_body(path, bytes, expected)?;
-    let value = options()
-        .with_limit(info.payload_len)
-        .deserialize(body)
-        .map_err(malformed(path))?;
-    Ok((info, value))
+    decode_with(path, bytes, expected, options())
 }
 
 /// [`decode`] of the payload's leading part only (the CRC still covers
@@ -556,22 +551,16 @@ pub fn decode_head<T: DeserializeOwned>(
     bytes: &[u8],
     expected: FileKind,
 ) -> Result<(FileInfo, T), Error> {
-    let (info, body) = checked_body(path, bytes, expected)?;
-    let value = options()
-        .with_limit(info.payload_len)
-        .allow_trailing_bytes()
-        .deserialize(body)
-        .map_err(malformed(path))?;
-    Ok((info, value))
+    decode_with(path, bytes, expected, options().allow_trailing_bytes())
 }
 
-/// The header of a whole file held in memory, and its payload once its
-/// size and CRC are checked.
-fn checked_body<'a>(
+/// [`decode`] with bincode `options`.
+fn decode_with<T: DeserializeOwned>(
     path: &Path,
-    bytes: &'a [u8],
+    bytes: &[u8],
     expected: FileKind,
-) -> Result<(FileInfo, &'a [u8]), Error> {
+    options: impl Options,
+) -> Result<(FileInfo, T), Error> {
     let info = info_from_bytes(path, bytes)?;
     check_size(path, &info, expected, (bytes.len() - HEADER_LEN) as u64)?;
     let stored = u32::from_le_bytes(
@@ -586,7 +575,11 @@ fn checked_body<'a>(
         }
         .into());
     }
-    Ok((info, body))
+    let value = options
+        .with_limit(info.payload_len)
+        .deserialize(body)
+        .map_err(malformed(path))?;
+    Ok((info, value))
 }
 
 /// A payload that does not decode, as an error naming `path`.

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::circuit::Stats;
-use crate::crypto::files::{decode_head, inconsistent, FileKind};
+use crate::crypto::files::{decode_head, inconsistent, FileInfo, FileKind};
 use crate::crypto::keys::KeyId;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
@@ -63,15 +63,7 @@ impl ProgramSummary {
     /// errors).
     pub fn read(origin: &Path, bytes: &[u8]) -> Result<ProgramSummary, Error> {
         let (info, head): (_, ProgramHead) = decode_head(origin, bytes, FileKind::Program)?;
-        if info.key_id != KeyId(0) {
-            return Err(inconsistent(
-                origin,
-                format!(
-                    "a program names no key, but its header holds key id {}",
-                    info.key_id
-                ),
-            ));
-        }
+        check_no_key(origin, &info)?;
         let sig = &head.signature;
         for (params, stated, what) in [
             (&sig.inputs, head.stats.inputs, "input"),
@@ -106,6 +98,21 @@ impl ProgramSummary {
     pub fn result_bytes(&self) -> u64 {
         full_file_len(self.params, &self.signature.outputs)
     }
+}
+
+/// Refuses a program file whose header names a key: a program holds no
+/// key, so its header's key id is always 0.
+pub fn check_no_key(origin: &Path, info: &FileInfo) -> Result<(), Error> {
+    if info.key_id != KeyId(0) {
+        return Err(inconsistent(
+            origin,
+            format!(
+                "a program names no key, but its header holds key id {}",
+                info.key_id
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Bytes an encrypted run needs, from a program's parameter set and peak

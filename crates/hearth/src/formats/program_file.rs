@@ -53,7 +53,7 @@ use crate::crypto::files::{
 use crate::crypto::keys::KeyId;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
-use crate::formats::program_head::{ProgramHead, ProgramSummary};
+use crate::formats::program_head::{check_no_key, ProgramHead, ProgramSummary};
 
 /// The most digit operations loading a program may build, summed over its
 /// operations before each is built (products of lengths for
@@ -153,15 +153,7 @@ impl CompiledProgram {
 /// holds no key, so its header's key id is always 0).
 fn decode_program(origin: &Path, bytes: &[u8]) -> Result<(FileInfo, ProgramData), Error> {
     let (info, data): (_, ProgramData) = decode(origin, bytes, FileKind::Program)?;
-    if info.key_id != KeyId(0) {
-        return Err(inconsistent(
-            origin,
-            format!(
-                "a program names no key, but its header holds key id {}",
-                info.key_id
-            ),
-        ));
-    }
+    check_no_key(origin, &info)?;
     Ok((info, data))
 }
 
