@@ -34,15 +34,16 @@ if ! mpi_tools && command -v apt-get >/dev/null; then
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libopenmpi-dev openmpi-bin libclang-dev >/dev/null || true
 fi
 # The browser test's Chromium (Debian: chromium, chromium-driver),
-# installed where missing; without it the test skips, saying so, unless
-# HEARTH_REQUIRE_BROWSER is set (set here when it is installed).
+# installed where missing. Without it, or without the page (built below by
+# scripts/wasm-build.sh, which needs rustup and crates.io the first time),
+# the test skips, saying so, unless HEARTH_REQUIRE_BROWSER is set; it is
+# set below when both are there.
 browser_tools() { { command -v chromium || command -v chromium-browser; } >/dev/null && command -v chromedriver >/dev/null; }
 if ! browser_tools && command -v apt-get >/dev/null; then
     SUDO=""
     if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null || true
 fi
-if browser_tools; then export HEARTH_REQUIRE_BROWSER=1; fi
 
 features=hearth/testing
 if mpi_tools; then
@@ -122,9 +123,11 @@ if [ -n "$pip_pid" ]; then
         VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
             maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features" \
             >"$maturin_log" 2>&1 || { cat "$maturin_log"; echo "building the Python package (maturin develop) failed"; exit 1; }
-        if ! scripts/wasm-build.sh >"$wasm_log" 2>&1; then
+        if scripts/wasm-build.sh >"$wasm_log" 2>&1; then
+            if browser_tools; then export HEARTH_REQUIRE_BROWSER=1; fi
+        else
             cat "$wasm_log"
-            echo "building the browser client (scripts/wasm-build.sh) failed"
+            echo "building the browser client (scripts/wasm-build.sh) failed: the browser test skips"
             [ -z "${HEARTH_REQUIRE_BROWSER:-}" ] || exit 1
         fi
         rm -rf target/browser

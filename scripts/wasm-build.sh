@@ -11,6 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-target/web}
+# A failed build leaves no page behind (the browser test then skips).
+rm -rf "$out"
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     rustup target add wasm32-unknown-unknown
@@ -23,7 +25,6 @@ if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$version" ]; th
 fi
 
 cargo build -q --release -p hearth-wasm --target wasm32-unknown-unknown
-rm -rf "$out"
 mkdir -p "$out"
 wasm-bindgen --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/hearth_wasm.wasm
 cp web/index.html web/app.js web/worker.js web/style.css "$out/"

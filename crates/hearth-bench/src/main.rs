@@ -338,6 +338,8 @@ enum Which {
         #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
         pbs: Option<Duration>,
         #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
         json: JsonOut,
         #[command(flatten)]
         plot: crate::plot::PlotOut,
@@ -582,10 +584,12 @@ fn run(which: Which) -> Result<(), Error> {
             cases,
             samples,
             pbs,
+            params,
             json,
             plot,
         } => crate::programs::programs(crate::programs::Options {
             engine: backend.engine(),
+            params: params.params,
             threads: threads.resolve()?,
             cases: &cases,
             samples,

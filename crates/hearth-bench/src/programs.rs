@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::schedule_model::{simulate, Machine};
 use hearth::api::{Bool, I32, U16, U32, U8};
-use hearth::{CompiledProgram, Error, ParameterSet, Program, GATES_128};
+use hearth::{CompiledProgram, Error, ParameterSet, Program};
 use hearth_cli::options::Engine;
 use hearth_cli::progress::{generate, steps};
 use num_bigint::BigInt;
@@ -31,6 +31,9 @@ const PREDICT: [usize; 2] = [16, 64];
 pub struct Options<'a> {
     /// None: count only; else encrypted on this engine, beside tfhe-rs.
     pub engine: Option<Engine>,
+    /// The words' set: the one key (`DIGITS_128`, `DIGITS_KS32_128`) or a
+    /// words-only one (`GATES_128`, `BITS_128`).
+    pub params: &'static ParameterSet,
     pub threads: usize,
     pub cases: &'a [String],
     pub samples: usize,
@@ -46,10 +49,11 @@ pub struct Options<'a> {
 /// simulator's time for 16 and 64 threads, and with an engine each
 /// encrypted `samples` times on random inputs, alternating with tfhe-rs
 /// on the same inputs, every output of both checked against plain Rust.
-/// Words run on `GATES_128`, hearth's fastest set for them.
+/// Words run on `params`.
 pub fn programs(o: Options<'_>) -> Result<(), Error> {
     let Options {
         engine,
+        params,
         threads,
         cases,
         samples,
@@ -77,7 +81,6 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
     if engine.is_some() {
         return Err(crate::tfhe::missing());
     }
-    let params = &GATES_128;
     let keys = engine.map(|_| generate(params));
     let backend = match (&keys, engine) {
         (Some((_, server)), Some(engine)) => Some(hearth_cli::backend::evaluator(
