@@ -32,6 +32,7 @@ fn insecure_parameters_are_refused_by_every_benchmark() {
         vec!["ops", "--params", "INSECURE_TEST_DIGITS"],
         vec!["backends", "--params", "INSECURE_TEST_BITS"],
         vec!["pke", "--params", "INSECURE_TEST_DIGITS"],
+        vec!["programs", "--params", "INSECURE_TEST_BITS"],
         vec!["pke", "--noise", "10", "--params", "insecure_test_bits"],
     ] {
         let (ok, _, err) = bench(&args);
@@ -156,6 +157,10 @@ fn programs_count_every_program_and_refuse_unknown_ones() {
     let (ok, out, err) = bench(&["programs", "--json", "-"]);
     assert!(ok, "{err}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        json["params"], "DIGITS_128",
+        "words on the one key by default"
+    );
     let rows = json["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 9, "{out}");
     assert!(rows.iter().all(|r| r["pbs"].as_u64().unwrap() > 0), "{out}");
