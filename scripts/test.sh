@@ -131,8 +131,7 @@ if [ -n "$pip_pid" ]; then
             [ -z "${HEARTH_REQUIRE_BROWSER:-}" ] || exit 1
         fi
         rm -rf target/browser
-        # loadgroup: the browser test's module runs on one worker, in order.
-        .venv/bin/python -m pytest -q -n 2 --dist loadgroup crates/hearth-py/tests
+        .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
         # The browser test's times beside native ones (docs/browser.md).
         if [ -f target/browser/report.md ]; then cat target/browser/report.md; fi
     ) >"$pytest_log" 2>&1 &

@@ -35,10 +35,6 @@ WEB = ROOT / "target" / "web"
 REPORT = ROOT / "target" / "browser"
 LIMIT = 240.0
 
-# One worker runs this module, in order (pytest-xdist's loadgroup): one
-# browser, one server, and the report after the page test.
-pytestmark = pytest.mark.xdist_group("browser")
-
 
 def missing() -> str:
     """What the browser test lacks, or ''."""
@@ -144,7 +140,11 @@ def open_page(d, page_origin, url, token):
     field.send_keys(token)
 
 
-def test_the_page_predicts_exactly_on_encrypted_data(driver, page_origin, server):
+def test_the_page_predicts_exactly_and_bundles_cross_to_native_hearth(
+    driver, page_origin, server, tmp_path
+):
+    """One test, in this order (pytest-xdist may run separate tests of a
+    module on separate workers): the page's own run, then bundles across."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -169,7 +169,6 @@ def test_the_page_predicts_exactly_on_encrypted_data(driver, page_origin, server
     REPORT.mkdir(parents=True, exist_ok=True)
     driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")
     driver.save_screenshot(str(REPORT / "page.png"))
-    (REPORT / "timings.json").write_text(json.dumps(timings, indent=1))
 
     # The key outlives the page (IndexedDB); the server already has its
     # server key, so a second run uploads nothing.
@@ -180,14 +179,7 @@ def test_the_page_predicts_exactly_on_encrypted_data(driver, page_origin, server
     log = driver.find_element(By.ID, "log").text
     assert "already has this key's server key" in log, log
 
-
-def test_bundles_cross_between_the_browser_and_native_hearth(driver, page_origin, server, tmp_path):
-    url, token = server
-    m, patients = model()
-    open_page(driver, page_origin, url, token)
-    if not driver.execute_script("return window.hearth.key"):
-        driver.execute_script("document.getElementById('keygen').click()")
-        until(driver, "return window.hearth.key", bool)
+    # Bundles across: the browser's key, read here.
     key_file = tmp_path / "browser.key"
     key_file.write_bytes(base64.b64decode(driver.execute_script("return window.hearth.keyBase64()")))
     key = hearth.ClientKey.load(key_file)
@@ -234,7 +226,7 @@ def test_bundles_cross_between_the_browser_and_native_hearth(driver, page_origin
         " catch (e) { return String(e.message) }"
     )
     assert message != "accepted" and "bundle" in message, message
-    report(key, program, patients[4], out, tmp_path)
+    report(timings, key, program, patients[4], out, tmp_path)
 
 
 def decrypt_there(driver, bundle):
@@ -245,16 +237,11 @@ def decrypt_there(driver, bundle):
     )
 
 
-def report(key, program, x, out, tmp_path):
+def report(browser_ms, key, program, x, out, tmp_path):
     """Not a check of speed: the report the browser chapter shows
-    (docs/results/browser.md), the page's times (the page test's) beside
-    native hearth's on this machine, in this run."""
+    (docs/results/browser.md), the page's times beside native hearth's on
+    this machine, in this run."""
     import gzip
-
-    timings = REPORT / "timings.json"
-    if not timings.exists():
-        return
-    browser_ms = json.loads(timings.read_text())
     native = {}
     t = time.perf_counter()
     hearth.ClientKey.generate(program.params)
