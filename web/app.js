@@ -48,7 +48,9 @@ const saveKey = (params, bytes) => store("readwrite", (s) => s.put(bytes, params
 const dropKey = (params) => store("readwrite", (s) => s.delete(params));
 
 // ---- The server ------------------------------------------------------------
-async function api(method, path, body) {
+// One API call; an answer other than 2xx is thrown as an Error with the
+// server's code and message (404 is returned where `missingOk`).
+async function api(method, path, body, missingOk = false) {
   const server = $("server").value.trim().replace(/\/+$/, "");
   if (!server) throw new Error("enter the server's address first");
   const headers = {};
@@ -62,7 +64,7 @@ async function api(method, path, body) {
     throw new Error(`${method} ${path}: no answer from ${server} (is it running, and does ` +
       `its --allow-origin name ${location.origin}?)`);
   }
-  if (r.ok || r.status === 404) return r;
+  if (r.ok || (missingOk && r.status === 404)) return r;
   let why = r.statusText;
   try {
     const e = await r.json();
@@ -136,7 +138,7 @@ function compressedServerKey() {
 
 // ANCHOR: server_key
 async function uploadServerKey() {
-  const known = await api("GET", `/v1/keys/${key.keyId}`);
+  const known = await api("GET", `/v1/keys/${key.keyId}`, undefined, true);
   if (known.ok) return log("the server already has this key's server key");
   const line = log("making a compressed server key (a few seconds)…");
   const t0 = performance.now();
@@ -159,6 +161,9 @@ async function waitFor(job) {
     const s = await (await api("GET", `/v1/jobs/${job}`)).json();
     if (s.state === "done") return line;
     if (s.state === "failed") throw new Error(`job ${job} failed: ${s.code}: ${s.message}`);
+    if (s.state !== "running" && s.state !== "queued") {
+      throw new Error(`job ${job}: unexpected answer ${JSON.stringify(s)}`);
+    }
     line.textContent = s.state === "running"
       ? `job ${job}: ${s.done} / ${s.total} bootstraps`
       : `job ${job}: queued (${s.position} of yours before it)`;

@@ -578,19 +578,11 @@ fn decode_with<T: DeserializeOwned>(
     let value = options
         .with_limit(info.payload_len)
         .deserialize(body)
-        .map_err(malformed(path))?;
-    Ok((info, value))
-}
-
-/// A payload that does not decode, as an error naming `path`.
-fn malformed(path: &Path) -> impl FnOnce(bincode::Error) -> Error + '_ {
-    move |e| {
-        FileError::Malformed {
+        .map_err(|e| FileError::Malformed {
             path: path.to_path_buf(),
             reason: e.to_string(),
-        }
-        .into()
-    }
+        })?;
+    Ok((info, value))
 }
 
 /// Reads the bytes of a file of kind `expected`: its size is checked
