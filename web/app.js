@@ -192,6 +192,7 @@ async function run() {
     const result = new Uint8Array(await (await api("GET", `/v1/jobs/${job}/result`)).arrayBuffer());
     const out = await timed("decrypt", () => key.decrypt(result));
     // ANCHOR_END: encrypt
+    page.last = { bundle, result };
     line.textContent = `job ${job}: done; result decrypted in ${page.timings.decrypt.toFixed(1)} ms`;
     await api("DELETE", `/v1/jobs/${job}`);
     const fhe = out.y[0], clear = clearModel(x);
@@ -221,8 +222,9 @@ function fail(e) {
   log(page.error, "error");
 }
 
-// Hooks for the browser test: the key's bytes, and encryption and decryption
-// of bundles made elsewhere (base64), for the round trip with native hearth.
+// Hooks for the browser test: the key's bytes, the last job's bundles, and
+// encryption and decryption of bundles made elsewhere (base64), for the round
+// trip with native hearth.
 function b64(bytes) {
   let s = "";
   for (let i = 0; i < bytes.length; i += 0x8000) {
@@ -235,6 +237,7 @@ page.keyBase64 = () => b64(key.toBytes());
 page.encryptBase64 = (inputs) => b64(key.encrypt(program, inputs));
 page.publicEncryptBase64 = (inputs) => b64(key.publicKey().encrypt(program, inputs));
 page.decryptBase64 = (bundle) => key.decrypt(unb64(bundle));
+page.lastBase64 = () => ({ bundle: b64(page.last.bundle), result: b64(page.last.result) });
 
 async function main() {
   await init();
