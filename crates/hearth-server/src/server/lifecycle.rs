@@ -98,6 +98,7 @@ impl Server {
             None => None,
         };
         let store = Store::open(&config.data).map_err(ServerError::Data)?;
+        // A closed folder does not start: the operator sees why at once.
         let tenants =
             Tenants::load(&config.data).map_err(|e| ServerError::Config(e.to_string()))?;
         config.allow_origins = super::cors::check(&config.allow_origins, &tenants)?;
@@ -203,9 +204,6 @@ impl Server {
         if recovered > 0 {
             shared.log(|| format!("{recovered} unfinished jobs queued again"));
         }
-        // A closed folder does not start: the operator sees why at once.
-        let tenants =
-            Tenants::load(&shared.config.data).map_err(|e| ServerError::Config(e.to_string()))?;
         if !tenants.is_open() {
             // A folder with tenants from before the marker existed.
             tenants::mark_required(&shared.config.data)
