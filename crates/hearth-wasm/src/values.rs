@@ -105,8 +105,15 @@ pub fn flatten(param: &Param, tree: Tree) -> Result<Vec<BigInt>, Error> {
     let Tree::List(items) = tree else {
         return Err(mismatch("a list is expected, a scalar was given".into()));
     };
-    if param.dims.len() > 1 && items.len() == count && items.iter().all(is_value) {
-        return Ok(items.into_iter().map(value).collect());
+    if param.dims.len() > 1
+        && items.len() == count
+        && items.iter().all(|t| matches!(t, Tree::Value(_)))
+    {
+        let values = items.into_iter().filter_map(|t| match t {
+            Tree::Value(v) => Some(v),
+            Tree::List(_) => None,
+        });
+        return Ok(values.collect());
     }
     let mut out = Vec::with_capacity(count);
     nest_into(&param.dims, Tree::List(items), &mut out, &mismatch)?;
@@ -140,17 +147,6 @@ fn nest_into(
                 .into_iter()
                 .try_for_each(|t| nest_into(rest, t, out, mismatch))
         }
-    }
-}
-
-fn is_value(t: &Tree) -> bool {
-    matches!(t, Tree::Value(_))
-}
-
-fn value(t: Tree) -> BigInt {
-    match t {
-        Tree::Value(v) => v,
-        Tree::List(_) => unreachable!("checked by is_value"),
     }
 }
 
