@@ -6,7 +6,10 @@
 //! A [`WordSpec`] is data: a word type (8, 16, 32 or 64 bits, signed or
 //! not), input values and [`WordOp`]s reading earlier values by index
 //! (modulo the number of values so far). Every value is an output and must
-//! equal the reference computed on `u128` with the width's mask.
+//! equal the reference computed on `u128` with the width's mask, but those
+//! that only one later sum, difference or product reads: the builder may
+//! fuse them into it ([`WordSpec::outputs`]), so they are checked through
+//! it.
 //!
 //! Some operations leave the program's type and come back: through every
 //! other word type `U8` .. `I128` (Rust's `as`), through `Int` (on the
@@ -396,6 +399,58 @@ fn resolved(op: &WordOp, n: usize) -> WordOp {
     }
 }
 
+/// The values `op` reads.
+fn operands(op: &WordOp) -> Vec<usize> {
+    use WordOp::*;
+    match *op {
+        Neg(a)
+        | Not(a)
+        | Shl(a, _)
+        | Shr(a, _)
+        | RotateLeft(a, _)
+        | AddConst(a, _)
+        | MulConst(a, _)
+        | DivConst(a, _)
+        | RemConst(a, _)
+        | CountOnes(a)
+        | LeadingZeros(a)
+        | ReverseBits(a)
+        | CastShr(a, _, _) => vec![a],
+        Add(a, b)
+        | Sub(a, b)
+        | Mul(a, b)
+        | Div(a, b)
+        | Rem(a, b)
+        | And(a, b)
+        | Or(a, b)
+        | Xor(a, b)
+        | ShlBy(a, b)
+        | ShrBy(a, b)
+        | RotateRightBy(a, b)
+        | Min(a, b)
+        | Max(a, b)
+        | AddOverflows(a, b)
+        | DivOk(a, b)
+        | Eq(a, b)
+        | Lt(a, b)
+        | CastMax(a, b, _)
+        | ViaInt(a, b, _)
+        | IntLt(a, b) => vec![a, b],
+        MulAdd(a, b, c, _, _) => vec![a, b, c],
+        SelectLt(a, b, c, d) | BoolMix(a, b, c, d) => vec![a, b, c, d],
+    }
+}
+
+/// Whether `op` is a sum, difference, negation or product: what the
+/// builder may fuse with an operand only it reads.
+fn fusable(op: &WordOp) -> bool {
+    use WordOp::*;
+    matches!(
+        op,
+        Add(..) | Sub(..) | Mul(..) | Neg(_) | AddConst(..) | MulConst(..) | MulAdd(..)
+    )
+}
+
 /// What [`WordOp::CastShr`] and [`WordOp::CastMax`] do in the other type.
 #[derive(Clone, Copy)]
 enum InType {
@@ -507,8 +562,8 @@ fn build_typed<const B: usize, const S: bool>(
         };
         vals.push(y);
     }
-    for x in &vals {
-        p.output(x);
+    for i in spec.outputs() {
+        p.output(&vals[i]);
     }
     p.build()
 }
@@ -549,6 +604,29 @@ impl WordSpec {
             .iter()
             .enumerate()
             .map(|(j, op)| resolved(op, n + j))
+            .collect()
+    }
+
+    /// The values the program outputs: every one but those that a single
+    /// later sum, difference, negation or product reads and nothing else
+    /// does (the builder may fuse them into it, so they are checked
+    /// through it), and always the last one.
+    pub fn outputs(&self) -> Vec<usize> {
+        let n = self.inputs.len().max(1);
+        let ops = self.normalized();
+        let total = self.inputs.len() + ops.len();
+        let mut reads = vec![0usize; total];
+        let mut fused = vec![false; total];
+        for op in &ops {
+            for a in operands(op) {
+                reads[a] += 1;
+                fused[a] = fusable(op);
+            }
+        }
+        (0..total)
+            .filter(|&i| {
+                i + 1 == total || i < n.min(self.inputs.len()) || reads[i] != 1 || !fused[i]
+            })
             .collect()
     }
 
@@ -618,7 +696,9 @@ impl WordSpec {
         let prog = self.build(params, threads).map_err(Failure::Build)?;
         let ins = self.clear_inputs().map_err(Failure::Run)?;
         let out = prog.run(&ClearBackend, &ins).map_err(Failure::Run)?;
-        for (i, (o, &e)) in out.iter().zip(&self.expected()).enumerate() {
+        let expected = self.expected();
+        for (o, i) in out.iter().zip(self.outputs()) {
+            let e = expected[i];
             let got = clear_word_value(o, self.signed).map_err(Failure::Run)?;
             let expected = self.value_of(e);
             if got != expected {

@@ -13,6 +13,7 @@ mod compressed;
 mod digits;
 mod engine;
 mod files;
+mod fused;
 mod headers;
 mod integer;
 mod kernels;

@@ -571,6 +571,59 @@ impl CircuitBuilder {
         Ok(self.circuit.outputs.len() - 1)
     }
 
+    /// Bootstraps built so far.
+    pub fn bootstrap_count(&self) -> usize {
+        self.circuit.bootstraps.len()
+    }
+
+    /// The depth of `a`: that of the deepest bootstrap it reads (0 for
+    /// inputs and constants).
+    pub fn depth_of(&self, a: Wire) -> Result<u32, BuildError> {
+        let d = self.data(a, "depth_of")?;
+        Ok(d.expr
+            .terms
+            .iter()
+            .map(|&(f, _)| self.circuit.depth[f as usize])
+            .max()
+            .unwrap_or(0))
+    }
+
+    /// A wire of this builder standing in for `w` of `other`: the same
+    /// linear expression and range over fresh inputs that stand in for
+    /// `other`'s fresh values (same ranges, same depths; `fresh` maps
+    /// them, so wires sharing a value share its stand-in). For trying an
+    /// algorithm on a scratch builder (its bootstraps and depth), as the
+    /// program layer does before it fuses a sum.
+    #[doc(hidden)]
+    pub fn stand_in(
+        &mut self,
+        other: &CircuitBuilder,
+        w: Wire,
+        fresh: &mut HashMap<FreshId, FreshId>,
+    ) -> Result<Wire, BuildError> {
+        let d = other.data(w, "stand_in")?;
+        let mut terms = Vec::with_capacity(d.expr.terms.len());
+        for &(f, x) in &d.expr.terms {
+            let g = match fresh.get(&f) {
+                Some(&g) => g,
+                None => {
+                    let range = other.fresh_range[f as usize];
+                    let g = self.fresh(range, other.circuit.depth[f as usize]);
+                    self.circuit.inputs.push((g, range));
+                    fresh.insert(f, g);
+                    g
+                }
+            };
+            terms.push((g, x));
+        }
+        terms.sort_unstable_by_key(|&(g, _)| g);
+        let expr = LinearExpr {
+            terms,
+            constant: d.expr.constant,
+        };
+        Ok(self.push_with_range(expr, d.range))
+    }
+
     /// The finished circuit.
     pub fn build(self) -> Circuit {
         self.circuit

@@ -217,6 +217,7 @@ pub(crate) fn partial_products(
     let mut sel = Selectors::for_bits();
     let mut cols = vec![Vec::new(); width];
     let (n, m) = (x.len(), y.len());
+    let (x, y) = (&reused_fresh(b, x, m)?, &reused_fresh(b, y, n)?);
     let gate_of = |i: usize, j: usize| {
         if signed && ((i == n - 1) != (j == m - 1)) {
             Gate::Nand
@@ -245,6 +246,27 @@ pub(crate) fn partial_products(
         }
     }
     Ok(cols)
+}
+
+/// `x` with each bit of weight above 1 refreshed (one bootstrap each)
+/// when each is read `uses` times: two partial products share one
+/// rotation only from bits of weight 1 ([`gates_sharing`]), so a bit left
+/// out of an adder (its sum is linear, weight up to 7) would cost a
+/// rotation per product.
+fn reused_fresh(b: &mut CircuitBuilder, x: &Bits, uses: usize) -> Result<Bits, Error> {
+    if uses < 3 || b.params().pi < 5 {
+        return Ok(x.clone());
+    }
+    let mut wires = Vec::with_capacity(x.len());
+    for &w in x.wires() {
+        let heavy = b.constant_value(w)?.is_none() && b.quadratic_weight(w)? > 1;
+        wires.push(if heavy {
+            super::gates::refresh(b, w)?
+        } else {
+            w
+        });
+    }
+    Bits::from_wires(b, wires)
 }
 
 /// Shift-and-add or the carry-save array over rows of partial products.

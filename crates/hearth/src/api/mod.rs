@@ -6,6 +6,7 @@
 
 pub mod bool_op;
 pub mod by_id;
+mod fuse;
 pub mod int;
 pub mod int_op;
 mod operand;

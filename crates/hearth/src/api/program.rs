@@ -32,16 +32,90 @@ use crate::formats::{check_cover, Param};
 pub(crate) struct State {
     pub(crate) builder: CircuitBuilder,
     pub(crate) error: Option<Error>,
-    inputs: Vec<Shape>,
+    pub(super) inputs: Vec<Shape>,
     outputs: Vec<Shape>,
     /// Every value made so far, by [`ValueId`].
-    values: Vec<Val>,
+    pub(super) values: Vec<Val>,
+    /// The op that made each value (an index into `ops`).
+    pub(super) made_by: Vec<usize>,
     /// The ops applied, in order: the program as data.
-    ops: Vec<Op>,
+    pub(super) ops: Vec<Op>,
+    /// The bootstraps each op built.
+    pub(super) op_pbs: Vec<usize>,
     /// The outputs, by value.
-    output_ids: Vec<ValueId>,
+    pub(super) output_ids: Vec<ValueId>,
     /// The thread count the first ops were planned for.
-    threads: usize,
+    pub(super) threads: usize,
+}
+
+impl State {
+    /// An empty program on `params`, planned for `threads`.
+    pub(super) fn new(params: &'static ParameterSet, threads: Option<usize>) -> State {
+        let mut builder = CircuitBuilder::new(params);
+        if let Some(t) = threads {
+            builder.set_threads(t);
+        }
+        State {
+            threads: builder.threads(),
+            builder,
+            error: None,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            values: Vec::new(),
+            made_by: Vec::new(),
+            ops: Vec::new(),
+            op_pbs: Vec::new(),
+            output_ids: Vec::new(),
+        }
+    }
+
+    /// Builds `op` and records it with its results (`ops` keeps `recorded`,
+    /// the op as the user wrote it, which `op` may fuse).
+    pub(super) fn push(&mut self, op: &Op, recorded: Op) -> Result<Vec<Val>, Error> {
+        let before = self.builder.bootstrap_count();
+        let vals = apply_checked(self, op)?;
+        if let Op::Input(shape) = op {
+            self.inputs.push(*shape);
+        }
+        self.record(
+            recorded,
+            vals.clone(),
+            self.builder.bootstrap_count() - before,
+        );
+        Ok(vals)
+    }
+
+    /// Records `op` as having made `vals` with `pbs` bootstraps.
+    pub(super) fn record(&mut self, op: Op, vals: Vec<Val>, pbs: usize) {
+        self.made_by
+            .extend(std::iter::repeat_n(self.ops.len(), vals.len()));
+        self.values.extend(vals);
+        self.ops.push(op);
+        self.op_pbs.push(pbs);
+    }
+
+    /// Marks value `id` as an output (a word is read bit by bit with a
+    /// margin of one unit, an integer digit by digit with half a unit).
+    pub(super) fn mark_output(&mut self, id: ValueId) -> Result<(), Error> {
+        let Some(v) = self.values.get(id.0 as usize).cloned() else {
+            return Err(Error::Config(format!(
+                "output {} of a program with {} values",
+                id.0,
+                self.values.len()
+            )));
+        };
+        let shape = v.shape();
+        let margin = match shape {
+            Shape::Int { .. } | Shape::TwosInt { .. } => Margin::Half,
+            Shape::Word { .. } => Margin::One,
+        };
+        for &w in v.wires() {
+            self.builder.output_decoded(w, margin)?;
+        }
+        self.outputs.push(shape);
+        self.output_ids.push(id);
+        Ok(())
+    }
 }
 
 /// A program under construction: the values made from it build one
@@ -72,18 +146,8 @@ impl Program {
     /// `pi >= 5`, the bits family spread selectors on `pi >= 3`), so a
     /// mismatch is [`Error::UnsupportedParams`] from [`Program::build`].
     pub fn new(params: &'static ParameterSet) -> Self {
-        let builder = CircuitBuilder::new(params);
         Program {
-            state: RefCell::new(State {
-                threads: builder.threads(),
-                builder,
-                error: None,
-                inputs: Vec::new(),
-                outputs: Vec::new(),
-                values: Vec::new(),
-                ops: Vec::new(),
-                output_ids: Vec::new(),
-            }),
+            state: RefCell::new(State::new(params, None)),
         }
     }
 
@@ -150,22 +214,14 @@ impl Program {
         if st.error.is_some() {
             return None;
         }
-        let result = apply_checked(&mut st, &op);
-        match result {
-            Ok(vals) => {
-                if let Op::Input(shape) = op {
-                    st.inputs.push(shape);
-                }
-                st.ops.push(op);
-                let first = st.values.len();
-                st.values.extend(vals.iter().cloned());
-                Some(
-                    vals.into_iter()
-                        .enumerate()
-                        .map(|(i, v)| (ValueId((first + i) as u32), v))
-                        .collect(),
-                )
-            }
+        let first = st.values.len();
+        match st.push(&op, op.clone()) {
+            Ok(vals) => Some(
+                vals.into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (ValueId((first + i) as u32), v))
+                    .collect(),
+            ),
             Err(e) => {
                 st.error = Some(e);
                 None
@@ -184,11 +240,12 @@ impl Program {
         if st.error.is_some() {
             return None;
         }
+        let before = st.builder.bootstrap_count();
         let made = f(&mut st.builder).and_then(|v| check_result(&st.builder, v));
         match made {
             Ok(v) => {
-                st.ops.push(Op::Custom);
-                st.values.push(v.clone());
+                let pbs = st.builder.bootstrap_count() - before;
+                st.record(Op::Custom, vec![v.clone()], pbs);
                 Some((ValueId((st.values.len() - 1) as u32), v))
             }
             Err(e) => {
@@ -225,29 +282,8 @@ impl Program {
         if st.error.is_some() {
             return;
         }
-        let Some(v) = st.values.get(id.0 as usize).cloned() else {
-            let n = st.values.len();
-            st.error = Some(Error::Config(format!(
-                "output {} of a program with {n} values",
-                id.0
-            )));
-            return;
-        };
-        let shape = v.shape();
-        let margin = match shape {
-            Shape::Int { .. } | Shape::TwosInt { .. } => Margin::Half,
-            Shape::Word { .. } => Margin::One,
-        };
-        let made = v
-            .wires()
-            .iter()
-            .try_for_each(|&w| st.builder.output_decoded(w, margin).map(drop));
-        match made {
-            Ok(()) => {
-                st.outputs.push(shape);
-                st.output_ids.push(id);
-            }
-            Err(e) => st.error = Some(e.into()),
+        if let Err(e) = st.mark_output(id) {
+            st.error = Some(e);
         }
     }
 
@@ -257,6 +293,7 @@ impl Program {
         if let Some(e) = st.error {
             return Err(e);
         }
+        let st = super::fuse::fuse(st);
         let source = (!st.ops.contains(&Op::Custom)).then(|| {
             Arc::new(Source {
                 threads: st.threads,

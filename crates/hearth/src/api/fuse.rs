@@ -1,0 +1,379 @@
+//! Sums fused across a whole program: users write `a + b + c + ...`,
+//! `acc + x * y` in a loop or `x * 3 - y`, and the program, when built,
+//! finds each such expression of words and builds it as one
+//! [`WordOp::FusedSum`] (one carry-save compression and one final adder,
+//! [`crate::bits::dot`]) where that is cheaper than the operations one by
+//! one.
+//!
+//! A *root* is an addition, subtraction, negation, product or fused sum
+//! of words. Its *form* is `sum x_i y_i + sum k_j z_j + c` modulo
+//! `2^width`, found by expanding every operand that only this expression
+//! reads (used once, not an output) and that is itself linear in its own
+//! operands: sums, differences, negations, products by a clear word,
+//! fused sums, and (with coefficient 1) products of two encrypted words.
+//! Clear words go into the constant. Every rewrite is exact: wrapping
+//! arithmetic is arithmetic modulo `2^width`, signed or not.
+//!
+//! Whether to fuse is measured, not guessed: the fused sum is built on a
+//! scratch builder whose inputs stand in for the form's operands (same
+//! ranges, same depths, constants kept), and its bootstraps and depth are
+//! compared with those the operations it replaces built, as
+//! `#PBS / threads + depth` for the threads the root was planned for. Two
+//! candidates are tried: products of encrypted words inside the
+//! compression, or left to the product's own algorithm (often cheaper for
+//! one product). When some root is fused, the program is built again from
+//! its ops with those roots replaced and the expanded operations skipped;
+//! the ops it keeps, and writes to a file, are the user's, so a file
+//! rebuilds to the same circuit.
+
+use std::collections::{BTreeMap, HashMap};
+
+use num_bigint::BigInt;
+use num_traits::{One, Zero};
+
+use super::operand::{Val, ValueId};
+use super::ops::{Op, WordOp};
+use super::program::State;
+use super::word_op::WordArith;
+use crate::bits::Bits;
+use crate::circuit::CircuitBuilder;
+
+/// Expanding stops after this many terms in all (a program of chains that
+/// never pay to fuse would otherwise expand each again from every root).
+const MAX_EXPANDED: usize = 1 << 20;
+
+/// `sum products + sum k z + bias` of one root.
+struct Form {
+    bits: usize,
+    signed: bool,
+    products: Vec<(ValueId, ValueId)>,
+    scaled: Vec<(ValueId, BigInt)>,
+    bias: BigInt,
+    /// The ops the form replaces besides its root.
+    absorbed: Vec<usize>,
+}
+
+impl Form {
+    fn op(&self) -> WordOp {
+        WordOp::FusedSum {
+            bits: self.bits,
+            signed: self.signed,
+            products: self.products.clone(),
+            scaled: self.scaled.clone(),
+            bias: self.bias.clone(),
+        }
+    }
+}
+
+/// What a whole program's ops look like to the pass.
+struct View<'a> {
+    st: &'a State,
+    /// Reads of each value by later ops, plus one if it is an output.
+    uses: Vec<u32>,
+}
+
+impl View<'_> {
+    fn word_op(&self, v: ValueId) -> Option<&WordOp> {
+        match &self.st.ops[self.st.made_by[v.0 as usize]] {
+            Op::Word(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// The clear value of `v` when a `Const` op made it.
+    fn constant(&self, v: ValueId) -> Option<&BigInt> {
+        match self.word_op(v)? {
+            WordOp::Const { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The shape of word `v`.
+    fn word_shape(&self, v: ValueId) -> Option<(usize, bool)> {
+        match self.st.values[v.0 as usize] {
+            Val::Word(ref b, s) => Some((b.len(), s)),
+            Val::Int(_) => None,
+        }
+    }
+
+    /// Whether op `i` can be expanded with coefficient `c` (`products`:
+    /// whether products of encrypted words may join the form).
+    fn expandable(&self, i: usize, c: &BigInt, products: bool) -> bool {
+        let Op::Word(w) = &self.st.ops[i] else {
+            return false;
+        };
+        match w {
+            WordOp::Arith(WordArith::Add | WordArith::Sub, ..) | WordOp::Neg(_) => true,
+            WordOp::Arith(WordArith::Mul, x, y) => {
+                self.constant(*x).is_some()
+                    || self.constant(*y).is_some()
+                    || (products && c.is_one())
+            }
+            WordOp::FusedSum { products: p, .. } => p.is_empty() || (products && c.is_one()),
+            _ => false,
+        }
+    }
+
+    /// The form of root op `i` (which makes word `root`), or `None` when
+    /// it absorbs nothing. `budget` counts the terms expanded so far.
+    fn form(&self, i: usize, root: ValueId, products: bool, budget: &mut usize) -> Option<Form> {
+        let (bits, signed) = self.word_shape(root)?;
+        if !self.expandable(i, &BigInt::one(), products) {
+            return None;
+        }
+        let modulus = BigInt::one() << bits;
+        let half = BigInt::one() << bits.saturating_sub(1);
+        // The representative of `k` modulo 2^bits in (-2^(bits-1), 2^(bits-1)].
+        let reduce = |k: BigInt| {
+            let r = ((k % &modulus) + &modulus) % &modulus;
+            if r > half {
+                r - &modulus
+            } else {
+                r
+            }
+        };
+        let mut form = Form {
+            bits,
+            signed,
+            products: Vec::new(),
+            scaled: Vec::new(),
+            bias: BigInt::zero(),
+            absorbed: Vec::new(),
+        };
+        let mut scaled: BTreeMap<ValueId, BigInt> = BTreeMap::new();
+        let mut ops = vec![(i, BigInt::one())];
+        while let Some((j, c)) = ops.pop() {
+            if j != i {
+                form.absorbed.push(j);
+            }
+            let Op::Word(w) = &self.st.ops[j] else {
+                return None;
+            };
+            let mut terms: Vec<(ValueId, BigInt)> = Vec::new();
+            match w {
+                WordOp::Arith(WordArith::Add, x, y) => {
+                    terms.extend([(*x, c.clone()), (*y, c)]);
+                }
+                WordOp::Arith(WordArith::Sub, x, y) => {
+                    terms.extend([(*x, c.clone()), (*y, -c)]);
+                }
+                WordOp::Neg(x) => terms.push((*x, -c)),
+                WordOp::Arith(WordArith::Mul, x, y) => match (self.constant(*x), self.constant(*y))
+                {
+                    (_, Some(k)) => terms.push((*x, c * k)),
+                    (Some(k), None) => terms.push((*y, c * k)),
+                    (None, None) => form.products.push((*x, *y)),
+                },
+                WordOp::FusedSum {
+                    products: p,
+                    scaled: s,
+                    bias,
+                    ..
+                } => {
+                    form.products.extend(p.iter().copied());
+                    terms.extend(s.iter().map(|(z, k)| (*z, &c * k)));
+                    form.bias += &c * bias;
+                }
+                _ => return None,
+            }
+            for (v, k) in terms {
+                *budget = budget.checked_sub(1)?;
+                let k = reduce(k);
+                if k.is_zero() {
+                    continue;
+                }
+                if let Some(value) = self.constant(v) {
+                    form.bias += k * value;
+                    continue;
+                }
+                let j = self.st.made_by[v.0 as usize];
+                if self.uses[v.0 as usize] == 1 && self.expandable(j, &k, products) {
+                    ops.push((j, k));
+                } else {
+                    *scaled.entry(v).or_default() += k;
+                }
+            }
+        }
+        if form.absorbed.is_empty() {
+            return None;
+        }
+        form.bias = reduce(std::mem::take(&mut form.bias));
+        form.scaled = scaled
+            .into_iter()
+            .map(|(v, k)| (v, reduce(k)))
+            .filter(|(_, k)| !k.is_zero())
+            .collect();
+        Some(form)
+    }
+
+    /// The bootstraps and depth of `form` built on a scratch builder
+    /// planned for `threads`, or `None` where it cannot be built.
+    fn fused_cost(&self, form: &Form, threads: usize) -> Option<(usize, u32)> {
+        let b = &self.st.builder;
+        let mut scratch = CircuitBuilder::new(b.params());
+        scratch.set_threads(threads);
+        let op = Op::Word(form.op());
+        let mut stand_ins: BTreeMap<ValueId, Val> = BTreeMap::new();
+        let mut fresh = HashMap::new();
+        for v in op.operands() {
+            if stand_ins.contains_key(&v) {
+                continue;
+            }
+            let Val::Word(bits, signed) = &self.st.values[v.0 as usize] else {
+                return None;
+            };
+            let wires = bits
+                .wires()
+                .iter()
+                .map(|&w| scratch.stand_in(b, w, &mut fresh))
+                .collect::<Result<Vec<_>, _>>()
+                .ok()?;
+            let bits = Bits::from_wires(&scratch, wires).ok()?;
+            stand_ins.insert(v, Val::Word(bits, *signed));
+        }
+        let args: Vec<&Val> = op.operands().iter().map(|v| &stand_ins[v]).collect();
+        let made = op.apply(&mut scratch, &args).ok()?;
+        let depth = made
+            .iter()
+            .flat_map(|v| v.wires())
+            .map(|&w| scratch.depth_of(w).unwrap_or(u32::MAX))
+            .max()
+            .unwrap_or(0);
+        Some((scratch.bootstrap_count(), depth))
+    }
+
+    /// The bootstraps the ops of `form` and its root `i` built, and the
+    /// depth of the root's result `root`.
+    fn unfused_cost(&self, i: usize, root: ValueId, form: &Form) -> (usize, u32) {
+        let pbs = form
+            .absorbed
+            .iter()
+            .chain([&i])
+            .map(|&j| self.st.op_pbs[j])
+            .sum();
+        let depth = self.st.values[root.0 as usize]
+            .wires()
+            .iter()
+            .map(|&w| self.st.builder.depth_of(w).unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        (pbs, depth)
+    }
+}
+
+/// The time `pbs` bootstraps at `depth` take on `threads`, in bootstraps
+/// (Brent's bound: work over threads plus depth).
+fn estimate((pbs, depth): (usize, u32), threads: usize) -> usize {
+    pbs.div_ceil(threads.max(1)) + depth as usize
+}
+
+/// `st` with every sum that pays fused, built again; `st` itself when none
+/// does (or when the program holds a custom operation, which cannot be
+/// built again).
+pub(super) fn fuse(st: State) -> State {
+    if st.ops.contains(&Op::Custom) {
+        return st;
+    }
+    let mut uses = vec![0u32; st.values.len()];
+    for op in &st.ops {
+        for v in op.operands() {
+            uses[v.0 as usize] += 1;
+        }
+    }
+    for v in &st.output_ids {
+        uses[v.0 as usize] += 1;
+    }
+    let view = View { st: &st, uses };
+    // The threads each op was planned for.
+    let mut threads = Vec::with_capacity(st.ops.len());
+    let mut t = st.threads;
+    for op in &st.ops {
+        if let Op::PlanThreads(n) = op {
+            t = (*n).max(1);
+        }
+        threads.push(t);
+    }
+    let mut first_value = vec![usize::MAX; st.ops.len()];
+    for (v, &i) in st.made_by.iter().enumerate().rev() {
+        first_value[i] = v;
+    }
+    let mut replaced: BTreeMap<usize, WordOp> = BTreeMap::new();
+    let mut skipped = vec![false; st.ops.len()];
+    let mut budget = MAX_EXPANDED;
+    // Latest first: a root absorbs the ops below it before they are tried
+    // as roots of their own.
+    for i in (0..st.ops.len()).rev() {
+        if skipped[i] || first_value[i] == usize::MAX {
+            continue;
+        }
+        let root = ValueId(first_value[i] as u32);
+        let mut best: Option<(usize, Form)> = None;
+        let mut with_products = false;
+        for products in [true, false] {
+            if !products && !with_products {
+                // The same form again.
+                break;
+            }
+            let Some(form) = view.form(i, root, products, &mut budget) else {
+                continue;
+            };
+            with_products = !form.products.is_empty();
+            let Some(fused) = view.fused_cost(&form, threads[i]) else {
+                continue;
+            };
+            let (old, new) = (
+                estimate(view.unfused_cost(i, root, &form), threads[i]),
+                estimate(fused, threads[i]),
+            );
+            if new < old && best.as_ref().is_none_or(|(gain, _)| old - new > *gain) {
+                best = Some((old - new, form));
+            }
+        }
+        if let Some((_, form)) = best {
+            for &j in &form.absorbed {
+                skipped[j] = true;
+            }
+            replaced.insert(i, form.op());
+        }
+    }
+    if replaced.is_empty() {
+        return st;
+    }
+    match rebuild(&st, &replaced, &skipped) {
+        Some(fused) => fused,
+        None => st,
+    }
+}
+
+/// `st`'s program built again with the ops of `replaced` replaced and the
+/// `skipped` ones not built (their values, which nothing else reads, kept
+/// as placeholders), or `None` if that fails.
+fn rebuild(st: &State, replaced: &BTreeMap<usize, WordOp>, skipped: &[bool]) -> Option<State> {
+    let mut new = State::new(st.builder.params(), Some(st.threads));
+    let mut next_value = 0;
+    for (i, op) in st.ops.iter().enumerate() {
+        let made = st.made_by[next_value..]
+            .iter()
+            .take_while(|&&j| j == i)
+            .count();
+        let old = &st.values[next_value..next_value + made];
+        next_value += made;
+        if skipped[i] {
+            new.record(op.clone(), old.to_vec(), 0);
+            continue;
+        }
+        let vals = match replaced.get(&i) {
+            Some(fused) => new.push(&Op::Word(fused.clone()), op.clone()).ok()?,
+            None => new.push(op, op.clone()).ok()?,
+        };
+        let same_shapes =
+            vals.len() == made && vals.iter().zip(old).all(|(a, b)| a.shape() == b.shape());
+        if !same_shapes {
+            return None;
+        }
+    }
+    for &id in &st.output_ids {
+        new.mark_output(id).ok()?;
+    }
+    Some(new)
+}

@@ -1,0 +1,276 @@
+//! Sums written with operators are fused by the builder where that is
+//! cheaper (`api/fuse.rs`): random expressions of sums, differences,
+//! negations, products and clear factors, with shared and output
+//! intermediates, equal Rust's wrapping arithmetic on the clear backend;
+//! the fused circuits cost what `Word::fused_sum` costs; program files
+//! rebuild them to the same circuit.
+
+use std::path::Path;
+
+use hearth::api::{clear_word, clear_word_value, CompiledProgram, Program, Word, U32};
+use hearth::backend::ClearBackend;
+use hearth::{ParameterSet, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
+use num_bigint::BigInt;
+use proptest::prelude::*;
+
+/// One step of an expression over earlier values (indices modulo the
+/// values so far).
+#[derive(Clone, Debug)]
+enum Step {
+    Add(usize, usize),
+    Sub(usize, usize),
+    Mul(usize, usize),
+    Neg(usize),
+    MulConst(usize, i64),
+    AddConst(usize, i64),
+    /// A value no sum reads: ends chains, so the builder sees shared and
+    /// non-linear operands.
+    Xor(usize, usize),
+}
+
+/// A random program: inputs, steps, and which values are outputs besides
+/// the last one.
+#[derive(Clone, Debug)]
+struct Expr {
+    inputs: Vec<u64>,
+    steps: Vec<Step>,
+    outputs: Vec<usize>,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let i = 0usize..64;
+    prop_oneof![
+        4 => (i.clone(), i.clone()).prop_map(|(a, b)| Step::Add(a, b)),
+        2 => (i.clone(), i.clone()).prop_map(|(a, b)| Step::Sub(a, b)),
+        2 => (i.clone(), i.clone()).prop_map(|(a, b)| Step::Mul(a, b)),
+        1 => i.clone().prop_map(Step::Neg),
+        2 => (i.clone(), -300i64..300).prop_map(|(a, k)| Step::MulConst(a, k)),
+        1 => (i.clone(), -70000i64..70000).prop_map(|(a, k)| Step::AddConst(a, k)),
+        1 => (i.clone(), i).prop_map(|(a, b)| Step::Xor(a, b)),
+    ]
+}
+
+fn expr() -> impl Strategy<Value = Expr> {
+    (
+        prop::collection::vec(any::<u64>(), 1..=5),
+        prop::collection::vec(step(), 1..=20),
+        prop::collection::vec(0usize..64, 0..=3),
+    )
+        .prop_map(|(inputs, steps, outputs)| Expr {
+            inputs,
+            steps,
+            outputs,
+        })
+}
+
+impl Expr {
+    /// Every value's operands resolved, and the outputs (sorted, the last
+    /// value always among them).
+    fn resolved(&self) -> (Vec<Step>, Vec<usize>) {
+        let n = self.inputs.len();
+        let steps = self
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                let r = |i: usize| i % (n + j);
+                match *s {
+                    Step::Add(a, b) => Step::Add(r(a), r(b)),
+                    Step::Sub(a, b) => Step::Sub(r(a), r(b)),
+                    Step::Mul(a, b) => Step::Mul(r(a), r(b)),
+                    Step::Neg(a) => Step::Neg(r(a)),
+                    Step::MulConst(a, k) => Step::MulConst(r(a), k),
+                    Step::AddConst(a, k) => Step::AddConst(r(a), k),
+                    Step::Xor(a, b) => Step::Xor(r(a), r(b)),
+                }
+            })
+            .collect();
+        let total = n + self.steps.len();
+        let mut outputs: Vec<usize> = self.outputs.iter().map(|&i| i % total).collect();
+        outputs.push(total - 1);
+        outputs.sort_unstable();
+        outputs.dedup();
+        (steps, outputs)
+    }
+
+    /// Plain Rust: every value modulo `2^bits`.
+    fn reference(&self, bits: u32) -> Vec<u64> {
+        let mask = u64::MAX >> (64 - bits);
+        let (steps, _) = self.resolved();
+        let mut v: Vec<u64> = self.inputs.iter().map(|x| x & mask).collect();
+        for s in steps {
+            let x = match s {
+                Step::Add(a, b) => v[a].wrapping_add(v[b]),
+                Step::Sub(a, b) => v[a].wrapping_sub(v[b]),
+                Step::Mul(a, b) => v[a].wrapping_mul(v[b]),
+                Step::Neg(a) => v[a].wrapping_neg(),
+                Step::MulConst(a, k) => v[a].wrapping_mul(k as u64),
+                Step::AddConst(a, k) => v[a].wrapping_add(k as u64),
+                Step::Xor(a, b) => v[a] ^ v[b],
+            };
+            v.push(x & mask);
+        }
+        v
+    }
+
+    fn build<const B: usize, const S: bool>(
+        &self,
+        params: &'static ParameterSet,
+        threads: usize,
+    ) -> CompiledProgram {
+        let p = Program::new(params);
+        p.set_threads(threads);
+        let (steps, outputs) = self.resolved();
+        let mut v: Vec<Word<B, S>> = self.inputs.iter().map(|_| Word::input(&p)).collect();
+        for s in steps {
+            let x = match s {
+                Step::Add(a, b) => &v[a] + &v[b],
+                Step::Sub(a, b) => &v[a] - &v[b],
+                Step::Mul(a, b) => &v[a] * &v[b],
+                Step::Neg(a) => -&v[a],
+                Step::MulConst(a, k) => &v[a] * k,
+                Step::AddConst(a, k) => &v[a] + k,
+                Step::Xor(a, b) => &v[a] ^ &v[b],
+            };
+            v.push(x);
+        }
+        for i in outputs {
+            p.output(&v[i]);
+        }
+        p.build().expect("sums of words always build")
+    }
+
+    /// The program on the clear backend against plain Rust, and through a
+    /// program file (same circuit, same outputs).
+    fn check<const B: usize, const S: bool>(
+        &self,
+        params: &'static ParameterSet,
+        threads: usize,
+    ) -> Result<(), String> {
+        let prog = self.build::<B, S>(params, threads);
+        let mask = u64::MAX >> (64 - B);
+        let ins: Vec<Vec<u64>> = self
+            .inputs
+            .iter()
+            .map(|&x| {
+                let x = x & mask;
+                let value = if S && x >> (B - 1) == 1 {
+                    BigInt::from(x) - (BigInt::from(1) << B)
+                } else {
+                    BigInt::from(x)
+                };
+                clear_word(value, B, S).unwrap()
+            })
+            .collect();
+        let want = self.reference(B as u32);
+        let (_, outputs) = self.resolved();
+        let loaded =
+            CompiledProgram::from_bytes(Path::new("fused"), &prog.to_bytes().unwrap()).unwrap();
+        if loaded.circuit().stats() != prog.circuit().stats() {
+            return Err("the program file rebuilds to another circuit".into());
+        }
+        for run in [&prog, &loaded] {
+            let out = run.run(&ClearBackend, &ins).map_err(|e| e.to_string())?;
+            for (o, &i) in out.iter().zip(&outputs) {
+                let got = clear_word_value(o, S).unwrap();
+                let got = u64::try_from(if got < BigInt::from(0) {
+                    got + (BigInt::from(1) << B)
+                } else {
+                    got
+                })
+                .unwrap();
+                if got != want[i] {
+                    return Err(format!("value {i}: got {got}, Rust {}", want[i]));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Random sums, differences, products and clear factors of `u8`,
+    /// `i16` and `u32` words on both families' test sets, planned for 2
+    /// and 16 threads, equal Rust's wrapping arithmetic.
+    #[test]
+    fn operator_sums_are_exact(
+        e in expr(),
+        threads in prop::sample::select(vec![2usize, 16]),
+        params in prop::sample::select(vec![&INSECURE_TEST_BITS, &INSECURE_TEST_DIGITS]),
+        width in 0..3,
+    ) {
+        let checked = match width {
+            0 => e.check::<8, false>(params, threads),
+            1 => e.check::<16, true>(params, threads),
+            _ => e.check::<32, false>(params, threads),
+        };
+        if let Err(why) = checked {
+            prop_assert!(false, "{why}\n{e:?}");
+        }
+    }
+}
+
+/// The #PBS of `f`'s program on `params`, planned for 2 threads.
+fn pbs(params: &'static ParameterSet, f: impl FnOnce(&Program)) -> usize {
+    let p = Program::new(params);
+    p.set_threads(2);
+    f(&p);
+    p.build().unwrap().circuit().stats().pbs
+}
+
+/// A sum of 16 words written with `+` costs what `Word::fused_sum` costs,
+/// well under 15 separate additions; a dot product written as a loop of
+/// `acc + x * y` costs what `Word::dot` costs.
+#[test]
+fn operator_sums_cost_what_the_fused_calls_cost() {
+    let params = &INSECURE_TEST_DIGITS;
+    let one = BigInt::from(1);
+    let add = pbs(params, |p| {
+        let (a, b) = (U32::input(p), U32::input(p));
+        p.output(&(&a + &b));
+    });
+    let chain = pbs(params, |p| {
+        let xs: Vec<_> = (0..16).map(|_| U32::input(p)).collect();
+        let sum = xs[1..].iter().fold(xs[0].clone(), |s, x| &s + x);
+        p.output(&sum);
+    });
+    let fused = pbs(params, |p| {
+        let xs: Vec<_> = (0..16).map(|_| U32::input(p)).collect();
+        let scaled: Vec<_> = xs.iter().map(|x| (x, &one)).collect();
+        p.output(&U32::fused_sum(p, &[], &scaled, &BigInt::from(0)));
+    });
+    assert_eq!(chain, fused);
+    assert!(chain < 15 * add, "{chain} PBS against 15 x {add}");
+
+    let looped = pbs(params, |p| {
+        let xs: Vec<_> = (0..16).map(|_| U32::input(p)).collect();
+        let acc = (0..8).fold(U32::constant(p, 0), |acc, i| {
+            &acc + &(&xs[2 * i] * &xs[2 * i + 1])
+        });
+        p.output(&acc);
+    });
+    let dot = pbs(params, |p| {
+        let xs: Vec<_> = (0..16).map(|_| U32::input(p)).collect();
+        let (x, y): (Vec<_>, Vec<_>) = (0..8)
+            .map(|i| (xs[2 * i].clone(), xs[2 * i + 1].clone()))
+            .unzip();
+        p.output(&U32::dot(p, &x, &y));
+    });
+    assert_eq!(looped, dot);
+}
+
+/// A sum whose partial result is also an output is not fused past it:
+/// the partial result is built (and exact) as the user wrote it.
+#[test]
+fn an_output_stops_the_fusion() {
+    let e = Expr {
+        inputs: vec![200, 100, 55, 1],
+        steps: (1..4).map(|i| Step::Add(i + 2, i)).collect(),
+        outputs: vec![4],
+    };
+    e.check::<8, false>(&INSECURE_TEST_BITS, 2).unwrap();
+    let (_, outputs) = e.resolved();
+    assert_eq!(outputs, vec![4, 6]);
+}
