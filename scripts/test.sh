@@ -8,10 +8,13 @@
 # there (maturin develop --release) and runs pytest on two workers
 # (pytest-xdist: most Python tests use one core), all while the Rust tests
 # run. The browser client's test (crates/hearth-py/tests/test_browser.py)
-# runs with them: Debian's chromium and chromium-driver are installed where
-# missing, selenium from PyPI, and scripts/wasm-build.sh builds the page
-# (installing the wasm32 target and wasm-bindgen where missing) before
-# pytest starts.
+# runs with them where its tools are there (Chromium, chromedriver and the
+# `wasm-bindgen` command of the locked version): scripts/wasm-build.sh
+# builds the page before pytest starts. Where they are missing, the test
+# skips, saying so, unless HEARTH_REQUIRE_BROWSER is set: then Debian's
+# chromium and chromium-driver are installed, and wasm-build.sh installs
+# wasm-bindgen (a 2-minute compile, kept out of a fresh machine's test
+# run). CI sets it (.ci/run).
 #
 # One build serves all three: `tfhe` and the library compile once. The
 # workspace-hack crate (crates/hearth-hack) makes every build ask for the
@@ -33,17 +36,18 @@ if ! mpi_tools && command -v apt-get >/dev/null; then
     if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libopenmpi-dev openmpi-bin libclang-dev >/dev/null || true
 fi
-# The browser test's Chromium (Debian: chromium, chromium-driver),
-# installed where missing. Without it, or without the page (built below by
-# scripts/wasm-build.sh, which needs rustup and crates.io the first time),
-# the test skips, saying so, unless HEARTH_REQUIRE_BROWSER is set; it is
-# set below when both are there.
+# The browser test's tools: Chromium and chromedriver (installed where
+# missing when the test is required), and the wasm-bindgen command the page
+# is built with (scripts/wasm-build.sh installs it when the test is
+# required). Without them the test skips, saying so.
 browser_tools() { { command -v chromium || command -v chromium-browser; } >/dev/null && command -v chromedriver >/dev/null; }
-if ! browser_tools && command -v apt-get >/dev/null; then
+if [ -n "${HEARTH_REQUIRE_BROWSER:-}" ] && ! browser_tools && command -v apt-get >/dev/null; then
     SUDO=""
     if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null || true
 fi
+wasm_bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print }' Cargo.lock)
+page_tools() { browser_tools && [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" = "$wasm_bindgen_version" ]; }
 
 features=hearth/testing
 if mpi_tools; then
@@ -123,7 +127,11 @@ if [ -n "$pip_pid" ]; then
         VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
             maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features" \
             >"$maturin_log" 2>&1 || { cat "$maturin_log"; echo "building the Python package (maturin develop) failed"; exit 1; }
-        if scripts/wasm-build.sh >"$wasm_log" 2>&1; then
+        if [ -z "${HEARTH_REQUIRE_BROWSER:-}" ] && ! page_tools; then
+            echo "browser test skipped: it needs chromium, chromedriver and wasm-bindgen $wasm_bindgen_version" \
+                "(cargo install wasm-bindgen-cli --version =$wasm_bindgen_version; or set HEARTH_REQUIRE_BROWSER=1 to install them)"
+            rm -rf target/web
+        elif scripts/wasm-build.sh >"$wasm_log" 2>&1; then
             if browser_tools; then export HEARTH_REQUIRE_BROWSER=1; fi
         else
             cat "$wasm_log"

@@ -11,8 +11,8 @@ screenshot (target/browser/page.png): not a check of speed, the figures of
 docs/results/browser.md.
 
 Skipped, saying so, without Chromium, chromedriver, selenium or the built
-page, unless HEARTH_REQUIRE_BROWSER is set (the test command installs them
-and sets it where it can)."""
+page, unless HEARTH_REQUIRE_BROWSER is set (the test command then installs
+them; it sets it itself once it has built the page)."""
 
 import base64
 import functools
