@@ -188,8 +188,16 @@ impl Expr {
     }
 }
 
+/// 96 cases, or `PROPTEST_CASES` (long runs).
+fn cases() -> ProptestConfig {
+    let n = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    ProptestConfig::with_cases(n.unwrap_or(96))
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(cases())]
 
     /// Random sums, differences, products and clear factors of `u8`,
     /// `i16` and `u32` words on both families' test sets, planned for 2

@@ -188,9 +188,9 @@ fn reserved_bytes_program_key_ids_and_old_versions_are_refused() {
     );
     assert!(e.to_string().contains("older hearth"), "{e}");
     // A program of version 3 (operations before they were grouped by
-    // family) or 4 (operations before the signature), whatever its
-    // payload: refused as older, before decoding.
-    for version in [3u16, 4] {
+    // family), 4 (operations before the signature) or 5 (sums not yet
+    // fused), whatever its payload: refused as older, before decoding.
+    for version in [3u16, 4, 5] {
         let old = forged(&good, |h| h[8..10].copy_from_slice(&version.to_le_bytes()));
         let e = CompiledProgram::from_bytes(origin, &old).unwrap_err();
         assert!(

@@ -56,8 +56,10 @@ pub const FORMAT_VERSION: u16 = 3;
 /// it (compile the program again; keys and values still load). 5 since
 /// the signature and stated cost come before the operations
 /// ([`crate::formats::program_head`]), so that a client reads them
-/// without the operations' vocabulary.
-pub const PROGRAM_FORMAT_VERSION: u16 = 5;
+/// without the operations' vocabulary. 6 since sums of words are fused
+/// when a program is built (`hearth::api`'s fuse pass): the operations of
+/// an older file build another circuit than the one it states.
+pub const PROGRAM_FORMAT_VERSION: u16 = 6;
 const HEADER_LEN: usize = 36;
 
 /// What a hearth file holds.

@@ -1,5 +1,5 @@
 //! The leading part of a program file: its signature and stated cost
-//! ([`ProgramHead`]), written before the operations (format version 5), so
+//! ([`ProgramHead`]), written before the operations (since format version 5), so
 //! that a client that only encrypts inputs and decrypts results (the
 //! WebAssembly client, `crates/hearth-wasm`) reads what it needs without
 //! the operations' vocabulary or the engine that rebuilds them
