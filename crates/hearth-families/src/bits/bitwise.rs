@@ -239,7 +239,7 @@ thread_local! {
 fn count_kind(b: &CircuitBuilder, bits: usize, n: usize) -> CompressKind {
     let (params, threads) = (b.params(), b.threads());
     let key = (params.id, bits, n, threads);
-    let kinds = [CompressKind::Dadda, CompressKind::Wallace];
+    let kinds = CompressKind::CONCRETE;
     COUNT_KINDS.with(|memo| {
         memo.get_or(key, || {
             cheapest(params, threads, &kinds, |s, kind| {

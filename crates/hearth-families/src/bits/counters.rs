@@ -12,8 +12,13 @@
 //!
 //! [`CompressKind::Wallace`] reduces every column at every level;
 //! [`CompressKind::Dadda`] reduces each level only to the next height of
-//! Dadda's sequence (2, 3, 4, 6, 9, 13, ...), which uses fewer counters.
-//! Both stop at two rows, which one adder finishes.
+//! Dadda's sequence (2, 3, 4, 6, 9, 13, ...), which uses fewer counters;
+//! [`CompressKind::Widest`] gives every column to the widest counters at
+//! every level, leaving at most two bits (a counter costs one bootstrap
+//! whatever its width: a sum of 16 `u32` on `DIGITS_128` takes 185
+//! bootstraps this way, 224 by Dadda's rule); [`CompressKind::Auto`]
+//! takes the fastest for the column heights. All stop at two rows, which
+//! one adder finishes.
 
 use num_bigint::BigUint;
 use num_traits::{One, Zero};
@@ -21,8 +26,9 @@ use num_traits::{One, Zero};
 use super::adders::{add, AdderKind};
 use super::gates::threshold;
 use super::{on_even_positions, Bits, ONE};
-use crate::circuit::{CircuitBuilder, Selectors, Wire};
+use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::lut::Lut;
+use crate::crypto::params::ParamsId;
 use crate::error::Error;
 
 /// How columns are reduced.
@@ -32,6 +38,51 @@ pub enum CompressKind {
     Wallace,
     /// Dadda: reduce only as far as the next stage's height needs.
     Dadda,
+    /// Widest first: at each stage every column gives all it can to the
+    /// widest counters, and leaves at most two bits (a counter costs one
+    /// bootstrap whatever its width, so a 7-to-3 removes four bits where
+    /// a full adder removes one).
+    Widest,
+    /// The one of the three above with the least estimated time for these
+    /// column heights on the builder's thread count (tried on a scratch
+    /// builder, remembered by heights).
+    Auto,
+}
+
+impl CompressKind {
+    /// The kinds `Auto` chooses from.
+    pub const CONCRETE: [CompressKind; 3] = [
+        CompressKind::Dadda,
+        CompressKind::Wallace,
+        CompressKind::Widest,
+    ];
+}
+
+type HeightsKey = (ParamsId, usize, usize, Vec<usize>);
+
+thread_local! {
+    static KINDS: Memo<HeightsKey, CompressKind> = Memo::new();
+}
+
+/// The concrete kind with the least estimated time for columns of these
+/// heights summed on `width` bits.
+fn choose(b: &CircuitBuilder, heights: Vec<usize>, width: usize) -> CompressKind {
+    let (params, threads) = (b.params(), b.threads());
+    let key = (params.id, threads, width, heights);
+    KINDS.with(|memo| {
+        let heights = key.3.clone();
+        memo.get_or(key, || {
+            cheapest(params, threads, &CompressKind::CONCRETE, |s, kind| {
+                let columns = heights
+                    .iter()
+                    .map(|&h| (0..h).map(|_| s.input_with_step(0, ONE, ONE)).collect())
+                    .collect::<Result<Vec<Vec<Wire>>, _>>()?;
+                sum_columns(s, columns, width, kind)?.output(s)?;
+                Ok(())
+            })
+            .unwrap_or(CompressKind::Dadda)
+        })
+    })
 }
 
 /// The bits of the count of `group` (least significant first), or `None`
@@ -162,6 +213,10 @@ pub fn sum_columns(
     columns.resize(width, Vec::new());
     columns.truncate(width);
     fold_constants(b, &mut columns)?;
+    let kind = match kind {
+        CompressKind::Auto => choose(b, columns.iter().map(Vec::len).collect(), width),
+        k => k,
+    };
     let widest = widest_counter(b)?;
     let mut sel = Selectors::for_bits();
     loop {
@@ -170,8 +225,8 @@ pub fn sum_columns(
             break;
         }
         let target = match kind {
-            CompressKind::Wallace => 2,
             CompressKind::Dadda => dadda_below(height),
+            _ => 2,
         };
         // Low to high: bits a column receives from lower columns at this
         // level count towards its height at the next one.
@@ -180,13 +235,17 @@ pub fn sum_columns(
             let mut col = arrange(b, std::mem::take(&mut columns[j]))?;
             loop {
                 let h = col.len() + next[j].len();
-                if h <= target || col.len() < 2 {
+                let done = match kind {
+                    CompressKind::Widest => col.len() < 3,
+                    _ => h <= target || col.len() < 2,
+                };
+                if done {
                     break;
                 }
                 // A k-counter leaves one of its k bits here.
                 let mut k = match kind {
-                    CompressKind::Wallace => col.len().min(widest),
                     CompressKind::Dadda => col.len().min(widest).min(h - target + 1),
+                    _ => col.len().min(widest),
                 };
                 // A wire twice in a group makes its count a function the
                 // search for wide counters does not cover (uniform
@@ -324,5 +383,57 @@ pub(crate) mod tests {
         }
     }
 
-    hearth_core::tests![a_column_with_a_repeated_wire_sums_exactly];
+    /// Every rule sums columns of every height exactly, on `pi = 5` and
+    /// `pi = 3`: random bits in columns of random heights (up to 20) over
+    /// 6 bits, against the plain weighted sum modulo 64.
+    pub(crate) fn every_rule_sums_columns_exactly() {
+        use crate::crypto::params::INSECURE_TEST_BITS;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        for params in [&INSECURE_TEST_DIGITS, &INSECURE_TEST_BITS] {
+            for case in 0..12 {
+                let heights: Vec<usize> = (0..6).map(|_| rng.gen_range(0..=20)).collect();
+                for kind in CompressKind::CONCRETE
+                    .into_iter()
+                    .chain([CompressKind::Auto])
+                {
+                    let mut b = CircuitBuilder::new(params);
+                    b.set_threads(1 + case % 4 * 5);
+                    let columns: Vec<Vec<Wire>> = heights
+                        .iter()
+                        .map(|&h| {
+                            (0..h)
+                                .map(|_| b.input_with_step(0, ONE, ONE).unwrap())
+                                .collect()
+                        })
+                        .collect();
+                    let sum = sum_columns(&mut b, columns, 6, kind).unwrap();
+                    sum.output(&mut b).unwrap();
+                    let circuit = b.build();
+                    for _ in 0..8 {
+                        let bits: Vec<u64> = (0..heights.iter().sum::<usize>())
+                            .map(|_| rng.gen_range(0..2))
+                            .collect();
+                        let mut want = 0u64;
+                        let mut k = 0;
+                        for (j, &h) in heights.iter().enumerate() {
+                            for _ in 0..h {
+                                want += bits[k] << j;
+                                k += 1;
+                            }
+                        }
+                        let ins: Vec<u64> = bits.iter().map(|&x| ONE as u64 * x).collect();
+                        let out = ClearBackend.evaluate(&circuit, &ins).unwrap();
+                        let got: u64 = out.iter().enumerate().map(|(j, &d)| (d / 2) << j).sum();
+                        assert_eq!(got, want % 64, "{kind:?} on {heights:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    hearth_core::tests![
+        a_column_with_a_repeated_wire_sums_exactly,
+        every_rule_sums_columns_exactly
+    ];
 }

@@ -39,7 +39,7 @@ pub fn dot(
     }
     let cb = Bits::constant(b, c, width);
     merge(&mut cols, cb.wires().iter().map(|&w| vec![w]).collect());
-    sum_columns(b, cols, width, CompressKind::Dadda)
+    sum_columns(b, cols, width, CompressKind::Auto)
 }
 
 fn merge(cols: &mut [Vec<Wire>], more: Vec<Vec<Wire>>) {

@@ -14,8 +14,9 @@
 //!   majority each, the sum linear), `n` levels, then one adder;
 //!   [`MulKind::ArrayTwoInput`] is the same array with two-input gates only
 //!   (five per full adder), the paper's point of comparison;
-//! * [`MulKind::Wallace`], [`MulKind::Dadda`]: column compression with the
-//!   widest counters the parameters allow ([`super::counters`]);
+//! * [`MulKind::Wallace`], [`MulKind::Dadda`], [`MulKind::Widest`]: column
+//!   compression with the widest counters the parameters allow
+//!   ([`super::counters`]);
 //! * [`MulKind::Karatsuba`] (CPU/GPU paper): three half-size products of
 //!   the halves and their sums, for full unsigned products of 16 bits and
 //!   more;
@@ -49,6 +50,9 @@ pub enum MulKind {
     Wallace,
     /// Dadda tree of counters, one final adder.
     Dadda,
+    /// The widest counters at every stage, one final adder
+    /// ([`CompressKind::Widest`]).
+    Widest,
     /// Karatsuba's three half-size products.
     Karatsuba,
     /// The cheapest of the others for the planned thread count.
@@ -57,12 +61,13 @@ pub enum MulKind {
 
 impl MulKind {
     /// Every kind but `Auto`.
-    pub const CONCRETE: [MulKind; 6] = [
+    pub const CONCRETE: [MulKind; 7] = [
         MulKind::ShiftAdd,
         MulKind::Array,
         MulKind::ArrayTwoInput,
         MulKind::Wallace,
         MulKind::Dadda,
+        MulKind::Widest,
         MulKind::Karatsuba,
     ];
 }
@@ -114,7 +119,7 @@ pub fn mul_const(
     signed: bool,
 ) -> Result<Bits, Error> {
     let cols = const_product_columns(b, x, k, width, signed)?;
-    sum_columns(b, cols, width, CompressKind::Dadda)
+    sum_columns(b, cols, width, CompressKind::Auto)
 }
 
 /// The columns [`mul_const`] sums, for callers that add more rows.
@@ -191,12 +196,12 @@ fn mul_kind(
         MulKind::ShiftAdd | MulKind::Array | MulKind::ArrayTwoInput => {
             rows_product(b, &x, &y, width, signed, kind)
         }
-        MulKind::Wallace | MulKind::Dadda => {
+        MulKind::Wallace | MulKind::Dadda | MulKind::Widest => {
             let cols = partial_products(b, &x, &y, width, signed)?;
-            let compress = if kind == MulKind::Wallace {
-                CompressKind::Wallace
-            } else {
-                CompressKind::Dadda
+            let compress = match kind {
+                MulKind::Wallace => CompressKind::Wallace,
+                MulKind::Dadda => CompressKind::Dadda,
+                _ => CompressKind::Widest,
             };
             sum_columns(b, cols, width, compress)
         }
