@@ -26,7 +26,7 @@ use num_traits::{One, Zero};
 use super::adders::{add, AdderKind};
 use super::gates::threshold;
 use super::{on_even_positions, Bits, ONE};
-use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
+use crate::circuit::{CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::lut::Lut;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
@@ -44,8 +44,8 @@ pub enum CompressKind {
     /// a full adder removes one).
     Widest,
     /// The one of the three above with the least estimated time for these
-    /// column heights on the builder's thread count (tried on a scratch
-    /// builder, remembered by heights).
+    /// column heights on the builder's thread count (from each rule's
+    /// schedule of counters and stages).
     Auto,
 }
 
@@ -58,31 +58,66 @@ impl CompressKind {
     ];
 }
 
-type HeightsKey = (ParamsId, usize, usize, Vec<usize>);
-
-thread_local! {
-    static KINDS: Memo<HeightsKey, CompressKind> = Memo::new();
+/// The concrete kind with the least estimated time for columns of these
+/// heights summed on `width` bits with counters of up to `widest` bits:
+/// counters over the builder's threads plus stages, from the schedule
+/// each rule would follow (no circuit is built), ties to the fewest
+/// counters.
+fn choose(b: &CircuitBuilder, heights: &[usize], width: usize, widest: usize) -> CompressKind {
+    let threads = b.threads().max(1);
+    CompressKind::CONCRETE
+        .into_iter()
+        .min_by_key(|&kind| {
+            let (counters, stages) = schedule(heights, width, widest, kind);
+            (counters.div_ceil(threads) + stages, counters)
+        })
+        .unwrap_or(CompressKind::Dadda)
 }
 
-/// The concrete kind with the least estimated time for columns of these
-/// heights summed on `width` bits.
-fn choose(b: &CircuitBuilder, heights: Vec<usize>, width: usize) -> CompressKind {
-    let (params, threads) = (b.params(), b.threads());
-    let key = (params.id, threads, width, heights);
-    KINDS.with(|memo| {
-        let heights = key.3.clone();
-        memo.get_or(key, || {
-            cheapest(params, threads, &CompressKind::CONCRETE, |s, kind| {
-                let columns = heights
-                    .iter()
-                    .map(|&h| (0..h).map(|_| s.input_with_step(0, ONE, ONE)).collect())
-                    .collect::<Result<Vec<Vec<Wire>>, _>>()?;
-                sum_columns(s, columns, width, kind)?.output(s)?;
-                Ok(())
-            })
-            .unwrap_or(CompressKind::Dadda)
-        })
-    })
+/// The counters and stages `kind` uses on columns of `heights` (as
+/// [`sum_columns`] reduces them, bits counted only).
+fn schedule(heights: &[usize], width: usize, widest: usize, kind: CompressKind) -> (usize, usize) {
+    let mut columns = heights.to_vec();
+    let (mut counters, mut stages) = (0, 0);
+    loop {
+        let height = columns.iter().copied().max().unwrap_or(0);
+        if height <= 2 {
+            return (counters, stages);
+        }
+        let target = match kind {
+            CompressKind::Dadda => dadda_below(height),
+            _ => 2,
+        };
+        let mut next = vec![0usize; width];
+        for j in 0..width {
+            let mut col = columns[j];
+            loop {
+                let h = col + next[j];
+                let done = match kind {
+                    CompressKind::Widest => col < 3,
+                    _ => h <= target || col < 2,
+                };
+                if done {
+                    break;
+                }
+                let k = match kind {
+                    CompressKind::Dadda => col.min(widest).min(h - target + 1),
+                    _ => col.min(widest),
+                };
+                col -= k;
+                counters += 1;
+                let outs = usize::BITS as usize - k.leading_zeros() as usize;
+                for o in 0..outs {
+                    if j + o < width {
+                        next[j + o] += 1;
+                    }
+                }
+            }
+            next[j] += col;
+        }
+        columns = next;
+        stages += 1;
+    }
 }
 
 /// The bits of the count of `group` (least significant first), or `None`
@@ -190,17 +225,27 @@ fn bits_by_count(
 
 /// The widest counter (up to 7 bits) these parameters support.
 pub fn widest_counter(b: &mut CircuitBuilder) -> Result<usize, Error> {
-    let mut sel = Selectors::for_bits();
-    for k in (3..=7).rev() {
-        let mut scratch = CircuitBuilder::new(b.params());
-        let group: Vec<Wire> = (0..k)
-            .map(|_| scratch.input_with_step(0, ONE, ONE))
-            .collect::<Result<_, _>>()?;
-        if counter(&mut scratch, &mut sel, &group)?.is_some() {
-            return Ok(k);
-        }
-    }
-    Ok(3)
+    let params = b.params();
+    WIDEST.with(|memo| {
+        memo.try_get_or(params.id, || {
+            let mut sel = Selectors::for_bits();
+            for k in (3..=7).rev() {
+                let mut scratch = CircuitBuilder::new(params);
+                let group: Vec<Wire> = (0..k)
+                    .map(|_| scratch.input_with_step(0, ONE, ONE))
+                    .collect::<Result<_, _>>()?;
+                if counter(&mut scratch, &mut sel, &group)?.is_some() {
+                    return Ok(k);
+                }
+            }
+            Ok(3)
+        })
+    })
+}
+
+thread_local! {
+    /// [`widest_counter`] per parameter set.
+    static WIDEST: Memo<ParamsId, usize> = Memo::new();
 }
 
 /// `sum_j 2^j (sum of column j)` modulo `2^width`, as `width` bits.
@@ -213,11 +258,12 @@ pub fn sum_columns(
     columns.resize(width, Vec::new());
     columns.truncate(width);
     fold_constants(b, &mut columns)?;
+    let widest = widest_counter(b)?;
+    let heights: Vec<usize> = columns.iter().map(Vec::len).collect();
     let kind = match kind {
-        CompressKind::Auto => choose(b, columns.iter().map(Vec::len).collect(), width),
+        CompressKind::Auto => choose(b, &heights, width, widest),
         k => k,
     };
-    let widest = widest_counter(b)?;
     let mut sel = Selectors::for_bits();
     loop {
         let height = columns.iter().map(Vec::len).max().unwrap_or(0);
