@@ -333,11 +333,11 @@ pub fn all() -> Vec<Spec> {
             key: "sum",
             name: "sum of 16 u32",
             inputs: U32X16,
+            // Written as users write them: the builder fuses the sums.
             build: |p| {
                 let xs: Vec<_> = (0..16).map(|_| U32::input(p)).collect();
-                let one = BigInt::from(1);
-                let scaled: Vec<_> = xs.iter().map(|x| (x, &one)).collect();
-                p.output(&U32::fused_sum(p, &[], &scaled, &BigInt::from(0)));
+                let sum = xs[1..].iter().fold(xs[0].clone(), |s, x| &s + x);
+                p.output(&sum);
             },
             reference: |x| vec![x.iter().fold(0u32, |s, &v| s.wrapping_add(v as u32)) as i128],
         },
@@ -347,7 +347,8 @@ pub fn all() -> Vec<Spec> {
             inputs: U16X32,
             build: |p| {
                 let xs: Vec<U32> = (0..32).map(|_| U16::input(p).cast()).collect();
-                p.output(&U32::dot(p, &xs[..16], &xs[16..]));
+                let dot = (1..16).fold(&xs[0] * &xs[16], |acc, i| &acc + &(&xs[i] * &xs[16 + i]));
+                p.output(&dot);
             },
             reference: |x| {
                 let s = (0..16).fold(0u32, |s, i| {
@@ -482,8 +483,13 @@ pub fn all() -> Vec<Spec> {
             inputs: I32X10,
             build: |p| {
                 let xs: Vec<_> = (0..10).map(|_| I32::input(p)).collect();
-                let ws: Vec<_> = DIABETES_WEIGHTS.iter().map(|&w| BigInt::from(w)).collect();
-                p.output(&I32::dot_clear(p, &xs, &ws, &BigInt::from(DIABETES_BIAS)));
+                let y = xs
+                    .iter()
+                    .zip(DIABETES_WEIGHTS)
+                    .fold(I32::constant(p, DIABETES_BIAS), |acc, (x, w)| {
+                        &acc + &(x * w as i64)
+                    });
+                p.output(&y);
             },
             reference: |x| {
                 let y = x
