@@ -19,16 +19,80 @@ pub fn missing() -> Error {
     )
 }
 
+/// The error of a comparison that timed no tfhe-rs set (a build without
+/// them: see [`missing`]).
+pub fn missing_comparison() -> Error {
+    Error::Config("no tfhe-rs set was timed: build hearth-bench with its default features".into())
+}
+
 #[cfg(feature = "tfhe-rs")]
-/// tfhe-rs keys (default parameters) and a pool of `threads` workers that
-/// each hold its server key (tfhe-rs keeps the key per thread, and its
-/// operations fan out over the current pool): run tfhe-rs inside
-/// `pool.install`. With `engine` gpu, the key is tfhe-rs's `CudaServerKey`,
-/// so its integer operations run on the GPU (`HEARTH_REQUIRE_GPU` rules
-/// as for hearth's own gpu backend).
+/// tfhe-rs's two CPU parameter sets for 2-bit blocks: the default of
+/// `ConfigBuilder::default()` (64-bit key switch) and the one its own CPU
+/// benchmark pages use (32-bit key switch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TfheSet {
+    /// `PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`.
+    KsPbs,
+    /// `PARAM_MESSAGE_2_CARRY_2_KS32_PBS_TUNIFORM_2M128`.
+    Ks32,
+}
+
+#[cfg(feature = "tfhe-rs")]
+impl TfheSet {
+    /// Its short name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            TfheSet::KsPbs => "KS_PBS",
+            TfheSet::Ks32 => "KS32",
+        }
+    }
+}
+
+#[cfg(feature = "tfhe-rs")]
+/// [`tfhe_pool`] on each set a comparison times: both on the CPU, the
+/// default alone on the GPU (tfhe-rs's GPU keys have sets of their own).
+pub fn tfhe_pools(
+    threads: usize,
+    engine: Engine,
+) -> Result<Vec<(TfheSet, tfhe::ClientKey, TfhePool)>, Error> {
+    let sets: &[TfheSet] = match engine {
+        Engine::Gpu => &[TfheSet::KsPbs],
+        _ => &[TfheSet::KsPbs, TfheSet::Ks32],
+    };
+    sets.iter()
+        .map(|&set| {
+            let (ck, pool) = tfhe_pool_on(threads, engine, set)?;
+            Ok((set, ck, pool))
+        })
+        .collect()
+}
+
+#[cfg(feature = "tfhe-rs")]
+/// [`tfhe_pool_on`] on tfhe-rs's default set.
 pub fn tfhe_pool(threads: usize, engine: Engine) -> Result<(tfhe::ClientKey, TfhePool), Error> {
-    eprintln!("generating tfhe-rs keys (default parameters)...");
-    let config = tfhe::ConfigBuilder::default().build();
+    tfhe_pool_on(threads, engine, TfheSet::KsPbs)
+}
+
+#[cfg(feature = "tfhe-rs")]
+/// tfhe-rs keys on `set` and a pool of `threads` workers that each hold
+/// its server key (tfhe-rs keeps the key per thread, and its operations
+/// fan out over the current pool): run tfhe-rs inside `pool.install`. With
+/// `engine` gpu, the key is tfhe-rs's `CudaServerKey`, so its integer
+/// operations run on the GPU (`HEARTH_REQUIRE_GPU` rules as for hearth's
+/// own gpu backend).
+pub fn tfhe_pool_on(
+    threads: usize,
+    engine: Engine,
+    set: TfheSet,
+) -> Result<(tfhe::ClientKey, TfhePool), Error> {
+    eprintln!("generating tfhe-rs keys ({})...", set.name());
+    let config = match set {
+        TfheSet::KsPbs => tfhe::ConfigBuilder::default().build(),
+        TfheSet::Ks32 => tfhe::ConfigBuilder::with_custom_parameters(
+            tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS32_PBS_TUNIFORM_2M128,
+        )
+        .build(),
+    };
     let ck = tfhe::ClientKey::generate(config);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
