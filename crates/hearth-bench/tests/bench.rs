@@ -454,7 +454,7 @@ const SMALL: &[(&[&str], &str)] = &[
             "--samples",
             "1",
         ],
-        "tfhe-rs (ms)",
+        "tfhe-rs KS32 (ms)",
     ),
     (
         &[
