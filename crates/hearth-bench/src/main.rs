@@ -315,7 +315,8 @@ enum Which {
     },
     /// Whole programs (a sum, a dot product, a polynomial, an argmax, a
     /// sort, a mixing round, a CRC-16, the diabetes regression, a Hamming
-    /// distance) in hearth's words beside tfhe-rs's high-level API, every
+    /// distance; with --suite t2, T2's TFHE benchmarks) in hearth's words
+    /// beside tfhe-rs's high-level API on both of its CPU sets, every
     /// output of both checked against plain Rust.
     Programs {
         /// count: #PBS, depth, widest level and the simulator's times for
@@ -325,8 +326,16 @@ enum Which {
         backend: crate::ops::OpsBackend,
         #[command(flatten)]
         threads: Threads,
-        /// Programs to run, comma-separated: sum, dot, horner, argmax, sort,
-        /// chacha, crc16, regression, hamming (default: all).
+        /// The programs: nine (a sum, a dot product, ... a Hamming
+        /// distance), t2 (T2's TFHE benchmark suite, at its word widths)
+        /// or all.
+        #[arg(long, value_enum, value_name = "NAME", default_value = "nine")]
+        suite: crate::programs::Suite,
+        /// Programs to run, comma-separated, of the suite (default: all of
+        /// it). nine: sum, dot, horner, argmax, sort, chacha, crc16,
+        /// regression, hamming. t2: t2-chi2, t2-crc8, t2-crc32, t2-hamming,
+        /// t2-manhattan, t2-batcher, t2-isort, t2-jenkins, t2-mmult,
+        /// t2-nn10, t2-pir8, t2-fib20, t2-euclid64.
         #[arg(long, value_name = "CASE", value_delimiter = ',')]
         cases: Vec<String>,
         /// Encrypted runs per program and library, alternating, each on new
@@ -579,6 +588,7 @@ fn run(which: Which) -> Result<(), Error> {
         } => crate::kernels::kernels(backend.engine(), threads.resolve()?, &cases, json.json),
         Which::Radix { bits, json } => crate::radix::radix(&bits, json.json),
         Which::Programs {
+            suite,
             backend,
             threads,
             cases,
@@ -588,6 +598,7 @@ fn run(which: Which) -> Result<(), Error> {
             json,
             plot,
         } => crate::programs::programs(crate::programs::Options {
+            suite,
             engine: backend.engine(),
             params: params.params,
             threads: threads.resolve()?,

@@ -1,11 +1,15 @@
 //! `hearth-bench programs`: whole programs (a sum, a dot product, a
 //! polynomial, an argmax, a sort, a mixing round, a CRC, a regression, a
-//! Hamming distance), each written once with hearth's word API and once
-//! with tfhe-rs's high-level API ([`tfhe_side`]), both checked against
-//! plain Rust on the same inputs: #PBS and depth on the count backend with
-//! the simulator's prediction for 16 and 64 threads, or encrypted and
-//! timed beside tfhe-rs in one process on the same threads.
+//! Hamming distance), and T2's TFHE benchmark suite ([`t2`], `--suite
+//! t2`), each written once with hearth's word API and once with tfhe-rs's
+//! high-level API ([`tfhe_side`], [`t2_tfhe`]), both checked against plain
+//! Rust on the same inputs: #PBS and depth on the count backend with the
+//! simulator's prediction for 16 and 64 threads, or encrypted and timed
+//! beside tfhe-rs in one process on the same threads.
 
+mod t2;
+#[cfg(feature = "tfhe-rs")]
+mod t2_tfhe;
 #[cfg(feature = "tfhe-rs")]
 mod tfhe_side;
 
@@ -27,8 +31,41 @@ use crate::report::{emit, median, ms, Table};
 /// Threads the simulator predicts each program's time for.
 const PREDICT: [usize; 2] = [16, 64];
 
+/// Which programs `--suite` runs.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    /// The nine programs (a sum, a dot product, ... a Hamming distance).
+    Nine,
+    /// T2's TFHE benchmark suite (13 programs, keys `t2-...`).
+    T2,
+    /// Both.
+    All,
+}
+
+impl Suite {
+    /// Its name in `--suite`, the title and the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Nine => "nine",
+            Suite::T2 => "t2",
+            Suite::All => "all",
+        }
+    }
+
+    /// Its programs.
+    pub fn specs(self) -> Vec<Spec> {
+        match self {
+            Suite::Nine => nine(),
+            Suite::T2 => t2::all(),
+            Suite::All => nine().into_iter().chain(t2::all()).collect(),
+        }
+    }
+}
+
 /// What to run and where to write it (the command's options).
 pub struct Options<'a> {
+    /// The programs: the nine, T2's, or both.
+    pub suite: Suite,
     /// None: count only; else encrypted on this engine, beside tfhe-rs.
     pub engine: Option<Engine>,
     /// The words' set: the one key (`DIGITS_128`, `DIGITS_KS32_128`) or a
@@ -52,6 +89,7 @@ pub struct Options<'a> {
 /// Words run on `params`.
 pub fn programs(o: Options<'_>) -> Result<(), Error> {
     let Options {
+        suite,
         engine,
         params,
         threads,
@@ -61,11 +99,18 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
         json: json_out,
         plot,
     } = o;
-    let mut specs = all();
+    let mut specs = suite.specs();
     if let Some(bad) = cases.iter().find(|c| !specs.iter().any(|s| s.key == *c)) {
         let keys: Vec<_> = specs.iter().map(|s| s.key).collect();
+        let elsewhere = [Suite::Nine, Suite::T2]
+            .into_iter()
+            .find(|other| other.specs().iter().any(|s| s.key == *bad))
+            .map_or(String::new(), |other| {
+                format!(" (it is in --suite {} and all)", other.name())
+            });
         return Err(Error::Config(format!(
-            "--cases {bad}: no such program (programs: {})",
+            "--cases {bad}: no such program in the {} suite{elsewhere} (programs: {})",
+            suite.name(),
             keys.join(", ")
         )));
     }
@@ -121,7 +166,12 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
     }
     let mut t = Table::new(
         format!(
-            "Whole programs: hearth's words on {}, planned for {threads} threads{}",
+            "Whole programs ({}): hearth's words on {}, planned for {threads} threads{}",
+            match suite {
+                Suite::Nine => "the nine",
+                Suite::T2 => "T2's suite",
+                Suite::All => "the nine and T2's suite",
+            },
             params.name,
             backend.as_ref().map_or(String::new(), |b| format!(
                 ", encrypted on {}, beside tfhe-rs FheUint / FheInt on the same threads (on each of its \
@@ -187,7 +237,10 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
                 }
                 #[cfg(feature = "tfhe-rs")]
                 for (k, (set, ck, pool)) in tfhe.iter().enumerate() {
-                    let run = pool.install(|| tfhe_side::run(spec.key, ck, &ins));
+                    let run = pool.install(|| match spec.key.strip_prefix("t2-") {
+                        Some(t2_key) => t2_tfhe::run(t2_key, ck, &ins),
+                        None => tfhe_side::run(spec.key, ck, &ins),
+                    });
                     if run.outputs != want {
                         return Err(Error::Config(format!(
                             "{}: tfhe-rs ({}) gave {:?} for {ins:?}, plain Rust {want:?}",
@@ -231,6 +284,16 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let t2_note = if suite == Suite::Nine {
+        ""
+    } else {
+        " T2's programs (TrustworthyComputing/T2-FHE-Compiler-and-Benchmarks): T2's operations \
+         and sizes at the word width each runs at (PIR at 6 bits, T2's 5 on tfhe-rs's nearest \
+         width, on both sides), its encrypted zeros and initial values clear, NN nn_10's \
+         duplicate dot products computed once on both sides; tfhe-rs selects with clear values \
+         and if_then_zero on the CPU, between encrypted values on the GPU (its GPU key lacks \
+         them)."
+    };
     t.note(&format!(
         "Outputs of both libraries are checked against plain Rust on the same random inputs; times \
          are medians of {samples} samples, hearth and tfhe-rs alternating, encryption and \
@@ -241,12 +304,12 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
          reference's (below 1: hearth faster). tfhe-rs #PBS from its pbs-stats counter (a build with --features tfhe-pbs-stats; else -). \
          Predicted: hearth's circuit planned for that many threads, on the simulator with {:.1} ms \
          per bootstrap on one thread and none lost to scheduling; tfhe-rs has no circuit to \
-         simulate, so it has no predicted column.",
+         simulate, so it has no predicted column.{t2_note}",
         pbs_s * 1e3
     ));
     emit(
         json_out,
-        &json!({"bench": "programs", "params": params.name, "threads": threads, "samples": samples,
+        &json!({"bench": "programs", "suite": suite.name(), "params": params.name, "threads": threads, "samples": samples,
                 "pbs_s": pbs_s,
                 "backend": engine.map(|e| format!("{e:?}").to_lowercase()), "rows": rows}),
         &[t],
@@ -254,7 +317,8 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
     if let Some(path) = plot {
         let chart = GroupedBars::from_triples(
             format!(
-                "bench programs: hearth words on {} beside tfhe-rs, {}, {}",
+                "bench programs --suite {}: hearth words on {} beside tfhe-rs, {}, {}",
+                suite.name(),
                 params.name,
                 crate::plot::threads_word(threads),
                 crate::plot::today()
@@ -350,8 +414,8 @@ const SORT8: [(usize, usize); 19] = [
     (5, 6),
 ];
 
-/// Every program of the benchmark, in the issue's order.
-pub fn all() -> Vec<Spec> {
+/// The nine programs, in the issue's order.
+pub fn nine() -> Vec<Spec> {
     vec![
         Spec {
             key: "sum",
@@ -554,19 +618,20 @@ fn crc16(bytes: &[i128]) -> u16 {
     crc
 }
 
+/// `prog` on the clear backend (one value per input).
+#[cfg(test)]
+fn run_clear(prog: &CompiledProgram, inputs: &[i128]) -> Vec<i128> {
+    let values: Vec<Vec<BigInt>> = inputs.iter().map(|&v| vec![BigInt::from(v)]).collect();
+    let out = prog.run_clear(&values).unwrap();
+    out.iter()
+        .flatten()
+        .map(|v| i128::try_from(v).expect("a word fits in i128"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `prog` on the clear backend (one value per input).
-    fn run_clear(prog: &CompiledProgram, inputs: &[i128]) -> Vec<i128> {
-        let values: Vec<Vec<BigInt>> = inputs.iter().map(|&v| vec![BigInt::from(v)]).collect();
-        let out = prog.run_clear(&values).unwrap();
-        out.iter()
-            .flatten()
-            .map(|v| i128::try_from(v).expect("a word fits in i128"))
-            .collect()
-    }
 
     /// Every program on the clear backend equals plain Rust on random
     /// inputs, on the bits family's test set, with the CRC-16 also checked
@@ -577,7 +642,7 @@ mod tests {
         let check: Vec<i128> = b"123456789".iter().map(|&b| b as i128).collect();
         assert_eq!(crc16(&check), 0x29b1);
         let mut rng = rand::rngs::StdRng::seed_from_u64(38);
-        for spec in all() {
+        for spec in nine() {
             let prog = spec.program(&hearth::INSECURE_TEST_BITS, 2).unwrap();
             for case in 0..12 {
                 let mut ins = spec.random_inputs(&mut rng);

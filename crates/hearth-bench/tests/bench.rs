@@ -177,6 +177,36 @@ fn programs_count_every_program_and_refuse_unknown_ones() {
     assert!(err.contains("nope") && err.contains("hamming"), "{err}");
 }
 
+/// `--suite t2` on the count backend: the T2 programs named (keys
+/// `t2-...`), the suite in the JSON and the title; a key of the other
+/// suite refused with the suite that has it.
+#[test]
+fn programs_count_the_t2_suite() {
+    let cases = ["--cases", "t2-crc8,t2-batcher,t2-pir8,t2-fib20"];
+    let (ok, out, err) =
+        bench(&[&["programs", "--suite", "t2", "--json", "-"][..], &cases].concat());
+    assert!(ok, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["suite"], "t2", "{out}");
+    let rows = json["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["program"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 4, "{out}");
+    for (name, want) in names.iter().zip(["CRC-8", "Batcher", "PIR", "Fibonacci"]) {
+        assert!(name.starts_with("T2 ") && name.contains(want), "{names:?}");
+    }
+    assert!(rows.iter().all(|r| r["pbs"].as_u64().unwrap() > 0), "{out}");
+    let (ok, out, err) = bench(&[&["programs", "--suite", "t2"][..], &cases].concat());
+    assert!(ok, "{err}");
+    assert!(out.contains("Whole programs (T2's suite)"), "{out}");
+    let (ok, _, err) = bench(&["programs", "--suite", "t2", "--cases", "sum"]);
+    assert!(!ok && err.contains("--suite nine"), "{err}");
+    let (ok, _, err) = bench(&["programs", "--cases", "t2-crc8"]);
+    assert!(!ok && err.contains("--suite t2"), "{err}");
+}
+
 #[test]
 fn radix_study_counts_both_representations() {
     let (ok, out, err) = bench(&["radix", "--bits", "8", "--json", "-"]);
@@ -444,6 +474,20 @@ const SMALL: &[(&[&str], &str)] = &[
         "ranks",
     ),
     (&["programs"], "CRC-16"),
+    (
+        &[
+            "programs",
+            "--suite",
+            "t2",
+            "--backend",
+            "cpu",
+            "--cases",
+            "t2-crc8",
+            "--samples",
+            "1",
+        ],
+        "tfhe-rs KS32 (ms)",
+    ),
     (
         &[
             "programs",

@@ -21,7 +21,9 @@ pub struct Run {
     pub pbs: Option<u64>,
 }
 
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Option<u64>) {
+/// `f`'s result, its time, and tfhe-rs's bootstraps in it where the build
+/// counts them.
+pub(super) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Option<u64>) {
     #[cfg(feature = "tfhe-pbs-stats")]
     tfhe::reset_pbs_count();
     let start = Instant::now();
@@ -54,9 +56,17 @@ fn u32_out(y: &FheUint32, ck: &ClientKey) -> i128 {
 
 /// The compare-exchanges of [`SORT8`] in layers of independent ones.
 fn sort_layers() -> Vec<Vec<(usize, usize)>> {
+    layers(&SORT8)
+}
+
+/// The compare-exchanges `net` in layers of independent ones, each placed
+/// after every earlier one on its wires (so the layers, run in order,
+/// compute what `net` does in its order).
+pub(super) fn layers(net: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
     let mut layers: Vec<Vec<(usize, usize)>> = Vec::new();
-    let mut ready = [0usize; 8];
-    for (i, j) in SORT8 {
+    let wires = net.iter().map(|&(i, j)| i.max(j) + 1).max().unwrap_or(0);
+    let mut ready = vec![0usize; wires];
+    for &(i, j) in net {
         let l = ready[i].max(ready[j]);
         if layers.len() <= l {
             layers.push(Vec::new());
