@@ -11,10 +11,10 @@
 
 use rayon::prelude::*;
 use tfhe::prelude::*;
-use tfhe::{ClientKey, FheUint16, FheUint2, FheUint32, FheUint4, FheUint6, FheUint8};
+use tfhe::{ClientKey, FheUint16, FheUint32, FheUint4, FheUint6, FheUint8};
 
 use super::t2::{insertion8, BATCHER8, CRC32_POLY, CRC8_POLY, NN_B1, NN_B2, NN_W};
-use super::tfhe_side::{layers, timed, Run};
+use super::tfhe_side::{layers, on_cpu, timed, Run};
 
 /// `x` encrypted, each value through `f` (to the clear type of `T`).
 fn enc<C, T: FheEncrypt<C, ClientKey>>(ck: &ClientKey, x: &[i128], f: fn(i128) -> C) -> Vec<T> {
@@ -24,11 +24,6 @@ fn enc<C, T: FheEncrypt<C, ClientKey>>(ck: &ClientKey, x: &[i128], f: fn(i128) -
 /// `ys` decrypted, as the reference's `i128`s.
 fn out<C: Into<i128>, T: FheDecrypt<C>>(ys: &[T], ck: &ClientKey) -> Vec<i128> {
     ys.iter().map(|y| y.decrypt(ck).into()).collect()
-}
-
-/// Whether the current thread's tfhe-rs key is a CPU key.
-fn on_cpu() -> bool {
-    FheUint2::encrypt_trivial(0u8).current_device() == tfhe::Device::Cpu
 }
 
 /// Eight words through the compare-exchanges `net`, in layers of
@@ -284,6 +279,15 @@ pub fn run(key: &str, ck: &ClientKey, x: &[i128]) -> Run {
 mod tests {
     use super::super::t2::exchange;
     use super::*;
+
+    /// A CPU key is seen as one (so the CPU runs take the clear selects).
+    #[test]
+    fn a_cpu_key_is_on_the_cpu() {
+        let ck = ClientKey::generate(tfhe::ConfigBuilder::default().build());
+        tfhe::set_server_key(tfhe::ServerKey::new(&ck));
+        assert!(on_cpu());
+        tfhe::unset_server_key();
+    }
 
     /// The networks in layers, run layer by layer, do what they do in
     /// T2's order (on every input of 0s and 1s, and on T2's input).

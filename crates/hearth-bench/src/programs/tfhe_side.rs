@@ -48,6 +48,12 @@ fn u16s(ck: &ClientKey, x: &[i128]) -> Vec<FheUint16> {
         .collect()
 }
 
+/// Whether the current thread's tfhe-rs key is a CPU key (its GPU key has
+/// no select between clear values nor `if_then_zero`: they panic there).
+pub(super) fn on_cpu() -> bool {
+    tfhe::FheUint2::encrypt_trivial(0u8).current_device() == tfhe::Device::Cpu
+}
+
 /// A `u32` result, decrypted, as the reference's `i128`.
 fn u32_out(y: &FheUint32, ck: &ClientKey) -> i128 {
     let y: u32 = y.decrypt(ck);
@@ -117,9 +123,11 @@ pub fn run(key: &str, ck: &ClientKey, x: &[i128]) -> Run {
         }
         "argmax" => {
             let xs = u16s(ck, x);
+            let cpu = on_cpu();
             let ((m, i), t, p) = timed(|| {
                 // The first round's indices are clear: a select between
-                // clear values.
+                // clear values (on the GPU, which has none, between
+                // trivial encryptions).
                 let mut best: Vec<(FheUint16, FheUint8)> = xs
                     .par_chunks(2)
                     .enumerate()
@@ -127,7 +135,15 @@ pub fn run(key: &str, ck: &ClientKey, x: &[i128]) -> Run {
                         let later: FheBool = pair[1].gt(&pair[0]);
                         let (v, i) = rayon::join(
                             || later.select(&pair[1], &pair[0]),
-                            || FheUint8::select(&later, 2 * k as u8 + 1, 2 * k as u8),
+                            || {
+                                let (a, b) = (2 * k as u8 + 1, 2 * k as u8);
+                                if cpu {
+                                    FheUint8::select(&later, a, b)
+                                } else {
+                                    let trivial = FheUint8::encrypt_trivial;
+                                    later.select(&trivial(a), &trivial(b))
+                                }
+                            },
                         );
                         (v, i)
                     })
