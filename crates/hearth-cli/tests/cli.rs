@@ -544,12 +544,23 @@ fn bench_runs_hearth_bench_beside_it() {
     std::fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("hearth");
     std::fs::copy(env!("CARGO_BIN_EXE_hearth"), &copy).unwrap();
+    // A file just written may still be open in a child another test thread
+    // forked meanwhile (until it execs): running it (the copy here, the
+    // stand-in from hearth) then fails with ETXTBSY for a moment, so it is
+    // retried.
     let run = |args: &[&str]| {
-        Command::new(&copy)
-            .args(args)
-            .env("PATH", "")
-            .output()
-            .expect("runs")
+        for _ in 0..50 {
+            match Command::new(&copy).args(args).env("PATH", "").output() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {}
+                Ok(out) if !String::from_utf8_lossy(&out.stderr).contains("Text file busy") => {
+                    return out;
+                }
+                Ok(_) => {}
+                Err(e) => panic!("runs: {e}"),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("{} stayed busy", copy.display())
     };
     let out = run(&["bench", "ops", "--backend", "count"]);
     let err = String::from_utf8_lossy(&out.stderr);
