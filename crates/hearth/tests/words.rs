@@ -581,3 +581,40 @@ fn division_by_a_clear_zero_composes() {
         }
     }
 }
+
+/// `select(c, t ^ K, t)` (a CRC step) costs only the XORs of `c` into the
+/// bits `K` flips (two per bootstrap on a `pi = 5` set), a select between
+/// equal bits costs nothing, and `t ^ !t` is clear: every `t` and `c` on
+/// 8 bits, against Rust.
+#[test]
+fn selects_between_a_word_and_its_flipped_bits() {
+    for (params, per_bootstrap) in [(&P, 1), (&hearth::INSECURE_TEST_DIGITS, 2)] {
+        for k in [0u8, 1, 0x80, 0x07, 0xa5, 0xff] {
+            let p = Program::new(params);
+            let t = Word::<8, false>::input(&p);
+            let c = Word::<8, false>::input(&p);
+            let s = c.bit(0);
+            p.output(&s.select(&(&t ^ k as i64), &t));
+            p.output(&(&t ^ &!&t));
+            let prog = p.build().unwrap();
+            let pbs = prog.circuit().stats().pbs;
+            let flips = k.count_ones() as usize;
+            assert!(
+                pbs <= flips.div_ceil(per_bootstrap),
+                "{}: K = {k:#x}: {pbs} PBS for {flips} flipped bits",
+                params.name
+            );
+            for tv in 0..=255u8 {
+                for cv in [0u8, 1, 2, 3] {
+                    let out = run(&prog, tv.into(), cv.into(), 8, false);
+                    let want = if cv & 1 == 1 { tv ^ k } else { tv };
+                    assert_eq!(
+                        out,
+                        [BigInt::from(want), BigInt::from(255)],
+                        "t = {tv}, c = {cv}"
+                    );
+                }
+            }
+        }
+    }
+}

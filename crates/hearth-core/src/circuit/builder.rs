@@ -342,6 +342,25 @@ impl CircuitBuilder {
         Ok(Some(if c >= m / 2 { c - m } else { c }))
     }
 
+    /// `Some(k)` when `a` holds `sign * b + k` (mod `2^pi`) for every
+    /// value of the fresh values both read (their expressions differ by a
+    /// constant after `b`'s is multiplied by `sign`, which is 1 or -1):
+    /// lets gates see that one input is another, or its complement.
+    pub fn offset_from(&self, a: Wire, b: Wire, sign: i64) -> Result<Option<i64>, BuildError> {
+        let (ea, eb) = (
+            &self.data(a, "offset_from")?.expr,
+            &self.data(b, "offset_from")?.expr,
+        );
+        let same = ea.terms.len() == eb.terms.len()
+            && ea
+                .terms
+                .iter()
+                .zip(&eb.terms)
+                .all(|(&(fa, wa), &(fb, wb))| fa == fb && Some(wa) == wb.checked_mul(sign));
+        let m = self.modulus();
+        Ok(same.then(|| (ea.constant as i64 - sign * eb.constant as i64).rem_euclid(m)))
+    }
+
     /// The quadratic weight of a wire.
     pub fn quadratic_weight(&self, a: Wire) -> Result<u64, BuildError> {
         Ok(self.data(a, "quadratic_weight")?.expr.quadratic_weight())

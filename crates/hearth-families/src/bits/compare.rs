@@ -20,7 +20,7 @@
 //! with a clear bit is free, so comparing with a constant costs the OR
 //! tree only.
 
-use super::gates::{gate, maj, mux, not, Gate};
+use super::gates::{gate, gates_sharing, maj, mux, not, Gate};
 use super::{packed_compare, Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::comparison::Comparison;
@@ -251,14 +251,28 @@ fn best_split(n: usize, threads: usize) -> usize {
         .map_or(1, |(_, _, k)| k)
 }
 
-/// Per bit, `if s { x } else { y }`.
+/// Per bit, `if s { x } else { y }`. Where `x` is `y` with some bits
+/// flipped (`select(c, t ^ K, t)`, a CRC step), those bits are `s xor y`:
+/// XORs sharing `s`, two per bootstrap where the set allows.
 pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
     let zero = b.constant(0);
     let n = x.len().max(y.len());
-    let out = (0..n)
-        .map(|i| mux(b, &mut sel, s, x.bit_or(i, zero), y.bit_or(i, zero)))
-        .collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(n);
+    let mut flipped = Vec::new();
+    for i in 0..n {
+        let (xi, yi) = (x.bit_or(i, zero), y.bit_or(i, zero));
+        if b.constant_value(yi)?.is_none() && b.offset_from(xi, yi, -1)? == Some(ONE) {
+            flipped.push((i, (yi, Gate::Xor)));
+            out.push(zero);
+        } else {
+            out.push(mux(b, &mut sel, s, xi, yi)?);
+        }
+    }
+    let gates: Vec<_> = flipped.iter().map(|&(_, g)| g).collect();
+    for ((i, _), w) in flipped.iter().zip(gates_sharing(b, &mut sel, &gates, s)?) {
+        out[*i] = w;
+    }
     Ok(Bits::from_vec(out))
 }
 

@@ -208,7 +208,8 @@ fn search(p: &ParameterSet, m: u64, arity: usize, truth: u64) -> Option<Form> {
 }
 
 /// The function restricted to its encrypted, distinct inputs: constants
-/// substituted, repeated wires merged.
+/// substituted, repeated wires and complements (`ONE - x`, as a NOT or an
+/// XOR with a clear 1 gives) merged.
 struct Reduced {
     inputs: Vec<Wire>,
     truth: u64,
@@ -219,20 +220,30 @@ fn reduce(
     inputs: &[Wire],
     f: &dyn Fn(&[bool]) -> bool,
 ) -> Result<Reduced, Error> {
-    // For each original input: Ok(index into distinct inputs) or Err(constant).
+    // For each original input: Ok((index into distinct inputs, negated))
+    // or Err(constant).
     let mut distinct: Vec<Wire> = Vec::new();
-    let mut map: Vec<Result<usize, bool>> = Vec::with_capacity(inputs.len());
+    let mut map: Vec<Result<(usize, bool), bool>> = Vec::with_capacity(inputs.len());
     for &w in inputs {
-        match b.constant_value(w)? {
-            Some(v) => map.push(Err(v.rem_euclid(2 * ONE) == ONE)),
-            None => match distinct.iter().position(|&d| d == w) {
-                Some(i) => map.push(Ok(i)),
-                None => {
-                    distinct.push(w);
-                    map.push(Ok(distinct.len() - 1));
-                }
-            },
+        if let Some(v) = b.constant_value(w)? {
+            map.push(Err(v.rem_euclid(2 * ONE) == ONE));
+            continue;
         }
+        let mut found = None;
+        for (i, &d) in distinct.iter().enumerate() {
+            if d == w || b.offset_from(w, d, 1)? == Some(0) {
+                found = Some((i, false));
+            } else if b.offset_from(w, d, -1)? == Some(ONE) {
+                found = Some((i, true));
+            }
+            if found.is_some() {
+                break;
+            }
+        }
+        map.push(Ok(found.unwrap_or_else(|| {
+            distinct.push(w);
+            (distinct.len() - 1, false)
+        })));
     }
     let mut truth = 0u64;
     let mut args = vec![false; inputs.len()];
@@ -245,12 +256,32 @@ fn reduce(
     for combo in 0..1u64 << distinct.len() {
         for (a, m) in args.iter_mut().zip(&map) {
             *a = match *m {
-                Ok(i) => (combo >> i) & 1 == 1,
+                Ok((i, negated)) => ((combo >> i) & 1 == 1) != negated,
                 Err(c) => c,
             };
         }
         if f(&args) {
             truth |= 1 << combo;
+        }
+    }
+    // Inputs the function ignores (a select between equal bits) are dropped.
+    let mut i = 0;
+    while i < distinct.len() {
+        let rows = 1u64 << distinct.len();
+        let (mut without, mut ignored) = (0u64, true);
+        for combo in 0..rows {
+            let (low, high) = (combo & ((1 << i) - 1), combo >> (i + 1));
+            let bit = (truth >> combo) & 1;
+            ignored &= bit == (truth >> (combo ^ (1 << i))) & 1;
+            if (combo >> i) & 1 == 0 {
+                without |= bit << (low | (high << i));
+            }
+        }
+        if ignored {
+            distinct.remove(i);
+            truth = without;
+        } else {
+            i += 1;
         }
     }
     Ok(Reduced {
