@@ -168,12 +168,7 @@ pub fn measure_on<B: Backend<Digit = Ciphertext>>(
                     let body = input.last_mut().expect("body");
                     *body = body.wrapping_add(c.wrapping_mul(p.delta()));
                     // Error at the blind-rotation input, in units of 1/2N.
-                    let (mask, b) = server.switched(scratch.input());
-                    let dot = mask
-                        .iter()
-                        .zip(client.small_key().as_ref())
-                        .fold(0u64, |a, (&mi, &si)| a.wrapping_add(mi as u64 * si));
-                    let phase = (b as u64).wrapping_sub(dot) % two_n;
+                    let phase = server.switched_phase(scratch.input(), client.small_key().as_ref());
                     let e = (phase + two_n - x * step) % two_n;
                     let e = if e >= two_n / 2 {
                         e as f64 - two_n as f64

@@ -137,6 +137,7 @@ fn set(c: &Candidate, pi: u32) -> ParameterSet {
         ks_base_log: DecompositionBaseLog(c.ks.0),
         ks_level: DecompositionLevelCount(c.ks.1),
         ks32: false,
+        grouping_factor: None,
     }
 }
 

@@ -65,7 +65,13 @@ pub const SHARED: &[Shared] = &[
     Shared {
         long: "params",
         value_name: "NAME",
-        values: &["DIGITS_128", "DIGITS_KS32_128", "GATES_128", "BITS_128"],
+        values: &[
+            "DIGITS_128",
+            "DIGITS_KS32_128",
+            "DIGITS_MB4_128",
+            "GATES_128",
+            "BITS_128",
+        ],
         help: "Parameter set",
     },
     Shared {

@@ -36,8 +36,9 @@ impl Threads {
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct ParamsArg {
     /// Parameter set, by name (any case): DIGITS_128, the one key of every
-    /// type, or DIGITS_KS32_128 (the same, faster on CPUs); GATES_128 or
-    /// BITS_128 (words and bools only). Insecure test sets are refused.
+    /// type, DIGITS_KS32_128 (the same, faster on CPUs) or DIGITS_MB4_128
+    /// (the same digits, multi-bit bootstrap: tfhe-rs's GPU set); GATES_128
+    /// or BITS_128 (words and bools only). Insecure test sets are refused.
     #[arg(
         long = "params",
         value_name = "NAME",

@@ -29,8 +29,8 @@ pub use crypto::compressed::{CompressedServerKey, ServerKeySizes};
 pub use crypto::keys::{Ciphertext, ClientKey, KeyId, ServerKey};
 pub use crypto::lut::Lut;
 pub use crypto::params::{
-    Budgets, Margin, ParameterSet, ParamsId, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128,
-    INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    Budgets, Margin, ParameterSet, ParamsId, BITS_128, DIGITS_128, DIGITS_KS32_128, DIGITS_MB4_128,
+    GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
 pub use crypto::public_key::{CompactList, PublicKey};
 pub use error::{BuildError, Error, FileError, LutError, Result};

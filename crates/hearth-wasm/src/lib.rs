@@ -136,7 +136,7 @@ pub struct ClientKey {
 #[wasm_bindgen]
 impl ClientKey {
     /// Generates keys for a named parameter set (`DIGITS_128`,
-    /// `DIGITS_KS32_128`, `BITS_128`, `GATES_128`); test sets are refused.
+    /// `DIGITS_KS32_128`, `DIGITS_MB4_128`, `BITS_128`, `GATES_128`); test sets are refused.
     pub fn generate(params: &str) -> Result<ClientKey, JsError> {
         let p = ParameterSet::for_front_end(params).map_err(error)?;
         Ok(ClientKey {

@@ -76,7 +76,7 @@ pub use hearth_core::{
     Budgets, BuildError, Ciphertext, Circuit, CircuitBuilder, ClientKey, CompactList, Comparison,
     CompressedServerKey, Error, FileError, KeyId, Lut, LutError, Margin, ParameterSet, ParamsId,
     PublicKey, Result, ServerKey, ServerKeySizes, Stats, Wire, BITS_128, DIGITS_128,
-    DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
+    DIGITS_KS32_128, DIGITS_MB4_128, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
 
 /// This crate's unit tests, by module (`hearth_testkit::unit` runs them).

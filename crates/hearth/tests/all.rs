@@ -19,6 +19,7 @@ mod integer;
 mod kernels;
 mod kernels_encrypted;
 mod ks32;
+mod multi_bit;
 mod program_files;
 mod programs;
 mod twos;

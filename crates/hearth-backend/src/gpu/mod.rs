@@ -135,6 +135,12 @@ impl GpuKey {
             ));
         }
         let p = key.params();
+        if p.grouping_factor.is_some() {
+            return Err(Error::Gpu(format!(
+                "{}: its multi-bit bootstrap does not run on the GPU backend yet",
+                p.name
+            )));
+        }
         let Some(keyswitch_key) = key.native_keyswitch_key() else {
             return Err(Error::Gpu(format!(
                 "{}: its 32-bit key switch (KS32) does not run on the GPU backend yet",

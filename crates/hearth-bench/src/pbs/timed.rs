@@ -37,8 +37,12 @@ fn shortint_source(p: &ParameterSet) -> ClassicPBSParameters {
     };
     match p.id {
         // The KS32 set is compared with tfhe-rs's default 64-bit pattern
-        // (what `FheInt` runs), its twin being DIGITS_128's.
-        ParamsId::Digits128 | ParamsId::Digits128Ks32 | ParamsId::InsecureTestDigits => DIGITS,
+        // (what `FheInt` runs), its twin being DIGITS_128's; the multi-bit
+        // set with it too (tfhe-rs's CPU default, classical).
+        ParamsId::Digits128
+        | ParamsId::Digits128Ks32
+        | ParamsId::Digits128Mb4
+        | ParamsId::InsecureTestDigits => DIGITS,
         ParamsId::Gates128 | ParamsId::InsecureTestBits => GATES,
         ParamsId::Bits128 => BITS,
     }

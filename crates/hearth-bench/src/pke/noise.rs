@@ -315,12 +315,7 @@ fn blind_rotation_error(
     let body = acc.last_mut().expect("a body");
     *body = body.wrapping_add((plan.constant as u64).wrapping_mul(p.delta()));
     let lwe = LweCiphertext::from_container(acc, CiphertextModulus::new_native());
-    let (mask, b) = server.switched(&lwe);
-    let dot = mask
-        .iter()
-        .zip(client.small_key().as_ref())
-        .fold(0u64, |a, (&mi, &si)| a.wrapping_add(mi as u64 * si));
-    let phase = (b as u64).wrapping_sub(dot) % two_n;
+    let phase = server.switched_phase(&lwe, client.small_key().as_ref());
     let x = x.rem_euclid(m) as u64;
     let e = (phase + two_n - x * step) % two_n;
     let e = if e >= two_n / 2 {

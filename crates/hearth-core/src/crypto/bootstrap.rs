@@ -3,9 +3,10 @@
 //! blind rotation of the accumulator, sample extraction (several extractions
 //! at different monomial degrees give several LUT outputs of one rotation).
 
+use tfhe::core_crypto::fft_impl::common::modulus_switch;
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::keys::{KeySwitchKey, ServerKey};
+use crate::crypto::keys::{FourierKey, KeySwitchKey, ServerKey};
 use crate::crypto::params::ParameterSet;
 
 /// Per-thread buffers reused by every bootstrap the thread runs.
@@ -14,6 +15,7 @@ pub struct PbsScratch {
     small: SmallLwe,
     glwe: GlweCiphertextOwned<u64>,
     buffers: ComputationBuffers,
+    threads: usize,
 }
 
 impl PbsScratch {
@@ -21,6 +23,14 @@ impl PbsScratch {
     /// [`ServerKey::bootstrap_input`].
     pub fn input_mut(&mut self) -> &mut [u64] {
         self.input.as_mut()
+    }
+
+    /// Threads one multi-bit bootstrap may use (tfhe-rs's `ThreadCount`:
+    /// that many threads produce the group products while the calling one
+    /// accumulates); 1 by default. The classical bootstrap runs on the
+    /// calling thread alone.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     /// The bootstrap input these buffers hold (big-key LWE).
@@ -54,6 +64,7 @@ impl PbsScratch {
                 CiphertextModulus::new_native(),
             ),
             buffers,
+            threads: 1,
         }
     }
 }
@@ -104,15 +115,31 @@ impl ServerKey {
         outputs: &mut [LweCiphertextOwned<u64>],
     ) {
         let p = self.params();
-        let msed = self.switch(&scratch.input, &mut scratch.small);
         scratch.glwe.as_mut().copy_from_slice(acc.as_ref());
-        blind_rotate_assign_mem_optimized(
-            &msed,
-            &mut scratch.glwe,
-            &self.fourier_bsk,
-            fft,
-            scratch.buffers.stack(),
-        );
+        match &self.fourier_bsk {
+            FourierKey::Classic(bsk) => {
+                let msed = self.switch(&scratch.input, &mut scratch.small);
+                blind_rotate_assign_mem_optimized(
+                    &msed,
+                    &mut scratch.glwe,
+                    bsk,
+                    fft,
+                    scratch.buffers.stack(),
+                );
+            }
+            FourierKey::MultiBit(bsk) => {
+                let small = self.keyswitch(&scratch.input, &mut scratch.small);
+                // Deterministic: the same outputs whatever the threads'
+                // timing, so every backend's ciphertexts agree bit for bit.
+                modulus_switch_multi_bit_blind_rotate_assign(
+                    small,
+                    &mut scratch.glwe,
+                    bsk,
+                    ThreadCount(scratch.threads),
+                    true,
+                );
+            }
+        }
         let box_size = (p.polynomial_size.0 >> (p.pi - 1)) as u64;
         for (out, &offset) in outputs.iter_mut().zip(offsets) {
             extract_lwe_sample_from_glwe_ciphertext(
@@ -132,12 +159,60 @@ impl ServerKey {
         )
     }
 
-    /// The key-switch then modulus-switch image of `input`, as `(mask, body)`
-    /// in `Z_{2N}`: what the blind rotation sees (noise measurement).
-    pub fn switched(&self, input: &LweCiphertextOwned<u64>) -> (Vec<usize>, usize) {
-        let mut small = SmallLwe::new(self.params());
-        let msed = self.switch(input, &mut small);
-        (msed.mask().collect(), msed.body())
+    /// The phase in `Z_{2N}` the blind rotation turns the accumulator by
+    /// for `input`, decrypted with the small secret key `small_key` (noise
+    /// measurement): after the key switch, `b - sum a_i s_i` with each
+    /// term modulus-switched as the bootstrap switches it. The classical
+    /// bootstrap switches every `a_i` (centered); the multi-bit one
+    /// switches, per group of `g`, the sum of the `a_i` whose key bits are
+    /// set: the one combination of its `2^g - 1` the key selects.
+    pub fn switched_phase(&self, input: &LweCiphertextOwned<u64>, small_key: &[u64]) -> u64 {
+        let p = self.params();
+        let two_n = 2 * p.polynomial_size.0 as u64;
+        let log_modulus = p.polynomial_size.to_blind_rotation_input_modulus_log();
+        let mut small = SmallLwe::new(p);
+        match (&self.fourier_bsk, p.grouping_factor) {
+            (FourierKey::MultiBit(_), Some(g)) => {
+                let small = self.keyswitch(input, &mut small);
+                let (body, mask) = small.as_ref().split_last().expect("a body");
+                let switch = |x: u64| modulus_switch(x, log_modulus) as u64;
+                let rotation = mask
+                    .chunks(g.0)
+                    .zip(small_key.chunks(g.0))
+                    .map(|(a, s)| {
+                        let selected = a.iter().zip(s).fold(0u64, |acc, (&ai, &si)| {
+                            acc.wrapping_add(ai.wrapping_mul(si))
+                        });
+                        switch(selected)
+                    })
+                    .fold(0u64, |acc, d| (acc + d) % two_n);
+                (switch(*body) + two_n - rotation) % two_n
+            }
+            _ => {
+                let msed = self.switch(input, &mut small);
+                let dot = msed
+                    .mask()
+                    .zip(small_key)
+                    .fold(0u64, |a, (mi, &si)| a.wrapping_add(mi as u64 * si));
+                (msed.body() as u64).wrapping_sub(dot) % two_n
+            }
+        }
+    }
+
+    /// Key-switches `input` onto the 64-bit small key (multi-bit sets, which
+    /// are never KS32).
+    fn keyswitch<'a>(
+        &self,
+        input: &LweCiphertextOwned<u64>,
+        small: &'a mut SmallLwe,
+    ) -> &'a LweCiphertextOwned<u64> {
+        match (&self.data.keyswitch_key, small) {
+            (KeySwitchKey::Native(ksk), SmallLwe::Native(small)) => {
+                keyswitch_lwe_ciphertext(ksk, input, small);
+                small
+            }
+            _ => unreachable!("multi-bit sets key-switch onto 64-bit LWE"),
+        }
     }
 
     /// Key-switches `input` into `small`, then modulus-switches it to `2N`

@@ -17,8 +17,8 @@ use crate::crypto::encoding::{
 };
 use crate::crypto::files::{check_ids, decode, inconsistent, read_bytes, write_file, FileKind};
 use crate::crypto::keys::{
-    digit_from_i64, round_to_digit, signed_digit, Ciphertext, KeyId, KeySwitchKey, ServerKey,
-    ServerKeyData,
+    as_ggsw_list, digit_from_i64, round_to_digit, signed_digit, Ciphertext, KeyId, KeySwitchKey,
+    ServerKey, ServerKeyData,
 };
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
@@ -105,15 +105,37 @@ impl ClientKey {
     pub fn server_key(&self) -> ServerKey {
         let p = self.params();
         let mut generator = encryption_generator();
-        let bootstrap_key = par_allocate_and_generate_new_lwe_bootstrap_key(
-            &self.lwe_secret_key,
-            &self.glwe_secret_key,
-            p.pbs_base_log,
-            p.pbs_level,
-            p.glwe_noise,
-            CiphertextModulus::new_native(),
-            &mut generator,
-        );
+        let bootstrap_key = match p.grouping_factor {
+            None => par_allocate_and_generate_new_lwe_bootstrap_key(
+                &self.lwe_secret_key,
+                &self.glwe_secret_key,
+                p.pbs_base_log,
+                p.pbs_level,
+                p.glwe_noise,
+                CiphertextModulus::new_native(),
+                &mut generator,
+            ),
+            Some(g) => {
+                let mut bsk = LweMultiBitBootstrapKey::new(
+                    0u64,
+                    p.glwe_dimension.to_glwe_size(),
+                    p.polynomial_size,
+                    p.pbs_base_log,
+                    p.pbs_level,
+                    p.lwe_dimension,
+                    g,
+                    CiphertextModulus::new_native(),
+                );
+                par_generate_lwe_multi_bit_bootstrap_key(
+                    &self.lwe_secret_key,
+                    &self.glwe_secret_key,
+                    &mut bsk,
+                    p.glwe_noise,
+                    &mut generator,
+                );
+                as_ggsw_list(bsk)
+            }
+        };
         let big_key = self.glwe_secret_key.as_lwe_secret_key();
         let keyswitch_key = if p.ks32 {
             let (small, noise) = self.ks32_target();

@@ -22,7 +22,7 @@ use tfhe::core_crypto::prelude::*;
 use crate::crypto::files::{
     check_ids, decode, encode, inconsistent, read_bytes, write_file, FileKind,
 };
-use crate::crypto::keys::{KeyId, KeySwitchKey, ServerKey, ServerKeyData};
+use crate::crypto::keys::{as_ggsw_list, KeyId, KeySwitchKey, ServerKey, ServerKeyData};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
 
@@ -91,25 +91,62 @@ impl SeededBootstrapKey {
         seeder: &mut dyn Seeder,
     ) -> SeededBootstrapKey {
         let seed = fresh_seed(seeder);
-        let mut bsk = SeededLweBootstrapKeyOwned::new(
-            0u64,
+        let (glwe_size, modulus) = (
             p.glwe_dimension.to_glwe_size(),
-            p.polynomial_size,
-            p.pbs_base_log,
-            p.pbs_level,
-            p.lwe_dimension,
-            seed.into(),
             CiphertextModulus::new_native(),
         );
-        par_generate_seeded_lwe_bootstrap_key(lwe_key, glwe_key, &mut bsk, p.glwe_noise, seeder);
+        let (poly, base_log, level) = (p.polynomial_size, p.pbs_base_log, p.pbs_level);
+        let bodies = match p.grouping_factor {
+            None => {
+                let mut bsk = SeededLweBootstrapKeyOwned::new(
+                    0u64,
+                    glwe_size,
+                    poly,
+                    base_log,
+                    level,
+                    p.lwe_dimension,
+                    seed.into(),
+                    modulus,
+                );
+                par_generate_seeded_lwe_bootstrap_key(
+                    lwe_key,
+                    glwe_key,
+                    &mut bsk,
+                    p.glwe_noise,
+                    seeder,
+                );
+                bsk.into_container()
+            }
+            Some(g) => {
+                let mut bsk = SeededLweMultiBitBootstrapKeyOwned::new(
+                    0u64,
+                    glwe_size,
+                    poly,
+                    base_log,
+                    level,
+                    p.lwe_dimension,
+                    g,
+                    seed.into(),
+                    modulus,
+                );
+                par_generate_seeded_lwe_multi_bit_bootstrap_key(
+                    lwe_key,
+                    glwe_key,
+                    &mut bsk,
+                    p.glwe_noise,
+                    seeder,
+                );
+                bsk.into_container()
+            }
+        };
         SeededBootstrapKey {
             seed: seed.0,
-            input_lwe_dimension: bsk.input_lwe_dimension().0,
-            glwe_size: bsk.glwe_size().0,
-            polynomial_size: bsk.polynomial_size().0,
-            base_log: bsk.decomposition_base_log().0,
-            level: bsk.decomposition_level_count().0,
-            bodies: bsk.into_container(),
+            input_lwe_dimension: p.lwe_dimension.0,
+            glwe_size: glwe_size.0,
+            polynomial_size: poly.0,
+            base_log: base_log.0,
+            level: level.0,
+            bodies,
         }
     }
 
@@ -130,7 +167,7 @@ impl SeededBootstrapKey {
             self.base_log,
             self.level,
         ];
-        let bodies = p.lwe_dimension.0 * p.pbs_level.0 * glwe * p.polynomial_size.0;
+        let bodies = p.bootstrap_ggsw_count() * p.pbs_level.0 * glwe * p.polynomial_size.0;
         if self.seed == 0 {
             Some("the bootstrap key has no seed".into())
         } else if found != expected {
@@ -150,16 +187,52 @@ impl SeededBootstrapKey {
     }
 
     /// The standard-domain key: the bodies, and the masks drawn again from
-    /// the seed (in parallel). Only for a key that fits its set.
-    fn decompress(&self) -> LweBootstrapKeyOwned<u64> {
-        let seeded = SeededLweBootstrapKey::from_container(
-            self.bodies.as_slice(),
+    /// the seed (in parallel). Only for a key that fits its set `p`; a
+    /// multi-bit key comes back as its GGSW list (see [`ServerKeyData`]).
+    fn decompress(&self, p: &ParameterSet) -> LweBootstrapKeyOwned<u64> {
+        let (glwe, poly) = (
             GlweSize(self.glwe_size),
             PolynomialSize(self.polynomial_size),
+        );
+        let (base_log, level) = (
             DecompositionBaseLog(self.base_log),
             DecompositionLevelCount(self.level),
+        );
+        let modulus = CiphertextModulus::new_native();
+        if let Some(g) = p.grouping_factor {
+            let seeded = SeededLweMultiBitBootstrapKey::from_container(
+                self.bodies.as_slice(),
+                glwe,
+                poly,
+                base_log,
+                level,
+                Seed(self.seed).into(),
+                g,
+                modulus,
+            );
+            let mut bsk = LweMultiBitBootstrapKeyOwned::new(
+                0u64,
+                glwe,
+                poly,
+                base_log,
+                level,
+                p.lwe_dimension,
+                g,
+                modulus,
+            );
+            par_decompress_seeded_lwe_multi_bit_bootstrap_key::<_, _, _, DefaultRandomGenerator>(
+                &mut bsk, &seeded,
+            );
+            return as_ggsw_list(bsk);
+        }
+        let seeded = SeededLweBootstrapKey::from_container(
+            self.bodies.as_slice(),
+            glwe,
+            poly,
+            base_log,
+            level,
             Seed(self.seed).into(),
-            CiphertextModulus::new_native(),
+            modulus,
         );
         let mut bsk = LweBootstrapKeyOwned::new(
             0u64,
@@ -293,7 +366,8 @@ impl ServerKeySizes {
     pub fn of(p: &ParameterSet) -> ServerKeySizes {
         let n = p.lwe_dimension.0 as u64;
         let glwe = p.glwe_dimension.to_glwe_size().0 as u64;
-        let bsk_bodies = n * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
+        let ggsws = p.bootstrap_ggsw_count() as u64;
+        let bsk_bodies = ggsws * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
         let ksk_bodies = p.big_lwe_dimension().0 as u64 * p.ks_level.0 as u64;
         let ks_word = if p.ks32 { 4 } else { 8 };
         ServerKeySizes {
@@ -369,7 +443,7 @@ impl CompressedServerKey {
         ServerKey::from_data(ServerKeyData {
             params: d.params,
             key_id: d.key_id,
-            bootstrap_key: d.bootstrap_key.decompress(),
+            bootstrap_key: d.bootstrap_key.decompress(self.params()),
             keyswitch_key,
         })
     }

@@ -142,17 +142,18 @@ fn payload_limit(kind: FileKind, p: &ParameterSet) -> u64 {
     let big_n = p.big_lwe_dimension().0 as u64;
     let glwe = p.glwe_dimension.to_glwe_size().0 as u64;
     let n = p.lwe_dimension.0 as u64;
+    let ggsws = p.bootstrap_ggsw_count() as u64;
     let words = match kind {
         FileKind::ClientKey => n + big_n,
         FileKind::ServerKey => {
-            let bsk = n * glwe * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
+            let bsk = ggsws * glwe * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
             let ksk = big_n * p.ks_level.0 as u64 * (n + 1);
             bsk + ksk
         }
         // Bodies only: one polynomial per GLWE row of the bootstrap key,
         // one word per level of the key-switch key.
         FileKind::CompressedServerKey => {
-            let bsk = n * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
+            let bsk = ggsws * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
             bsk + big_n * p.ks_level.0 as u64
         }
         // Up to 2^24 ciphertexts per file.

@@ -69,11 +69,11 @@ impl ServerKey {
             && bsk.decomposition_base_log() == p.pbs_base_log
             && bsk.decomposition_level_count() == p.pbs_level
             && bsk.as_ref().len()
-                == p.lwe_dimension.0
+                == p.bootstrap_ggsw_count()
                     * p.pbs_level.0
                     * p.glwe_dimension.to_glwe_size().0.pow(2)
                     * p.polynomial_size.0
-            && bsk.input_lwe_dimension() == p.lwe_dimension
+            && bsk.input_lwe_dimension().0 == p.bootstrap_ggsw_count()
             && data.keyswitch_key.fits(p)
             && bsk.ciphertext_modulus().is_native_modulus();
         if !fits {

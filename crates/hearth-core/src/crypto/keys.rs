@@ -160,6 +160,13 @@ impl KeySwitchKey {
 }
 
 /// Public evaluation keys in the standard domain: what is written to disk.
+///
+/// `bootstrap_key` is a list of GGSW ciphertexts, as tfhe-rs stores both
+/// bootstrap keys: one per small-key coefficient for the classical
+/// bootstrap; for a multi-bit set, the GGSWs of tfhe-rs's
+/// `LweMultiBitBootstrapKey` in its order ([`ParameterSet::bootstrap_ggsw_count`]
+/// of them), read as one by [`ServerKey::from_data`]. The file layout is
+/// the same for both; the parameter set in the header says which.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct ServerKeyData {
     pub params: ParamsId,
@@ -168,10 +175,29 @@ pub(crate) struct ServerKeyData {
     pub keyswitch_key: KeySwitchKey,
 }
 
+/// The bootstrap key in the Fourier domain, for the classical or the
+/// multi-bit blind rotation.
+pub(crate) enum FourierKey {
+    Classic(FourierLweBootstrapKeyOwned),
+    MultiBit(FourierLweMultiBitBootstrapKeyOwned),
+}
+
 /// Evaluation keys: Fourier-domain bootstrap key and key-switch key.
 pub struct ServerKey {
     pub(crate) data: ServerKeyData,
-    pub(crate) fourier_bsk: FourierLweBootstrapKeyOwned,
+    pub(crate) fourier_bsk: FourierKey,
+}
+
+/// A multi-bit bootstrap key's GGSW list stored as a classical key's (see
+/// [`ServerKeyData`]).
+pub(crate) fn as_ggsw_list(bsk: LweMultiBitBootstrapKeyOwned<u64>) -> LweBootstrapKeyOwned<u64> {
+    let (glwe, poly) = (bsk.glwe_size(), bsk.polynomial_size());
+    let (base_log, level) = (
+        bsk.decomposition_base_log(),
+        bsk.decomposition_level_count(),
+    );
+    let modulus = bsk.ciphertext_modulus();
+    LweBootstrapKey::from_container(bsk.into_container(), glwe, poly, base_log, level, modulus)
 }
 
 /// Rounds a torus phase to the nearest multiple of `delta = 2^(64-pi)`.
@@ -182,16 +208,48 @@ pub(crate) fn round_to_digit(phase: u64, pi: u32) -> u64 {
 }
 
 impl ServerKey {
+    /// The keys with the bootstrap key converted to the Fourier domain.
+    /// `data` must fit its parameter set (generated, or checked when read).
     pub(crate) fn from_data(data: ServerKeyData) -> ServerKey {
         let bsk = &data.bootstrap_key;
-        let mut fourier_bsk = FourierLweBootstrapKey::new(
-            bsk.input_lwe_dimension(),
-            bsk.glwe_size(),
-            bsk.polynomial_size(),
-            bsk.decomposition_base_log(),
-            bsk.decomposition_level_count(),
-        );
-        par_convert_standard_lwe_bootstrap_key_to_fourier(bsk, &mut fourier_bsk);
+        let p = data.params.params();
+        let fourier_bsk = match p.grouping_factor {
+            None => {
+                let mut fourier = FourierLweBootstrapKey::new(
+                    bsk.input_lwe_dimension(),
+                    bsk.glwe_size(),
+                    bsk.polynomial_size(),
+                    bsk.decomposition_base_log(),
+                    bsk.decomposition_level_count(),
+                );
+                par_convert_standard_lwe_bootstrap_key_to_fourier(bsk, &mut fourier);
+                FourierKey::Classic(fourier)
+            }
+            Some(g) => {
+                let multi_bit = LweMultiBitBootstrapKey::from_container(
+                    bsk.as_ref(),
+                    bsk.glwe_size(),
+                    bsk.polynomial_size(),
+                    bsk.decomposition_base_log(),
+                    bsk.decomposition_level_count(),
+                    g,
+                    bsk.ciphertext_modulus(),
+                );
+                let mut fourier = FourierLweMultiBitBootstrapKey::new(
+                    p.lwe_dimension,
+                    bsk.glwe_size(),
+                    bsk.polynomial_size(),
+                    bsk.decomposition_base_log(),
+                    bsk.decomposition_level_count(),
+                    g,
+                );
+                par_convert_standard_lwe_multi_bit_bootstrap_key_to_fourier(
+                    &multi_bit,
+                    &mut fourier,
+                );
+                FourierKey::MultiBit(fourier)
+            }
+        };
         ServerKey { data, fourier_bsk }
     }
 
@@ -206,7 +264,8 @@ impl ServerKey {
     }
 
     /// The bootstrap key in the standard domain (a device backend converts
-    /// it to its own).
+    /// it to its own): for a multi-bit set, its GGSW list (see
+    /// [`ParameterSet::grouping_factor`]).
     #[doc(hidden)]
     pub fn bootstrap_key(&self) -> &LweBootstrapKeyOwned<u64> {
         &self.data.bootstrap_key

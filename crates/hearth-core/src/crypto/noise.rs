@@ -12,7 +12,13 @@
 
 use tfhe::core_crypto::commons::noise_formulas::centered_mean_shifted_modulus_switch::centered_binary_shifted_modulus_switch_additive_variance;
 use tfhe::core_crypto::commons::noise_formulas::lwe_keyswitch::keyswitch_additive_variance_132_bits_security_tuniform;
+use tfhe::core_crypto::commons::noise_formulas::lwe_multi_bit_programmable_bootstrap::{
+    multi_bit_pbs_variance_132_bits_security_tuniform_gf_2_fft_mul,
+    multi_bit_pbs_variance_132_bits_security_tuniform_gf_3_fft_mul,
+    multi_bit_pbs_variance_132_bits_security_tuniform_gf_4_fft_mul,
+};
 use tfhe::core_crypto::commons::noise_formulas::lwe_programmable_bootstrap::pbs_variance_132_bits_security_tuniform_fft_mul;
+use tfhe::core_crypto::commons::noise_formulas::multi_bit_modulus_switch::multi_bit_modulus_switch_additive_variance;
 
 use crate::crypto::params::{Budgets, ParameterSet};
 
@@ -37,7 +43,14 @@ impl NoiseModel {
     /// The model for `params` (valid for sets with secure TUniform noise).
     pub fn of(params: &ParameterSet) -> Self {
         let big_n = params.big_lwe_dimension();
-        let pbs = pbs_variance_132_bits_security_tuniform_fft_mul(
+        let pbs_variance = match params.grouping_factor.map(|g| g.0) {
+            None => pbs_variance_132_bits_security_tuniform_fft_mul,
+            Some(2) => multi_bit_pbs_variance_132_bits_security_tuniform_gf_2_fft_mul,
+            Some(3) => multi_bit_pbs_variance_132_bits_security_tuniform_gf_3_fft_mul,
+            Some(4) => multi_bit_pbs_variance_132_bits_security_tuniform_gf_4_fft_mul,
+            Some(g) => panic!("{}: no noise formula for grouping factor {g}", params.name),
+        };
+        let pbs = pbs_variance(
             params.lwe_dimension,
             params.glwe_dimension,
             params.polynomial_size,
@@ -62,11 +75,22 @@ impl NoiseModel {
             small_modulus,
         )
         .0;
-        let modulus_switch = centered_binary_shifted_modulus_switch_additive_variance(
-            params.lwe_dimension,
-            small_modulus,
-            2.0 * params.polynomial_size.0 as f64,
-        )
+        let ring = 2.0 * params.polynomial_size.0 as f64;
+        // The multi-bit bootstrap rounds each group's key combinations
+        // (tfhe-rs's multi-bit modulus switch, not centered).
+        let modulus_switch = match params.grouping_factor {
+            None => centered_binary_shifted_modulus_switch_additive_variance(
+                params.lwe_dimension,
+                small_modulus,
+                ring,
+            ),
+            Some(g) => multi_bit_modulus_switch_additive_variance(
+                params.lwe_dimension,
+                g.0 as f64,
+                small_modulus,
+                ring,
+            ),
+        }
         .0;
         NoiseModel {
             pbs,
@@ -160,10 +184,16 @@ fn log2_erfc_asymptotic(x: f64) -> f64 {
 #[cfg(feature = "testing")]
 pub(crate) mod tests {
     use super::*;
-    use crate::crypto::params::{BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128};
+    use crate::crypto::params::{BITS_128, DIGITS_128, DIGITS_KS32_128, DIGITS_MB4_128, GATES_128};
 
     pub(crate) fn stated_budgets_match_tfhe_formulas() {
-        for p in [&DIGITS_128, &DIGITS_KS32_128, &BITS_128, &GATES_128] {
+        for p in [
+            &DIGITS_128,
+            &DIGITS_KS32_128,
+            &DIGITS_MB4_128,
+            &BITS_128,
+            &GATES_128,
+        ] {
             let model = NoiseModel::of(p);
             let target = p.log2_p_fail.unwrap();
             let budgets = model.bootstrap_budgets(p.pi, target);
@@ -198,6 +228,21 @@ pub(crate) mod tests {
         assert_eq!(NoiseModel::of(&source).budget(5, -128.0), 40);
     }
 
+    /// The multi-bit set with its source's key switch (2^3 x 5) would sit
+    /// under the digits family's 41; with 2^3 x 6 it carries it.
+    pub(crate) fn multi_bit_key_switch_raises_the_budget_past_41() {
+        let mut source = DIGITS_MB4_128;
+        source.ks_level = tfhe::core_crypto::prelude::DecompositionLevelCount(5);
+        assert_eq!(NoiseModel::of(&source).budget(5, -128.0), 38);
+        let model = NoiseModel::of(&DIGITS_MB4_128);
+        assert!(model.budget(5, -128.0) >= 41);
+        // The multi-bit bootstrap is noisier than the classical one with
+        // the same dimensions, its modulus switch less so.
+        let classic = NoiseModel::of(&DIGITS_128);
+        assert!(model.pbs > 3.0 * classic.pbs);
+        assert!(model.modulus_switch < classic.modulus_switch);
+    }
+
     pub(crate) fn asymptotic_erfc_matches_libm_where_both_work() {
         for x in [12.0, 20.0, 25.0] {
             let exact = libm::erfc(x).log2();
@@ -210,6 +255,7 @@ pub(crate) mod tests {
         stated_budgets_match_tfhe_formulas,
         digits_budget_at_both_targets,
         source_decomposition_would_give_a_smaller_budget,
+        multi_bit_key_switch_raises_the_budget_past_41,
         asymptotic_erfc_matches_libm_where_both_work,
     ];
 }

@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::prelude::{
     DecompositionBaseLog, DecompositionLevelCount, DynamicDistribution, GlweDimension,
-    LweDimension, PolynomialSize,
+    LweBskGroupingFactor, LweDimension, PolynomialSize,
 };
 
 use crate::error::Error;
@@ -34,6 +34,8 @@ pub enum ParamsId {
     Gates128 = 3,
     /// [`DIGITS_KS32_128`].
     Digits128Ks32 = 4,
+    /// [`DIGITS_MB4_128`].
+    Digits128Mb4 = 5,
     /// [`INSECURE_TEST_DIGITS`].
     InsecureTestDigits = 101,
     /// [`INSECURE_TEST_BITS`].
@@ -190,6 +192,13 @@ pub struct ParameterSet {
     /// modulus (TUniform bound `2^(b - 32)`). `false`: the classic 64-bit
     /// key switch.
     pub ks32: bool,
+    /// The multi-bit bootstrap's grouping factor `g` (tfhe-rs's
+    /// `LweBskGroupingFactor`): the blind rotation reads the small LWE's
+    /// mask `g` coefficients at a time, `n / g` steps of `2^g - 1` GGSW
+    /// products each, so a bootstrap has `g` times fewer sequential steps
+    /// and more work per step for threads (or a GPU) to share. `None`:
+    /// the classical bootstrap, one step per coefficient.
+    pub grouping_factor: Option<LweBskGroupingFactor>,
 }
 
 /// Signed-binary digits family: `pi = 5`, no padding.
@@ -233,6 +242,7 @@ pub const DIGITS_128: ParameterSet = ParameterSet {
     ks_base_log: DecompositionBaseLog(3),
     ks_level: DecompositionLevelCount(5),
     ks32: false,
+    grouping_factor: None,
 };
 
 /// [`DIGITS_128`] on tfhe-rs's KS32 atomic pattern: the key switch lands on
@@ -255,6 +265,51 @@ pub const DIGITS_KS32_128: ParameterSet = ParameterSet {
     source: "V1_8_PARAM_MESSAGE_2_CARRY_2_KS32_PBS_TUNIFORM_2M128 (KS 2^3 x 5)",
     ks32: true,
     ..DIGITS_128
+};
+
+/// [`DIGITS_128`]'s digits (`pi = 5`, no padding) on tfhe-rs's GPU
+/// multi-bit set, grouping factor 4: the set tfhe-rs's own GPU benchmarks
+/// and its CUDA integer API run on.
+///
+/// Source: `V1_8_PARAM_GPU_MULTI_BIT_GROUP_4_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128`
+/// (n = 920, k = 1, N = 2048, TUniform(45) / TUniform(17), PBS 2^22 x 1,
+/// grouping factor 4; 128-bit security), whose `delta = 2^59` is that of 5
+/// bits without padding; only the key switch goes from 2^3 x 5 to
+/// 2^3 x 6. With tfhe-rs's multi-bit formulas ([`crate::crypto::noise`])
+/// `V_pbs = 2^-27.54` (the multi-bit blind rotation adds 15 GGSW products'
+/// noise per group of 4), `V_ks = 2^-23.52` and the multi-bit modulus
+/// switch `V_ms = 2^-19.83`: a budget of 51 at p_fail <= 2^-128 (38 with
+/// the source's key switch, under the digits family's 41; 57 at 2^2 x 8
+/// for 60% more key-switch work). The bootstrap key holds `n / 4 * 15`
+/// GGSWs, 3.75 times the classical key's.
+pub const DIGITS_MB4_128: ParameterSet = ParameterSet {
+    id: ParamsId::Digits128Mb4,
+    name: "DIGITS_MB4_128",
+    source: "V1_8_PARAM_GPU_MULTI_BIT_GROUP_4_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128 (KS 2^3 x 6)",
+    security_bits: 128,
+    pi: 5,
+    budgets: Budgets {
+        half: 51,
+        one: 882,
+        two: 4207,
+    },
+    output_budgets: Budgets {
+        half: 277,
+        one: 1108,
+        two: 4433,
+    },
+    log2_p_fail: Some(-128.0),
+    lwe_dimension: LweDimension(920),
+    glwe_dimension: GlweDimension(1),
+    polynomial_size: PolynomialSize(2048),
+    lwe_noise: DynamicDistribution::new_t_uniform(45),
+    glwe_noise: DynamicDistribution::new_t_uniform(17),
+    pbs_base_log: DecompositionBaseLog(22),
+    pbs_level: DecompositionLevelCount(1),
+    ks_base_log: DecompositionBaseLog(3),
+    ks_level: DecompositionLevelCount(6),
+    ks32: false,
+    grouping_factor: Some(LweBskGroupingFactor(4)),
 };
 
 /// Two's-complement bits family: `pi = 3` (room for 3-input gates), no padding.
@@ -292,6 +347,7 @@ pub const BITS_128: ParameterSet = ParameterSet {
     ks_base_log: DecompositionBaseLog(5),
     ks_level: DecompositionLevelCount(3),
     ks32: false,
+    grouping_factor: None,
 };
 
 /// Gates of the bits family: `pi = 3`, bits stored as 0 or 2, every gate a
@@ -334,6 +390,7 @@ pub const GATES_128: ParameterSet = ParameterSet {
     ks_base_log: DecompositionBaseLog(4),
     ks_level: DecompositionLevelCount(3),
     ks32: false,
+    grouping_factor: None,
 };
 
 /// INSECURE: tiny dimensions and noise for fast tests of the digits family.
@@ -358,6 +415,7 @@ pub const INSECURE_TEST_DIGITS: ParameterSet = ParameterSet {
     ks_base_log: DecompositionBaseLog(4),
     ks_level: DecompositionLevelCount(5),
     ks32: false,
+    grouping_factor: None,
 };
 
 /// INSECURE: tiny dimensions and noise for fast tests of the bits family.
@@ -382,12 +440,14 @@ pub const INSECURE_TEST_BITS: ParameterSet = ParameterSet {
     ks_base_log: DecompositionBaseLog(4),
     ks_level: DecompositionLevelCount(5),
     ks32: false,
+    grouping_factor: None,
 };
 
 /// Every named set, secure ones first.
-pub const ALL: [&ParameterSet; 6] = [
+pub const ALL: [&ParameterSet; 7] = [
     &DIGITS_128,
     &DIGITS_KS32_128,
+    &DIGITS_MB4_128,
     &BITS_128,
     &GATES_128,
     &INSECURE_TEST_DIGITS,
@@ -441,6 +501,17 @@ impl ParameterSet {
     pub fn big_lwe_dimension(&self) -> LweDimension {
         self.glwe_dimension
             .to_equivalent_lwe_dimension(self.polynomial_size)
+    }
+
+    /// GGSW ciphertexts in the bootstrap key: one per small-key coefficient
+    /// for the classical bootstrap, `2^g - 1` per group of `g` for the
+    /// multi-bit one.
+    pub fn bootstrap_ggsw_count(&self) -> usize {
+        let n = self.lwe_dimension.0;
+        match self.grouping_factor {
+            None => n,
+            Some(g) => n / g.0 * g.ggsw_per_multi_bit_element().0,
+        }
     }
 
     /// Bytes of one ciphertext kept between bootstraps.

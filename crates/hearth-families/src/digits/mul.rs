@@ -138,13 +138,25 @@ pub fn mul_wrapping(
     let yb = super::convert::low_bits(b, y, n)?;
     let mut sel = Selectors::new();
     let mut cols: Vec<Vec<Wire>> = vec![Vec::new(); n];
-    for (i, xs) in xb.chunks(2).enumerate() {
-        for (j, ys) in yb[..n - 2 * i].chunks(2).enumerate() {
-            block_product(b, &mut sel, &mut cols, xs, ys, 2 * (i + j))?;
+    if b.budget() >= BLOCK_WEIGHT {
+        for (i, xs) in xb.chunks(2).enumerate() {
+            for (j, ys) in yb[..n - 2 * i].chunks(2).enumerate() {
+                block_product(b, &mut sel, &mut cols, xs, ys, 2 * (i + j))?;
+            }
+        }
+    } else {
+        // Sets with less room (the multi-bit set's 51): bit rows, as many
+        // products per rotation.
+        for (i, &xi) in xb.iter().enumerate() {
+            and_row(b, &mut sel, &mut cols, xi, &yb[..n - i], i, false)?;
         }
     }
     sum_bits(b, cols, &mut sel)
 }
+
+/// The quadratic weight of [`block_product`]'s selector `A + 4 B` on
+/// fresh bits: `1 + 4 + 16 + 64`.
+const BLOCK_WEIGHT: u64 = 85;
 
 /// Pushes the product of the blocks `A = sum_k 2^k xs_k` and
 /// `B = sum_k 2^k ys_k` (one or two bits each) into column `c` and up:

@@ -54,12 +54,40 @@ pub fn compare(
         d.push(di);
     }
     if d.len() == n {
-        let wd = Wide::from_digits(b, &Digits::from_vec(d), 3)?;
-        return wide::decide(b, &wd, op);
+        // Groups as wide as the budget holds (digits that are sums of
+        // unrefreshed ones weigh more than 2).
+        for k in [3, 2] {
+            let mut fits = true;
+            for group in d.chunks(k) {
+                let terms: Vec<(Wire, i64)> = group
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &w)| (w, 1 << j))
+                    .collect();
+                fits &= b.weight_of(&terms)? <= b.budget();
+            }
+            if fits {
+                let wd = Wide::from_digits(b, &Digits::from_vec(d), k as u32)?;
+                return wide::decide(b, &wd, op);
+            }
+        }
     }
-    let wx = Wide::from_digits(b, x, 3)?;
-    let wy = Wide::from_digits(b, y, 3)?;
+    let k = subtraction_radix(b);
+    let wx = Wide::from_digits(b, x, k)?;
+    let wy = Wide::from_digits(b, y, k)?;
     wide::compare(b, &wx, &wy, op)
+}
+
+/// Bits per group of the comparison's subtraction: radix 8 where the
+/// budget holds a new digit of it (two groups of weight 21, the transfer's
+/// 64 and 1: 107), else radix 4 (27).
+fn subtraction_radix(b: &CircuitBuilder) -> u32 {
+    let weight = |k: u32| 2 * ((1u64 << (2 * k)) - 1) / 3 + (1 << (2 * k)) + 1;
+    if b.budget() >= weight(3) {
+        3
+    } else {
+        2
+    }
 }
 
 /// Per digit, `if s then a_i else c_i`, where `s` is a {0, 1} digit: one
