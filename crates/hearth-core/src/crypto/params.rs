@@ -34,12 +34,15 @@ pub enum ParamsId {
     Gates128 = 3,
     /// [`DIGITS_KS32_128`].
     Digits128Ks32 = 4,
-    /// [`DIGITS_MB4_128`].
-    Digits128Mb4 = 5,
     /// [`INSECURE_TEST_DIGITS`].
     InsecureTestDigits = 101,
     /// [`INSECURE_TEST_BITS`].
     InsecureTestBits = 102,
+    // Payloads (bincode) name a set by its place in this list, headers by
+    // its number: a new set goes last, so that files written before it
+    // keep their meaning.
+    /// [`DIGITS_MB4_128`].
+    Digits128Mb4 = 5,
 }
 
 impl ParamsId {
