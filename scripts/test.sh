@@ -31,10 +31,24 @@ cd "$(dirname "$0")/.."
 # with apt-get where missing (Debian), elsewhere its tests are skipped,
 # saying so, unless HEARTH_REQUIRE_MPI is set.
 mpi_tools() { command -v mpirun >/dev/null && command -v mpicc >/dev/null && ldconfig -p 2>/dev/null | grep -q libclang; }
-if ! mpi_tools && command -v apt-get >/dev/null; then
+# The fleet's tests (`hearth server --store postgres://`) start a throwaway
+# PostgreSQL cluster: Debian's postgresql is installed where it is missing,
+# as Open MPI is; elsewhere they skip, saying so, unless
+# HEARTH_REQUIRE_POSTGRES is set.
+pg_tools() { { command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } && command -v psql >/dev/null; }
+missing=()
+if ! mpi_tools; then missing+=(libopenmpi-dev openmpi-bin libclang-dev); fi
+if ! pg_tools; then missing+=(postgresql); fi
+if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null; then
     SUDO=""
     if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libopenmpi-dev openmpi-bin libclang-dev >/dev/null || true
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null || true
+fi
+if pg_tools; then
+    export HEARTH_REQUIRE_POSTGRES=1
+else
+    echo "fleet tests skipped: no PostgreSQL (initdb, psql; Debian: postgresql)" >&2
+    [ -z "${HEARTH_REQUIRE_POSTGRES:-}" ] || exit 1
 fi
 # The browser test's tools: Chromium and chromedriver (installed where
 # missing when the test is required), and the wasm-bindgen command the page

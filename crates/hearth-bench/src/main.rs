@@ -13,6 +13,7 @@ mod bits_ops;
 mod catalog;
 mod emu;
 mod engine;
+mod fleet;
 mod fuzz_programs;
 mod kernels;
 mod noise;
@@ -79,6 +80,23 @@ enum Which {
         /// them are the pool-filling jobs run at once.
         #[arg(long, value_name = "N", default_value_t = 20)]
         large: usize,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Servers sharing one PostgreSQL database (a throwaway cluster,
+    /// needs PostgreSQL installed) and one blob folder, in this process:
+    /// tiny jobs per second and the CPU per job on one server with the
+    /// files store and on fleets of 1, 2 and 3 servers; and a prediction
+    /// for servers on machines of their own.
+    Fleet {
+        #[command(flatten)]
+        threads: Threads,
+        /// Rounds of every case; the tables show the medians.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        samples: usize,
+        /// Tiny jobs per client (8 clients).
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        jobs: usize,
         #[command(flatten)]
         json: JsonOut,
     },
@@ -566,6 +584,12 @@ fn run(which: Which) -> Result<(), Error> {
             crate::serve::Sizes { jobs, large },
             json.json,
         ),
+        Which::Fleet {
+            threads,
+            samples,
+            jobs,
+            json,
+        } => crate::fleet::fleet(threads.resolve()?, samples, jobs, json.json),
         Which::ServerMpi {
             hearth,
             jobs,

@@ -20,6 +20,10 @@ pub const VALUE_NAMES: &[(&str, &str)] = &[
     ("DIR", "a folder"),
     ("PATH", "a file or a folder"),
     ("URL", "an http:// or https:// URL"),
+    (
+        "STORE",
+        "where a server keeps its state: files, or a fleet's postgres:// URL",
+    ),
     ("ORIGIN", "a web page's origin: scheme://host[:port]"),
     ("HOST:PORT", "an address"),
     ("ID", "a job id"),
@@ -56,6 +60,12 @@ pub struct Shared {
 
 /// The shared options.
 pub const SHARED: &[Shared] = &[
+    Shared {
+        long: "store",
+        value_name: "STORE",
+        values: &[],
+        help: "postgres://",
+    },
     Shared {
         long: "threads",
         value_name: "N",

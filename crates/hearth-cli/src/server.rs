@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use hearth::Error;
 use hearth_cli::options::{parse_duration, parse_size, BackendArg, Engine, MaxMemory, Threads};
-use hearth_server::tenants::{edit, TenantLimits, Tenants};
+use hearth_server::fleet::{self, FleetConfig};
+use hearth_server::tenants::{edit, TenantError, TenantLimits, Tenants};
 use hearth_server::{Config, JobBackend, TlsFiles};
 
 /// `hearth server`.
@@ -25,9 +26,30 @@ pub struct Args {
     listen: String,
     /// The data folder: tenants, registered keys, accepted jobs and their
     /// results (created if missing; one server at a time). Jobs found
-    /// there at start that had not finished run again.
-    #[arg(long, value_name = "DIR", required = true)]
+    /// there at start that had not finished run again. Not with --store
+    /// postgres://.
+    #[arg(long, value_name = "DIR", required_unless_present = "store")]
     data: Option<PathBuf>,
+    /// Where the server keeps tenants, keys, jobs and usage: `files` (the
+    /// --data folder, this server's alone) or a fleet's database,
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DB, shared with the fleet's
+    /// other servers (with --blobs; any of them answers any request, and
+    /// a dead server's jobs finish on another).
+    #[arg(long, value_name = "STORE", default_value = "files")]
+    store: String,
+    /// With --store postgres://: the folder of keys, requests and results
+    /// every server of the fleet mounts (default: none).
+    #[arg(long, value_name = "DIR")]
+    blobs: Option<PathBuf>,
+    /// With --store postgres://: this server's name in the fleet, unique
+    /// (default: its host's name and process id).
+    #[arg(long, value_name = "NAME")]
+    server_id: Option<String>,
+    /// With --store postgres://: how long a job this server runs stays its
+    /// own without a heartbeat (a third of it apart); a server that died or
+    /// stalled longer has its job run by another.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    lease: Duration,
     /// Serve HTTPS with this certificate chain (PEM, leaf first; with
     /// --tls-key; default: plain HTTP).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -203,10 +225,25 @@ enum ServerCommand {
     /// tenants.json closes it.
     Reopen {
         #[command(flatten)]
-        data: DataArg,
+        data: StoreArg,
         /// Say it on purpose: every tenant's token stops working.
         #[arg(long)]
         yes: bool,
+    },
+    /// Move a data folder's tenants and tokens, keys, jobs (finished ones
+    /// with their results, unfinished ones queued) and the day's usage
+    /// into a fleet that holds none yet. No server may run on the folder
+    /// meanwhile; the folder is left as it was.
+    Migrate {
+        /// The data folder to move.
+        #[arg(long, value_name = "DIR")]
+        data: PathBuf,
+        /// The fleet's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DB.
+        #[arg(long, value_name = "STORE")]
+        store: String,
+        /// The fleet's blob folder.
+        #[arg(long, value_name = "DIR")]
+        blobs: PathBuf,
     },
 }
 
@@ -218,7 +255,7 @@ enum TokenCommand {
         /// The tenant: 1 to 32 of a-z, 0-9, '-' and '_'.
         tenant: String,
         #[command(flatten)]
-        data: DataArg,
+        data: StoreArg,
         /// Most server keys the tenant may register at once (`key_limit`;
         /// default 8 for a new tenant; set anew if given).
         #[arg(long, value_name = "N")]
@@ -240,7 +277,7 @@ enum TokenCommand {
     /// revoked): never the tokens themselves.
     List {
         #[command(flatten)]
-        data: DataArg,
+        data: StoreArg,
     },
     /// Revoke a token by its id (the 16 hex digits after `hth_`), or
     /// every token of a tenant by its name.
@@ -257,15 +294,71 @@ enum TokenCommand {
         #[arg(long, value_name = "NAME", group = "which")]
         tenant: Option<String>,
         #[command(flatten)]
-        data: DataArg,
+        data: StoreArg,
     },
 }
 
+/// Where the tenants are: a data folder, or a fleet's database.
 #[derive(clap::Args)]
-struct DataArg {
-    /// The server's data folder.
+#[group(required = true, multiple = false)]
+struct StoreArg {
+    /// The server's data folder (default: none; or --store).
     #[arg(long, value_name = "DIR")]
-    data: PathBuf,
+    data: Option<PathBuf>,
+    /// A fleet's database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB
+    /// (default: none; or --data).
+    #[arg(long, value_name = "STORE")]
+    store: Option<String>,
+}
+
+impl StoreArg {
+    /// Changes the tenants where they are, under that store's lock.
+    fn edit<T>(&self, f: impl FnOnce(&mut Tenants) -> Result<T, TenantError>) -> Result<T, Error> {
+        match (&self.data, &self.store) {
+            (_, Some(url)) => fleet::tenants::edit(fleet_url(url)?, f),
+            (Some(d), None) => edit(d, f),
+            (None, None) => unreachable!("clap requires one"),
+        }
+        .map_err(tenant_err)
+    }
+
+    fn load(&self) -> Result<Tenants, Error> {
+        match (&self.data, &self.store) {
+            (_, Some(url)) => fleet::tenants::load(fleet_url(url)?),
+            (Some(d), None) => Tenants::load(d),
+            (None, None) => unreachable!("clap requires one"),
+        }
+        .map_err(tenant_err)
+    }
+
+    fn reopen(&self) -> Result<Vec<String>, Error> {
+        match (&self.data, &self.store) {
+            (_, Some(url)) => fleet::tenants::reopen(fleet_url(url)?),
+            (Some(d), None) => hearth_server::tenants::reopen(d),
+            (None, None) => unreachable!("clap requires one"),
+        }
+        .map_err(tenant_err)
+    }
+
+    /// How the store is named to the operator.
+    fn describe(&self) -> String {
+        match (&self.data, &self.store) {
+            (_, Some(url)) => fleet::redacted(url),
+            (Some(d), None) => d.display().to_string(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// `url` if it names a PostgreSQL database.
+fn fleet_url(url: &str) -> Result<&str, Error> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(url)
+    } else {
+        Err(Error::Config(format!(
+            "--store {url:?}: not a database URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DB)"
+        )))
+    }
 }
 
 fn tenant_err(e: hearth_server::tenants::TenantError) -> Error {
@@ -282,7 +375,7 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
             max_pbs_per_day,
             max_storage,
         } => {
-            let token = edit(&data.data, |t| {
+            let token = data.edit(|t| {
                 let given = max_keys.is_some() || max_queue.is_some() || max_pbs_per_day.is_some();
                 let limits = given.then(|| {
                     let was = t.tenants.get(&tenant).copied().unwrap_or_default();
@@ -297,13 +390,12 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
                     t.storage.insert(tenant.clone(), bytes);
                 }
                 Ok(token)
-            })
-            .map_err(tenant_err)?;
+            })?;
             eprintln!("a token for {tenant} (shown once; give it to the tenant):");
             println!("{token}");
         }
         TokenCommand::List { data } => {
-            let t = Tenants::load(&data.data).map_err(tenant_err)?;
+            let t = data.load()?;
             if t.is_open() {
                 println!("no tenants: the server is open to anyone who reaches it");
             }
@@ -334,12 +426,11 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
             tenant,
             data,
         } => {
-            let n = edit(&data.data, |t| match (&token_id, &tenant) {
+            let n = data.edit(|t| match (&token_id, &tenant) {
                 (Some(id), _) => t.revoke_token(id),
                 (_, Some(who)) => t.revoke_tenant(who),
                 _ => t.revoke(name.as_deref().unwrap_or_default()),
-            })
-            .map_err(tenant_err)?;
+            })?;
             eprintln!("{n} live tokens revoked");
         }
     }
@@ -347,7 +438,7 @@ fn token(cmd: TokenCommand) -> Result<(), Error> {
 }
 
 /// `hearth server reopen`.
-fn reopen(data: &std::path::Path, yes: bool) -> Result<(), Error> {
+fn reopen(data: &StoreArg, yes: bool) -> Result<(), Error> {
     if !yes {
         return Err(Error::Config(
             "reopening removes every tenant and token, and serves anyone who reaches the \
@@ -355,11 +446,30 @@ fn reopen(data: &std::path::Path, yes: bool) -> Result<(), Error> {
                 .into(),
         ));
     }
-    let removed = hearth_server::tenants::reopen(data).map_err(tenant_err)?;
+    let removed = data.reopen()?;
     eprintln!(
         "{} tenants removed; {} is open: no token is asked for (loopback only unless --insecure)",
         removed.len(),
-        data.display()
+        data.describe()
+    );
+    Ok(())
+}
+
+/// `hearth server migrate`.
+fn migrate(data: &std::path::Path, store: &str, blobs: &std::path::Path) -> Result<(), Error> {
+    let url = fleet_url(store)?;
+    let m = fleet::migrate::migrate(data, url, blobs).map_err(Error::Config)?;
+    for n in &m.notes {
+        eprintln!("hearth server migrate: {n}");
+    }
+    eprintln!(
+        "moved {} into {}: {} tenants, {} keys, {} finished jobs, {} queued",
+        data.display(),
+        fleet::redacted(url),
+        m.tenants,
+        m.keys,
+        m.finished,
+        m.queued
     );
     Ok(())
 }
@@ -391,13 +501,46 @@ fn mpi_backend() -> Result<JobBackend, Error> {
 pub fn run(args: Args) -> Result<(), Error> {
     match args.command {
         Some(ServerCommand::Token(cmd)) => return token(cmd),
-        Some(ServerCommand::Reopen { data, yes }) => return reopen(&data.data, yes),
+        Some(ServerCommand::Reopen { data, yes }) => return reopen(&data, yes),
+        Some(ServerCommand::Migrate { data, store, blobs }) => {
+            return migrate(&data, &store, &blobs)
+        }
         None => {}
     }
-    let data = args
-        .data
-        .ok_or_else(|| Error::Config("--data DIR is needed".into()))?;
-    let mut config = Config::new(&data);
+    let (mut config, at) = match (args.store.as_str(), args.data) {
+        ("files", Some(data)) => {
+            let at = format!("data in {}", data.display());
+            (Config::new(data), at)
+        }
+        ("files", None) => return Err(Error::Config("--data DIR is needed".into())),
+        (url, data) => {
+            let url = fleet_url(url)?;
+            if data.is_some() {
+                return Err(Error::Config(
+                    "--data is a server's own folder; a fleet's servers keep everything in \
+                     --store and --blobs"
+                        .into(),
+                ));
+            }
+            let blobs = args.blobs.ok_or_else(|| {
+                Error::Config("--store postgres://...: --blobs DIR is needed too".into())
+            })?;
+            let server_id = args.server_id.unwrap_or_else(fleet::default_server_id);
+            let at = format!(
+                "the fleet at {} as {server_id}, blobs in {}",
+                fleet::redacted(url),
+                blobs.display()
+            );
+            let mut config = Config::new(&blobs);
+            config.fleet = Some(FleetConfig {
+                url: url.to_string(),
+                blobs,
+                server_id,
+                lease: args.lease,
+            });
+            (config, at)
+        }
+    };
     config.threads = args.threads.resolve()?;
     config.max_pbs = args.max_pbs;
     config.max_memory = args.max_memory.bytes();
@@ -449,14 +592,12 @@ pub fn run(args: Args) -> Result<(), Error> {
         println!("listening on {url}");
         let _ = std::io::stdout().flush();
         eprintln!(
-            "hearth server: jobs on {on}, data in {}; Ctrl-C stops (unfinished jobs run again at the next start)",
-            data.display()
+            "hearth server: jobs on {on}, {at}; Ctrl-C stops (unfinished jobs run again at the next start)"
         );
         if open {
             eprintln!(
                 "hearth server: no tenants, so no token is asked for: anyone who reaches {url} \
-                 may use it (`hearth server token add NAME --data {}` makes the first)",
-                data.display()
+                 may use it (`hearth server token add NAME` makes the first)"
             );
         }
     })

@@ -6,6 +6,8 @@ mod cli;
 mod deploy;
 mod docs;
 #[cfg(target_os = "linux")]
+mod fleet;
+#[cfg(target_os = "linux")]
 mod hostile;
 mod public_key;
 mod reference;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::fleet::FleetConfig;
 use crate::request::Limits;
 use crate::tenants::Tenants;
 use crate::tls::TlsFiles;
@@ -84,7 +85,8 @@ impl JobBackend {
 /// `hearth server` options).
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// The data folder: keys, jobs, results (created if missing).
+    /// The data folder: keys, jobs, results (created if missing); not
+    /// used in a fleet ([`Config::fleet`]).
     pub data: PathBuf,
     /// Threads of the pool every job runs on.
     pub threads: usize,
@@ -196,6 +198,11 @@ pub struct Config {
     /// then let no other site's page read an answer or upload a file.
     /// Refused on a server without tenants, whose API needs no token.
     pub allow_origins: Vec<String>,
+    /// Keep tenants, keys, jobs and usage in a fleet's PostgreSQL
+    /// database and its blobs in a shared folder, with the fleet's other
+    /// servers ([`crate::fleet`]); none: in [`Config::data`], this
+    /// server's own.
+    pub fleet: Option<FleetConfig>,
 }
 
 /// One tenant's share of `all` permits: `given`, else a quarter, at least
@@ -250,6 +257,7 @@ impl Config {
             max_downloads: 16,
             max_downloads_per_tenant: None,
             allow_origins: Vec::new(),
+            fleet: None,
         }
     }
 
@@ -260,7 +268,11 @@ impl Config {
         if addr.ip().is_loopback() || self.insecure {
             return Ok(());
         }
-        let tenants = Tenants::load(&self.data).map_err(|e| ServerError::Config(e.to_string()))?;
+        let tenants = match &self.fleet {
+            None => Tenants::load(&self.data),
+            Some(f) => crate::fleet::tenants::load(&f.url),
+        }
+        .map_err(|e| ServerError::Config(e.to_string()))?;
         let mut missing = Vec::new();
         if tenants.is_open() {
             missing.push(format!(

@@ -84,7 +84,9 @@
 pub mod client;
 pub mod config;
 mod conn;
+pub mod fleet;
 pub mod metrics;
+mod refusals;
 pub mod request;
 mod schedule;
 pub mod server;

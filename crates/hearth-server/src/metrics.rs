@@ -14,10 +14,15 @@
 //! | `hearth_refusals_total` | counter | `code` |
 //! | `hearth_key_cache_total` | counter | `result` (hit, miss) |
 //! | `hearth_key_transfers_total` | counter | (none; server keys sent to the MPI ranks) |
+//! | `hearth_stale_results_total` | counter (in a fleet: results this server computed after its lease on the job was lost, refused) | |
+//! | `hearth_leases_lost_total` | counter (in a fleet: running jobs whose lease this server could not renew, stopped) | |
 //! | `hearth_connections_open` | gauge | `listener` (api, metrics) |
 //! | `hearth_connections_refused_total` | counter (connections the server closed: before any request was served, or whose client stopped reading) | `listener`, `reason` (per_ip, handshake_timeout, handshake_failed, header_timeout; send_stalled: a client that did not read its answer) |
 //!
-//! The tenant of an open server (no tenants) is the empty string.
+//! The tenant of an open server (no tenants) is the empty string. In a
+//! fleet ([`crate::fleet`]) `hearth_jobs` and `hearth_queue_depth` are the
+//! fleet's, read from its database at each scrape; every other metric is
+//! this server's own work.
 
 use prometheus::core::Collector;
 use prometheus::{
@@ -49,6 +54,10 @@ pub struct Metrics {
     /// Server keys sent to the MPI ranks (`--backend mpi`; a kept key
     /// is not sent again).
     pub key_transfers: IntCounter,
+    /// Results refused at commit: the lease was lost (a fleet).
+    pub stale_results: IntCounter,
+    /// Leases that could not be renewed (a fleet).
+    pub leases_lost: IntCounter,
     /// Connections open, by listener (`conn.rs`).
     pub connections: IntGaugeVec,
     /// Connections closed before any request was served, by listener and
@@ -143,6 +152,20 @@ impl Metrics {
                 IntCounter::new(
                     "hearth_key_transfers_total",
                     "Server keys sent to the MPI ranks",
+                ),
+            ),
+            stale_results: add(
+                r,
+                IntCounter::new(
+                    "hearth_stale_results_total",
+                    "Results refused at commit: this server's lease on the job was lost",
+                ),
+            ),
+            leases_lost: add(
+                r,
+                IntCounter::new(
+                    "hearth_leases_lost_total",
+                    "Running jobs whose lease could not be renewed, stopped",
                 ),
             ),
             connections: add(

@@ -142,6 +142,10 @@ pub enum TenantError {
          until it is restored, or until `hearth server reopen` opens the folder on purpose"
     )]
     Closed(String),
+    /// A fleet's database could not be reached, read or changed
+    /// ([`crate::fleet`]).
+    #[error("the fleet's database: {0}")]
+    Database(String),
 }
 
 /// Seconds since 1970-01-01, UTC (the server's clock for token times,
@@ -240,26 +244,31 @@ impl Tenants {
             message,
         };
         let t: Tenants = serde_json::from_slice(bytes).map_err(|e| malformed(e.to_string()))?;
-        if let Some(n) = t.tenants.keys().find(|n| !valid_name(n)) {
-            return Err(malformed(format!("{n:?} is not a tenant name")));
+        t.check().map_err(malformed)?;
+        Ok(t)
+    }
+
+    /// Checks what a file or a fleet's database holds: names that can be
+    /// tenants', quotas and tokens of known tenants, tokens well formed.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if let Some(n) = self.tenants.keys().find(|n| !valid_name(n)) {
+            return Err(format!("{n:?} is not a tenant name"));
         }
-        if let Some(n) = t.storage.keys().find(|n| !t.tenants.contains_key(*n)) {
-            return Err(malformed(format!(
-                "a storage quota for an unknown tenant {n:?}"
-            )));
+        if let Some(n) = self.storage.keys().find(|n| !self.tenants.contains_key(*n)) {
+            return Err(format!("a storage quota for an unknown tenant {n:?}"));
         }
-        for k in &t.tokens {
-            if !t.tenants.contains_key(&k.tenant) {
-                return Err(malformed(format!(
+        for k in &self.tokens {
+            if !self.tenants.contains_key(&k.tenant) {
+                return Err(format!(
                     "token {} is of an unknown tenant {:?}",
                     k.id, k.tenant
-                )));
+                ));
             }
             if k.id.len() != 16 || k.hash.len() != 64 {
-                return Err(malformed(format!("token {:?} is not well formed", k.id)));
+                return Err(format!("token {:?} is not well formed", k.id));
             }
         }
-        Ok(t)
+        Ok(())
     }
 
     /// Whether the server is open (no tenant: no token asked for).

@@ -400,6 +400,15 @@ pub struct ServerInfo {
     /// a server older than this field).
     #[serde(default)]
     pub backend: String,
+    /// Where its state is kept: `files` (its own data folder) or
+    /// `postgres` (a fleet's database, shared with other servers; empty
+    /// from a server older than this field).
+    #[serde(default)]
+    pub store: String,
+    /// Which server answered: its name in the fleet, or its host's name
+    /// and process id (empty from a server older than this field).
+    #[serde(default)]
+    pub server: String,
 }
 
 /// The answer to `GET /v1/stats`: the caller's own counts since the server

@@ -12,6 +12,8 @@
 pub mod forge;
 #[cfg(target_os = "linux")]
 pub mod hostile;
+#[cfg(unix)]
+pub mod postgres;
 pub mod programs;
 pub mod unit;
 pub mod word_programs;

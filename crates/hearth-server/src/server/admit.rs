@@ -13,16 +13,20 @@ use hearth::CompiledProgram;
 use sha3::{Digest, Sha3_256};
 
 use super::lock::lock;
-use super::state::{today, Job, Jobs, Phase, Shared};
+use super::routes::heavy;
+use super::state::{today, DataFolder, Job, Jobs, Ledger, Phase, Shared};
+use crate::fleet::Admission;
+use crate::refusals;
 use crate::request::{build_program, check_bundle, split_job, stated_cost, JobParts};
 use crate::store::{JobMeta, Usage};
 use crate::tenants::{now_ms, Tenant};
-use crate::wire::{ApiError, ErrorCode, JobId, Submitted};
+use crate::wire::{ApiError, JobId, Submitted};
 
 /// What admission has taken for a job not accepted yet; given back when
 /// dropped, unless the job was accepted.
 struct Taken<'a> {
     s: &'a Shared,
+    f: &'a DataFolder,
     tenant: &'a Tenant,
     slot: bool,
     bytes: u64,
@@ -34,9 +38,9 @@ impl Drop for Taken<'_> {
         if self.slot {
             unreserve(&mut lock(&self.s.jobs), &self.tenant.name);
         }
-        self.s.storage.give(&self.tenant.name, self.bytes);
+        self.f.storage.give(&self.tenant.name, self.bytes);
         if self.pbs > 0 {
-            self.s.refund(self.tenant, self.pbs);
+            self.s.refund(self.f, self.tenant, self.pbs);
         }
     }
 }
@@ -55,23 +59,14 @@ impl Shared {
     /// Refuses when the server's queue or the tenant's share of it is
     /// full (checked early, then again on admission). The words name no
     /// count of other tenants' jobs.
-    pub(super) fn check_room(&self, jobs: &Jobs, tenant: &Tenant) -> Result<(), ApiError> {
+    fn check_folder_room(&self, jobs: &Jobs, tenant: &Tenant) -> Result<(), ApiError> {
         if jobs.queue.len() + jobs.reserved() >= self.config.max_queue {
-            return Err(ApiError::new(
-                ErrorCode::QueueFull,
-                "the server's queue is full; try again later",
-            ));
+            return Err(refusals::queue_full());
         }
         if let Some(l) = tenant.limits {
             let mine = jobs.pending(&tenant.name);
             if mine >= l.max_queue {
-                return Err(ApiError::new(
-                    ErrorCode::QueueLimit,
-                    format!(
-                        "you have {mine} jobs queued or running, your limit; fetch or wait \
-                         for some first"
-                    ),
-                ));
+                return Err(refusals::queue_limit(mine));
             }
         }
         Ok(())
@@ -80,11 +75,11 @@ impl Shared {
     /// Counts `pbs` against `tenant`'s bootstraps for today, or refuses.
     /// The count is written to disk before it counts in memory: a failed
     /// write leaves the tenant charged nothing.
-    pub(super) fn charge(&self, tenant: &Tenant, pbs: u64) -> Result<(), ApiError> {
+    fn charge(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) -> Result<(), ApiError> {
         let Some(l) = tenant.limits else {
             return Ok(());
         };
-        let mut u = lock(&self.usage);
+        let mut u = lock(&f.usage);
         let day = today();
         let mut next = if u.day == day {
             u.clone()
@@ -96,16 +91,10 @@ impl Shared {
         };
         let used = next.pbs.get(&tenant.name).copied().unwrap_or(0);
         if used.saturating_add(pbs) > l.max_pbs_per_day {
-            return Err(ApiError::new(
-                ErrorCode::DailyLimit,
-                format!(
-                    "this job runs {pbs} bootstraps; you have run {used} of your {} today (UTC)",
-                    l.max_pbs_per_day
-                ),
-            ));
+            return Err(refusals::daily_limit(pbs, used, l.max_pbs_per_day));
         }
         *next.pbs.entry(tenant.name.clone()).or_default() += pbs;
-        self.store.write_usage(&next)?;
+        f.store.write_usage(&next)?;
         *u = next;
         Ok(())
     }
@@ -113,13 +102,13 @@ impl Shared {
     /// Takes back a [`Shared::charge`] for a job that was not accepted. A
     /// failed write leaves the file charged: the tenant's day may end
     /// early, it never runs over.
-    pub(super) fn refund(&self, tenant: &Tenant, pbs: u64) {
+    fn refund(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) {
         if tenant.limits.is_some() {
-            let mut u = lock(&self.usage);
+            let mut u = lock(&f.usage);
             if let Some(n) = u.pbs.get_mut(&tenant.name) {
                 *n = n.saturating_sub(pbs);
             }
-            if let Err(e) = self.store.write_usage(&u) {
+            if let Err(e) = f.store.write_usage(&u) {
                 tracing::error!(error = %e, "a refund could not be written");
             }
         }
@@ -150,11 +139,12 @@ impl Shared {
     /// checked (blocking). A program that does not build, or does not
     /// build at the cost it states, keeps its charge: its rebuild was
     /// spent.
-    pub(super) fn admit(&self, tenant: &Tenant, body: &[u8]) -> Result<Submitted, ApiError> {
+    fn admit(&self, f: &DataFolder, tenant: &Tenant, body: &[u8]) -> Result<Submitted, ApiError> {
         let parts = split_job(body, self.config.max_body)?;
         let cost = stated_cost(&parts, &self.limits)?;
         let mut taken = Taken {
             s: self,
+            f,
             tenant,
             slot: false,
             bytes: 0,
@@ -162,20 +152,20 @@ impl Shared {
         };
         let seq = {
             let mut jobs = lock(&self.jobs);
-            self.check_room(&jobs, tenant)?;
+            self.check_folder_room(&jobs, tenant)?;
             *jobs.reserved.entry(tenant.name.clone()).or_default() += 1;
             jobs.next_seq += 1;
             jobs.next_seq
         };
         taken.slot = true;
         let held = (body.len() as u64).saturating_add(cost.result_bytes);
-        self.storage
+        f.storage
             .take(&tenant.name, held, self.quota(&tenant.name))?;
         taken.bytes = held;
         // A job of no bootstrap still counts one: admitting and running
         // it is not free, and the day's limit then bounds its number too.
         let charged = cost.pbs.max(1);
-        self.charge(tenant, charged)?;
+        self.charge(f, tenant, charged)?;
         taken.pbs = charged;
         let program = self
             .program(&tenant.name, &parts)
@@ -192,7 +182,7 @@ impl Shared {
             submitted_ms: now_ms(),
             result_bytes: cost.result_bytes,
         };
-        self.store.write_job(id, &meta, body)?;
+        f.store.write_job(id, &meta, body)?;
         {
             let mut jobs = lock(&self.jobs);
             unreserve(&mut jobs, &tenant.name);
@@ -209,6 +199,114 @@ impl Shared {
             jobs.enqueue(id);
         }
         (taken.slot, taken.bytes, taken.pbs) = (false, 0, 0);
+        self.wake.notify_all();
+        self.count_accepted(&tenant.name);
+        if self.config.log {
+            tracing::info!(job = %id, pbs = cost.pbs, depth = cost.depth, "job accepted");
+        }
+        Ok(Submitted {
+            job_id: id,
+            pbs: cost.pbs,
+            depth: cost.depth,
+            memory: cost.memory,
+        })
+    }
+}
+
+impl Shared {
+    /// Refuses early when the queue or the tenant's share of it is full
+    /// (the server's, or the fleet's), before the body is checked further.
+    pub(super) async fn check_room(&self, tenant: &Tenant) -> Result<(), ApiError> {
+        match &self.ledger {
+            Ledger::Folder(_) => self.check_folder_room(&lock(&self.jobs), tenant),
+            Ledger::Fleet(fleet) => fleet.check_room(tenant, self.config.max_queue).await,
+        }
+    }
+
+    /// Admits, writes and queues a job of `tenant` whose headers were
+    /// checked (see the module's doc), on the server's data folder or in
+    /// its fleet. The admission runs to its end even if the client goes
+    /// away meanwhile: what it took is given back, or the job is queued.
+    pub(super) async fn submit(
+        self: &Arc<Self>,
+        tenant: Tenant,
+        body: Vec<u8>,
+    ) -> Result<Submitted, ApiError> {
+        if self.folder().is_some() {
+            return heavy(self, move |s| {
+                let Ledger::Folder(f) = &s.ledger else {
+                    unreachable!("a server's ledger does not change")
+                };
+                s.admit(f, &tenant, &body)
+            })
+            .await;
+        }
+        let s = self.clone();
+        tokio::spawn(async move { s.admit_to_fleet(tenant, body).await })
+            .await
+            .map_err(|e| super::state::internal(format!("the admission stopped: {e}")))?
+    }
+
+    /// [`Shared::admit`] in a fleet: the room, the storage and the day's
+    /// bootstraps are taken in one transaction of the fleet's, then the
+    /// program is built (off the async threads), the bundle checked, and
+    /// the request written to the blob store before the job is queued.
+    async fn admit_to_fleet(
+        self: &Arc<Self>,
+        tenant: Tenant,
+        body: Vec<u8>,
+    ) -> Result<Submitted, ApiError> {
+        let Ledger::Fleet(fleet) = &self.ledger else {
+            unreachable!("called in a fleet")
+        };
+        let parts = split_job(&body, self.config.max_body)?;
+        let cost = stated_cost(&parts, &self.limits)?;
+        let meta = JobMeta {
+            seq: 0,
+            key_id: parts.key_id.to_string(),
+            pbs: cost.pbs,
+            depth: cost.depth,
+            memory: cost.memory,
+            tenant: tenant.name.clone(),
+            submitted_ms: now_ms(),
+            result_bytes: cost.result_bytes,
+        };
+        let id = JobId::random();
+        let charged = cost.pbs.max(1);
+        fleet
+            .reserve(&Admission {
+                id,
+                tenant: &tenant,
+                meta: &meta,
+                held: (body.len() as u64).saturating_add(cost.result_bytes),
+                charged,
+                quota: self.quota(&tenant.name),
+                max_queue: self.config.max_queue,
+                reserve: self.config.disk_reserve,
+            })
+            .await?;
+        let body = Arc::new(body);
+        let (name, request) = (tenant.name.clone(), body.clone());
+        // The error, and whether it keeps the day's charge: a program
+        // that does not build does (its rebuild was spent).
+        let checked = heavy(self, move |s| {
+            let parts = split_job(&request, u64::MAX)?;
+            Ok(match s.program(&name, &parts) {
+                Err(e) => Err((e, true)),
+                Ok(p) => check_bundle(&p, &parts).map_err(|e| (e, false)),
+            })
+        })
+        .await
+        .unwrap_or_else(|e| Err((e, false)));
+        let accepted = match checked {
+            Ok(()) => fleet.accept(id, body).await.map_err(|e| (e, false)),
+            Err(e) => Err(e),
+        };
+        if let Err((e, keep_charge)) = accepted {
+            let refund = if keep_charge { 0 } else { charged };
+            fleet.release(id, &tenant.name, refund).await;
+            return Err(e);
+        }
         self.wake.notify_all();
         self.count_accepted(&tenant.name);
         if self.config.log {

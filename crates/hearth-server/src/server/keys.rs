@@ -1,4 +1,5 @@
-//! Server keys: registered by tenants, kept decompressed in a small
+//! Server keys: registered by tenants (in the data folder, or in the
+//! fleet's database and blob store), kept decompressed in a small
 //! least-recently-used cache.
 
 use std::collections::HashMap;
@@ -9,7 +10,10 @@ use hearth::{KeyId, ServerKey};
 
 use super::caches::KeyName;
 use super::lock::lock;
-use super::state::{internal, Shared};
+use super::routes::heavy;
+use super::state::{internal, DataFolder, Ledger, Shared};
+use crate::fleet::KeyLimits;
+use crate::refusals;
 use crate::request::key_error;
 use crate::store::StoredKey;
 use crate::tenants::Tenant;
@@ -17,7 +21,7 @@ use crate::wire::{ApiError, ErrorCode};
 
 impl Shared {
     /// The key `id` of `tenant`, from the cache or loaded (and
-    /// decompressed) from disk.
+    /// decompressed) from the data folder or the fleet's blob store.
     pub(super) fn server_key(&self, tenant: &str, id: KeyId) -> Result<Arc<ServerKey>, ApiError> {
         let name = (tenant.to_string(), id);
         if let Some(k) = lock(&self.cache).get(&name) {
@@ -25,15 +29,43 @@ impl Shared {
             return Ok(k);
         }
         self.metrics.key_cache.with_label_values(&["miss"]).inc();
-        if !lock(&self.keys).contains_key(&name) {
-            return Err(ApiError::new(
-                ErrorCode::UnknownKey,
-                format!("no server key {id} is registered"),
-            ));
-        }
-        let key = Arc::new(ServerKey::load(&self.store.key_path(tenant, id)).map_err(key_error)?);
+        let file = self.key_file(tenant, id)?;
+        let key = ServerKey::from_bytes(std::path::Path::new("server key"), &file);
+        let key = Arc::new(key.map_err(key_error)?);
         lock(&self.cache).put(name, key.clone());
         Ok(key)
+    }
+
+    /// The file of `tenant`'s key `id` as uploaded (compressed if it was).
+    pub(super) fn key_file(&self, tenant: &str, id: KeyId) -> Result<Vec<u8>, ApiError> {
+        match &self.ledger {
+            Ledger::Folder(f) => {
+                if !lock(&f.keys).contains_key(&(tenant.to_string(), id)) {
+                    return Err(ApiError::new(
+                        ErrorCode::UnknownKey,
+                        format!("no server key {id} is registered"),
+                    ));
+                }
+                std::fs::read(f.store.key_path(tenant, id)).map_err(internal)
+            }
+            Ledger::Fleet(fleet) => fleet.key_bytes(tenant, id),
+        }
+    }
+
+    /// `tenant`'s key `id`, if it is registered.
+    pub(super) async fn key(&self, tenant: &str, id: KeyId) -> Result<Option<StoredKey>, ApiError> {
+        match &self.ledger {
+            Ledger::Folder(f) => Ok(lock(&f.keys).get(&(tenant.to_string(), id)).cloned()),
+            Ledger::Fleet(fleet) => fleet.key(tenant, id).await,
+        }
+    }
+
+    /// How many keys `tenant` has registered.
+    pub(super) async fn key_count(&self, tenant: &str) -> Result<usize, ApiError> {
+        match &self.ledger {
+            Ledger::Folder(f) => Ok(lock(&f.keys).keys().filter(|(n, _)| *n == tenant).count()),
+            Ledger::Fleet(fleet) => fleet.key_count(tenant).await,
+        }
     }
 
     /// Refuses a new key of `tenant` beyond its `max_keys` or the
@@ -47,48 +79,82 @@ impl Shared {
         if let Some(l) = tenant.limits {
             let own = keys.keys().filter(|(t, _)| *t == tenant.name).count();
             if own >= l.max_keys {
-                return Err(ApiError::new(
-                    ErrorCode::KeyLimit,
-                    format!(
-                        "you have {own} keys registered, your limit; delete one \
-                         (DELETE /v1/keys/{{key_id}}) or reuse a key"
-                    ),
-                ));
+                return Err(refusals::key_limit(own));
             }
         }
         if keys.len() >= self.config.max_keys {
-            return Err(ApiError::new(
-                ErrorCode::TooManyKeys,
-                "the server holds as many keys as it may; try again later",
-            ));
+            return Err(refusals::too_many_keys());
         }
         Ok(())
     }
 
     /// Checks (by decoding it: a compressed key is expanded), stores and
-    /// registers a key `tenant` uploaded. Its room and its bytes are
-    /// taken first, so a refused upload costs no decoding and no disk.
-    pub(super) fn register_key(
+    /// registers a key `tenant` uploaded; `true` if it is new. Its room
+    /// and its bytes are taken first, so a refused upload costs no
+    /// decoding and no disk.
+    pub(super) async fn register_key(
+        self: &Arc<Self>,
+        tenant: Tenant,
+        info: FileInfo,
+        bytes: Vec<u8>,
+    ) -> Result<(StoredKey, bool), ApiError> {
+        let Ledger::Fleet(fleet) = &self.ledger else {
+            return heavy(self, move |s| {
+                let Ledger::Folder(f) = &s.ledger else {
+                    unreachable!("a server's ledger does not change")
+                };
+                s.register_in_folder(f, &tenant, info, &bytes)
+            })
+            .await;
+        };
+        fleet.check_key_room(&tenant, self.config.max_keys).await?;
+        let bytes = Arc::new(bytes);
+        let file = bytes.clone();
+        let key = heavy(self, move |_| {
+            ServerKey::from_bytes(std::path::Path::new("server key"), &file).map_err(key_error)
+        })
+        .await?;
+        let stored = StoredKey {
+            tenant: tenant.name.clone(),
+            key_id: info.key_id,
+            params: info.params,
+            compressed: info.kind == FileKind::CompressedServerKey,
+            bytes: bytes.len() as u64,
+        };
+        let limits = KeyLimits {
+            quota: self.quota(&tenant.name),
+            max_keys: self.config.max_keys,
+            reserve: self.config.disk_reserve,
+        };
+        let (stored, new) = fleet.add_key(&tenant, stored, bytes, limits).await?;
+        if new {
+            lock(&self.cache).put((tenant.name, info.key_id), Arc::new(key));
+        }
+        Ok((stored, new))
+    }
+
+    fn register_in_folder(
         &self,
+        f: &DataFolder,
         tenant: &Tenant,
         info: FileInfo,
         bytes: &[u8],
     ) -> Result<(StoredKey, bool), ApiError> {
         let id = info.key_id;
         let name = (tenant.name.clone(), id);
-        self.check_key_room(&lock(&self.keys), tenant)?;
+        self.check_key_room(&lock(&f.keys), tenant)?;
         let size = bytes.len() as u64;
-        self.storage
+        f.storage
             .take(&tenant.name, size, self.quota(&tenant.name))?;
         let registered = (|| {
             let key = ServerKey::from_bytes(std::path::Path::new("server key"), bytes)
                 .map_err(key_error)?;
-            let mut keys = lock(&self.keys);
+            let mut keys = lock(&f.keys);
             if let Some(k) = keys.get(&name) {
                 return Ok((k.clone(), false));
             }
             self.check_key_room(&keys, tenant)?;
-            let path = self.store.key_path(&tenant.name, id);
+            let path = f.store.key_path(&tenant.name, id);
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).map_err(internal)?;
             }
@@ -106,18 +172,17 @@ impl Shared {
             Ok((stored, true))
         })();
         if !matches!(registered, Ok((_, true))) {
-            self.storage.give(&tenant.name, size);
+            f.storage.give(&tenant.name, size);
         }
         registered
     }
 
     /// Forgets key `id` of `tenant` everywhere it is kept in memory (the
-    /// cache, the GPU's copies) and gives its bytes back.
+    /// cache, the GPU's copies).
     pub(super) fn forget_key(&self, stored: &StoredKey) {
         let name = (stored.tenant.clone(), stored.key_id);
         lock(&self.cache).remove(&name);
         #[cfg(feature = "gpu")]
         lock(&self.gpu_keys).remove(&name);
-        self.storage.give(&stored.tenant, stored.bytes);
     }
 }

@@ -17,30 +17,19 @@ use super::caches::{KeyCache, ProgramCache, PROGRAMS_KEPT};
 use super::lock::lock;
 use super::routes::*;
 use super::slots::Slots;
-use super::state::{Counts, Job, Jobs, Phase, Shared};
+use super::state::{Counts, DataFolder, Job, Jobs, Ledger, Phase, Shared};
 use super::storage::Storage;
 use crate::config::{Config, JobBackend, ServerError};
 use crate::conn;
+use crate::fleet::Fleet;
 use crate::metrics::Metrics;
 use crate::store::{Outcome, Recovered, Store};
-use crate::tenants::{self, Tenants};
+use crate::tenants::{self, TenantError, Tenants};
 use crate::tls::Tls;
-use crate::wire::{ApiError, ErrorCode};
 
 /// The OpenAPI document of this API (`openapi.json` beside the crate's
 /// manifest; a test checks it against the routes and the error codes).
 pub const OPENAPI: &str = include_str!("../../openapi.json");
-
-/// The failure of a job the server died running `attempts` times.
-fn crashed(attempts: u32) -> ApiError {
-    ApiError::new(
-        ErrorCode::Crashed,
-        format!(
-            "the server stopped while running this job, {attempts} times (out of memory, a \
-             kill, a crash): it is not run again"
-        ),
-    )
-}
 
 /// A server on its data folder: jobs and keys recovered, the workers
 /// started. Serve it with [`Server::serve`].
@@ -97,71 +86,33 @@ impl Server {
             Some(files) => Some(Tls::load(files).map_err(|e| ServerError::Config(e.to_string()))?),
             None => None,
         };
-        let store = Store::open(&config.data).map_err(ServerError::Data)?;
-        // A closed folder does not start: the operator sees why at once.
-        let tenants =
-            Tenants::load(&config.data).map_err(|e| ServerError::Config(e.to_string()))?;
-        config.allow_origins = super::cors::check(&config.allow_origins, &tenants)?;
-        let usage = store.read_usage();
-        let Recovered {
-            keys,
-            jobs: stored,
-            notes,
-        } = store.recover().map_err(ServerError::Data)?;
-        for n in notes {
-            eprintln!("hearth server: {n}");
+        let (ledger, jobs, counts, recovered) = match &config.fleet {
+            None => open_folder(&config)?,
+            Some(fleet) => {
+                // A fleet's database connections: the job workers, the
+                // sweeper and requests in flight.
+                let fleet = Fleet::open(fleet, config.max_jobs + 8).map_err(ServerError::Config)?;
+                let counts = HashMap::new();
+                (Ledger::Fleet(fleet), Jobs::default(), counts, 0)
+            }
+        };
+        let tenants = match &ledger {
+            Ledger::Folder(_) => Tenants::load(&config.data),
+            Ledger::Fleet(f) => f
+                .block(f.tenants())
+                .map(|t| (*t).clone())
+                .map_err(TenantError::Database),
         }
+        // A closed folder (or fleet) does not start: the operator sees
+        // why at once.
+        .map_err(|e| ServerError::Config(e.to_string()))?;
+        config.allow_origins = super::cors::check(&config.allow_origins, &tenants)?;
         let pool =
             CpuBackend::pool(config.threads).map_err(|e| ServerError::Config(e.to_string()))?;
-        let mut jobs = Jobs::default();
-        let mut recovered = 0;
-        let mut counts = HashMap::<String, Counts>::new();
-        let used = Storage::new(store.root(), config.disk_reserve);
-        for k in &keys {
-            used.add(&k.tenant, k.bytes);
-        }
-        for j in stored {
-            jobs.next_seq = jobs.next_seq.max(j.meta.seq);
-            let mut finished = j.finished;
-            let state = match j.outcome {
-                None if j.attempts >= config.max_attempts => {
-                    let e = crashed(j.attempts);
-                    eprintln!("hearth server: job {}: {}", j.id, e.message);
-                    if let Err(w) = store.write_failure(j.id, &j.meta, &e) {
-                        eprintln!("hearth server: job {}: {w}", j.id);
-                    }
-                    finished = Some(tenants::now());
-                    Phase::Failed(e)
-                }
-                None => Phase::Queued,
-                Some(Outcome::Done(n)) => Phase::Done(n),
-                Some(Outcome::Failed(e)) => Phase::Failed(e),
-            };
-            let queued = matches!(state, Phase::Queued);
-            let held = match state {
-                Phase::Queued => store.job_bytes(j.id).saturating_add(j.meta.result_bytes),
-                Phase::Done(n) => n,
-                _ => 0,
-            };
-            used.add(&j.meta.tenant, held);
-            if queued {
-                recovered += 1;
-                counts.entry(j.meta.tenant.clone()).or_default().recovered += 1;
-            }
-            jobs.map.insert(
-                j.id,
-                Job {
-                    meta: j.meta,
-                    state,
-                    held,
-                    program: None,
-                    finished,
-                },
-            );
-            if queued {
-                jobs.enqueue(j.id);
-            }
-        }
+        let name = match &config.fleet {
+            Some(f) => f.server_id.clone(),
+            None => crate::fleet::default_server_id(),
+        };
         let shared = Arc::new(Shared {
             limits: config.limits(),
             heavy: tokio::sync::Semaphore::new(config.threads),
@@ -179,23 +130,14 @@ impl Server {
                 config.max_downloads,
                 config.downloads_per_tenant(),
             ),
-            keys: Mutex::new(
-                keys.into_iter()
-                    .map(|k| ((k.tenant.clone(), k.key_id), k))
-                    .collect(),
-            ),
-            // Read (and checked) below, as at every request.
-            tenants: Mutex::new((None, Arc::new(Tenants::default()))),
-            usage: Mutex::new(usage),
-            storage: used,
-            had_tenants: AtomicBool::new(false),
+            name,
+            ledger,
             listening: Mutex::new(None),
             metrics: Metrics::new(),
             #[cfg(feature = "gpu")]
             gpu_keys: Mutex::new(HashMap::new()),
             jobs: Mutex::new(jobs),
             wake: Condvar::new(),
-            store,
             pool: Arc::new(pool),
             stop: AtomicBool::new(false),
             counts: Mutex::new(counts),
@@ -204,7 +146,7 @@ impl Server {
         if recovered > 0 {
             shared.log(|| format!("{recovered} unfinished jobs queued again"));
         }
-        if !tenants.is_open() {
+        if !tenants.is_open() && shared.folder().is_some() {
             // A folder with tenants from before the marker existed.
             tenants::mark_required(&shared.config.data)
                 .map_err(|e| ServerError::Config(e.to_string()))?;
@@ -225,7 +167,11 @@ impl Server {
             Some(q) => q.min(shared.config.result_ttl),
             None => shared.config.result_ttl,
         };
-        let every = (shortest / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        let mut every = (shortest / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+        if let Some(fleet) = shared.fleet() {
+            // The sweeper also renews this server's leases.
+            every = every.min(fleet.heartbeat_every());
+        }
         let s = shared.clone();
         let sweeper = std::thread::Builder::new()
             .name("hearth-expiry".into())
@@ -520,4 +466,85 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     ctrl_c.await;
+}
+
+/// What a data folder holds at start (its jobs recovered, see
+/// [`crate::store`]): the ledger, the jobs, the counts of jobs found
+/// unfinished (by tenant), and how many.
+fn open_folder(
+    config: &Config,
+) -> Result<(Ledger, Jobs, HashMap<String, Counts>, usize), ServerError> {
+    let store = Store::open(&config.data).map_err(ServerError::Data)?;
+    let usage = store.read_usage();
+    let Recovered {
+        keys,
+        jobs: stored,
+        notes,
+    } = store.recover().map_err(ServerError::Data)?;
+    for n in notes {
+        eprintln!("hearth server: {n}");
+    }
+    let mut jobs = Jobs::default();
+    let mut recovered = 0;
+    let mut counts = HashMap::<String, Counts>::new();
+    let used = Storage::new(store.root(), config.disk_reserve);
+    for k in &keys {
+        used.add(&k.tenant, k.bytes);
+    }
+    for j in stored {
+        jobs.next_seq = jobs.next_seq.max(j.meta.seq);
+        let mut finished = j.finished;
+        let state = match j.outcome {
+            None if j.attempts >= config.max_attempts => {
+                let e = crate::refusals::crashed(j.attempts);
+                eprintln!("hearth server: job {}: {}", j.id, e.message);
+                if let Err(w) = store.write_failure(j.id, &j.meta, &e) {
+                    eprintln!("hearth server: job {}: {w}", j.id);
+                }
+                finished = Some(tenants::now());
+                Phase::Failed(e)
+            }
+            None => Phase::Queued,
+            Some(Outcome::Done(n)) => Phase::Done(n),
+            Some(Outcome::Failed(e)) => Phase::Failed(e),
+        };
+        let queued = matches!(state, Phase::Queued);
+        let held = match state {
+            Phase::Queued => store.job_bytes(j.id).saturating_add(j.meta.result_bytes),
+            Phase::Done(n) => n,
+            _ => 0,
+        };
+        used.add(&j.meta.tenant, held);
+        if queued {
+            recovered += 1;
+            counts.entry(j.meta.tenant.clone()).or_default().recovered += 1;
+        }
+        jobs.map.insert(
+            j.id,
+            Job {
+                meta: j.meta,
+                state,
+                held,
+                program: None,
+                finished,
+            },
+        );
+        if queued {
+            jobs.enqueue(j.id);
+        }
+    }
+    let folder = DataFolder {
+        store,
+        keys: Mutex::new(
+            keys.into_iter()
+                .map(|k| ((k.tenant.clone(), k.key_id), k))
+                .collect(),
+        ),
+        // Read (and checked) by the first request, as at every request.
+        tenants: Mutex::new((None, Arc::new(Tenants::default()))),
+        usage: Mutex::new(usage),
+        storage: used,
+        had_tenants: AtomicBool::new(false),
+    };
+    Ok((Ledger::Folder(folder), jobs, counts, recovered))
 }

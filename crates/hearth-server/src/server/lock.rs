@@ -5,6 +5,6 @@
 use std::sync::{Mutex, MutexGuard};
 
 /// Locks `m`, taking it over from a thread that panicked holding it.
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -73,3 +73,5 @@ mod storage;
 mod worker;
 
 pub use lifecycle::{run, start, Server, ServerHandle, OPENAPI};
+pub(crate) use lock::lock;
+pub(crate) use storage::free_bytes;

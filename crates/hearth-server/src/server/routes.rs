@@ -18,8 +18,9 @@ use serde::Deserialize;
 
 use super::body::{owner, read_body};
 use super::lock::lock;
-use super::state::{internal, key_info, not_found, public, Phase, Shared};
+use super::state::{internal, key_info, not_found, public, Ledger, Phase, Shared};
 use super::OPENAPI;
+use crate::refusals;
 use crate::request::{check_key_header, split_job};
 use crate::tenants::{now as now_s, Tenant};
 use crate::wire::{
@@ -76,10 +77,10 @@ pub(super) async fn post_key(
 ) -> Result<(StatusCode, Json<KeyInfo>), ApiError> {
     let (bytes, _upload) = read_body(&s, req).await?;
     let info = check_key_header(&bytes, s.config.max_body)?;
-    if let Some(k) = lock(&s.keys).get(&(t.name.clone(), info.key_id)) {
-        return Ok((StatusCode::OK, Json(key_info(k, false))));
+    if let Some(k) = s.key(&t.name, info.key_id).await? {
+        return Ok((StatusCode::OK, Json(key_info(&k, false))));
     }
-    let (stored, new) = heavy(&s, move |s| s.register_key(&t, info, &bytes)).await?;
+    let (stored, new) = s.register_key(t, info, bytes.to_vec()).await?;
     if new {
         s.log(|| format!("key {} registered", stored.key_id));
     }
@@ -96,11 +97,13 @@ pub(super) async fn get_key(
     Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
 ) -> Response {
-    let id = path.ok().and_then(|Path(p)| parse_key_id(&p));
-    let found = id.and_then(|id| lock(&s.keys).get(&(t.name.clone(), id)).cloned());
-    match found {
-        Some(k) => Json(key_info(&k, false)).into_response(),
-        None => ApiError::new(ErrorCode::UnknownKey, "no such key is registered").into_response(),
+    let Some(id) = path.ok().and_then(|Path(p)| parse_key_id(&p)) else {
+        return refusals::unknown_key().into_response();
+    };
+    match s.key(&t.name, id).await {
+        Ok(Some(k)) => Json(key_info(&k, false)).into_response(),
+        Ok(None) => refusals::unknown_key().into_response(),
+        Err(e) => e.into_response(),
     }
 }
 
@@ -113,40 +116,43 @@ pub(super) async fn delete_key(
     Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<KeyInfo>, ApiError> {
-    let unknown = || ApiError::new(ErrorCode::UnknownKey, "no such key is registered");
     let id = path
         .ok()
         .and_then(|Path(p)| parse_key_id(&p))
-        .ok_or_else(unknown)?;
-    let name = (t.name.clone(), id);
-    let stored = {
-        let mut keys = lock(&s.keys);
-        if !keys.contains_key(&name) {
-            return Err(unknown());
+        .ok_or_else(refusals::unknown_key)?;
+    let stored = match &s.ledger {
+        Ledger::Folder(f) => {
+            let stored = {
+                let mut keys = lock(&f.keys);
+                let name = (t.name.clone(), id);
+                if !keys.contains_key(&name) {
+                    return Err(refusals::unknown_key());
+                }
+                let jobs = lock(&s.jobs);
+                let key_id = id.to_string();
+                let busy = jobs
+                    .map
+                    .values()
+                    .filter(|j| j.meta.tenant == t.name && j.meta.key_id == key_id)
+                    .filter(|j| matches!(j.state, Phase::Queued | Phase::Running(_)))
+                    .count();
+                if busy > 0 {
+                    return Err(refusals::key_in_use(busy, id));
+                }
+                drop(jobs);
+                keys.remove(&name).expect("checked above")
+            };
+            f.storage.give(&stored.tenant, stored.bytes);
+            let path = f.store.key_path(&t.name, id);
+            tokio::task::spawn_blocking(move || remove_durable(&path))
+                .await
+                .map_err(internal)?
+                .map_err(internal)?;
+            stored
         }
-        let jobs = lock(&s.jobs);
-        let key_id = id.to_string();
-        let busy = jobs
-            .map
-            .values()
-            .filter(|j| j.meta.tenant == t.name && j.meta.key_id == key_id)
-            .filter(|j| matches!(j.state, Phase::Queued | Phase::Running(_)))
-            .count();
-        if busy > 0 {
-            return Err(ApiError::new(
-                ErrorCode::KeyInUse,
-                format!("{busy} of your jobs under key {id} are queued or running"),
-            ));
-        }
-        drop(jobs);
-        keys.remove(&name).expect("checked above")
+        Ledger::Fleet(fleet) => fleet.delete_key(&t.name, id).await?,
     };
     s.forget_key(&stored);
-    let path = s.store.key_path(&t.name, id);
-    tokio::task::spawn_blocking(move || remove_durable(&path))
-        .await
-        .map_err(internal)?
-        .map_err(internal)?;
     s.log(|| format!("key {id} deleted"));
     Ok(Json(key_info(&stored, false)))
 }
@@ -186,7 +192,7 @@ pub(super) async fn post_job(
             ),
         ));
     }
-    let key = lock(&s.keys).get(&(t.name.clone(), parts.key_id)).cloned();
+    let key = s.key(&t.name, parts.key_id).await?;
     let key = key.ok_or_else(|| {
         ApiError::new(
             ErrorCode::UnknownKey,
@@ -207,8 +213,8 @@ pub(super) async fn post_job(
             ),
         ));
     }
-    s.check_room(&lock(&s.jobs), &t)?;
-    let submitted = heavy(&s, move |s| s.admit(&t, &bytes)).await?;
+    s.check_room(&t).await?;
+    let submitted = s.submit(t, bytes.to_vec()).await?;
     Ok((StatusCode::ACCEPTED, Json(submitted)))
 }
 
@@ -222,7 +228,7 @@ pub(super) async fn get_job(
     Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<JobStatus>, ApiError> {
-    Ok(Json(s.status(job_id(path)?, &t)?))
+    Ok(Json(s.status(job_id(path)?, &t).await?.0))
 }
 
 pub(super) async fn get_result(
@@ -232,7 +238,8 @@ pub(super) async fn get_result(
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let id = job_id(path)?;
-    match s.status(id, &t)?.state {
+    let (status, file) = s.status(id, &t).await?;
+    match status.state {
         JobState::Done { .. } => {}
         JobState::Failed { code, message } => {
             return Err(ApiError::new(
@@ -254,7 +261,8 @@ pub(super) async fn get_result(
         .downloads
         .acquire(owner(&request.extensions), deadline)
         .await?;
-    let file = match tokio::fs::File::open(s.store.result_path(id)).await {
+    let path = file.ok_or_else(|| not_found(id))?;
+    let file = match tokio::fs::File::open(path).await {
         Ok(f) => f,
         // Deleted meanwhile.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(id)),
@@ -285,28 +293,33 @@ pub(super) async fn delete_job(
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Deleted>, ApiError> {
     let id = job_id(path)?;
-    {
-        let mut jobs = lock(&s.jobs);
-        match jobs.owned(id, &t.name)?.state {
-            Phase::Running(_) => {
-                return Err(ApiError::new(
-                    ErrorCode::NotReady,
-                    format!("job {id} is running; delete it once it has finished"),
-                ))
+    match &s.ledger {
+        Ledger::Folder(f) => {
+            {
+                let mut jobs = lock(&s.jobs);
+                match jobs.owned(id, &t.name)?.state {
+                    Phase::Running(_) => return Err(refusals::job_running(id)),
+                    Phase::Queued => {
+                        jobs.queue.remove(id);
+                    }
+                    _ => {}
+                }
+                if let Some(j) = jobs.map.remove(&id) {
+                    f.storage.give(&t.name, j.held);
+                }
             }
-            Phase::Queued => {
-                jobs.queue.remove(id);
-            }
-            _ => {}
+            let s2 = s.clone();
+            tokio::task::spawn_blocking(move || {
+                let Ledger::Folder(f) = &s2.ledger else {
+                    unreachable!("a server's ledger does not change")
+                };
+                f.store.delete_job(id)
+            })
+            .await
+            .map_err(internal)??;
         }
-        if let Some(j) = jobs.map.remove(&id) {
-            s.storage.give(&t.name, j.held);
-        }
+        Ledger::Fleet(fleet) => fleet.delete_job(id, &t.name).await?,
     }
-    let s2 = s.clone();
-    tokio::task::spawn_blocking(move || s2.store.delete_job(id))
-        .await
-        .map_err(internal)??;
     Ok(Json(Deleted { job_id: id }))
 }
 
@@ -320,20 +333,26 @@ pub(super) async fn get_info(State(s): Shr) -> Json<ServerInfo> {
         max_jobs: s.config.max_jobs,
         max_body: s.config.max_body,
         backend: s.config.backend.describe(s.config.threads),
+        store: match s.ledger {
+            Ledger::Folder(_) => "files",
+            Ledger::Fleet(_) => "postgres",
+        }
+        .into(),
+        server: s.name.clone(),
     })
 }
 
-pub(super) async fn get_stats(State(s): Shr, Extension(t): Extension<Tenant>) -> Json<ServerStats> {
+pub(super) async fn get_stats(
+    State(s): Shr,
+    Extension(t): Extension<Tenant>,
+) -> Result<Json<ServerStats>, ApiError> {
     let mut st = ServerStats::default();
-    {
-        let jobs = lock(&s.jobs);
-        for j in jobs.map.values().filter(|j| j.meta.tenant == t.name) {
-            match j.state {
-                Phase::Queued => st.queued += 1,
-                Phase::Running(_) => st.running += 1,
-                Phase::Done(_) => st.done += 1,
-                Phase::Failed(_) => st.failed += 1,
-            }
+    for (state, _, n) in s.job_counts(Some(&t.name)).await? {
+        match state.as_str() {
+            "queued" => st.queued += n,
+            "running" => st.running += n,
+            "done" => st.done += n,
+            _ => st.failed += n,
         }
     }
     let counts = lock(&s.counts).get(&t.name).cloned().unwrap_or_default();
@@ -345,8 +364,8 @@ pub(super) async fn get_stats(State(s): Shr, Extension(t): Extension<Tenant>) ->
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
-    st.keys = lock(&s.keys).keys().filter(|(n, _)| *n == t.name).count();
-    Json(st)
+    st.keys = s.key_count(&t.name).await?;
+    Ok(Json(st))
 }
 
 /// `GET /v1/openapi.json`: [`OPENAPI`], for clients generated from it.
@@ -366,30 +385,38 @@ pub(super) async fn get_health(State(s): Shr) -> Response {
     if s.stop.load(Ordering::Relaxed) {
         return ApiError::new(ErrorCode::Internal, "stopping").into_response();
     }
+    if let Some(fleet) = s.fleet() {
+        if let Err(e) = fleet.ping().await {
+            tracing::error!(error = %e.message, "health: the fleet's database is out of reach");
+            return ApiError::new(ErrorCode::Internal, "the fleet's database is out of reach")
+                .into_response();
+        }
+    }
     Json(serde_json::json!({"status": "ok"})).into_response()
 }
 
 /// `GET /metrics` on the metrics address: the gauges set from the jobs
 /// held now, then everything in Prometheus's text format.
 pub(super) async fn get_metrics(State(s): Shr) -> Response {
-    {
-        let jobs = lock(&s.jobs);
+    // In a fleet, the jobs and the queue are the fleet's (from its
+    // database); a database out of reach leaves the gauges as they were.
+    if let Ok(counts) = s.job_counts(None).await {
         s.metrics.jobs.reset();
-        for j in jobs.map.values() {
-            let state = match j.state {
-                Phase::Queued => "queued",
-                Phase::Running(_) => "running",
-                Phase::Done(_) => "done",
-                Phase::Failed(_) => "failed",
-            };
+        let mut queued = 0;
+        for (state, tenant, n) in counts {
+            if state == "queued" {
+                queued += n;
+            }
             s.metrics
                 .jobs
-                .with_label_values(&[state, j.meta.tenant.as_str()])
-                .inc();
+                .with_label_values(&[state.as_str(), tenant.as_str()])
+                .set(n as i64);
         }
-        s.metrics.queue_depth.set(jobs.queue.len() as i64);
-        s.metrics.running_memory.set(jobs.running_memory as i64);
+        s.metrics.queue_depth.set(queued as i64);
     }
+    s.metrics
+        .running_memory
+        .set(lock(&s.jobs).running_memory as i64);
     (
         [(
             header::CONTENT_TYPE,
@@ -418,7 +445,7 @@ pub(super) async fn no_method() -> ApiError {
 /// the anonymous tenant, on an open server), or refuses it
 /// (`unauthorized`) before its body is read.
 pub(super) async fn authenticate(State(s): Shr, mut req: Request, next: Next) -> Response {
-    let tenants = match s.tenants() {
+    let tenants = match s.tenants_now().await {
         Ok(t) => t,
         Err(e) => return e.into_response(),
     };

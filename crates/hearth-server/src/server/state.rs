@@ -12,6 +12,7 @@ use super::storage::Storage;
 use hearth::CompiledProgram;
 
 use crate::config::Config;
+use crate::fleet::Fleet;
 use crate::metrics::Metrics;
 use crate::request::Limits;
 use crate::schedule::{FairQueue, Lane};
@@ -84,19 +85,28 @@ impl Jobs {
     /// job alone always may: it was admitted.
     pub(super) fn start_next(&mut self, config: &Config) -> Option<(JobId, JobMeta)> {
         let id = self.queue.peek()?;
-        let meta = &self.map[&id].meta;
+        let meta = self.map[&id].meta.clone();
+        if !self.take_room(&meta, config) {
+            return None;
+        }
+        self.queue.pop();
+        Some((id, meta))
+    }
+
+    /// Takes the room a job of `meta` needs beside the running ones if it
+    /// fits now (see [`Jobs::start_next`]); false if it does not.
+    pub(super) fn take_room(&mut self, meta: &JobMeta, config: &Config) -> bool {
         let (width, memory) = (width(meta, config.threads), meta.memory);
         let fits = self.running < config.max_jobs
             && self.running_width + width <= config.threads
             && self.running_memory.saturating_add(memory) <= config.max_memory;
         if self.running > 0 && !fits {
-            return None;
+            return false;
         }
-        self.queue.pop();
         self.running += 1;
         self.running_width += width;
         self.running_memory += memory;
-        Some((id, self.map[&id].meta.clone()))
+        true
     }
 
     /// Marks a job started by [`Jobs::start_next`] as ended.
@@ -126,24 +136,20 @@ pub(super) fn width(meta: &JobMeta, threads: usize) -> usize {
 pub(super) struct Shared {
     pub(super) config: Config,
     pub(super) limits: Limits,
-    pub(super) store: Store,
+    /// This server's name (`/v1/info`): its fleet name, or its host's
+    /// name and process id.
+    pub(super) name: String,
+    /// Where tenants, keys, jobs and usage are kept.
+    pub(super) ledger: Ledger,
+    /// On a data folder, every job; in a fleet, only what runs here (the
+    /// running jobs' widths and memory, for whether another fits).
     pub(super) jobs: Mutex<Jobs>,
     pub(super) wake: Condvar,
-    pub(super) keys: Mutex<HashMap<KeyName, StoredKey>>,
     pub(super) cache: Mutex<KeyCache>,
     /// Programs built lately, for the jobs that send them again.
     pub(super) programs: Mutex<ProgramCache>,
     /// Permits for results being sent.
     pub(super) downloads: Arc<Slots>,
-    /// The tenants file as last read, and what it looked like on disk.
-    pub(super) tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
-    /// Bootstraps admitted today, by tenant (kept in `usage.json`).
-    pub(super) usage: Mutex<Usage>,
-    /// Bytes stored, by tenant.
-    pub(super) storage: Storage,
-    /// Whether tenants were ever read from the folder (see
-    /// [`Shared::tenants`]).
-    pub(super) had_tenants: AtomicBool,
     /// The API's address, once serving.
     pub(super) listening: Mutex<Option<std::net::SocketAddr>>,
     pub(super) metrics: Metrics,
@@ -158,6 +164,29 @@ pub(super) struct Shared {
     pub(super) stop: AtomicBool,
     /// Counts since start, by tenant: each tenant sees its own.
     pub(super) counts: Mutex<HashMap<String, Counts>>,
+}
+
+/// Where a server keeps what outlives a request: its own data folder, or
+/// a fleet's database and blob store ([`crate::fleet`]).
+pub(super) enum Ledger {
+    Folder(DataFolder),
+    Fleet(Fleet),
+}
+
+/// A server's own data folder ([`crate::store`]) and what it holds in
+/// memory of it.
+pub(super) struct DataFolder {
+    pub(super) store: Store,
+    pub(super) keys: Mutex<HashMap<KeyName, StoredKey>>,
+    /// The tenants file as last read, and what it looked like on disk.
+    pub(super) tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
+    /// Bootstraps admitted today, by tenant (kept in `usage.json`).
+    pub(super) usage: Mutex<Usage>,
+    /// Bytes stored, by tenant.
+    pub(super) storage: Storage,
+    /// Whether tenants were ever read from the folder (see
+    /// [`Shared::tenants`]).
+    pub(super) had_tenants: AtomicBool,
 }
 
 /// One tenant's counts since the server started (`GET /v1/stats`).
@@ -234,6 +263,22 @@ impl Shared {
             .unwrap_or(self.config.max_storage)
     }
 
+    /// The server's data folder, `None` in a fleet.
+    pub(super) fn folder(&self) -> Option<&DataFolder> {
+        match &self.ledger {
+            Ledger::Folder(f) => Some(f),
+            Ledger::Fleet(_) => None,
+        }
+    }
+
+    /// The fleet the server is part of, if any.
+    pub(super) fn fleet(&self) -> Option<&Fleet> {
+        match &self.ledger {
+            Ledger::Fleet(f) => Some(f),
+            Ledger::Folder(_) => None,
+        }
+    }
+
     /// An event of the server's own (not of one request or job) at info
     /// level, if `config.log`.
     pub(super) fn log(&self, msg: impl FnOnce() -> String) {
@@ -242,38 +287,66 @@ impl Shared {
         }
     }
 
-    /// The tenants file as it is now: read again if it changed on disk
-    /// since the last request. Every failure closes the server, never
-    /// opens it ([`ErrorCode::Closed`]): a folder that has had tenants and
-    /// lost or emptied its file, an unreadable file, or an open folder
-    /// served on a public address (see [`Shared::exposed`]).
+    /// The tenants as they are now. Every failure closes the server,
+    /// never opens it ([`ErrorCode::Closed`]): a folder that has had
+    /// tenants and lost or emptied its file, an unreadable file, or an open
+    /// folder served on a public address (see [`Shared::exposed`]). On a
+    /// data folder the file is read again if it changed on disk since the
+    /// last request; in a fleet this is the tenants as last read from the
+    /// database (at the last request's authentication:
+    /// [`Shared::tenants_now`]).
     pub(super) fn tenants(&self) -> Result<Arc<Tenants>, ApiError> {
+        let t = match &self.ledger {
+            Ledger::Folder(f) => self.folder_tenants(f)?,
+            Ledger::Fleet(fleet) => fleet
+                .tenants_seen()
+                .ok_or_else(|| closed("the fleet's tenants have not been read"))?,
+        };
+        self.open_only_on_loopback(t)
+    }
+
+    /// The tenants as they are now, read from the fleet's database when
+    /// they changed there (on a data folder, [`Shared::tenants`]).
+    pub(super) async fn tenants_now(&self) -> Result<Arc<Tenants>, ApiError> {
+        match &self.ledger {
+            Ledger::Folder(_) => self.tenants(),
+            Ledger::Fleet(fleet) => {
+                let t = fleet.tenants().await.map_err(closed)?;
+                self.open_only_on_loopback(t)
+            }
+        }
+    }
+
+    fn open_only_on_loopback(&self, t: Arc<Tenants>) -> Result<Arc<Tenants>, ApiError> {
+        if t.is_open() {
+            if let Some(addr) = self.exposed() {
+                return Err(closed(format!(
+                    "the server listens on {addr}, not a loopback address, and has no tenants"
+                )));
+            }
+        }
+        Ok(t)
+    }
+
+    fn folder_tenants(&self, f: &DataFolder) -> Result<Arc<Tenants>, ApiError> {
         let path = self.config.data.join(tenants::FILE);
         let now = match std::fs::metadata(&path) {
             Ok(m) => Some(stamp(&m)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(closed(e)),
         };
-        let mut t = lock(&self.tenants);
+        let mut t = lock(&f.tenants);
         if t.0 != now || t.0.is_none() {
             let loaded = Tenants::load(&self.config.data).map_err(closed)?;
             // Once tenants were seen, a file that vanishes along with its
             // marker still closes the server: only `reopen`'s empty file
             // (there, not missing) opens it.
-            if loaded.is_open() && now.is_none() && self.had_tenants.load(Ordering::Relaxed) {
+            if loaded.is_open() && now.is_none() && f.had_tenants.load(Ordering::Relaxed) {
                 return Err(closed("tenants.json is missing"));
             }
-            self.had_tenants
-                .fetch_or(!loaded.is_open(), Ordering::Relaxed);
+            f.had_tenants.fetch_or(!loaded.is_open(), Ordering::Relaxed);
             t.1 = Arc::new(loaded);
             t.0 = now;
-        }
-        if t.1.is_open() {
-            if let Some(addr) = self.exposed() {
-                return Err(closed(format!(
-                    "the server listens on {addr}, not a loopback address, and has no tenants"
-                )));
-            }
         }
         Ok(t.1.clone())
     }
@@ -297,8 +370,31 @@ impl Shared {
         self.metrics.accepted.with_label_values(&[tenant]).inc();
     }
 
-    /// Where `tenant`'s job `id` is.
-    pub(super) fn status(&self, id: JobId, tenant: &Tenant) -> Result<JobStatus, ApiError> {
+    /// Where `tenant`'s job `id` is, and once it is done, the file its
+    /// result is streamed from.
+    pub(super) async fn status(
+        &self,
+        id: JobId,
+        tenant: &Tenant,
+    ) -> Result<(JobStatus, Option<std::path::PathBuf>), ApiError> {
+        let folder = match &self.ledger {
+            Ledger::Folder(f) => f,
+            Ledger::Fleet(fleet) => {
+                let (status, blob) = fleet.status(id, &tenant.name).await?;
+                let file = blob
+                    .map(|b| fleet.local_blob(&b))
+                    .transpose()
+                    .map_err(internal)?;
+                return Ok((status, file));
+            }
+        };
+        let status = self.folder_status(id, tenant)?;
+        let file =
+            matches!(status.state, JobState::Done { .. }).then(|| folder.store.result_path(id));
+        Ok((status, file))
+    }
+
+    fn folder_status(&self, id: JobId, tenant: &Tenant) -> Result<JobStatus, ApiError> {
         let jobs = lock(&self.jobs);
         let job = jobs.owned(id, &tenant.name)?;
         let state = match &job.state {
@@ -325,9 +421,7 @@ impl Shared {
     }
 }
 
-pub(super) fn not_found(id: JobId) -> ApiError {
-    ApiError::new(ErrorCode::NotFound, format!("no job {id}"))
-}
+pub(super) use crate::refusals::no_job as not_found;
 
 pub(super) fn key_info(k: &StoredKey, new: bool) -> KeyInfo {
     KeyInfo {
@@ -336,5 +430,36 @@ pub(super) fn key_info(k: &StoredKey, new: bool) -> KeyInfo {
         compressed: k.compressed,
         bytes: k.bytes,
         new,
+    }
+}
+
+impl Shared {
+    /// Jobs by state and tenant: `tenant`'s, or all of them (the fleet's,
+    /// in a fleet).
+    pub(super) async fn job_counts(
+        &self,
+        tenant: Option<&str>,
+    ) -> Result<Vec<(String, String, usize)>, ApiError> {
+        if let Ledger::Fleet(fleet) = &self.ledger {
+            return Ok(fleet.counts(tenant).await?.rows);
+        }
+        let jobs = lock(&self.jobs);
+        let mut counts: BTreeMap<(&'static str, &str), usize> = BTreeMap::new();
+        for j in jobs.map.values() {
+            if tenant.is_some_and(|t| t != j.meta.tenant) {
+                continue;
+            }
+            let state = match j.state {
+                Phase::Queued => "queued",
+                Phase::Running(_) => "running",
+                Phase::Done(_) => "done",
+                Phase::Failed(_) => "failed",
+            };
+            *counts.entry((state, j.meta.tenant.as_str())).or_default() += 1;
+        }
+        Ok(counts
+            .into_iter()
+            .map(|((state, t), n)| (state.to_string(), t.to_string(), n))
+            .collect())
     }
 }

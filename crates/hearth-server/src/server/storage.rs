@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::lock::lock;
-use crate::wire::{ApiError, ErrorCode};
+use crate::refusals::{check_disk, storage_limit};
+use crate::wire::ApiError;
 
 /// Bytes stored, by tenant (the empty name: an open server's), and the
 /// disk's reserve.
@@ -44,24 +45,11 @@ impl Storage {
     /// would go under the reserve, `storage_limit` where the tenant would
     /// go over its quota.
     pub(super) fn take(&self, tenant: &str, bytes: u64, quota: u64) -> Result<(), ApiError> {
-        if let Some(free) = free_bytes(&self.root) {
-            if free.saturating_sub(bytes) < self.reserve {
-                return Err(ApiError::new(
-                    ErrorCode::InsufficientStorage,
-                    "the server's disk is nearly full; try again later",
-                ));
-            }
-        }
+        check_disk(free_bytes(&self.root), bytes, self.reserve)?;
         let mut used = lock(&self.used);
         let now = used.get(tenant).copied().unwrap_or(0);
         if now.saturating_add(bytes) > quota {
-            return Err(ApiError::new(
-                ErrorCode::StorageLimit,
-                format!(
-                    "this needs {bytes} bytes stored; you keep {now} of your {quota} (delete \
-                     results you have fetched, or keys you no longer use)"
-                ),
-            ));
+            return Err(storage_limit(bytes, now, quota));
         }
         *used.entry(tenant.to_string()).or_default() += bytes;
         Ok(())

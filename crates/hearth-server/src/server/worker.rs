@@ -1,22 +1,39 @@
 //! The job workers and the expiry sweeper.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hearth::backend::{CpuBackend, Evaluator};
-use hearth::{CompiledProgram, ServerKey};
+use hearth::{Bundle, CompiledProgram, ServerKey};
 
 use super::lock::lock;
-use super::state::{internal, public, Phase, Shared};
+use super::state::{internal, public, Ledger, Phase, Shared};
 use crate::config::JobBackend;
 #[cfg(feature = "mpi")]
 use crate::config::Ranks;
+use crate::fleet::{Committed, Fleet};
 use crate::request::{read_bundle, split_job, stated_cost};
 use crate::store::JobMeta;
 use crate::tenants::{now as now_s, now_ms};
 use crate::wire::{ApiError, ErrorCode, JobId};
+
+/// How often an idle worker in a fleet looks for a job queued through
+/// another server.
+const FLEET_POLL: Duration = Duration::from_millis(100);
+
+/// The span of a job's events.
+fn job_span(id: JobId, meta: &JobMeta) -> tracing::Span {
+    tracing::info_span!(
+        "job",
+        job = %id,
+        tenant = %meta.tenant,
+        key = %meta.key_id,
+        pbs = meta.pbs,
+        depth = meta.depth
+    )
+}
 
 /// After `e`, a failed rank ([`hearth::Error::Rank`]) ends every rank: it
 /// may hold a half-sent message. The job is kept and runs again at the
@@ -33,18 +50,18 @@ fn end_ranks_after(ranks: &Ranks, e: &hearth::Error) {
 }
 
 impl Shared {
-    /// Runs one job and writes its result (streamed to disk, one copy in
-    /// memory); returns the result's bytes. `program` is the one built at
-    /// admission, if it is still at hand.
-    pub(super) fn run_job(
+    /// Runs one job's `request` (its program file and bundle) and gives
+    /// its result. `program` is the one built at admission, if it is still
+    /// at hand; the run stops at its next step once `cancel` is set.
+    fn run_job(
         &self,
-        id: JobId,
         meta: &JobMeta,
+        request: Vec<u8>,
         program: Option<Arc<CompiledProgram>>,
         done: &Arc<AtomicU64>,
-    ) -> Result<u64, ApiError> {
+        cancel: Option<Arc<AtomicBool>>,
+    ) -> Result<Bundle, ApiError> {
         let (program, bundle) = {
-            let (_, request) = self.store.read_job(id)?;
             let parts = split_job(&request, u64::MAX)?;
             let program = match program {
                 Some(p) => p,
@@ -58,6 +75,7 @@ impl Shared {
             let bundle = read_bundle(&program, &parts)?;
             (program, bundle)
         };
+        drop(request);
         let key = self.server_key(&meta.tenant, bundle.key_id())?;
         if key.params().id != bundle.params() {
             return Err(ApiError::new(
@@ -77,14 +95,16 @@ impl Shared {
             #[cfg(feature = "mpi")]
             JobBackend::Mpi(ranks) => self.rank_evaluator(ranks, &meta.tenant, &key)?,
         };
-        let out = program.run_bundle(&evaluator.with_progress(progress), &bundle);
+        let mut evaluator = evaluator.with_progress(progress);
+        if let Some(flag) = cancel {
+            evaluator = evaluator.with_cancel(flag);
+        }
+        let out = program.run_bundle(&evaluator, &bundle);
         #[cfg(feature = "mpi")]
         if let (JobBackend::Mpi(ranks), Err(e)) = (&self.config.backend, &out) {
             end_ranks_after(ranks, e);
         }
-        let out = out.map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
-        drop(bundle);
-        self.store.write_result(id, meta, &out)
+        out.map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))
     }
 
     /// The GPU backend with `key` converted for it once (kept beside the
@@ -140,7 +160,7 @@ impl Shared {
         let cluster = &ranks.0;
         // The file as stored (compressed if it was uploaded so: 4-6x less
         // to send).
-        let bytes = std::fs::read(self.store.key_path(tenant, key.key_id())).map_err(internal)?;
+        let bytes = self.key_file(tenant, key.key_id())?;
         let before = cluster.key_transfers();
         let shared = cluster.share_key(&bytes);
         if cluster.key_transfers() > before {
@@ -174,8 +194,13 @@ impl Shared {
     /// One worker: takes the next job in turn whenever it may start
     /// ([`Jobs::start_next`]); `max_jobs` workers run side by side. Each
     /// start is counted on disk first ([`crate::store::Store::start_attempt`]),
-    /// so that a job the process dies running is not run for ever.
+    /// so that a job the process dies running is not run for ever. In a
+    /// fleet, [`Shared::work_in_fleet`].
     pub(super) fn work(&self) {
+        let f = match &self.ledger {
+            Ledger::Folder(f) => f,
+            Ledger::Fleet(fleet) => return self.work_in_fleet(fleet),
+        };
         loop {
             let (id, meta, program, done) = {
                 let mut jobs = lock(&self.jobs);
@@ -193,54 +218,23 @@ impl Shared {
                 job.state = Phase::Running(done.clone());
                 (id, meta, job.program.take(), done)
             };
-            let span = tracing::info_span!(
-                "job",
-                job = %id,
-                tenant = %meta.tenant,
-                key = %meta.key_id,
-                pbs = meta.pbs,
-                depth = meta.depth
-            );
+            let span = job_span(id, &meta);
             let _entered = span.enter();
             let start = Instant::now();
-            let outcome = self.store.start_attempt(id).and_then(|attempt| {
+            let outcome = f.store.start_attempt(id).and_then(|attempt| {
                 if self.config.log {
                     tracing::info!(attempt, "job started");
                 }
-                std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    self.run_job(id, &meta, program, &done)
-                }))
-                .unwrap_or_else(|_| Err(internal("the job panicked")))
+                let request = f.store.read_job(id)?.1;
+                self.guarded(|| self.run_job(&meta, request, program, &done, None))
+                    .and_then(|out| f.store.write_result(id, &meta, &out))
             });
-            self.metrics
-                .job_seconds
-                .observe(start.elapsed().as_secs_f64());
-            let ran = if outcome.is_ok() {
-                meta.pbs
-            } else {
-                done.load(Ordering::Relaxed)
-            };
-            self.metrics.bootstraps.inc_by(ran);
-            let label = if outcome.is_ok() { "done" } else { "failed" };
-            self.metrics
-                .finished
-                .with_label_values(&[meta.tenant.as_str(), label])
-                .inc();
+            let outcome = outcome.map_err(public);
+            self.record(&meta, start, &outcome, &done);
             let (state, kept) = match outcome {
-                Ok(n) => {
-                    self.count(&meta.tenant, |c| c.completed += 1);
-                    if self.config.log {
-                        let seconds = start.elapsed().as_secs_f64();
-                        tracing::info!(seconds, result_bytes = n, "job done");
-                    }
-                    (Phase::Done(n), n)
-                }
+                Ok(n) => (Phase::Done(n), n),
                 Err(e) => {
-                    let e = public(e);
-                    if self.config.log {
-                        tracing::warn!(code = e.code.as_str(), error = %e.message, "job failed");
-                    }
-                    if let Err(w) = self.store.write_failure(id, &meta, &e) {
+                    if let Err(w) = f.store.write_failure(id, &meta, &e) {
                         tracing::error!(error = %w, "the failure could not be written");
                     }
                     (Phase::Failed(e), 0)
@@ -254,13 +248,138 @@ impl Shared {
                     job.finished = Some(now_s());
                     // The request and the result's reserve give way to the
                     // result's own bytes.
-                    self.storage
-                        .give(&meta.tenant, job.held.saturating_sub(kept));
+                    f.storage.give(&meta.tenant, job.held.saturating_sub(kept));
                     job.held = kept;
                 }
             }
             // Room for the next job in turn, maybe for more than one.
             self.wake.notify_all();
+        }
+    }
+
+    /// A worker in a fleet: whenever this server has room, it claims the
+    /// fleet's next job in turn (if it fits here: [`Jobs::take_room`]),
+    /// runs it under its lease and commits its outcome with the claim's
+    /// fence. It looks for work when woken (a job admitted here, one
+    /// ended) and at least every [`FLEET_POLL`].
+    fn work_in_fleet(&self, fleet: &Fleet) {
+        loop {
+            {
+                let mut jobs = lock(&self.jobs);
+                while jobs.running >= self.config.max_jobs {
+                    if self.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    jobs = self.wake.wait(jobs).unwrap_or_else(|e| e.into_inner());
+                }
+                if self.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+            let mut took = false;
+            let claimed = fleet.claim(|meta| {
+                took = lock(&self.jobs).take_room(meta, &self.config);
+                took
+            });
+            let claim = match claimed {
+                Ok(Some(c)) => c,
+                other => {
+                    if let Err(e) = other {
+                        tracing::error!(error = %e.message, "claiming a job");
+                    }
+                    let jobs = lock(&self.jobs);
+                    if self.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let _ = self.wake.wait_timeout(jobs, FLEET_POLL);
+                    continue;
+                }
+            };
+            let (id, meta) = (claim.id, claim.meta.clone());
+            let span = job_span(id, &meta);
+            let _entered = span.enter();
+            if self.config.log {
+                tracing::info!(attempt = claim.attempt, fence = claim.fence, "job started");
+            }
+            let start = Instant::now();
+            let outcome = fleet.request(&claim).and_then(|request| {
+                self.guarded(|| {
+                    self.run_job(
+                        &meta,
+                        request,
+                        None,
+                        &claim.done,
+                        Some(claim.cancel.clone()),
+                    )
+                })
+            });
+            let outcome = outcome.map_err(public);
+            let committed = fleet.commit(&claim, outcome.as_ref());
+            let outcome = match committed {
+                Ok(Committed::Done(n)) => Ok(n),
+                Ok(Committed::Failed) => Err(outcome.err().expect("a failure was committed")),
+                Ok(Committed::Stale) => {
+                    self.metrics.stale_results.inc();
+                    tracing::warn!(
+                        fence = claim.fence,
+                        "the result was refused: this server's lease on the job was lost \
+                         (another server runs it)"
+                    );
+                    Err(internal("the lease was lost"))
+                }
+                Err(e) => {
+                    tracing::error!(error = %e.message, "the outcome could not be committed");
+                    Err(e)
+                }
+            };
+            self.record(&meta, start, &outcome, &claim.done);
+            lock(&self.jobs).end(&meta, self.config.threads);
+            self.wake.notify_all();
+        }
+    }
+
+    /// Runs `f`, a panic in it turned into the job's failure.
+    fn guarded<T>(&self, f: impl FnOnce() -> Result<T, ApiError>) -> Result<T, ApiError> {
+        std::panic::catch_unwind(AssertUnwindSafe(f))
+            .unwrap_or_else(|_| Err(internal("the job panicked")))
+    }
+
+    /// Counts and logs a job's end: its time, its bootstraps (a failed
+    /// job's up to its failure), its outcome.
+    fn record(
+        &self,
+        meta: &JobMeta,
+        start: Instant,
+        outcome: &Result<u64, ApiError>,
+        done: &AtomicU64,
+    ) {
+        self.metrics
+            .job_seconds
+            .observe(start.elapsed().as_secs_f64());
+        let ran = if outcome.is_ok() {
+            meta.pbs
+        } else {
+            done.load(Ordering::Relaxed)
+        };
+        self.metrics.bootstraps.inc_by(ran);
+        let label = if outcome.is_ok() { "done" } else { "failed" };
+        self.metrics
+            .finished
+            .with_label_values(&[meta.tenant.as_str(), label])
+            .inc();
+        match outcome {
+            Ok(n) => {
+                self.count(&meta.tenant, |c| c.completed += 1);
+                if self.config.log {
+                    let seconds = start.elapsed().as_secs_f64();
+                    tracing::info!(seconds, result_bytes = n, "job done");
+                }
+            }
+            Err(e) => {
+                if self.config.log {
+                    tracing::warn!(code = e.code.as_str(), error = %e.message, "job failed");
+                }
+            }
         }
     }
 
@@ -272,6 +391,10 @@ impl Shared {
     /// deletion removes the job file first ([`Store::delete_job`]), so a
     /// crash halfway leaves an orphan result that the next start removes.
     pub(super) fn expire(&self) {
+        let f = match &self.ledger {
+            Ledger::Folder(f) => f,
+            Ledger::Fleet(fleet) => return self.upkeep(fleet),
+        };
         let (now, now_ms) = (now_s(), now_ms());
         let ttl = self.config.result_ttl.as_secs();
         let mut gone = Vec::new();
@@ -298,7 +421,7 @@ impl Shared {
             }
             for id in &gone {
                 if let Some(j) = jobs.map.remove(id) {
-                    self.storage.give(&j.meta.tenant, j.held);
+                    f.storage.give(&j.meta.tenant, j.held);
                 }
             }
             for (id, waited) in timed_out {
@@ -306,17 +429,11 @@ impl Shared {
                 let Some(j) = jobs.map.get_mut(&id) else {
                     continue;
                 };
-                let e = ApiError::new(
-                    ErrorCode::Expired,
-                    format!(
-                        "the job waited {:.1} s in the queue, over --queue-ttl",
-                        waited as f64 / 1000.0
-                    ),
-                );
-                if let Err(w) = self.store.write_failure(id, &j.meta, &e) {
+                let e = crate::refusals::expired(waited);
+                if let Err(w) = f.store.write_failure(id, &j.meta, &e) {
                     tracing::error!(job = %id, error = %w, "an expired job's failure could not be written");
                 }
-                self.storage.give(&j.meta.tenant, j.held);
+                f.storage.give(&j.meta.tenant, j.held);
                 j.held = 0;
                 j.program = None;
                 j.state = Phase::Failed(e);
@@ -324,13 +441,31 @@ impl Shared {
             }
         }
         for id in &gone {
-            match self.store.delete_job(*id) {
+            match f.store.delete_job(*id) {
                 Ok(()) => self.log(|| format!("job {id} expired and deleted")),
                 Err(e) => {
                     tracing::error!(job = %id, error = %e, "an expired job could not be deleted")
                 }
             }
         }
+    }
+
+    /// A fleet's upkeep from this server: the leases of its running jobs
+    /// renewed, then what has expired in the fleet ([`Fleet::expire`]).
+    fn upkeep(&self, fleet: &Fleet) {
+        let lost = fleet.heartbeat();
+        self.metrics.leases_lost.inc_by(lost as u64);
+        let c = &self.config;
+        match fleet.expire(c.max_attempts, c.result_ttl, c.queue_ttl, now_ms()) {
+            Ok(notes) => {
+                for n in notes {
+                    self.log(|| n);
+                }
+            }
+            Err(e) => tracing::error!(error = %e.message, "the fleet's upkeep"),
+        }
+        // Jobs queued again may be this server's to take.
+        self.wake.notify_all();
     }
 
     /// Calls [`Shared::expire`] every `every` until the server stops.

@@ -19,6 +19,7 @@ use num_bigint::BigInt;
 
 mod connections;
 mod cors;
+mod fleet;
 mod hardening;
 mod logs;
 mod openapi;

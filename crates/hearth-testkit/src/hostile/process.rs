@@ -29,15 +29,21 @@ impl ServerProcess {
         log: &Path,
         args: &[&str],
     ) -> Result<ServerProcess, String> {
+        let data = data.to_str().ok_or("the data folder's path is not UTF-8")?;
+        let all = [&["--listen", listen, "--data", data][..], args].concat();
+        Self::start_with(hearth, log, &all)
+    }
+
+    /// Runs `hearth server ARGS` (a fleet's server: `--store`, `--blobs`,
+    /// no `--data`), as [`ServerProcess::start`] does.
+    pub fn start_with(hearth: &Path, log: &Path, args: &[&str]) -> Result<ServerProcess, String> {
         let stderr = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
             .map_err(|e| format!("{}: {e}", log.display()))?;
         let mut child = Command::new(hearth)
-            .args(["server", "--listen", listen])
-            .arg("--data")
-            .arg(data)
+            .arg("server")
             .args(args)
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -73,6 +79,15 @@ impl ServerProcess {
     /// A client without a token.
     pub fn client(&self) -> Client {
         Client::new(&self.url).expect("the server's URL is http(s)")
+    }
+
+    /// Pauses it (SIGSTOP) or lets it go on (SIGCONT), as a machine that
+    /// stalls or a network partition would look to the others.
+    pub fn signal(&self, signal: libc::c_int) {
+        // SAFETY: a signal to the child this value owns (not reaped yet).
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, signal);
+        }
     }
 
     /// Kills it with SIGKILL, as a crash would: no chance to clean up.
