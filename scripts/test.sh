@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: every Rust test (release) with the MPI backend's tests
-# on 1, 2 and 4 ranks and the benchmarks' tests among them, then the
-# Python package's tests. The Python side needs only python3 (3.9 or later): it
+# on 1, 2 and 4 ranks, the fleet's on a throwaway PostgreSQL cluster and
+# the benchmarks' tests among them, then the Python package's tests. The Python side needs only python3 (3.9 or later): it
 # makes a virtual environment in .venv, installs maturin, numpy and pytest
 # from PyPI into it (and tqdm and mypy, so that both progress displays and
 # the type stubs are tested) while cargo builds, then builds the package

@@ -26,8 +26,8 @@ pub struct Args {
     listen: String,
     /// The data folder: tenants, registered keys, accepted jobs and their
     /// results (created if missing; one server at a time). Jobs found
-    /// there at start that had not finished run again. Not with --store
-    /// postgres://.
+    /// there at start that had not finished run again (default: none;
+    /// needed but with --store postgres://, where it is not used).
     #[arg(long, value_name = "DIR", required_unless_present = "store")]
     data: Option<PathBuf>,
     /// Where the server keeps tenants, keys, jobs and usage: `files` (the

@@ -80,7 +80,7 @@ pub(super) async fn post_key(
     if let Some(k) = s.key(&t.name, info.key_id).await? {
         return Ok((StatusCode::OK, Json(key_info(&k, false))));
     }
-    let (stored, new) = s.register_key(t, info, bytes.to_vec()).await?;
+    let (stored, new) = s.register_key(t, info, bytes).await?;
     if new {
         s.log(|| format!("key {} registered", stored.key_id));
     }
@@ -214,7 +214,7 @@ pub(super) async fn post_job(
         ));
     }
     s.check_room(&t).await?;
-    let submitted = s.submit(t, bytes.to_vec()).await?;
+    let submitted = s.submit(t, bytes).await?;
     Ok((StatusCode::ACCEPTED, Json(submitted)))
 }
 

@@ -276,22 +276,36 @@ impl Shared {
                     return;
                 }
             }
-            let mut took = false;
+            // The room taken for the job the claim found, given back if
+            // the claim did not go through.
+            let mut took = None;
             let claimed = fleet.claim(|meta| {
-                took = lock(&self.jobs).take_room(meta, &self.config);
-                took
+                let fits = lock(&self.jobs).take_room(meta, &self.config);
+                if fits {
+                    took = Some(meta.clone());
+                }
+                fits
             });
             let claim = match claimed {
                 Ok(Some(c)) => c,
                 other => {
-                    if let Err(e) = other {
-                        tracing::error!(error = %e.message, "claiming a job");
+                    if let Some(meta) = &took {
+                        lock(&self.jobs).end(meta, self.config.threads);
                     }
+                    // The database out of reach: said once a second, not
+                    // at every poll.
+                    let pause = match other {
+                        Err(e) => {
+                            tracing::error!(error = %e.message, "claiming a job");
+                            Duration::from_secs(1)
+                        }
+                        Ok(_) => FLEET_POLL,
+                    };
                     let jobs = lock(&self.jobs);
                     if self.stop.load(Ordering::Relaxed) {
                         return;
                     }
-                    let _ = self.wake.wait_timeout(jobs, FLEET_POLL);
+                    let _ = self.wake.wait_timeout(jobs, pause);
                     continue;
                 }
             };
