@@ -99,7 +99,7 @@ CREATE TABLE jobs (
     -- server that died admitting it is removed.
     created TIMESTAMPTZ NOT NULL DEFAULT now()
 );
-CREATE INDEX jobs_queued ON jobs (seq) WHERE state = 'queued';
+CREATE INDEX jobs_state ON jobs (state, seq);
 CREATE INDEX jobs_running ON jobs (lease_until) WHERE state = 'running';
 CREATE INDEX jobs_tenant ON jobs (tenant, state);
 

@@ -24,12 +24,18 @@ pub(crate) fn db_err(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(ErrorCode::Internal, format!("the database: {e}"))
 }
 
+/// The channel a job queued anywhere in the fleet is announced on
+/// (`NOTIFY`), so that idle servers claim it at once instead of at their
+/// next look.
+pub(crate) const QUEUED: &str = "hearth_queued";
+
 /// A pool of connections to the fleet's database.
 pub(crate) struct Db {
-    /// Drives the connections made from threads outside any runtime;
-    /// `None` only while dropped.
+    /// Drives the connections made from threads outside any runtime, and
+    /// the listener; `None` only while dropped.
     rt: Option<tokio::runtime::Runtime>,
     pool: Pool,
+    config: tokio_postgres::Config,
 }
 
 impl std::fmt::Debug for Db {
@@ -54,7 +60,7 @@ impl Db {
             .build()
             .map_err(|e| e.to_string())?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -67,7 +73,11 @@ impl Db {
             .create_timeout(Some(std::time::Duration::from_secs(10)))
             .build()
             .map_err(|e| e.to_string())?;
-        let db = Db { rt: Some(rt), pool };
+        let db = Db {
+            rt: Some(rt),
+            pool,
+            config,
+        };
         db.block(db.migrate())?;
         Ok(db)
     }
@@ -108,6 +118,25 @@ impl Db {
         self.pool.get().await.map_err(db_err)
     }
 
+    /// Calls `wake` whenever a job is announced on [`QUEUED`], and once
+    /// each time the listening connection is made (jobs may have been
+    /// queued meanwhile). The connection is its own (`LISTEN` holds it),
+    /// made again a second after it is lost; it lives as long as `self`.
+    pub(crate) fn listen(&self, wake: impl Fn() + Send + Sync + 'static) {
+        let config = self.config.clone();
+        self.rt
+            .as_ref()
+            .expect("live until dropped")
+            .spawn(async move {
+                loop {
+                    if let Err(e) = listen_once(&config, &wake).await {
+                        tracing::warn!(error = %e, "the fleet's listener: connecting again in 1 s");
+                    }
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            });
+    }
+
     /// Runs `f` to its end from a thread outside any runtime (the job
     /// workers, the fleet's sweeper, the commands).
     pub(crate) fn block<F: Future>(&self, f: F) -> F::Output {
@@ -129,3 +158,36 @@ impl Drop for Db {
 /// The database's clock, Unix seconds (the fleet's one clock for leases,
 /// result times and the day).
 pub(crate) const NOW_S: &str = "extract(epoch from now())::bigint";
+
+/// One listening connection, until it is lost: `LISTEN` sent through it
+/// while its messages are read, `wake` called once it listens and at
+/// every announcement.
+async fn listen_once(
+    config: &tokio_postgres::Config,
+    wake: &(impl Fn() + Send + Sync),
+) -> Result<(), tokio_postgres::Error> {
+    let (client, mut conn) = config.connect(NoTls).await?;
+    let sql = format!("LISTEN {QUEUED}");
+    let mut listen = std::pin::pin!(client.batch_execute(&sql));
+    let mut listening = false;
+    loop {
+        let message = std::future::poll_fn(|cx| {
+            if !listening {
+                if let std::task::Poll::Ready(r) = listen.as_mut().poll(cx) {
+                    listening = true;
+                    if r.is_ok() {
+                        wake();
+                    }
+                }
+            }
+            conn.poll_message(cx)
+        })
+        .await;
+        match message {
+            Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => wake(),
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e),
+            None => return Ok(()),
+        }
+    }
+}

@@ -9,7 +9,8 @@ use std::time::Duration;
 use deadpool_postgres::GenericClient;
 use hearth::Bundle;
 
-use super::db::{db_err, NOW_S};
+use super::db::{db_err, NOW_S, QUEUED};
+use super::sql;
 use super::{Fleet, Held};
 use crate::refusals;
 use crate::server::lock;
@@ -118,22 +119,23 @@ impl Fleet {
         c: &impl GenericClient,
         tenant: &str,
     ) -> Result<Used, ApiError> {
-        c.execute(
+        sql::exec(
+            c,
             "INSERT INTO usage (tenant) VALUES ($1) ON CONFLICT (tenant) DO NOTHING",
             &[&tenant],
         )
         .await
         .map_err(db_err)?;
-        let row = c
-            .query_one(
-                &format!(
-                    "SELECT stored_bytes, day, pbs_today, {NOW_S} / 86400 FROM usage \
+        let row = sql::one(
+            c,
+            &format!(
+                "SELECT stored_bytes, day, pbs_today, {NOW_S} / 86400 FROM usage \
                      WHERE tenant = $1 FOR UPDATE"
-                ),
-                &[&tenant],
-            )
-            .await
-            .map_err(db_err)?;
+            ),
+            &[&tenant],
+        )
+        .await
+        .map_err(db_err)?;
         let (day, today): (i64, i64) = (row.get(1), row.get(3));
         Ok(Used {
             stored: u(row.get(0)),
@@ -149,7 +151,8 @@ impl Fleet {
         tenant: &str,
         bytes: u64,
     ) -> Result<(), ApiError> {
-        c.execute(
+        sql::exec(
+            c,
             "UPDATE usage SET stored_bytes = greatest(stored_bytes - $2, 0) WHERE tenant = $1",
             &[&tenant, &i(bytes)],
         )
@@ -213,7 +216,8 @@ impl Fleet {
             }
             pbs_today += a.charged;
         }
-        tx.execute(
+        sql::exec(
+            &tx,
             "UPDATE usage SET stored_bytes = stored_bytes + $2, day = $3, pbs_today = $4 \
              WHERE tenant = $1",
             &[&a.tenant.name, &i(a.held), &used.today, &i(pbs_today)],
@@ -221,7 +225,8 @@ impl Fleet {
         .await
         .map_err(db_err)?;
         let m = a.meta;
-        tx.execute(
+        sql::exec(
+            &tx,
             "INSERT INTO jobs (id, tenant, lane, key_id, pbs, depth, memory, result_max, held, \
              state, submitted_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'admitting', $10)",
             &[
@@ -248,21 +253,21 @@ impl Fleet {
         let blob = format!("jobs/{id}.req");
         self.put_blob(&blob, body).await?;
         let c = self.db.client().await?;
-        let n = c
-            .execute(
-                "UPDATE jobs SET state = 'queued', request_blob = $2 \
+        let n = sql::exec(
+            &c,
+            "UPDATE jobs SET state = 'queued', request_blob = $2 \
                  WHERE id = $1 AND state = 'admitting'",
-                &[&id.to_string(), &blob],
-            )
-            .await
-            .map_err(db_err)?;
+            &[&id.to_string(), &blob],
+        )
+        .await
+        .map_err(db_err)?;
         if n == 0 {
             self.delete_blob(&blob).await;
             return Err(db_err(format!(
                 "job {id} was removed while it was admitted"
             )));
         }
-        Ok(())
+        announce(&c).await
     }
 
     /// Gives back what [`Fleet::reserve`] took for a job that was not
@@ -271,19 +276,20 @@ impl Fleet {
         let released = async {
             let mut c = self.db.client().await?;
             let tx = c.transaction().await.map_err(db_err)?;
-            let Some(row) = tx
-                .query_opt(
-                    "DELETE FROM jobs WHERE id = $1 AND state = 'admitting' RETURNING held",
-                    &[&id.to_string()],
-                )
-                .await
-                .map_err(db_err)?
+            let Some(row) = sql::opt(
+                &tx,
+                "DELETE FROM jobs WHERE id = $1 AND state = 'admitting' RETURNING held",
+                &[&id.to_string()],
+            )
+            .await
+            .map_err(db_err)?
             else {
                 return Ok(());
             };
             let used = self.lock_usage(&tx, tenant).await?;
             let pbs = used.pbs_today.saturating_sub(refund);
-            tx.execute(
+            sql::exec(
+                &tx,
                 "UPDATE usage SET stored_bytes = greatest(stored_bytes - $2, 0), \
                  pbs_today = CASE WHEN day = $3 THEN $4 ELSE pbs_today END WHERE tenant = $1",
                 &[&tenant, &row.get::<_, i64>(0), &used.today, &i(pbs)],
@@ -305,31 +311,23 @@ impl Fleet {
         tenant: &str,
     ) -> Result<(JobStatus, Option<String>), ApiError> {
         let c = self.db.client().await?;
-        let row = c
-            .query_opt(
-                "SELECT key_id, pbs, depth, state, done_pbs, result_bytes, error_code, \
-                 error_message, seq, result_blob FROM jobs \
+        let row = sql::opt(
+            &c,
+            "SELECT key_id, pbs, depth, state, done_pbs, result_bytes, error_code, \
+                 error_message, result_blob, CASE WHEN state = 'queued' THEN \
+                 (SELECT count(*) FROM jobs q WHERE q.tenant = j.tenant \
+                 AND q.state = 'queued' AND q.seq < j.seq) END AS ahead FROM jobs j \
                  WHERE id = $1 AND tenant = $2 AND state <> 'admitting'",
-                &[&id.to_string(), &tenant],
-            )
-            .await
-            .map_err(db_err)?
-            .ok_or_else(|| refusals::no_job(id))?;
+            &[&id.to_string(), &tenant],
+        )
+        .await
+        .map_err(db_err)?
+        .ok_or_else(|| refusals::no_job(id))?;
         let pbs = u(row.get("pbs"));
         let state = match row.get::<_, &str>("state") {
-            "queued" => {
-                let ahead: i64 = c
-                    .query_one(
-                        "SELECT count(*) FROM jobs WHERE tenant = $1 AND state = 'queued' AND seq < $2",
-                        &[&tenant, &row.get::<_, i64>("seq")],
-                    )
-                    .await
-                    .map_err(db_err)?
-                    .get(0);
-                JobState::Queued {
-                    position: ahead as usize,
-                }
-            }
+            "queued" => JobState::Queued {
+                position: u(row.get::<_, Option<i64>>("ahead").unwrap_or(0)) as usize,
+            },
             "running" => JobState::Running {
                 done: u(row.get("done_pbs")).min(pbs),
                 total: pbs,
@@ -366,15 +364,15 @@ impl Fleet {
     pub(crate) async fn delete_job(&self, id: JobId, tenant: &str) -> Result<(), ApiError> {
         let mut c = self.db.client().await?;
         let tx = c.transaction().await.map_err(db_err)?;
-        let row = tx
-            .query_opt(
-                "SELECT state, held, request_blob, result_blob FROM jobs \
+        let row = sql::opt(
+            &tx,
+            "SELECT state, held, request_blob, result_blob FROM jobs \
                  WHERE id = $1 AND tenant = $2 AND state <> 'admitting' FOR UPDATE",
-                &[&id.to_string(), &tenant],
-            )
-            .await
-            .map_err(db_err)?
-            .ok_or_else(|| refusals::no_job(id))?;
+            &[&id.to_string(), &tenant],
+        )
+        .await
+        .map_err(db_err)?
+        .ok_or_else(|| refusals::no_job(id))?;
         if row.get::<_, &str>(0) == "running" {
             return Err(refusals::job_running(id));
         }
@@ -382,7 +380,9 @@ impl Fleet {
             "DELETE FROM jobs WHERE id = $1",
             "DELETE FROM job_events WHERE job_id = $1",
         ] {
-            tx.execute(sql, &[&id.to_string()]).await.map_err(db_err)?;
+            sql::exec(&tx, sql, &[&id.to_string()])
+                .await
+                .map_err(db_err)?;
         }
         self.give(&tx, tenant, u(row.get(1))).await?;
         tx.commit().await.map_err(db_err)?;
@@ -399,14 +399,14 @@ impl Fleet {
     /// tenant).
     pub(crate) async fn counts(&self, tenant: Option<&str>) -> Result<JobCounts, ApiError> {
         let c = self.db.client().await?;
-        let rows = c
-            .query(
-                "SELECT state, tenant, count(*) FROM jobs WHERE state <> 'admitting' \
+        let rows = sql::rows(
+            &c,
+            "SELECT state, tenant, count(*) FROM jobs WHERE state <> 'admitting' \
                  AND ($1::text IS NULL OR tenant = $1) GROUP BY state, tenant",
-                &[&tenant],
-            )
-            .await
-            .map_err(db_err)?;
+            &[&tenant],
+        )
+        .await
+        .map_err(db_err)?;
         Ok(JobCounts {
             rows: rows
                 .iter()
@@ -425,17 +425,17 @@ impl Fleet {
         self.block(async {
             let mut c = self.db.client().await?;
             let tx = c.transaction().await.map_err(db_err)?;
-            let Some(row) = tx
-                .query_opt(
-                    "SELECT j.id, j.seq, j.tenant, j.lane, j.key_id, j.pbs, j.depth, j.memory, \
+            let Some(row) = sql::opt(
+                &tx,
+                "SELECT j.id, j.seq, j.tenant, j.lane, j.key_id, j.pbs, j.depth, j.memory, \
                      j.result_max, j.submitted_ms, j.request_blob \
                      FROM jobs j LEFT JOIN lanes l ON l.lane = j.lane \
                      WHERE j.state = 'queued' ORDER BY COALESCE(l.served, 0), j.seq \
                      LIMIT 1 FOR UPDATE OF j SKIP LOCKED",
-                    &[],
-                )
-                .await
-                .map_err(db_err)?
+                &[],
+            )
+            .await
+            .map_err(db_err)?
             else {
                 return Ok(None);
             };
@@ -444,23 +444,24 @@ impl Fleet {
                 return Ok(None);
             }
             let id = job_id(&row)?;
-            tx.execute(
+            sql::exec(
+                &tx,
                 "INSERT INTO lanes (lane, served) VALUES ($1, nextval('turns')) \
                  ON CONFLICT (lane) DO UPDATE SET served = EXCLUDED.served",
                 &[&row.get::<_, String>("lane")],
             )
             .await
             .map_err(db_err)?;
-            let claimed = tx
-                .query_one(
-                    "UPDATE jobs SET state = 'running', owner = $2, fence = fence + 1, \
+            let claimed = sql::one(
+                &tx,
+                "UPDATE jobs SET state = 'running', owner = $2, fence = fence + 1, \
                      attempts = attempts + 1, done_pbs = 0, \
                      lease_until = now() + make_interval(secs => $3) \
                      WHERE id = $1 RETURNING fence, attempts",
-                    &[&id.to_string(), &self.server, &self.lease.as_secs_f64()],
-                )
-                .await
-                .map_err(db_err)?;
+                &[&id.to_string(), &self.server, &self.lease.as_secs_f64()],
+            )
+            .await
+            .map_err(db_err)?;
             let fence: i64 = claimed.get(0);
             event(&tx, id, fence, &self.server, "claimed").await?;
             tx.commit().await.map_err(db_err)?;
@@ -518,14 +519,14 @@ impl Fleet {
         let committed = self.block(async {
             let mut c = self.db.client().await?;
             let tx = c.transaction().await.map_err(db_err)?;
-            let Some(row) = tx
-                .query_opt(
-                    "SELECT held, tenant FROM jobs WHERE id = $1 AND fence = $2 AND owner = $3 \
+            let Some(row) = sql::opt(
+                &tx,
+                "SELECT held, tenant FROM jobs WHERE id = $1 AND fence = $2 AND owner = $3 \
                      AND state = 'running' FOR UPDATE",
-                    &[&claim.id.to_string(), &claim.fence, &self.server],
-                )
-                .await
-                .map_err(db_err)?
+                &[&claim.id.to_string(), &claim.fence, &self.server],
+            )
+            .await
+            .map_err(db_err)?
             else {
                 drop(tx);
                 event(&c, claim.id, claim.fence, &self.server, "refused").await?;
@@ -534,7 +535,8 @@ impl Fleet {
             let (held, tenant): (i64, String) = (row.get(0), row.get(1));
             let (kept, committed) = match (&result, outcome) {
                 (Some((name, n)), _) => {
-                    tx.execute(
+                    sql::exec(
+                        &tx,
                         &format!(
                             "UPDATE jobs SET state = 'done', result_blob = $2, result_bytes = $3, \
                              held = $3, finished_s = {NOW_S}, owner = NULL, lease_until = NULL, \
@@ -547,13 +549,20 @@ impl Fleet {
                     (*n, Committed::Done(*n))
                 }
                 (None, Err(e)) => {
-                    tx.execute(
+                    sql::exec(
+                        &tx,
                         &format!(
-                            "UPDATE jobs SET state = 'failed', error_code = $2, error_message = $3, \
+                            "UPDATE jobs SET state = 'failed', error_code = $2, \
+                             error_message = $3, \
                              held = 0, finished_s = {NOW_S}, owner = NULL, lease_until = NULL, \
                              ran_by = $4, request_blob = NULL WHERE id = $1"
                         ),
-                        &[&claim.id.to_string(), &e.code.as_str(), &e.message, &self.server],
+                        &[
+                            &claim.id.to_string(),
+                            &e.code.as_str(),
+                            &e.message,
+                            &self.server,
+                        ],
                     )
                     .await
                     .map_err(db_err)?;
@@ -561,7 +570,8 @@ impl Fleet {
                 }
                 (None, Ok(_)) => unreachable!("a result is written before it is committed"),
             };
-            self.give(&tx, &tenant, u(held).saturating_sub(kept)).await?;
+            self.give(&tx, &tenant, u(held).saturating_sub(kept))
+                .await?;
             event(&tx, claim.id, claim.fence, &self.server, "committed").await?;
             tx.commit().await.map_err(db_err)?;
             Ok::<_, ApiError>(committed)
@@ -603,21 +613,21 @@ impl Fleet {
             let c = self.db.client().await?;
             let mut lost = 0;
             for (id, fence, done, cancel) in &held {
-                let n = c
-                    .execute(
-                        "UPDATE jobs SET lease_until = now() + make_interval(secs => $4), \
+                let n = sql::exec(
+                    &c,
+                    "UPDATE jobs SET lease_until = now() + make_interval(secs => $4), \
                          done_pbs = $5 WHERE id = $1 AND fence = $2 AND owner = $3 \
                          AND state = 'running'",
-                        &[
-                            &id.to_string(),
-                            fence,
-                            &self.server,
-                            &self.lease.as_secs_f64(),
-                            &i(*done),
-                        ],
-                    )
-                    .await
-                    .map_err(db_err)?;
+                    &[
+                        &id.to_string(),
+                        fence,
+                        &self.server,
+                        &self.lease.as_secs_f64(),
+                        &i(*done),
+                    ],
+                )
+                .await
+                .map_err(db_err)?;
                 if n == 0 {
                     cancel.store(true, Ordering::Relaxed);
                     tracing::warn!(job = %id, fence, "the job's lease was lost: it stops here");
@@ -641,7 +651,8 @@ impl Fleet {
     /// a previous run's).
     pub(super) async fn release_own_leases(&self) -> Result<(), ApiError> {
         let c = self.db.client().await?;
-        c.execute(
+        sql::exec(
+            &c,
             "UPDATE jobs SET lease_until = now() - interval '1 second' \
              WHERE state = 'running' AND owner = $1",
             &[&self.server],
@@ -670,14 +681,14 @@ impl Fleet {
             let mut notes = Vec::new();
             let mut c = self.db.client().await?;
             let tx = c.transaction().await.map_err(db_err)?;
-            for row in tx
-                .query(
-                    "SELECT id, fence, owner, attempts, held, tenant, request_blob FROM jobs \
+            for row in sql::rows(
+                &tx,
+                "SELECT id, fence, owner, attempts, held, tenant, request_blob FROM jobs \
                      WHERE state = 'running' AND lease_until < now() FOR UPDATE SKIP LOCKED",
-                    &[],
-                )
-                .await
-                .map_err(db_err)?
+                &[],
+            )
+            .await
+            .map_err(db_err)?
             {
                 let id = job_id(&row)?;
                 let (fence, owner, attempts): (i64, Option<String>, i32) =
@@ -686,12 +697,17 @@ impl Fleet {
                 if attempts as u32 >= max_attempts {
                     let e = refusals::crashed(attempts as u32);
                     fail(&tx, id, &e).await?;
-                    self.give(&tx, &row.get::<_, String>(5), u(row.get(4))).await?;
+                    self.give(&tx, &row.get::<_, String>(5), u(row.get(4)))
+                        .await?;
                     blobs.extend(row.get::<_, Option<String>>(6));
                     event(&tx, id, fence, &owner, "crashed").await?;
-                    notes.push(format!("job {id}: its server {owner} stopped answering {attempts} times: {}", e.message));
+                    notes.push(format!(
+                        "job {id}: its server {owner} stopped answering, {attempts} times: {}",
+                        e.message
+                    ));
                 } else {
-                    tx.execute(
+                    sql::exec(
+                        &tx,
                         "UPDATE jobs SET state = 'queued', owner = NULL, lease_until = NULL, \
                          done_pbs = 0 WHERE id = $1",
                         &[&id.to_string()],
@@ -699,25 +715,29 @@ impl Fleet {
                     .await
                     .map_err(db_err)?;
                     event(&tx, id, fence, &owner, "requeued").await?;
-                    notes.push(format!("job {id}: the lease of {owner} ran out; queued again"));
+                    announce(&tx).await?;
+                    notes.push(format!(
+                        "job {id}: the lease of {owner} ran out; queued again"
+                    ));
                 }
             }
             if let Some(ttl) = queue_ttl {
                 let ttl = i(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
-                for row in tx
-                    .query(
-                        "SELECT id, held, tenant, request_blob, submitted_ms FROM jobs \
+                for row in sql::rows(
+                    &tx,
+                    "SELECT id, held, tenant, request_blob, submitted_ms FROM jobs \
                          WHERE state = 'queued' AND submitted_ms > 0 AND submitted_ms + $1 <= $2 \
                          FOR UPDATE SKIP LOCKED",
-                        &[&ttl, &i(now_ms)],
-                    )
-                    .await
-                    .map_err(db_err)?
+                    &[&ttl, &i(now_ms)],
+                )
+                .await
+                .map_err(db_err)?
                 {
                     let id = job_id(&row)?;
                     let waited = now_ms.saturating_sub(u(row.get(4)));
                     fail(&tx, id, &refusals::expired(waited)).await?;
-                    self.give(&tx, &row.get::<_, String>(2), u(row.get(1))).await?;
+                    self.give(&tx, &row.get::<_, String>(2), u(row.get(1)))
+                        .await?;
                     blobs.extend(row.get::<_, Option<String>>(3));
                     notes.push(format!("job {id} expired in the queue"));
                 }
@@ -725,23 +745,25 @@ impl Fleet {
             tx.commit().await.map_err(db_err)?;
             // Finished jobs past their time, and admissions a dead server
             // left: deleted with their events, their bytes given back.
-            let gone = c
-                .query(
-                    &format!(
-                        "WITH gone AS (DELETE FROM jobs WHERE \
+            let gone = sql::rows(
+                &c,
+                &format!(
+                    "WITH gone AS (DELETE FROM jobs WHERE \
                            (state IN ('done', 'failed') AND finished_s + $1 <= {NOW_S}) \
                            OR (state = 'admitting' AND created < now() - interval '1 hour') \
                            RETURNING id, tenant, held, state, request_blob, result_blob), \
-                         fix AS (UPDATE usage SET stored_bytes = greatest(stored_bytes - g.total, 0) \
-                           FROM (SELECT tenant, sum(held)::bigint AS total FROM gone GROUP BY tenant) g \
+                         fix AS (UPDATE usage \
+                           SET stored_bytes = greatest(stored_bytes - g.total, 0) \
+                           FROM (SELECT tenant, sum(held)::bigint AS total FROM gone \
+                           GROUP BY tenant) g \
                            WHERE usage.tenant = g.tenant), \
                          ev AS (DELETE FROM job_events e USING gone WHERE e.job_id = gone.id) \
                          SELECT id, state, request_blob, result_blob FROM gone"
-                    ),
-                    &[&i(result_ttl.as_secs())],
-                )
-                .await
-                .map_err(db_err)?;
+                ),
+                &[&i(result_ttl.as_secs())],
+            )
+            .await
+            .map_err(db_err)?;
             for row in gone {
                 let (id, state): (String, String) = (row.get(0), row.get(1));
                 blobs.extend(row.get::<_, Option<String>>(2));
@@ -765,15 +787,15 @@ impl Fleet {
 
 /// Refuses when the fleet's queue, or `tenant`'s share of it, is full.
 async fn room(c: &impl GenericClient, tenant: &Tenant, max_queue: usize) -> Result<(), ApiError> {
-    let row = c
-        .query_one(
-            "SELECT (SELECT count(*) FROM jobs WHERE state IN ('admitting', 'queued')), \
+    let row = sql::one(
+        c,
+        "SELECT (SELECT count(*) FROM jobs WHERE state IN ('admitting', 'queued')), \
              (SELECT count(*) FROM jobs WHERE tenant = $1 \
               AND state IN ('admitting', 'queued', 'running'))",
-            &[&tenant.name],
-        )
-        .await
-        .map_err(db_err)?;
+        &[&tenant.name],
+    )
+    .await
+    .map_err(db_err)?;
     let (all, mine): (i64, i64) = (row.get(0), row.get(1));
     if all as u64 >= max_queue as u64 {
         return Err(refusals::queue_full());
@@ -788,7 +810,8 @@ async fn room(c: &impl GenericClient, tenant: &Tenant, max_queue: usize) -> Resu
 
 /// Marks job `id` failed with `e`, holding nothing.
 async fn fail(c: &impl GenericClient, id: JobId, e: &ApiError) -> Result<(), ApiError> {
-    c.execute(
+    sql::exec(
+        c,
         &format!(
             "UPDATE jobs SET state = 'failed', error_code = $2, error_message = $3, held = 0, \
              finished_s = {NOW_S}, owner = NULL, lease_until = NULL, request_blob = NULL \
@@ -801,6 +824,15 @@ async fn fail(c: &impl GenericClient, id: JobId, e: &ApiError) -> Result<(), Api
     Ok(())
 }
 
+/// Tells the fleet's idle servers that a job is queued (delivered when
+/// the transaction, if any, commits).
+async fn announce(c: &impl GenericClient) -> Result<(), ApiError> {
+    sql::exec(c, &format!("NOTIFY {QUEUED}"), &[])
+        .await
+        .map_err(db_err)?;
+    Ok(())
+}
+
 /// Records what happened to a job's lease.
 async fn event(
     c: &impl GenericClient,
@@ -809,7 +841,8 @@ async fn event(
     server: &str,
     what: &str,
 ) -> Result<(), ApiError> {
-    c.execute(
+    sql::exec(
+        c,
         "INSERT INTO job_events (job_id, fence, server, event) VALUES ($1, $2, $3, $4)",
         &[&id.to_string(), &fence, &server, &what],
     )

@@ -7,6 +7,7 @@ use hearth::crypto::params::ParameterSet;
 use hearth::KeyId;
 
 use super::db::db_err;
+use super::sql;
 use super::Fleet;
 use crate::refusals;
 use crate::store::StoredKey;
@@ -66,20 +67,20 @@ impl Fleet {
     /// `tenant`'s key `id`, if it is registered.
     pub(crate) async fn key(&self, tenant: &str, id: KeyId) -> Result<Option<StoredKey>, ApiError> {
         let c = self.db.client().await?;
-        let row = c
-            .query_opt(
-                "SELECT key_id, params, compressed, bytes FROM keys WHERE tenant = $1 AND key_id = $2",
-                &[&tenant, &id.to_string()],
-            )
-            .await
-            .map_err(db_err)?;
+        let row = sql::opt(
+            &c,
+            "SELECT key_id, params, compressed, bytes FROM keys WHERE tenant = $1 AND key_id = $2",
+            &[&tenant, &id.to_string()],
+        )
+        .await
+        .map_err(db_err)?;
         row.map(|r| stored(tenant, &r)).transpose()
     }
 
     /// How many keys `tenant` has registered.
     pub(crate) async fn key_count(&self, tenant: &str) -> Result<usize, ApiError> {
         let c = self.db.client().await?;
-        let row = c.query_one(COUNTS, &[&tenant]).await.map_err(db_err)?;
+        let row = sql::one(&c, COUNTS, &[&tenant]).await.map_err(db_err)?;
         Ok(row.get::<_, i64>(0) as usize)
     }
 
@@ -92,7 +93,9 @@ impl Fleet {
         max_keys: usize,
     ) -> Result<(), ApiError> {
         let c = self.db.client().await?;
-        let row = c.query_one(COUNTS, &[&tenant.name]).await.map_err(db_err)?;
+        let row = sql::one(&c, COUNTS, &[&tenant.name])
+            .await
+            .map_err(db_err)?;
         check_room(tenant, row.get(0), row.get(1), max_keys)
     }
 
@@ -130,18 +133,17 @@ impl Fleet {
         let mut c = self.db.client().await?;
         let tx = c.transaction().await.map_err(db_err)?;
         let used = self.lock_usage(&tx, &tenant.name).await?;
-        if let Some(row) = tx
-            .query_opt(
-                "SELECT key_id, params, compressed, bytes FROM keys WHERE tenant = $1 AND key_id = $2",
-                &[&tenant.name, &key.key_id.to_string()],
-            )
-            .await
-            .map_err(db_err)?
+        if let Some(row) = sql::opt(
+            &tx,
+            "SELECT key_id, params, compressed, bytes FROM keys WHERE tenant = $1 AND key_id = $2",
+            &[&tenant.name, &key.key_id.to_string()],
+        )
+        .await
+        .map_err(db_err)?
         {
             return Ok((stored(&tenant.name, &row)?, false));
         }
-        let row = tx
-            .query_one(COUNTS, &[&tenant.name])
+        let row = sql::one(&tx, COUNTS, &[&tenant.name])
             .await
             .map_err(db_err)?;
         check_room(tenant, row.get(0), row.get(1), limits.max_keys)?;
@@ -152,7 +154,8 @@ impl Fleet {
                 limits.quota,
             ));
         }
-        tx.execute(
+        sql::exec(
+            &tx,
             "INSERT INTO keys (tenant, key_id, params, compressed, bytes, blob) \
              VALUES ($1, $2, $3, $4, $5, $6)",
             &[
@@ -166,7 +169,8 @@ impl Fleet {
         )
         .await
         .map_err(db_err)?;
-        tx.execute(
+        sql::exec(
+            &tx,
             "UPDATE usage SET stored_bytes = stored_bytes + $2 WHERE tenant = $1",
             &[&tenant.name, &(key.bytes as i64)],
         )
@@ -184,32 +188,33 @@ impl Fleet {
         let tx = c.transaction().await.map_err(db_err)?;
         self.lock_usage(&tx, tenant).await?;
         let key_id = id.to_string();
-        let Some(row) = tx
-            .query_opt(
-                "SELECT key_id, params, compressed, bytes, blob FROM keys \
+        let Some(row) = sql::opt(
+            &tx,
+            "SELECT key_id, params, compressed, bytes, blob FROM keys \
                  WHERE tenant = $1 AND key_id = $2",
-                &[&tenant, &key_id],
-            )
-            .await
-            .map_err(db_err)?
+            &[&tenant, &key_id],
+        )
+        .await
+        .map_err(db_err)?
         else {
             return Err(refusals::unknown_key());
         };
         let key = stored(tenant, &row)?;
         let blob: String = row.get("blob");
-        let busy: i64 = tx
-            .query_one(
-                "SELECT count(*) FROM jobs WHERE tenant = $1 AND key_id = $2 \
+        let busy: i64 = sql::one(
+            &tx,
+            "SELECT count(*) FROM jobs WHERE tenant = $1 AND key_id = $2 \
                  AND state IN ('admitting', 'queued', 'running')",
-                &[&tenant, &key_id],
-            )
-            .await
-            .map_err(db_err)?
-            .get(0);
+            &[&tenant, &key_id],
+        )
+        .await
+        .map_err(db_err)?
+        .get(0);
         if busy > 0 {
             return Err(refusals::key_in_use(busy as usize, id));
         }
-        tx.execute(
+        sql::exec(
+            &tx,
             "DELETE FROM keys WHERE tenant = $1 AND key_id = $2",
             &[&tenant, &key_id],
         )
@@ -225,13 +230,13 @@ impl Fleet {
     pub(crate) fn key_bytes(&self, tenant: &str, id: KeyId) -> Result<Vec<u8>, ApiError> {
         let blob: Option<String> = self.block(async {
             let c = self.db.client().await?;
-            let row = c
-                .query_opt(
-                    "SELECT blob FROM keys WHERE tenant = $1 AND key_id = $2",
-                    &[&tenant, &id.to_string()],
-                )
-                .await
-                .map_err(db_err)?;
+            let row = sql::opt(
+                &c,
+                "SELECT blob FROM keys WHERE tenant = $1 AND key_id = $2",
+                &[&tenant, &id.to_string()],
+            )
+            .await
+            .map_err(db_err)?;
             Ok::<_, ApiError>(row.map(|r| r.get(0)))
         })?;
         let blob = blob.ok_or_else(|| {

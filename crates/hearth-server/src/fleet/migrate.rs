@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::blobs::{BlobStore, Folder};
 use super::db::Db;
 use super::keys::blob_name;
+use super::sql;
 use crate::store::{Outcome, Recovered, Store};
 use crate::tenants::{self, Tenants};
 
@@ -159,13 +160,13 @@ pub fn migrate(data: &Path, url: &str, blobs: &Path) -> Result<Migrated, String>
 
 /// Refuses a fleet that holds keys or jobs already.
 async fn check_empty(c: &impl deadpool_postgres::GenericClient) -> Result<(), String> {
-    let row = c
-        .query_one(
-            "SELECT (SELECT count(*) FROM keys), (SELECT count(*) FROM jobs)",
-            &[],
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+    let row = sql::one(
+        c,
+        "SELECT (SELECT count(*) FROM keys), (SELECT count(*) FROM jobs)",
+        &[],
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     if row.get::<_, i64>(0) > 0 || row.get::<_, i64>(1) > 0 {
         return Err(
             "the fleet holds keys or jobs already: a folder is migrated into an empty fleet".into(),
@@ -188,7 +189,7 @@ async fn write(
     let tx = c.transaction().await.map_err(text)?;
     // Checked again with the tables locked to the end: nothing comes in
     // meanwhile.
-    tx.execute("LOCK TABLE keys, jobs IN EXCLUSIVE MODE", &[])
+    sql::exec(&tx, "LOCK TABLE keys, jobs IN EXCLUSIVE MODE", &[])
         .await
         .map_err(text)?;
     check_empty(&tx).await?;
@@ -205,7 +206,8 @@ async fn write(
                 bytes,
                 blob,
             } => {
-                tx.execute(
+                sql::exec(
+                    &tx,
                     "INSERT INTO keys (tenant, key_id, params, compressed, bytes, blob) \
                      VALUES ($1, $2, $3, $4, $5, $6)",
                     &[tenant, key_id, params, compressed, &i(*bytes), blob],
@@ -232,7 +234,8 @@ async fn write(
                 // A finished job's time from its file, else now.
                 let finished =
                     (*state != "queued").then(|| i(finished_s.unwrap_or_else(crate::tenants::now)));
-                tx.execute(
+                sql::exec(
+                    &tx,
                     "INSERT INTO jobs (id, tenant, lane, key_id, pbs, depth, memory, result_max, \
                      held, state, submitted_ms, finished_s, request_blob, result_blob, \
                      result_bytes, error_code, error_message, attempts) VALUES ($1, $2, $3, $4, \
@@ -263,8 +266,7 @@ async fn write(
             }
         }
     }
-    let today = tx
-        .query_one("SELECT extract(epoch from now())::bigint / 86400", &[])
+    let today = sql::one(&tx, "SELECT extract(epoch from now())::bigint / 86400", &[])
         .await
         .map_err(text)?
         .get::<_, i64>(0);
@@ -276,7 +278,8 @@ async fn write(
         } else {
             0
         };
-        tx.execute(
+        sql::exec(
+            &tx,
             "INSERT INTO usage (tenant, stored_bytes, day, pbs_today) VALUES ($1, $2, $3, $4)",
             &[
                 tenant,

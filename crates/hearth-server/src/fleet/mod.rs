@@ -52,6 +52,7 @@ mod db;
 mod jobs;
 mod keys;
 pub mod migrate;
+mod sql;
 pub mod tenants;
 
 use std::collections::HashMap;
@@ -186,6 +187,11 @@ impl Fleet {
         self.lease / 3
     }
 
+    /// Calls `wake` whenever a job is queued anywhere in the fleet.
+    pub(crate) fn on_queued(&self, wake: impl Fn() + Send + Sync + 'static) {
+        self.db.listen(wake);
+    }
+
     /// Runs `f` to its end from a thread outside any runtime.
     pub(crate) fn block<F: std::future::Future>(&self, f: F) -> F::Output {
         self.db.block(f)
@@ -199,7 +205,7 @@ impl Fleet {
     /// Whether the database answers.
     pub(crate) async fn ping(&self) -> Result<(), crate::wire::ApiError> {
         let c = self.db.client().await?;
-        c.execute("SELECT 1", &[]).await.map_err(db::db_err)?;
+        sql::exec(&c, "SELECT 1", &[]).await.map_err(db::db_err)?;
         Ok(())
     }
 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use deadpool_postgres::GenericClient;
 
 use super::db::Db;
+use super::sql;
 use super::Fleet;
 use crate::server::lock;
 use crate::tenants::{TenantError, TenantLimits, Tenants, TokenRecord};
@@ -31,31 +32,34 @@ fn to_u64(n: i64) -> u64 {
 }
 
 async fn version(c: &impl GenericClient) -> Result<(i64, bool), tokio_postgres::Error> {
-    let row = c
-        .query_one("SELECT tenants_version, tenants_required FROM fleet", &[])
-        .await?;
+    let row = sql::one(
+        c,
+        "SELECT tenants_version, tenants_required FROM fleet",
+        &[],
+    )
+    .await?;
     Ok((row.get(0), row.get(1)))
 }
 
 async fn read(c: &impl GenericClient, lock_row: bool) -> Result<Read, tokio_postgres::Error> {
     let (version, required) = if lock_row {
-        let row = c
-            .query_one(
-                "SELECT tenants_version, tenants_required FROM fleet FOR UPDATE",
-                &[],
-            )
-            .await?;
+        let row = sql::one(
+            c,
+            "SELECT tenants_version, tenants_required FROM fleet FOR UPDATE",
+            &[],
+        )
+        .await?;
         (row.get(0), row.get(1))
     } else {
         self::version(c).await?
     };
     let mut t = Tenants::default();
-    for row in c
-        .query(
-            "SELECT name, max_keys, max_queue, max_pbs_per_day, max_storage FROM tenants",
-            &[],
-        )
-        .await?
+    for row in sql::rows(
+        c,
+        "SELECT name, max_keys, max_queue, max_pbs_per_day, max_storage FROM tenants",
+        &[],
+    )
+    .await?
     {
         let name: String = row.get(0);
         let limits = TenantLimits {
@@ -68,12 +72,12 @@ async fn read(c: &impl GenericClient, lock_row: bool) -> Result<Read, tokio_post
         }
         t.tenants.insert(name, limits);
     }
-    for row in c
-        .query(
-            "SELECT id, tenant, hash, created, revoked FROM tokens ORDER BY created, id",
-            &[],
-        )
-        .await?
+    for row in sql::rows(
+        c,
+        "SELECT id, tenant, hash, created, revoked FROM tokens ORDER BY created, id",
+        &[],
+    )
+    .await?
     {
         t.tokens.push(TokenRecord {
             id: row.get(0),
@@ -93,11 +97,12 @@ async fn read(c: &impl GenericClient, lock_row: bool) -> Result<Read, tokio_post
 /// Replaces every tenant and token by `t`'s, and marks the fleet as one
 /// that has had tenants if `t` has any.
 async fn write(c: &impl GenericClient, t: &Tenants) -> Result<(), tokio_postgres::Error> {
-    c.execute("DELETE FROM tokens", &[]).await?;
-    c.execute("DELETE FROM tenants", &[]).await?;
+    sql::exec(c, "DELETE FROM tokens", &[]).await?;
+    sql::exec(c, "DELETE FROM tenants", &[]).await?;
     for (name, l) in &t.tenants {
         let storage = t.max_storage(name).map(to_i64);
-        c.execute(
+        sql::exec(
+            c,
             "INSERT INTO tenants (name, max_keys, max_queue, max_pbs_per_day, max_storage) \
              VALUES ($1, $2, $3, $4, $5)",
             &[
@@ -111,7 +116,8 @@ async fn write(c: &impl GenericClient, t: &Tenants) -> Result<(), tokio_postgres
         .await?;
     }
     for k in &t.tokens {
-        c.execute(
+        sql::exec(
+            c,
             "INSERT INTO tokens (id, tenant, hash, created, revoked) VALUES ($1, $2, $3, $4, $5)",
             &[
                 &k.id,
@@ -123,7 +129,8 @@ async fn write(c: &impl GenericClient, t: &Tenants) -> Result<(), tokio_postgres
         )
         .await?;
     }
-    c.execute(
+    sql::exec(
+        c,
         "UPDATE fleet SET tenants_version = tenants_version + 1, \
          tenants_required = tenants_required OR $1",
         &[&!t.is_open()],
@@ -186,7 +193,7 @@ pub fn reopen(url: &str) -> Result<Vec<String>, TenantError> {
         let tx = c.transaction().await.map_err(database)?;
         let was = read(&tx, true).await.map_err(database)?.tenants;
         write(&tx, &Tenants::default()).await.map_err(database)?;
-        tx.execute("UPDATE fleet SET tenants_required = FALSE", &[])
+        sql::exec(&tx, "UPDATE fleet SET tenants_required = FALSE", &[])
             .await
             .map_err(database)?;
         tx.commit().await.map_err(database)?;
@@ -209,7 +216,7 @@ pub(super) async fn import(
     }
     write(c, t).await.map_err(database)?;
     if required {
-        c.execute("UPDATE fleet SET tenants_required = TRUE", &[])
+        sql::exec(c, "UPDATE fleet SET tenants_required = TRUE", &[])
             .await
             .map_err(database)?;
     }

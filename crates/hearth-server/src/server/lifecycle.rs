@@ -146,6 +146,15 @@ impl Server {
         if recovered > 0 {
             shared.log(|| format!("{recovered} unfinished jobs queued again"));
         }
+        if let Some(fleet) = shared.fleet() {
+            // Idle workers wake when a job is queued anywhere in the fleet.
+            let s = Arc::downgrade(&shared);
+            fleet.on_queued(move || {
+                if let Some(s) = s.upgrade() {
+                    s.wake.notify_all();
+                }
+            });
+        }
         if !tenants.is_open() && shared.folder().is_some() {
             // A folder with tenants from before the marker existed.
             tenants::mark_required(&shared.config.data)

@@ -19,9 +19,10 @@ use crate::store::JobMeta;
 use crate::tenants::{now as now_s, now_ms};
 use crate::wire::{ApiError, ErrorCode, JobId};
 
-/// How often an idle worker in a fleet looks for a job queued through
-/// another server.
-const FLEET_POLL: Duration = Duration::from_millis(100);
+/// How often an idle worker in a fleet looks for a job when nothing woke
+/// it: a job queued anywhere in the fleet is announced (`NOTIFY`), so this
+/// is only for an announcement lost with the listener's connection.
+const FLEET_POLL: Duration = Duration::from_secs(1);
 
 /// The span of a job's events.
 fn job_span(id: JobId, meta: &JobMeta) -> tracing::Span {
@@ -260,8 +261,8 @@ impl Shared {
     /// A worker in a fleet: whenever this server has room, it claims the
     /// fleet's next job in turn (if it fits here: [`Jobs::take_room`]),
     /// runs it under its lease and commits its outcome with the claim's
-    /// fence. It looks for work when woken (a job admitted here, one
-    /// ended) and at least every [`FLEET_POLL`].
+    /// fence. It looks for work when woken (a job queued anywhere in the
+    /// fleet, one ended here) and at least every [`FLEET_POLL`].
     fn work_in_fleet(&self, fleet: &Fleet) {
         loop {
             {
@@ -331,7 +332,8 @@ impl Shared {
             let committed = fleet.commit(&claim, outcome.as_ref());
             let outcome = match committed {
                 Ok(Committed::Done(n)) => Ok(n),
-                Ok(Committed::Failed) => Err(outcome.err().expect("a failure was committed")),
+                // The failure committed is the outcome's.
+                Ok(Committed::Failed) => outcome.map(|_| 0),
                 Ok(Committed::Stale) => {
                     self.metrics.stale_results.inc();
                     tracing::warn!(
