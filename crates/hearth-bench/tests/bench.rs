@@ -514,6 +514,11 @@ const SMALL: &[(&[&str], &str)] = &[
         ],
         "tiny jobs/s",
     ),
+    // Needs PostgreSQL (the test command installs it, as CI's does).
+    (
+        &["fleet", "--threads", "2", "--samples", "1", "--jobs", "1"],
+        "postgres, 3 servers",
+    ),
     // Needs mpirun and target/release/hearth built with the `mpi` feature,
     // as the test command leaves it where Open MPI is installed (CI).
     (
