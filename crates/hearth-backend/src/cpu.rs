@@ -219,6 +219,7 @@ impl<'k> CpuBackend<'k> {
         self.pool.scope(|s| {
             start_roots(&run.pending, |b| {
                 let run = &run;
+                run.active.fetch_add(1, Ordering::Relaxed);
                 s.spawn(move |s| run.execute(s, b));
             })
         });
@@ -283,6 +284,9 @@ struct Run<'a> {
     /// For each bootstrap, the bootstraps reading its outputs (one entry per term).
     consumers: Vec<Vec<u32>>,
     done: AtomicUsize,
+    /// Bootstraps started or ready to start: a multi-bit bootstrap takes
+    /// its share of the local threads (all of them when it runs alone).
+    active: AtomicUsize,
     live: AtomicUsize,
     peak: AtomicUsize,
     /// The first remote failure; no bootstrap starts after it.
@@ -322,6 +326,7 @@ impl<'a> Run<'a> {
             pending,
             consumers,
             done: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
             live: AtomicUsize::new(live),
             peak: AtomicUsize::new(live),
             failure: Mutex::new(None),
@@ -359,6 +364,7 @@ impl<'a> Run<'a> {
 
     fn execute<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize) {
         if self.backend.cancelled() || self.failed.load(Ordering::Relaxed) {
+            self.active.fetch_sub(1, Ordering::Relaxed);
             return;
         }
         let bs = &self.circuit.bootstraps()[b];
@@ -379,18 +385,24 @@ impl<'a> Run<'a> {
                     {
                         self.failed.store(true, Ordering::Relaxed);
                         self.failure.lock().unwrap().get_or_insert(e);
+                        self.active.fetch_sub(1, Ordering::Relaxed);
                         return;
                     }
                 }
-                _ => key.bootstrap_input(
-                    scratch,
-                    &self.accumulators[bs.table],
-                    &bs.offsets,
-                    self.backend.fft.as_view(),
-                    &mut outputs,
-                ),
+                _ => {
+                    let active = self.active.load(Ordering::Relaxed).max(1);
+                    scratch.set_threads(self.backend.local / active);
+                    key.bootstrap_input(
+                        scratch,
+                        &self.accumulators[bs.table],
+                        &bs.offsets,
+                        self.backend.fft.as_view(),
+                        &mut outputs,
+                    )
+                }
             }
         }
+        self.active.fetch_sub(1, Ordering::Relaxed);
         let mut stored = 0;
         for (j, out) in outputs.into_iter().enumerate() {
             let f = bs.first_output as usize + j;
@@ -407,6 +419,7 @@ impl<'a> Run<'a> {
         }
         for &c in &self.consumers[b] {
             if self.pending[c as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                self.active.fetch_add(1, Ordering::Relaxed);
                 scope.spawn(move |s| self.execute(s, c as usize));
             }
         }

@@ -78,6 +78,9 @@ impl BatchExecutor for CpuBatch<'_> {
             .map(|j| j * launch.stride)
             .collect();
         let this = &*self;
+        // A multi-bit bootstrap of a level narrower than the pool takes
+        // the idle threads.
+        let share = (self.cpu.threads() / launch.len().max(1)).max(1);
         let results: Vec<Vec<LweCiphertextOwned<u64>>> = self.cpu.pool.install(|| {
             (0..launch.len())
                 .into_par_iter()
@@ -85,6 +88,7 @@ impl BatchExecutor for CpuBatch<'_> {
                     let thread = rayon::current_thread_index().expect("runs on the backend's pool");
                     let mut scratch = this.cpu.scratch[thread].lock().unwrap();
                     this.combine_into(&launch.rows, i, scratch.input_mut());
+                    scratch.set_threads(share);
                     let mut outs: Vec<_> = offsets.iter().map(|_| key.new_lwe()).collect();
                     key.bootstrap_input(
                         &mut scratch,

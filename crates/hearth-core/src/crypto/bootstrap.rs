@@ -25,10 +25,11 @@ impl PbsScratch {
         self.input.as_mut()
     }
 
-    /// Threads one multi-bit bootstrap may use (tfhe-rs's `ThreadCount`:
-    /// that many threads produce the group products while the calling one
-    /// accumulates); 1 by default. The classical bootstrap runs on the
-    /// calling thread alone.
+    /// Threads one multi-bit bootstrap may use, the calling one included
+    /// (it accumulates while tfhe-rs's `ThreadCount` producers combine the
+    /// group keys; at least one producer runs, so a bootstrap given one
+    /// thread still uses two); 1 by default. The classical bootstrap runs
+    /// on the calling thread alone.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
     }
@@ -135,7 +136,7 @@ impl ServerKey {
                     small,
                     &mut scratch.glwe,
                     bsk,
-                    ThreadCount(scratch.threads),
+                    ThreadCount(scratch.threads.saturating_sub(1).max(1)),
                     true,
                 );
             }
