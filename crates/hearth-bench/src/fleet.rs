@@ -76,6 +76,7 @@ impl Case {
                             blobs: root.join(format!("blobs-{n}")),
                             server_id: format!("bench-{n}-{i}"),
                             lease: Duration::from_secs(30),
+                            ca_cert: None,
                         });
                         hearth_server::start(c, "127.0.0.1:0").map_err(|e| failed("start", e))
                     })

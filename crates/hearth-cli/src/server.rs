@@ -41,6 +41,8 @@ pub struct Args {
     /// every server of the fleet mounts (default: none).
     #[arg(long, value_name = "DIR")]
     blobs: Option<PathBuf>,
+    #[command(flatten)]
+    store_ca: StoreCa,
     /// With --store postgres://: this server's name in the fleet, unique
     /// (default: its host's name and process id).
     #[arg(long, value_name = "NAME")]
@@ -244,6 +246,8 @@ enum ServerCommand {
         /// The fleet's blob folder.
         #[arg(long, value_name = "DIR")]
         blobs: PathBuf,
+        #[command(flatten)]
+        store_ca: StoreCa,
     },
 }
 
@@ -298,6 +302,17 @@ enum TokenCommand {
     },
 }
 
+/// The CA of the fleet's database's TLS certificate.
+#[derive(clap::Args)]
+struct StoreCa {
+    /// The CA (PEM) the fleet's database's TLS certificate is checked
+    /// against (default: HEARTH_STORE_CA_CERT, else the system's roots).
+    /// TLS is used where the database offers it, or as the URL's sslmode
+    /// says (require, disable).
+    #[arg(long, value_name = "FILE", env = "HEARTH_STORE_CA_CERT")]
+    store_ca_cert: Option<PathBuf>,
+}
+
 /// Where the tenants are: a data folder, or a fleet's database.
 #[derive(clap::Args)]
 #[group(required = true, multiple = false)]
@@ -309,13 +324,15 @@ struct StoreArg {
     /// (default: none; or --data).
     #[arg(long, value_name = "STORE")]
     store: Option<String>,
+    #[command(flatten)]
+    store_ca: StoreCa,
 }
 
 impl StoreArg {
     /// Changes the tenants where they are, under that store's lock.
     fn edit<T>(&self, f: impl FnOnce(&mut Tenants) -> Result<T, TenantError>) -> Result<T, Error> {
         match (&self.data, &self.store) {
-            (_, Some(url)) => fleet::tenants::edit(fleet_url(url)?, f),
+            (_, Some(url)) => fleet::tenants::edit(fleet_url(url)?, self.ca(), f),
             (Some(d), None) => edit(d, f),
             (None, None) => unreachable!("clap requires one"),
         }
@@ -324,7 +341,7 @@ impl StoreArg {
 
     fn load(&self) -> Result<Tenants, Error> {
         match (&self.data, &self.store) {
-            (_, Some(url)) => fleet::tenants::load(fleet_url(url)?),
+            (_, Some(url)) => fleet::tenants::load(fleet_url(url)?, self.ca()),
             (Some(d), None) => Tenants::load(d),
             (None, None) => unreachable!("clap requires one"),
         }
@@ -333,11 +350,15 @@ impl StoreArg {
 
     fn reopen(&self) -> Result<Vec<String>, Error> {
         match (&self.data, &self.store) {
-            (_, Some(url)) => fleet::tenants::reopen(fleet_url(url)?),
+            (_, Some(url)) => fleet::tenants::reopen(fleet_url(url)?, self.ca()),
             (Some(d), None) => hearth_server::tenants::reopen(d),
             (None, None) => unreachable!("clap requires one"),
         }
         .map_err(tenant_err)
+    }
+
+    fn ca(&self) -> Option<&std::path::Path> {
+        self.store_ca.store_ca_cert.as_deref()
     }
 
     /// How the store is named to the operator.
@@ -456,9 +477,14 @@ fn reopen(data: &StoreArg, yes: bool) -> Result<(), Error> {
 }
 
 /// `hearth server migrate`.
-fn migrate(data: &std::path::Path, store: &str, blobs: &std::path::Path) -> Result<(), Error> {
+fn migrate(
+    data: &std::path::Path,
+    store: &str,
+    ca: Option<&std::path::Path>,
+    blobs: &std::path::Path,
+) -> Result<(), Error> {
     let url = fleet_url(store)?;
-    let m = fleet::migrate::migrate(data, url, blobs).map_err(Error::Config)?;
+    let m = fleet::migrate::migrate(data, url, ca, blobs).map_err(Error::Config)?;
     for n in &m.notes {
         eprintln!("hearth server migrate: {n}");
     }
@@ -502,9 +528,12 @@ pub fn run(args: Args) -> Result<(), Error> {
     match args.command {
         Some(ServerCommand::Token(cmd)) => return token(cmd),
         Some(ServerCommand::Reopen { data, yes }) => return reopen(&data, yes),
-        Some(ServerCommand::Migrate { data, store, blobs }) => {
-            return migrate(&data, &store, &blobs)
-        }
+        Some(ServerCommand::Migrate {
+            data,
+            store,
+            blobs,
+            store_ca,
+        }) => return migrate(&data, &store, store_ca.store_ca_cert.as_deref(), &blobs),
         None => {}
     }
     let (mut config, at) = match (args.store.as_str(), args.data) {
@@ -537,6 +566,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                 blobs,
                 server_id,
                 lease: args.lease,
+                ca_cert: args.store_ca.store_ca_cert,
             });
             (config, at)
         }

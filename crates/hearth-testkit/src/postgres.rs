@@ -53,6 +53,16 @@ impl Postgres {
     /// Starts a cluster named for `name` (a folder in the temporary
     /// folder), or says why it cannot.
     pub fn start(name: &str) -> Result<Postgres, String> {
+        Self::start_with(name, None)
+    }
+
+    /// [`Postgres::start`], serving TLS with the PEM certificate chain and
+    /// key `tls` (clients may still connect without).
+    pub fn start_tls(name: &str, cert: &str, key: &str) -> Result<Postgres, String> {
+        Self::start_with(name, Some((cert, key)))
+    }
+
+    fn start_with(name: &str, tls: Option<(&str, &str)>) -> Result<Postgres, String> {
         let bin = bin_dir()
             .ok_or("PostgreSQL is not installed (no initdb; Debian: apt-get install postgresql)")?;
         let root = unsafe { libc::geteuid() } == 0;
@@ -93,12 +103,34 @@ impl Postgres {
                 "--no-sync",
             ],
         )?;
-        let options = format!(
+        let mut options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off \
              -c max_connections=200",
             pg.port,
             path(&pg.dir)
         );
+        if let Some((cert, key)) = tls {
+            let (cert_file, key_file) = (pg.dir.join("server.crt"), pg.dir.join("server.key"));
+            std::fs::write(&cert_file, cert).map_err(|e| e.to_string())?;
+            std::fs::write(&key_file, key).map_err(|e| e.to_string())?;
+            // PostgreSQL reads a key only its owner can.
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| e.to_string())?;
+            if let Some(u) = pg.user {
+                for f in [&cert_file, &key_file] {
+                    Command::new("chown")
+                        .args([&format!("{u}:"), path(f)])
+                        .status()
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+            options += &format!(
+                " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                path(&cert_file),
+                path(&key_file)
+            );
+        }
         let log = pg.dir.join("log");
         pg.run(
             "pg_ctl",

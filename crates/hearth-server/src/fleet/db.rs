@@ -4,8 +4,13 @@
 
 use std::future::Future;
 
+use std::path::Path;
+use std::sync::Arc;
+
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::wire::{ApiError, ErrorCode};
 
@@ -24,6 +29,21 @@ pub(crate) fn db_err(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(ErrorCode::Internal, format!("the database: {e}"))
 }
 
+/// `e` with the errors under it (a refused TLS handshake says why only
+/// there: the certificate's issuer is unknown, the server offers no TLS).
+pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut under = e.source();
+    while let Some(s) = under {
+        let words = s.to_string();
+        if !out.contains(&words) {
+            out += &format!(": {words}");
+        }
+        under = s.source();
+    }
+    out
+}
+
 /// The channel a job queued anywhere in the fleet is announced on
 /// (`NOTIFY`), so that idle servers claim it at once instead of at their
 /// next look.
@@ -36,6 +56,41 @@ pub(crate) struct Db {
     rt: Option<tokio::runtime::Runtime>,
     pool: Pool,
     config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+}
+
+/// How connections to the database are encrypted: TLS where the server
+/// offers it (the URL's `sslmode`: `prefer` by default, `require`,
+/// `disable`), its certificate checked against `ca` (a PEM file: that CA
+/// alone) or else the system's roots. A database with TLS whose
+/// certificate cannot be checked is refused, never used unchecked.
+fn tls(ca: Option<&Path>) -> Result<MakeRustlsConnect, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let config = match ca {
+        Some(path) => {
+            let bad = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(&e))? {
+                roots.add(cert.map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
+            }
+            if roots.is_empty() {
+                return Err(bad(&"no certificate in it"));
+            }
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+        None => {
+            let verifier = rustls_platform_verifier::Verifier::new(provider)
+                .map_err(|e| format!("the system's roots: {e}"))?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+                .with_no_client_auth()
+        }
+    };
+    Ok(MakeRustlsConnect::new(config))
 }
 
 impl std::fmt::Debug for Db {
@@ -46,10 +101,11 @@ impl std::fmt::Debug for Db {
 
 impl Db {
     /// Connects to `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`, or
-    /// libpq's `key=value` form) with at most `size` connections, and
-    /// brings the schema up to date. The error says why, without the
-    /// password.
-    pub(crate) fn connect(url: &str, size: usize) -> Result<Db, String> {
+    /// libpq's `key=value` form; TLS as [`tls`] says, `ca` the CA file)
+    /// with at most `size` connections, and brings the schema up to date.
+    /// The error says why, without the password.
+    pub(crate) fn connect(url: &str, ca: Option<&Path>, size: usize) -> Result<Db, String> {
+        let tls = tls(ca)?;
         let config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| format!("the database URL cannot be read: {e}"))?;
@@ -61,7 +117,7 @@ impl Db {
             .map_err(|e| e.to_string())?;
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            tls.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -77,6 +133,7 @@ impl Db {
             rt: Some(rt),
             pool,
             config,
+            tls,
         };
         db.block(db.migrate())?;
         Ok(db)
@@ -88,7 +145,7 @@ impl Db {
             .pool
             .get()
             .await
-            .map_err(|e| format!("cannot connect to the database: {e}"))?;
+            .map_err(|e| format!("cannot connect to the database: {}", chain(&e)))?;
         c.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
             .await
             .map_err(|e| e.to_string())?;
@@ -115,7 +172,7 @@ impl Db {
 
     /// A connection from the pool.
     pub(crate) async fn client(&self) -> Result<Object, ApiError> {
-        self.pool.get().await.map_err(db_err)
+        self.pool.get().await.map_err(|e| db_err(chain(&e)))
     }
 
     /// Calls `wake` whenever a job is announced on [`QUEUED`], and once
@@ -123,13 +180,13 @@ impl Db {
     /// queued meanwhile). The connection is its own (`LISTEN` holds it),
     /// made again a second after it is lost; it lives as long as `self`.
     pub(crate) fn listen(&self, wake: impl Fn() + Send + Sync + 'static) {
-        let config = self.config.clone();
+        let (config, tls) = (self.config.clone(), self.tls.clone());
         self.rt
             .as_ref()
             .expect("live until dropped")
             .spawn(async move {
                 loop {
-                    if let Err(e) = listen_once(&config, &wake).await {
+                    if let Err(e) = listen_once(&config, tls.clone(), &wake).await {
                         tracing::warn!(error = %e, "the fleet's listener: connecting again in 1 s");
                     }
                     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
@@ -164,9 +221,10 @@ pub(crate) const NOW_S: &str = "extract(epoch from now())::bigint";
 /// every announcement.
 async fn listen_once(
     config: &tokio_postgres::Config,
+    tls: MakeRustlsConnect,
     wake: &(impl Fn() + Send + Sync),
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut conn) = config.connect(NoTls).await?;
+    let (client, mut conn) = config.connect(tls).await?;
     let sql = format!("LISTEN {QUEUED}");
     let mut listen = std::pin::pin!(client.batch_execute(&sql));
     let mut listening = false;

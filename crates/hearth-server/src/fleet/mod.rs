@@ -82,6 +82,9 @@ pub struct FleetConfig {
     pub server_id: String,
     /// How long a claimed job stays this server's without a heartbeat.
     pub lease: Duration,
+    /// The CA (PEM) the database's TLS certificate is checked against;
+    /// none: the system's roots.
+    pub ca_cert: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for FleetConfig {
@@ -92,6 +95,7 @@ impl std::fmt::Debug for FleetConfig {
             .field("blobs", &self.blobs)
             .field("server_id", &self.server_id)
             .field("lease", &self.lease)
+            .field("ca_cert", &self.ca_cert)
             .finish()
     }
 }
@@ -166,7 +170,7 @@ impl Fleet {
         }
         let blobs = Folder::open(&config.blobs)
             .map_err(|e| format!("the blob folder {}: {e}", config.blobs.display()))?;
-        let db = Db::connect(&config.url, connections)?;
+        let db = Db::connect(&config.url, config.ca_cert.as_deref(), connections)?;
         let fleet = Fleet {
             db,
             blobs: Arc::new(blobs),

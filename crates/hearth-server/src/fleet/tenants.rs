@@ -6,6 +6,7 @@
 //! and `tenants_required` (the fleet has had tenants: it stays closed to
 //! anyone without a token, as a folder with `tenants.required`).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use deadpool_postgres::GenericClient;
@@ -153,9 +154,10 @@ fn checked(r: Read) -> Result<Tenants, TenantError> {
     Ok(r.tenants)
 }
 
-/// The tenants of the fleet at `url` (`hearth server token list --store`).
-pub fn load(url: &str) -> Result<Tenants, TenantError> {
-    let db = Db::connect(url, 2).map_err(database)?;
+/// The tenants of the fleet at `url` (`hearth server token list --store`;
+/// the database's TLS checked against `ca_cert`, else the system's roots).
+pub fn load(url: &str, ca_cert: Option<&Path>) -> Result<Tenants, TenantError> {
+    let db = Db::connect(url, ca_cert, 2).map_err(database)?;
     db.block(async {
         let c = db.client().await.map_err(|e| database(e.message))?;
         checked(read(&c, false).await.map_err(database)?)
@@ -168,9 +170,10 @@ pub fn load(url: &str) -> Result<Tenants, TenantError> {
 /// Running servers see the change at their next request.
 pub fn edit<T>(
     url: &str,
+    ca_cert: Option<&Path>,
     f: impl FnOnce(&mut Tenants) -> Result<T, TenantError>,
 ) -> Result<T, TenantError> {
-    let db = Db::connect(url, 2).map_err(database)?;
+    let db = Db::connect(url, ca_cert, 2).map_err(database)?;
     db.block(async {
         let mut c = db.client().await.map_err(|e| database(e.message))?;
         let tx = c.transaction().await.map_err(database)?;
@@ -186,8 +189,8 @@ pub fn edit<T>(
 /// Opens the fleet on purpose (`hearth server reopen --store`): removes
 /// every tenant and token and the fleet's mark of having had tenants, in
 /// one transaction; returns the names of the tenants removed.
-pub fn reopen(url: &str) -> Result<Vec<String>, TenantError> {
-    let db = Db::connect(url, 2).map_err(database)?;
+pub fn reopen(url: &str, ca_cert: Option<&Path>) -> Result<Vec<String>, TenantError> {
+    let db = Db::connect(url, ca_cert, 2).map_err(database)?;
     db.block(async {
         let mut c = db.client().await.map_err(|e| database(e.message))?;
         let tx = c.transaction().await.map_err(database)?;

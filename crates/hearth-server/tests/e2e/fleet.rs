@@ -22,6 +22,7 @@ fn fleet_config(d: &Path, url: &str, server: &str) -> Config {
         blobs: d.join("blobs"),
         server_id: server.to_string(),
         lease: Duration::from_secs(3),
+        ca_cert: None,
     });
     c
 }
@@ -48,9 +49,10 @@ fn two_servers_share_tenants_keys_jobs_and_limits() {
     // alice: one key; bob: 10 bootstraps a day (one `a + b` job); carol: 1
     // KiB of storage (less than a key).
     let alice =
-        fleet::tenants::edit(&url, |t| t.add_token("alice", Some(limits(1, 1000)))).unwrap();
-    let bob = fleet::tenants::edit(&url, |t| t.add_token("bob", Some(limits(4, 10)))).unwrap();
-    let carol = fleet::tenants::edit(&url, |t| {
+        fleet::tenants::edit(&url, None, |t| t.add_token("alice", Some(limits(1, 1000)))).unwrap();
+    let bob =
+        fleet::tenants::edit(&url, None, |t| t.add_token("bob", Some(limits(4, 10)))).unwrap();
+    let carol = fleet::tenants::edit(&url, None, |t| {
         let token = t.add_token("carol", None)?;
         t.storage.insert("carol".into(), 1024);
         Ok(token)
@@ -159,7 +161,7 @@ fn two_servers_share_tenants_keys_jobs_and_limits() {
     // queued job may not (checked by the key's own test on one server).
 
     // A token revoked in the database is refused by both servers.
-    fleet::tenants::edit(&url, |t| t.revoke_tenant("bob")).unwrap();
+    fleet::tenants::edit(&url, None, |t| t.revoke_tenant("bob")).unwrap();
     assert_eq!(code(bob_a.stats()), ErrorCode::Unauthorized);
     assert_eq!(code(bob_b.status(first)), ErrorCode::Unauthorized);
     // Without a token, nothing but the open routes.
@@ -212,13 +214,13 @@ fn a_data_folder_migrates_into_a_fleet() {
         done
     };
     let url = pg.url("migrated");
-    let moved = fleet::migrate::migrate(&cfg.data, &url, &d.join("blobs")).unwrap();
+    let moved = fleet::migrate::migrate(&cfg.data, &url, None, &d.join("blobs")).unwrap();
     assert_eq!(
         (moved.tenants, moved.keys, moved.finished, moved.queued),
         (1, 1, 1, 0)
     );
     // A second migration into the same fleet is refused, the fleet intact.
-    assert!(fleet::migrate::migrate(&cfg.data, &url, &d.join("blobs")).is_err());
+    assert!(fleet::migrate::migrate(&cfg.data, &url, None, &d.join("blobs")).is_err());
 
     let server = hearth_server::start(fleet_config(&d, &url, "after"), "127.0.0.1:0").unwrap();
     let api = as_tenant(&server.url(), &token);
@@ -243,6 +245,75 @@ fn a_data_folder_migrates_into_a_fleet() {
         code(Client::new(&server.url()).unwrap().stats()),
         ErrorCode::Unauthorized
     );
+    server.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_database_is_reached_over_tls_and_its_certificate_checked() {
+    let ck =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let Some(pg) = ({
+        match Postgres::start_tls("e2e-tls", &ck.cert.pem(), &ck.signing_key.serialize_pem()) {
+            Ok(pg) => Some(pg),
+            Err(why) if std::env::var_os("HEARTH_REQUIRE_POSTGRES").is_some() => {
+                panic!("HEARTH_REQUIRE_POSTGRES is set and PostgreSQL cannot start: {why}")
+            }
+            Err(why) => {
+                eprintln!("skipped: {why}");
+                None
+            }
+        }
+    }) else {
+        return;
+    };
+    let d = dir("fleet-tls");
+    let ca = d.join("ca.pem");
+    std::fs::write(&ca, ck.cert.pem()).unwrap();
+    let url = format!("{}?sslmode=require", pg.url("tls"));
+    // The certificate is checked: the system's roots do not know it, nor
+    // does another CA.
+    let other = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let other_ca = d.join("other.pem");
+    std::fs::write(&other_ca, other.cert.pem()).unwrap();
+    for ca in [None, Some(other_ca.as_path())] {
+        let refused = fleet::tenants::edit(&url, ca, |t| t.add_token("erin", None)).unwrap_err();
+        assert!(refused.to_string().contains("certificate"), "{refused}");
+    }
+    // A plain connection where TLS is required is refused too.
+    let plain_pg = Postgres::start("e2e-no-tls").unwrap();
+    let plain_url = format!("{}?sslmode=require", plain_pg.url("x"));
+    let e = fleet::tenants::load(&plain_url, Some(&ca)).unwrap_err();
+    assert!(e.to_string().contains("TLS"), "{e}");
+    // With its CA: tenants edited, a server serving, a job run over TLS.
+    let token = fleet::tenants::edit(&url, Some(&ca), |t| t.add_token("erin", None)).unwrap();
+    let mut cfg = fleet_config(&d, &url, "tls");
+    if let Some(f) = &mut cfg.fleet {
+        f.ca_cert = Some(ca.clone());
+    }
+    let server = hearth_server::start(cfg, "127.0.0.1:0").unwrap();
+    let api = as_tenant(&server.url(), &token);
+    let client = ClientKey::generate(&GATES_128);
+    api.upload_key(&client.compressed_server_key().to_bytes().unwrap())
+        .unwrap();
+    let prog = add_program(&GATES_128);
+    let id = api
+        .submit(&prog.to_bytes().unwrap(), &bundle(&client, &prog, 3, 4))
+        .unwrap()
+        .job_id;
+    api.wait_timeout(id, Duration::from_millis(20), LIMIT)
+        .unwrap();
+    assert_eq!(
+        decrypt_one(&client, &api.result(id).unwrap()),
+        BigInt::from(7)
+    );
+    // Every connection of the server's is encrypted.
+    let plain = pg.psql(
+        "postgres",
+        "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+         WHERE a.datname = 'tls' AND NOT s.ssl",
+    );
+    assert_eq!(plain.trim(), "0", "a connection without TLS");
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&d);
 }
