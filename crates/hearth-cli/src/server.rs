@@ -304,6 +304,7 @@ enum TokenCommand {
 
 /// The CA of the fleet's database's TLS certificate.
 #[derive(clap::Args)]
+#[group(skip)]
 struct StoreCa {
     /// The CA (PEM) the fleet's database's TLS certificate is checked
     /// against (default: HEARTH_STORE_CA_CERT, else the system's roots).
@@ -315,10 +316,15 @@ struct StoreCa {
 
 /// Where the tenants are: a data folder, or a fleet's database.
 #[derive(clap::Args)]
-#[group(required = true, multiple = false)]
+#[group(skip)]
 struct StoreArg {
     /// The server's data folder (default: none; or --store).
-    #[arg(long, value_name = "DIR")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "store",
+        conflicts_with = "store"
+    )]
     data: Option<PathBuf>,
     /// A fleet's database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB
     /// (default: none; or --data).

@@ -35,6 +35,9 @@ pub trait BlobStore: Send + Sync + std::fmt::Debug {
     fn local(&self, name: &str) -> io::Result<PathBuf>;
     /// Removes the object `name`; `Ok` if it was not there.
     fn delete(&self, name: &str) -> io::Result<()>;
+    /// Every object under the folder `prefix` (partial writes included),
+    /// with when it was last written.
+    fn list(&self, prefix: &str) -> io::Result<Vec<(String, std::time::SystemTime)>>;
     /// Free bytes where objects are written (`None`: not known, or no
     /// disk to keep free).
     fn free_bytes(&self) -> Option<u64>;
@@ -114,6 +117,32 @@ impl BlobStore for Folder {
         remove_durable(&self.path(name)?).map(|_| ())
     }
 
+    fn list(&self, prefix: &str) -> io::Result<Vec<(String, std::time::SystemTime)>> {
+        let mut out = Vec::new();
+        let mut folders = vec![(self.path(prefix)?, prefix.to_string())];
+        while let Some((dir, name)) = folders.pop() {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            for entry in entries {
+                let entry = entry?;
+                let Ok(file) = entry.file_name().into_string() else {
+                    continue;
+                };
+                let meta = entry.metadata()?;
+                let child = format!("{name}/{file}");
+                if meta.is_dir() {
+                    folders.push((entry.path(), child));
+                } else {
+                    out.push((child, meta.modified()?));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn free_bytes(&self) -> Option<u64> {
         crate::server::free_bytes(&self.root)
     }
@@ -157,6 +186,16 @@ mod tests {
             assert!(f.get(bad).is_err(), "{bad:?}");
         }
         assert!(f.free_bytes().is_some());
+        let mut listed: Vec<String> = f
+            .list("keys")
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        listed.sort();
+        assert_eq!(listed, ["keys/alice/0000000000000001-ab.key"]);
+        assert!(f.list("results").unwrap().is_empty());
+        assert!(f.list("none").unwrap().is_empty());
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -785,6 +785,51 @@ impl Fleet {
     }
 }
 
+impl Fleet {
+    /// Removes the blobs no row names that were last written more than
+    /// `older_than` ago: what a server that died between writing a blob
+    /// and naming it in the database left (a result before its commit, a
+    /// request or a key before its row). Younger blobs may be about to be
+    /// named, so they stay. Returns how many went.
+    pub(crate) fn collect_orphans(&self, older_than: Duration) -> Result<usize, ApiError> {
+        let now = std::time::SystemTime::now();
+        let mut old = Vec::new();
+        for prefix in ["keys", "jobs", "results"] {
+            let listed = self
+                .blobs
+                .list(prefix)
+                .map_err(|e| db_err(format!("{prefix}: {e}")))?;
+            for (name, at) in listed {
+                if now.duration_since(at).unwrap_or_default() > older_than {
+                    old.push(name);
+                }
+            }
+        }
+        if old.is_empty() {
+            return Ok(0);
+        }
+        let orphans: Vec<String> = self.block(async {
+            let c = self.db.client().await?;
+            let rows = sql::rows(
+                &c,
+                "SELECT n FROM unnest($1::text[]) AS n WHERE NOT EXISTS \
+                 (SELECT 1 FROM keys WHERE blob = n) AND NOT EXISTS \
+                 (SELECT 1 FROM jobs WHERE request_blob = n OR result_blob = n)",
+                &[&old],
+            )
+            .await
+            .map_err(db_err)?;
+            Ok::<_, ApiError>(rows.iter().map(|r| r.get(0)).collect())
+        })?;
+        for name in &orphans {
+            if let Err(e) = self.blobs.delete(name) {
+                tracing::warn!(blob = %name, error = %e, "an orphan blob could not be removed");
+            }
+        }
+        Ok(orphans.len())
+    }
+}
+
 /// Refuses when the fleet's queue, or `tenant`'s share of it, is full.
 async fn room(c: &impl GenericClient, tenant: &Tenant, max_queue: usize) -> Result<(), ApiError> {
     let row = sql::one(

@@ -151,7 +151,13 @@ pub(crate) struct Fleet {
     tenants: Mutex<Option<(i64, Arc<Tenants>)>>,
     /// The jobs this server runs, by id.
     held: Mutex<HashMap<JobId, Held>>,
+    /// When this server last looked for orphan blobs.
+    collected: Mutex<Option<std::time::Instant>>,
 }
+
+/// Blobs no row names are removed once this old ([`Fleet::collect_orphans`]):
+/// far longer than any write waits for its row.
+pub(crate) const ORPHAN_AGE: Duration = Duration::from_secs(3600);
 
 impl Fleet {
     /// Joins the fleet of `config`: connects (at most `connections` at
@@ -178,6 +184,7 @@ impl Fleet {
             lease: config.lease,
             tenants: Mutex::new(None),
             held: Mutex::new(HashMap::new()),
+            collected: Mutex::new(None),
         };
         fleet
             .db
@@ -199,6 +206,17 @@ impl Fleet {
     /// Runs `f` to its end from a thread outside any runtime.
     pub(crate) fn block<F: std::future::Future>(&self, f: F) -> F::Output {
         self.db.block(f)
+    }
+
+    /// Whether it is time to look for orphan blobs (at start, then every
+    /// [`ORPHAN_AGE`]); true once per period.
+    pub(crate) fn orphans_due(&self) -> bool {
+        let mut at = crate::server::lock(&self.collected);
+        let due = at.is_none_or(|t| t.elapsed() >= ORPHAN_AGE);
+        if due {
+            *at = Some(std::time::Instant::now());
+        }
+        due
     }
 
     /// Free bytes where blobs are written.

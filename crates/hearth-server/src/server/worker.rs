@@ -480,6 +480,13 @@ impl Shared {
             }
             Err(e) => tracing::error!(error = %e.message, "the fleet's upkeep"),
         }
+        if fleet.orphans_due() {
+            match fleet.collect_orphans(crate::fleet::ORPHAN_AGE) {
+                Ok(0) => {}
+                Ok(n) => self.log(|| format!("{n} blobs no row names removed")),
+                Err(e) => tracing::error!(error = %e.message, "looking for orphan blobs"),
+            }
+        }
         // Jobs queued again may be this server's to take.
         self.wake.notify_all();
     }

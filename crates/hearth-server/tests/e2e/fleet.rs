@@ -58,7 +58,32 @@ fn two_servers_share_tenants_keys_jobs_and_limits() {
         Ok(token)
     })
     .unwrap();
+    // Blobs a server left when it died between writing them and naming
+    // them in the database: the old ones go when a server starts, a young
+    // one (maybe about to be named) stays.
+    let blobs = d.join("blobs");
+    let stray = |name: &str, age: Duration| {
+        let path = blobs.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, b"left over").unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(std::time::SystemTime::now() - age).unwrap();
+        path
+    };
+    let old = [
+        stray("results/0123.1.out", Duration::from_secs(7200)),
+        stray("jobs/0123.req", Duration::from_secs(7200)),
+        stray(
+            "keys/alice/0000000000000001-ff.key",
+            Duration::from_secs(7200),
+        ),
+    ];
+    let young = stray("results/4567.1.out", Duration::from_secs(60));
     let a = hearth_server::start(fleet_config(&d, &url, "server-a"), "127.0.0.1:0").unwrap();
+    for p in &old {
+        assert!(!p.exists(), "{} was left", p.display());
+    }
+    assert!(young.exists());
     let b = hearth_server::start(fleet_config(&d, &url, "server-b"), "127.0.0.1:0").unwrap();
     let (a_url, b_url) = (a.url(), b.url());
     for (u, name) in [(&a_url, "server-a"), (&b_url, "server-b")] {
