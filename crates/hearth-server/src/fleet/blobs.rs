@@ -6,8 +6,10 @@
 //! local folder in tests). An object store would plug in as another
 //! [`BlobStore`]: `put` and `put_file` upload (a staged file as a
 //! multipart upload), `get` downloads, `local` downloads into a local
-//! cache file that a result is streamed from, `delete` deletes, and
-//! `free_bytes` is `None` (no disk to keep free). Names are fresh for
+//! cache file that a result is streamed from, `delete` deletes, `list`
+//! lists a prefix with the objects' times (for the hourly sweep of
+//! objects no row names), and `free_bytes` is `None` (no disk to keep
+//! free). Names are fresh for
 //! every object written (a key's has a random part, a result's its
 //! lease's fence), so no object is ever overwritten while another server
 //! may read it, and a store without atomic renames is enough.
