@@ -20,20 +20,15 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hearth::api::U8;
-use hearth::{ClientKey, CompiledProgram, Error, Program, GATES_128};
+use hearth::{ClientKey, Error, GATES_128};
 use hearth_server::fleet::FleetConfig;
 use hearth_server::{Client, Config, JobId, ServerHandle};
 use hearth_testkit::postgres::Postgres;
-use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use crate::report::{emit, Table};
-
-const CLIENTS: usize = 8;
-/// How often clients ask for their jobs.
-const POLL: Duration = Duration::from_millis(25);
+use crate::report::{emit, in_temp_dir, Table};
+use crate::serve::{collect, Job, CLIENTS, CLIENT_POLL};
 
 fn failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Config(format!("fleet benchmark, {what}: {e}"))
@@ -136,7 +131,7 @@ fn process_cpu() -> f64 {
 fn throughput(
     case: &Case,
     pg: &Postgres,
-    (key, prog, program): (&ClientKey, &CompiledProgram, &[u8]),
+    (key, tiny): (&ClientKey, &Job),
     per_client: usize,
     seed: u64,
 ) -> Result<Run, Error> {
@@ -146,11 +141,7 @@ fn throughput(
         let mut mine = Vec::new();
         for _ in 0..per_client {
             let (a, b): (u8, u8) = (rng.gen(), rng.gen());
-            let inputs = [vec![BigInt::from(a)], vec![BigInt::from(b)]];
-            let bundle = key
-                .encrypt_bundle(&prog.signature().inputs, &inputs)?
-                .to_bytes()?;
-            mine.push((bundle, a.wrapping_add(b)));
+            mine.push((tiny.bundle(key, a, b)?, (tiny.op)(a, b)));
         }
         work.push((case.client(c)?, mine));
     }
@@ -164,19 +155,13 @@ fn throughput(
                     let mut ids: Vec<(JobId, u8)> = Vec::new();
                     for (bundle, want) in mine {
                         let id = api
-                            .submit(program, bundle)
+                            .submit(&tiny.bytes, bundle)
                             .map_err(|e| failed("submit", e))?
                             .job_id;
                         ids.push((id, *want));
                     }
-                    for (id, want) in ids {
-                        api.wait(id, POLL).map_err(|e| failed("job", e))?;
-                        let out = api.result_bundle(id).map_err(|e| failed("result", e))?;
-                        api.delete(id).map_err(|e| failed("delete", e))?;
-                        let got = key.decrypt_bundle(&out)?[0].1[0].clone();
-                        if got != BigInt::from(want) {
-                            return Err(failed("result", format!("{got}, expected {want}")));
-                        }
+                    for job in ids {
+                        collect(api, key, job, CLIENT_POLL)?;
                     }
                     Ok(())
                 })
@@ -204,17 +189,15 @@ pub fn fleet(
         return Err(Error::Config("--jobs must be positive".into()));
     }
     let pg = Postgres::start("bench-fleet").map_err(|e| failed("PostgreSQL", e))?;
-    let root = std::env::temp_dir().join(format!("hearth-bench-fleet-{}", std::process::id()));
-    std::fs::create_dir_all(&root).map_err(|e| failed("temporary folder", e))?;
-    let outcome = run(
-        &root,
-        &pg,
-        (threads, samples.max(1)),
-        per_client,
-        json_path.as_deref(),
-    );
-    let _ = std::fs::remove_dir_all(&root);
-    outcome
+    in_temp_dir("fleet", |root| {
+        run(
+            root,
+            &pg,
+            (threads, samples.max(1)),
+            per_client,
+            json_path.as_deref(),
+        )
+    })
 }
 
 fn run(
@@ -226,12 +209,8 @@ fn run(
 ) -> Result<(), Error> {
     eprintln!("generating a GATES_128 key...");
     let key = ClientKey::generate(&GATES_128);
-    let p = Program::new(&GATES_128);
-    let (a, b) = (U8::input(&p), U8::input(&p));
-    p.output(&(&a + &b));
-    let prog = p.build()?;
-    let program = prog.to_bytes()?;
-    let stats = prog.circuit().stats();
+    let tiny = Job::new(|a, b| a + b, u8::wrapping_add)?;
+    let stats = tiny.prog.circuit().stats();
     let fleets = [None, Some(1), Some(2), Some(3)];
     let mut runs: Vec<Vec<Run>> = fleets.iter().map(|_| Vec::new()).collect();
     let mut names = Vec::new();
@@ -242,10 +221,10 @@ fn run(
                 // A warm-up round, not counted: each server loads the key.
                 names.push(case.name.clone());
                 eprintln!("warming up {}...", case.name);
-                throughput(&case, pg, (&key, &prog, &program), 1, 0)?;
+                throughput(&case, pg, (&key, &tiny), 1, 0)?;
             } else {
                 eprintln!("round {round}/{samples}, {}...", case.name);
-                let r = throughput(&case, pg, (&key, &prog, &program), per_client, round as u64)?;
+                let r = throughput(&case, pg, (&key, &tiny), per_client, round as u64)?;
                 runs[c].push(r);
             }
             case.stop()?;

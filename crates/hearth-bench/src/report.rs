@@ -117,3 +117,14 @@ pub fn median(mut samples: Vec<std::time::Duration>) -> std::time::Duration {
     samples.sort();
     samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
+
+/// Runs `f` in a fresh temporary folder named for `name` and this
+/// process, removed afterwards whatever `f` returned.
+pub fn in_temp_dir<T>(name: &str, f: impl FnOnce(&Path) -> Result<T, Error>) -> Result<T, Error> {
+    let root = std::env::temp_dir().join(format!("hearth-bench-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&root)
+        .map_err(|e| Error::Config(format!("{}: {e}", root.display())))?;
+    let outcome = f(&root);
+    let _ = std::fs::remove_dir_all(&root);
+    outcome
+}

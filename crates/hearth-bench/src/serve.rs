@@ -22,9 +22,9 @@ use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use crate::report::{emit, median, ms, Table};
+use crate::report::{emit, in_temp_dir, median, ms, Table};
 
-const CLIENTS: usize = 8;
+pub(crate) const CLIENTS: usize = 8;
 
 /// How many jobs each case runs (`--jobs`, `--large`).
 #[derive(Clone, Copy, Debug)]
@@ -44,21 +44,24 @@ impl Sizes {
 /// How often clients ask for their jobs' states.
 const POLL: Duration = Duration::from_millis(2);
 /// How often each of the 8 throughput clients asks (8 x 40 requests a second).
-const CLIENT_POLL: Duration = Duration::from_millis(25);
+pub(crate) const CLIENT_POLL: Duration = Duration::from_millis(25);
 
 fn failed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Config(format!("server benchmark, {what}: {e}"))
 }
 
 /// A program of two `U8` inputs and one output, and the Rust it computes.
-struct Job {
-    prog: CompiledProgram,
-    bytes: Vec<u8>,
-    op: fn(u8, u8) -> u8,
+pub(crate) struct Job {
+    pub(crate) prog: CompiledProgram,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) op: fn(u8, u8) -> u8,
 }
 
 impl Job {
-    fn new(f: for<'p> fn(&U8<'p>, &U8<'p>) -> U8<'p>, op: fn(u8, u8) -> u8) -> Result<Job, Error> {
+    pub(crate) fn new(
+        f: for<'p> fn(&U8<'p>, &U8<'p>) -> U8<'p>,
+        op: fn(u8, u8) -> u8,
+    ) -> Result<Job, Error> {
         let p = Program::new(&GATES_128);
         let (a, b) = (U8::input(&p), U8::input(&p));
         p.output(&f(&a, &b));
@@ -67,7 +70,7 @@ impl Job {
         Ok(Job { prog, bytes, op })
     }
 
-    fn bundle(&self, key: &ClientKey, a: u8, b: u8) -> Result<Vec<u8>, Error> {
+    pub(crate) fn bundle(&self, key: &ClientKey, a: u8, b: u8) -> Result<Vec<u8>, Error> {
         let inputs = [vec![BigInt::from(a)], vec![BigInt::from(b)]];
         key.encrypt_bundle(&self.prog.signature().inputs, &inputs)?
             .to_bytes()
@@ -122,7 +125,7 @@ impl Bench {
 
 /// Waits for `id` (asking every `poll`), fetches it, deletes it and
 /// checks it against `expected`.
-fn collect(
+pub(crate) fn collect(
     api: &Client,
     key: &ClientKey,
     (id, expected): (JobId, u8),
@@ -232,16 +235,9 @@ pub fn server(
             "--jobs must be positive, --large from 1 to 255".into(),
         ));
     }
-    let root = std::env::temp_dir().join(format!("hearth-bench-server-{}", std::process::id()));
-    std::fs::create_dir_all(&root).map_err(|e| failed("temporary folder", e))?;
-    let outcome = run(
-        &root,
-        (threads, samples.max(1)),
-        sizes,
-        json_path.as_deref(),
-    );
-    let _ = std::fs::remove_dir_all(&root);
-    outcome
+    in_temp_dir("server", |root| {
+        run(root, (threads, samples.max(1)), sizes, json_path.as_deref())
+    })
 }
 
 fn run(

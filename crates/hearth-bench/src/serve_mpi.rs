@@ -30,7 +30,7 @@ use rand::SeedableRng;
 use serde_json::json;
 
 use crate::programs::Spec;
-use crate::report::{emit, median, Table};
+use crate::report::{emit, in_temp_dir, median, Table};
 
 /// How often a job's state is asked for.
 const POLL: Duration = Duration::from_millis(5);
@@ -207,11 +207,9 @@ pub fn server_mpi(
             "--jobs and --samples must be positive".into(),
         ));
     }
-    let root = std::env::temp_dir().join(format!("hearth-bench-mpi-{}", std::process::id()));
-    std::fs::create_dir_all(&root).map_err(|e| failed("temporary folder", e))?;
-    let outcome = run(hearth, &root, (jobs, samples), json_path.as_deref());
-    let _ = std::fs::remove_dir_all(&root);
-    outcome
+    in_temp_dir("mpi", |root| {
+        run(hearth, root, (jobs, samples), json_path.as_deref())
+    })
 }
 
 fn run(

@@ -161,16 +161,12 @@ impl Postgres {
     /// `HEARTH_REQUIRE_POSTGRES` a cluster that cannot start fails the
     /// test instead.
     pub fn start_or_skip(name: &str) -> Option<Postgres> {
-        match Postgres::start(name) {
-            Ok(pg) => Some(pg),
-            Err(why) if std::env::var_os("HEARTH_REQUIRE_POSTGRES").is_some() => {
-                panic!("HEARTH_REQUIRE_POSTGRES is set and PostgreSQL cannot start: {why}")
-            }
-            Err(why) => {
-                eprintln!("skipped: {why}");
-                None
-            }
-        }
+        or_skip(Postgres::start(name))
+    }
+
+    /// [`Postgres::start_tls`], or `None` as [`Postgres::start_or_skip`].
+    pub fn start_tls_or_skip(name: &str, cert: &str, key: &str) -> Option<Postgres> {
+        or_skip(Postgres::start_tls(name, cert, key))
     }
 
     /// The URL of a database of the cluster (made if new).
@@ -187,47 +183,24 @@ impl Postgres {
         format!("postgres://hearth@127.0.0.1:{}/{db}", self.port)
     }
 
-    /// Runs `sql` in database `db` with `psql` and gives its rows, one a
-    /// line, fields separated by `|`. Panics if it fails.
+    /// Runs `sql` in database `db` with `psql` (the cluster's own, else
+    /// the one on the `PATH`) and gives its rows, one a line, fields
+    /// separated by `|`. Panics if it fails.
     pub fn psql(&self, db: &str, sql: &str) -> String {
-        let out = Command::new(self.bin.join("psql"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "hearth",
-                "-d",
-                db,
-            ])
-            .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql])
-            .output()
-            .or_else(|_| {
-                Command::new("psql")
-                    .args([
-                        "-h",
-                        "127.0.0.1",
-                        "-p",
-                        &self.port.to_string(),
-                        "-U",
-                        "hearth",
-                    ])
-                    .args([
-                        "-d",
-                        db,
-                        "-X",
-                        "-q",
-                        "-t",
-                        "-A",
-                        "-v",
-                        "ON_ERROR_STOP=1",
-                        "-c",
-                        sql,
-                    ])
-                    .output()
-            })
-            .expect("psql runs");
+        let port = self.port.to_string();
+        let args = ["-h", "127.0.0.1", "-p", &port, "-U", "hearth", "-d", db];
+        let args = [
+            &args[..],
+            &["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql],
+        ]
+        .concat();
+        let own = self.bin.join("psql");
+        let psql = if own.is_file() {
+            own
+        } else {
+            PathBuf::from("psql")
+        };
+        let out = Command::new(psql).args(&args).output().expect("psql runs");
         assert!(
             out.status.success(),
             "psql {sql:?}: {}",
@@ -291,6 +264,21 @@ impl Postgres {
             ));
         }
         Ok(())
+    }
+}
+
+/// `started`, or `None` after saying why the test skips (a failure under
+/// `HEARTH_REQUIRE_POSTGRES`).
+fn or_skip(started: Result<Postgres, String>) -> Option<Postgres> {
+    match started {
+        Ok(pg) => Some(pg),
+        Err(why) if std::env::var_os("HEARTH_REQUIRE_POSTGRES").is_some() => {
+            panic!("HEARTH_REQUIRE_POSTGRES is set and PostgreSQL cannot start: {why}")
+        }
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use super::routes::heavy;
 use super::state::{today, DataFolder, Job, Jobs, Ledger, Phase, Shared};
 use crate::fleet::Admission;
 use crate::refusals;
-use crate::request::{build_program, check_bundle, split_job, stated_cost, JobParts};
+use crate::request::{build_program, check_bundle, split_job, stated_cost, Cost, JobParts};
 use crate::store::{JobMeta, Usage};
 use crate::tenants::{now_ms, Tenant};
 use crate::wire::{ApiError, JobId, Submitted};
@@ -42,6 +42,20 @@ impl Drop for Taken<'_> {
         if self.pbs > 0 {
             self.s.refund(self.f, self.tenant, self.pbs);
         }
+    }
+}
+
+/// What is recorded of a job admitted now, `seq`-th.
+fn job_meta(seq: u64, tenant: &str, parts: &JobParts<'_>, cost: &Cost) -> JobMeta {
+    JobMeta {
+        seq,
+        key_id: parts.key_id.to_string(),
+        pbs: cost.pbs,
+        depth: cost.depth,
+        memory: cost.memory,
+        tenant: tenant.to_string(),
+        submitted_ms: now_ms(),
+        result_bytes: cost.result_bytes,
     }
 }
 
@@ -172,16 +186,7 @@ impl Shared {
             .inspect_err(|_| taken.pbs = 0)?;
         check_bundle(&program, &parts)?;
         let id = JobId::random();
-        let meta = JobMeta {
-            seq,
-            key_id: parts.key_id.to_string(),
-            pbs: cost.pbs,
-            depth: cost.depth,
-            memory: cost.memory,
-            tenant: tenant.name.clone(),
-            submitted_ms: now_ms(),
-            result_bytes: cost.result_bytes,
-        };
+        let meta = job_meta(seq, &tenant.name, &parts, &cost);
         f.store.write_job(id, &meta, body)?;
         {
             let mut jobs = lock(&self.jobs);
@@ -199,17 +204,7 @@ impl Shared {
             jobs.enqueue(id);
         }
         (taken.slot, taken.bytes, taken.pbs) = (false, 0, 0);
-        self.wake.notify_all();
-        self.count_accepted(&tenant.name);
-        if self.config.log {
-            tracing::info!(job = %id, pbs = cost.pbs, depth = cost.depth, "job accepted");
-        }
-        Ok(Submitted {
-            job_id: id,
-            pbs: cost.pbs,
-            depth: cost.depth,
-            memory: cost.memory,
-        })
+        Ok(self.accepted(&tenant.name, id, &cost))
     }
 }
 
@@ -261,16 +256,8 @@ impl Shared {
         };
         let parts = split_job(&body, self.config.max_body)?;
         let cost = stated_cost(&parts, &self.limits)?;
-        let meta = JobMeta {
-            seq: 0,
-            key_id: parts.key_id.to_string(),
-            pbs: cost.pbs,
-            depth: cost.depth,
-            memory: cost.memory,
-            tenant: tenant.name.clone(),
-            submitted_ms: now_ms(),
-            result_bytes: cost.result_bytes,
-        };
+        // The fleet's database numbers its jobs.
+        let meta = job_meta(0, &tenant.name, &parts, &cost);
         let id = JobId::random();
         let charged = cost.pbs.max(1);
         fleet
@@ -307,16 +294,24 @@ impl Shared {
             fleet.release(id, &tenant.name, refund).await;
             return Err(e);
         }
+        Ok(self.accepted(&tenant.name, id, &cost))
+    }
+}
+
+impl Shared {
+    /// A job of `tenant` queued: the workers woken, counted and logged,
+    /// its answer.
+    fn accepted(&self, tenant: &str, id: JobId, cost: &Cost) -> Submitted {
         self.wake.notify_all();
-        self.count_accepted(&tenant.name);
+        self.count_accepted(tenant);
         if self.config.log {
             tracing::info!(job = %id, pbs = cost.pbs, depth = cost.depth, "job accepted");
         }
-        Ok(Submitted {
+        Submitted {
             job_id: id,
             pbs: cost.pbs,
             depth: cost.depth,
             memory: cost.memory,
-        })
+        }
     }
 }

@@ -167,7 +167,9 @@ pub(super) struct Shared {
 }
 
 /// Where a server keeps what outlives a request: its own data folder, or
-/// a fleet's database and blob store ([`crate::fleet`]).
+/// a fleet's database and blob store ([`crate::fleet`]). One per server:
+/// its variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Ledger {
     Folder(DataFolder),
     Fleet(Fleet),
