@@ -86,7 +86,8 @@ impl Client {
     }
 
     /// The server's version, limits and backend (``GET /v1/info``), as a
-    /// dict.
+    /// dict; ``server`` and ``store`` say which server answered, from its
+    /// own data folder (``files``) or a fleet's database (``postgres``).
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let inner = self.inner.clone();
         let info = py.detach(move || inner.info()).or_raise_client()?;

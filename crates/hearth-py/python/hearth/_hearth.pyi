@@ -480,7 +480,9 @@ class Client:
     def url(self) -> str:
         """The server's address."""
     def info(self) -> dict[str, Any]:
-        """The server's version, limits and backend (``backend``: where jobs run, in words)."""
+        """The server's version, limits and backend (``backend``: where jobs run, in words),
+        and which server answered (``server``) from which store (``store``: ``files``, or
+        ``postgres`` for a fleet of servers)."""
     def upload_key(
         self, key: Union[ServerKey, CompressedServerKey, _Path, bytes]
     ) -> dict[str, Any]:
