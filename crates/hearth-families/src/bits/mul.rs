@@ -6,6 +6,9 @@
 //! Baugh-Wooley: the partial products that pair one sign bit with a
 //! non-sign bit are negated (NAND) and two constants added, so no sign
 //! extension is needed (a wrapping product is the same signed or not).
+//! A square (`x * x`, the same bits twice) needs about half the partial
+//! products: `x_i x_i = x_i` costs nothing, and `x_i x_j = x_j x_i` is one
+//! gate placed once at twice the weight.
 //! Then:
 //! * [`MulKind::ShiftAdd`]: the rows added one after the other by ripple
 //!   adders (the papers' baseline);
@@ -188,7 +191,7 @@ fn mul_kind(
 ) -> Result<Bits, Error> {
     let (x, y) = (x.clone(), y.clone());
     let kind = match kind {
-        MulKind::Auto => choose(b, x.len(), y.len(), width, signed),
+        MulKind::Auto => choose(b, x.len(), y.len(), width, signed, same_bits(b, &x, &y)?),
         MulKind::Karatsuba if signed || width < x.len() + y.len() => MulKind::Wallace,
         k => k,
     };
@@ -219,6 +222,9 @@ pub(crate) fn partial_products(
     width: usize,
     signed: bool,
 ) -> Result<Vec<Vec<Wire>>, Error> {
+    if !signed && same_bits(b, x, y)? {
+        return square_products(b, x, width);
+    }
     let mut sel = Selectors::for_bits();
     let mut cols = vec![Vec::new(); width];
     let (n, m) = (x.len(), y.len());
@@ -251,6 +257,54 @@ pub(crate) fn partial_products(
         }
     }
     Ok(cols)
+}
+
+/// The partial products of `x * x` by column, below `width`: each `x_i`
+/// at weight `2^(2i)` (`x_i x_i = x_i`), and for `i < j` one gate
+/// `x_i x_j` at `2^(i+j+1)` (the pair's two equal products).
+fn square_products(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    width: usize,
+) -> Result<Vec<Vec<Wire>>, Error> {
+    let mut sel = Selectors::for_bits();
+    let mut cols = vec![Vec::new(); width];
+    let n = x.len();
+    let x = reused_fresh(b, x, n.saturating_sub(1))?;
+    for (i, &xi) in x.wires().iter().enumerate() {
+        if 2 * i < width {
+            cols[2 * i].push(xi);
+        }
+    }
+    for (j, &xj) in x.wires().iter().enumerate().skip(1) {
+        let row: Vec<(Wire, Gate)> = (0..j.min(width.saturating_sub(j + 1)))
+            .map(|i| (x.wires()[i], Gate::And))
+            .collect();
+        for (i, p) in gates_sharing(b, &mut sel, &row, xj)?
+            .into_iter()
+            .enumerate()
+        {
+            cols[i + j + 1].push(p);
+        }
+    }
+    Ok(cols)
+}
+
+/// Whether `x` and `y` are the same bits: the same wires, or equal clear
+/// bits where the wires differ (widened operands get zeros of their own).
+fn same_bits(b: &CircuitBuilder, x: &Bits, y: &Bits) -> Result<bool, Error> {
+    if x.len() != y.len() {
+        return Ok(false);
+    }
+    for (&u, &v) in x.wires().iter().zip(y.wires()) {
+        if u != v {
+            match (b.constant_value(u)?, b.constant_value(v)?) {
+                (Some(cu), Some(cv)) if cu == cv => {}
+                _ => return Ok(false),
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// `x` with each bit of weight above 1 refreshed (one bootstrap each)
@@ -372,14 +426,20 @@ fn karatsuba(b: &mut CircuitBuilder, x: &Bits, y: &Bits, width: usize) -> Result
             Bits::from_vec(v.wires()[h.min(v.len())..].to_vec()),
         )
     };
+    let square = same_bits(b, x, y)?;
     let (x0, x1) = split(x);
     let (y0, y1) = split(y);
     let a = karatsuba(b, &x1, &y1, x1.len() + y1.len())?;
     let bb = karatsuba(b, &x0, &y0, x0.len() + y0.len())?;
     let (xs, xc) = add(b, &x0, &x1, zero, AdderKind::Auto)?;
-    let (ys, yc) = add(b, &y0, &y1, zero, AdderKind::Auto)?;
     let xs = Bits::from_vec([xs.wires(), &[xc]].concat());
-    let ys = Bits::from_vec([ys.wires(), &[yc]].concat());
+    // A square's halves' sums are one sum: C is a square too.
+    let ys = if square {
+        xs.clone()
+    } else {
+        let (ys, yc) = add(b, &y0, &y1, zero, AdderKind::Auto)?;
+        Bits::from_vec([ys.wires(), &[yc]].concat())
+    };
     let c = karatsuba(b, &xs, &ys, xs.len() + ys.len())?;
     // C - A - B >= 0; everything summed in columns, negatives as
     // complements (-v = not v + 1 modulo 2^width).
@@ -407,22 +467,34 @@ fn karatsuba(b: &mut CircuitBuilder, x: &Bits, y: &Bits, width: usize) -> Result
     sum_columns(b, cols, width, CompressKind::Dadda)
 }
 
-type Key = (ParamsId, usize, usize, usize, bool, usize);
+type Key = (ParamsId, usize, usize, usize, bool, bool, usize);
 
 thread_local! {
     static CHOICES: Memo<Key, MulKind> = Memo::new();
 }
 
-/// The concrete algorithm with the least estimated time.
-pub fn choose(b: &CircuitBuilder, n: usize, m: usize, width: usize, signed: bool) -> MulKind {
+/// The concrete algorithm with the least estimated time (for a square
+/// when `square`: `n` bits times themselves).
+pub fn choose(
+    b: &CircuitBuilder,
+    n: usize,
+    m: usize,
+    width: usize,
+    signed: bool,
+    square: bool,
+) -> MulKind {
     let params = b.params();
     let threads = b.threads();
-    let key = (params.id, n, m, width, signed, threads);
+    let key = (params.id, n, m, width, signed, square, threads);
     CHOICES.with(|memo| {
         memo.get_or(key, || {
             cheapest(params, threads, &MulKind::CONCRETE, |s, kind| {
                 let x = Bits::input(s, n)?;
-                let y = Bits::input(s, m)?;
+                let y = if square {
+                    x.clone()
+                } else {
+                    Bits::input(s, m)?
+                };
                 mul(s, &x, &y, width, signed, kind)?.output(s)?;
                 Ok(())
             })
