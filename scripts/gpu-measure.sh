@@ -11,18 +11,24 @@
 #   check  demo on the gpu; a job of `hearth server --backend gpu` equal
 #          to the cpu's; gpu beside cpu on random circuits (10 000
 #          bootstraps, many-LUT launches included) and 32-bit add / mul /
-#          max, on DIGITS_128 and GATES_128, every digit checked
-#   noise  100 000 gpu bootstraps at the full budget on DIGITS_128 and
-#          GATES_128, beside 20 000 on the cpu: wrong decryptions and stds
-#   pbs    PBS/s for batches 1 to 16 384, gpu beside 16 cpu threads
-#   ops    32-bit operations (both families) and the kernels on the gpu,
-#          beside tfhe-rs's CUDA integer API in the same run
-#   cpu16  the 16-thread CPU tables: hearth-bench ops (both families) and
-#          kernels beside tfhe-rs on 16 threads
+#          max, on DIGITS_MB4_128 (the multi-bit bootstrap), DIGITS_128
+#          and GATES_128, every digit checked
+#   noise  100 000 gpu bootstraps at the full budget on DIGITS_MB4_128
+#          and DIGITS_128, beside 10 000 on the cpu: wrong decryptions
+#          and stds
+#   pbs    PBS/s for batches 1 to 8 192, gpu beside 16 cpu threads,
+#          multi-bit (DIGITS_MB4_128) beside classical (DIGITS_128)
+#   ops    32-bit operations (both families) on the gpu on both sets,
+#          beside tfhe-rs's CUDA integer API in the same run; random
+#          programs on the gpu against the clear backend; the kernels
+#   cpu16  the 16-thread CPU tables beside tfhe-rs on 16 threads: words on
+#          the one key (DIGITS_KS32_128) at 32 and 64 bits, then Int
 #   all    all of them, in that order
-# Every run stays within $BUDGET_S seconds (default 1380, 23 min): a step
-# that would start past it is skipped, one still running then is stopped,
-# and steps.tsv lists both.
+# Every run stays within $BUDGET_S seconds (default 540: one device
+# command may run 10 minutes, and a loan is 15 with the machine's start):
+# a step that would start past it is skipped, one still running then is
+# stopped, and steps.tsv lists both. Give the steps that matter most
+# first, or one step per call.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 steps=("$@")
@@ -48,7 +54,7 @@ b=dist/gpu/hearth-bench-gpu
 # back to the cpu backend (a table of cpu beside cpu is no GPU figure).
 export HEARTH_REQUIRE_GPU=1
 threads=${HEARTH_THREADS:-16}
-budget=${BUDGET_S:-1380}
+budget=${BUDGET_S:-540}
 start=$(date +%s)
 failed=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/device.csv" 2>&1 || true
@@ -89,43 +95,47 @@ step() {
 run_check() {
     step demo $h demo --backend gpu --threads "$threads"
     step server-gpu scripts/gpu-server-check.sh "$h" "$threads"
-    for p in DIGITS_128 GATES_128; do
+    for p in DIGITS_MB4_128 DIGITS_128 GATES_128; do
         step "backends-$p" $b backends --params "$p" --threads "$threads" \
             --bootstraps 10000 --json "$out/backends-$p.json"
     done
 }
 run_noise() {
-    for p in DIGITS_128 GATES_128; do
+    for p in DIGITS_MB4_128 DIGITS_128; do
         step "noise-gpu-$p" $b noise --backend gpu --params "$p" --count 100000 \
             --threads "$threads" --json "$out/noise-gpu-$p.json"
-        step "noise-cpu-$p" $b noise --backend cpu --params "$p" --count 20000 \
+        step "noise-cpu-$p" $b noise --backend cpu --params "$p" --count 10000 \
             --threads "$threads" --json "$out/noise-cpu-$p.json"
     done
 }
 run_pbs() {
-    for p in DIGITS_128 GATES_128; do
+    for p in DIGITS_MB4_128 DIGITS_128; do
         step "pbs-$p" $b pbs --backend gpu --params "$p" --threads "$threads" \
-            --max-batch 16384 --samples 5 --json "$out/pbs-$p.json"
+            --max-batch 8192 --samples 3 --json "$out/pbs-$p.json"
     done
 }
 run_ops() {
-    step ops-gpu-digits $b ops --backend gpu --family int --bits 32 \
-        --threads "$threads" --json "$out/ops-gpu-digits.json"
-    step ops-gpu-bits $b ops --backend gpu --family words --bits 32 \
-        --threads "$threads" --json "$out/ops-gpu-bits.json"
+    for p in DIGITS_MB4_128 DIGITS_128; do
+        step "ops-gpu-int-$p" $b ops --backend gpu --family int --bits 32 \
+            --params "$p" --threads "$threads" --json "$out/ops-gpu-int-$p.json"
+        step "ops-gpu-words-$p" $b ops --backend gpu --family words --bits 32 \
+            --params "$p" --threads "$threads" --json "$out/ops-gpu-words-$p.json"
+    done
     step fuzz-gpu $b fuzz-programs --encrypted --backend gpu --count 20 \
         --threads "$threads"
     step kernels-gpu $b kernels --backend gpu --threads "$threads" \
         --json "$out/kernels-gpu.json"
 }
 run_cpu16() {
-    # The kernels first: the H200's run ran out of time before them.
-    step kernels-cpu16 $b kernels --backend cpu --threads "$threads" \
-        --json "$out/kernels-cpu16.json"
-    step ops-cpu16-digits $b ops --backend cpu --family int --threads "$threads" \
-        --json "$out/ops-cpu16-digits.json"
-    step ops-cpu16-bits $b ops --backend cpu --family words --threads "$threads" \
-        --json "$out/ops-cpu16-bits.json"
+    # The words on the one key first (issue 62's targets), 32 then 64 bits.
+    for bits in 32 64; do
+        step "ops-cpu16-words-$bits" $b ops --backend cpu --family words --bits "$bits" \
+            --params DIGITS_KS32_128 --samples 3 --threads "$threads" \
+            --json "$out/ops-cpu16-words-$bits.json"
+    done
+    step ops-cpu16-int $b ops --backend cpu --family int --bits 32,64 \
+        --params DIGITS_KS32_128 --samples 3 --threads "$threads" \
+        --json "$out/ops-cpu16-int.json"
 }
 for s in "${steps[@]}"; do
     "run_$s"

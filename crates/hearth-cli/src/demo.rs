@@ -3,7 +3,7 @@
 
 use hearth::backend::Backend;
 use hearth::backend::Evaluator;
-use hearth::{Ciphertext, Circuit, Error, ServerKey};
+use hearth::{Ciphertext, Circuit, Error, ParameterSet, ServerKey};
 use hearth_cli::backend::evaluator;
 use hearth_cli::options::{BackendArg, Engine, Threads};
 
@@ -58,8 +58,8 @@ impl hearth_demo::Evaluators for Chosen {
         )?)))
     }
 
-    fn threads(&self) -> usize {
-        self.threads.resolve().unwrap_or(1)
+    fn plan_threads(&self, params: &'static ParameterSet) -> usize {
+        hearth::backend::plan_threads(self.engine.into(), params, self.threads.get()).unwrap_or(1)
     }
 }
 

@@ -41,6 +41,7 @@ pub use error::{BuildError, Error, FileError, LutError, Result};
 pub const UNIT_TESTS: &[(&str, testing::Tests)] = hearth_core::unit_tests![
     circuit,
     circuit::choice,
+    circuit::cost,
     circuit::range,
     circuit::selectors,
     circuit::table,

@@ -28,8 +28,9 @@ pub trait Evaluators {
     /// An evaluator of `server`'s ciphertexts.
     fn evaluator<'k>(&self, server: &'k ServerKey) -> Result<Box<dyn Evaluator + 'k>, Error>;
 
-    /// The thread count the programs are planned for.
-    fn threads(&self) -> usize;
+    /// The thread count programs on `params` are planned for (a GPU's:
+    /// `hearth::backend::plan_threads`).
+    fn plan_threads(&self, params: &'static ParameterSet) -> usize;
 }
 
 /// The cpu backend on `HEARTH_THREADS` threads, else every core.
@@ -40,7 +41,7 @@ impl Evaluators for Cpu {
         Ok(Box::new(hearth::backend::CpuBackend::new(server, None)?))
     }
 
-    fn threads(&self) -> usize {
+    fn plan_threads(&self, _params: &'static ParameterSet) -> usize {
         hearth::backend::default_threads().unwrap_or(1)
     }
 }
@@ -216,7 +217,7 @@ fn words(on: &dyn Evaluators, client: &ClientKey, server: &ServerKey) -> Result<
     let (x, y) = (51_234u16, 4_321u16);
     let p = Program::new(params);
     let ev = on.evaluator(server)?;
-    p.set_threads(on.threads());
+    p.set_threads(on.plan_threads(params));
     let a = U16::input(&p);
     let b = U16::input(&p);
     let sum = &a + &b;

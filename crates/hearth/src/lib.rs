@@ -60,7 +60,7 @@ pub use hearth_families::{bits, digits};
 /// with the feature `mpi` the crate `hearth-mpi` as `backend::mpi`, and the
 /// one selector of an encrypted backend ([`backend::Evaluator::choose`]).
 pub mod backend {
-    pub use crate::select::{no_gpu_reason, require_gpu, Chosen, Engine, Evaluator};
+    pub use crate::select::{no_gpu_reason, plan_threads, require_gpu, Chosen, Engine, Evaluator};
     pub use hearth_backend::*;
     #[cfg(feature = "mpi")]
     pub use hearth_mpi as mpi;

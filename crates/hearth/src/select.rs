@@ -83,6 +83,25 @@ pub fn require_gpu(why: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// The thread count programs for `engine` are planned for
+/// ([`Program::set_threads`](crate::Program::set_threads)): on the cpu and
+/// mpi backends `threads` (`None`: `HEARTH_THREADS`, else every core); on a
+/// GPU that can run, [`GpuCost::plan_threads`](crate::circuit::GpuCost::plan_threads)
+/// for `params` (95 for `DIGITS_128`): a level costs a launch's latency
+/// however narrow, so the GPU gets the lowest-depth circuits. Where no GPU
+/// can be used the run falls back to the cpu backend, and so does the
+/// plan.
+pub fn plan_threads(
+    engine: Engine,
+    params: &crate::ParameterSet,
+    threads: Option<usize>,
+) -> Result<usize, Error> {
+    if engine == Engine::Gpu && no_gpu_reason().is_none() {
+        return Ok(crate::circuit::GpuCost::of(params).plan_threads());
+    }
+    crate::backend::resolve_threads(threads)
+}
+
 /// An encrypted evaluator: one of the backends, chosen at run time.
 pub enum Evaluator<'k> {
     /// The cpu backend.

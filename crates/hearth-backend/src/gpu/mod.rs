@@ -2,7 +2,8 @@
 //! kernels on one CUDA stream — the bootstrap inputs combined from stored
 //! ciphertexts (`combine.cu`, hearth's only CUDA code), tfhe-rs's batched key
 //! switch (its GEMM form from [`GEMM_KEYSWITCH_MIN`] bootstraps), and
-//! tfhe-rs's classical bootstrap with many-LUT extraction, writing its
+//! tfhe-rs's bootstrap with many-LUT extraction (classical, or multi-bit
+//! for a set with a grouping factor such as `DIGITS_MB4_128`), writing its
 //! outputs straight into their slots. A run allocates and uploads once: the
 //! inputs, the tables and the plan's packed rows ([`Plan::packed`]); launches
 //! then only queue kernels, without waiting. Ciphertexts stay on the device
@@ -10,9 +11,10 @@
 //!
 //! Same semantics as [`super::CpuBackend`]: the keys are the server key's
 //! (converted once by [`GpuKey::new`] and kept on the device), the key
-//! switch is the same, the modulus switch is the same centered one
-//! (`PBS_MS_REDUCTION_T_CENTERED`), and many-LUT outputs are read at the same
-//! monomial degrees. Ciphertexts differ from the CPU's only by the rounding
+//! switch is the same, the modulus switch is the same (the classical
+//! bootstrap's centered one, `PBS_MS_REDUCTION_T_CENTERED`; the multi-bit
+//! bootstrap's own), and many-LUT outputs are read at the same monomial
+//! degrees. Ciphertexts differ from the CPU's only by the rounding
 //! of the two FFTs, inside the noise the budgets allow for.
 //!
 //! CUDA errors inside tfhe-rs's code abort the process (its convention);
@@ -25,14 +27,15 @@ use std::sync::Arc;
 
 use tfhe::core_crypto::gpu::vec::{CudaVec, GpuIndex};
 use tfhe::core_crypto::gpu::{
-    convert_lwe_keyswitch_key_async, convert_lwe_programmable_bootstrap_key_async, keyswitch_async,
-    CudaStreams,
+    convert_lwe_keyswitch_key_async, convert_lwe_multi_bit_programmable_bootstrap_key_async,
+    convert_lwe_programmable_bootstrap_key_async, keyswitch_async, CudaStreams,
 };
 use tfhe::core_crypto::prelude::*;
 use tfhe_cuda_backend::bindings::{
-    cleanup_cuda_programmable_bootstrap_64, cuda_keyswitch_gemm_64_64_async,
-    cuda_programmable_bootstrap_64_async, scratch_cuda_programmable_bootstrap_64_async,
-    PBS_MS_REDUCTION_T_CENTERED,
+    cleanup_cuda_multi_bit_programmable_bootstrap_64, cleanup_cuda_programmable_bootstrap_64,
+    cuda_keyswitch_gemm_64_64_async, cuda_multi_bit_programmable_bootstrap_64_async,
+    cuda_programmable_bootstrap_64_async, scratch_cuda_multi_bit_programmable_bootstrap_64_async,
+    scratch_cuda_programmable_bootstrap_64_async, PBS_MS_REDUCTION_T_CENTERED,
 };
 use tfhe_cuda_backend::cuda_bind::{cuda_check_valid_malloc, cuda_is_available};
 
@@ -110,14 +113,23 @@ fn upload<T: Numeric>(src: &[T], streams: &CudaStreams, what: &str) -> Result<Cu
     Ok(v)
 }
 
-/// A server key on the GPU: the bootstrap key in the Fourier domain of
-/// tfhe-rs's CUDA backend, the key-switch key, and the stream they run on.
+/// A server key on the GPU: the bootstrap key as tfhe-rs's CUDA backend
+/// lays it out, the key-switch key, and the stream they run on.
 pub struct GpuKey {
     params: ParamsId,
     key_id: KeyId,
     streams: CudaStreams,
-    bsk: CudaVec<f64>,
+    bsk: DeviceBsk,
     ksk: CudaVec<u64>,
+}
+
+/// The bootstrap key on the device: the classical one in the Fourier
+/// domain, or the multi-bit one (tfhe-rs's CUDA multi-bit bootstrap takes
+/// its GGSWs in the standard domain and forms each group's product in the
+/// Fourier domain as it goes).
+enum DeviceBsk {
+    Classic(CudaVec<f64>),
+    MultiBit { key: CudaVec<u64>, grouping: u32 },
 }
 
 // SAFETY: the stream and device buffers are only used through `&self`
@@ -135,12 +147,6 @@ impl GpuKey {
             ));
         }
         let p = key.params();
-        if p.grouping_factor.is_some() {
-            return Err(Error::Gpu(format!(
-                "{}: its multi-bit bootstrap does not run on the GPU backend yet",
-                p.name
-            )));
-        }
         let Some(keyswitch_key) = key.native_keyswitch_key() else {
             return Err(Error::Gpu(format!(
                 "{}: its 32-bit key switch (KS32) does not run on the GPU backend yet",
@@ -148,28 +154,70 @@ impl GpuKey {
             )));
         };
         let streams = CudaStreams::new_single_gpu(GpuIndex::new(0));
-        let bsk_len = lwe_bootstrap_key_size(
-            p.lwe_dimension,
-            p.glwe_dimension.to_glwe_size(),
-            p.polynomial_size,
-            p.pbs_level,
-        );
-        let mut bsk = device_vec::<f64>(bsk_len, &streams, "the bootstrap key")?;
+        let host_bsk = key.bootstrap_key().as_ref();
+        let bsk = match p.grouping_factor {
+            None => {
+                let len = lwe_bootstrap_key_size(
+                    p.lwe_dimension,
+                    p.glwe_dimension.to_glwe_size(),
+                    p.polynomial_size,
+                    p.pbs_level,
+                );
+                let mut bsk = device_vec::<f64>(len, &streams, "the bootstrap key")?;
+                // SAFETY: the host key outlives the copy (synchronised below).
+                unsafe {
+                    convert_lwe_programmable_bootstrap_key_async(
+                        &streams,
+                        &mut bsk,
+                        host_bsk,
+                        p.lwe_dimension,
+                        p.glwe_dimension,
+                        p.pbs_level,
+                        p.polynomial_size,
+                    )
+                };
+                DeviceBsk::Classic(bsk)
+            }
+            Some(grouping) => {
+                let len = lwe_multi_bit_bootstrap_key_size(
+                    p.lwe_dimension,
+                    p.glwe_dimension.to_glwe_size(),
+                    p.polynomial_size,
+                    p.pbs_level,
+                    grouping,
+                )
+                .map_err(|e| Error::Gpu(format!("{}: {e}", p.name)))?;
+                if len != host_bsk.len() {
+                    return Err(Error::Internal(format!(
+                        "{}: a multi-bit bootstrap key of {} words, not {len}",
+                        p.name,
+                        host_bsk.len()
+                    )));
+                }
+                let mut bsk = device_vec::<u64>(len, &streams, "the bootstrap key")?;
+                // SAFETY: as above; the lengths are equal (checked).
+                unsafe {
+                    convert_lwe_multi_bit_programmable_bootstrap_key_async(
+                        &streams,
+                        &mut bsk,
+                        host_bsk,
+                        p.lwe_dimension,
+                        p.glwe_dimension,
+                        p.pbs_level,
+                        p.polynomial_size,
+                        grouping,
+                    )
+                };
+                DeviceBsk::MultiBit {
+                    key: bsk,
+                    grouping: grouping.0 as u32,
+                }
+            }
+        };
         let mut ksk =
             device_vec::<u64>(keyswitch_key.as_ref().len(), &streams, "the key-switch key")?;
-        // SAFETY: the host keys outlive the copies (synchronised below).
-        unsafe {
-            convert_lwe_programmable_bootstrap_key_async(
-                &streams,
-                &mut bsk,
-                key.bootstrap_key().as_ref(),
-                p.lwe_dimension,
-                p.glwe_dimension,
-                p.pbs_level,
-                p.polynomial_size,
-            );
-            convert_lwe_keyswitch_key_async(&streams, &mut ksk, keyswitch_key.as_ref());
-        }
+        // SAFETY: the host key outlives the copy (synchronised below).
+        unsafe { convert_lwe_keyswitch_key_async(&streams, &mut ksk, keyswitch_key.as_ref()) };
         streams.synchronize();
         Ok(GpuKey {
             params: p.id,
@@ -274,41 +322,69 @@ impl GpuBatch {
         self.key.params().big_lwe_dimension().to_lwe_size().0
     }
 
-    /// tfhe-rs's bootstrap scratch for `count` bootstraps: its descriptor
-    /// and size in bytes. With `allocate` false no device memory is taken
-    /// (only the host descriptor, to release with
-    /// `cleanup_cuda_programmable_bootstrap_64`).
+    /// tfhe-rs's bootstrap scratch for `count` bootstraps (classical or
+    /// multi-bit, as the key): its descriptor and size in bytes. With
+    /// `allocate` false no device memory is taken (only the host
+    /// descriptor, to release with [`Self::cleanup`]).
     fn scratch(&self, count: usize, allocate: bool) -> (*mut i8, u64) {
         let p = self.key.params();
         let s = &self.key.streams;
         let mut buffer: *mut i8 = std::ptr::null_mut();
         // SAFETY: tfhe-rs writes its descriptor into `buffer`.
         let bytes = unsafe {
-            scratch_cuda_programmable_bootstrap_64_async(
-                s.ptr[0],
-                s.gpu_indexes[0].get(),
-                &mut buffer,
-                p.lwe_dimension.0 as u32,
-                p.glwe_dimension.0 as u32,
-                p.polynomial_size.0 as u32,
-                p.pbs_level.0 as u32,
-                count as u32,
-                allocate,
-                PBS_MS_REDUCTION_T_CENTERED,
-            )
+            match self.key.bsk {
+                DeviceBsk::Classic(_) => scratch_cuda_programmable_bootstrap_64_async(
+                    s.ptr[0],
+                    s.gpu_indexes[0].get(),
+                    &mut buffer,
+                    p.lwe_dimension.0 as u32,
+                    p.glwe_dimension.0 as u32,
+                    p.polynomial_size.0 as u32,
+                    p.pbs_level.0 as u32,
+                    count as u32,
+                    allocate,
+                    PBS_MS_REDUCTION_T_CENTERED,
+                ),
+                DeviceBsk::MultiBit { .. } => {
+                    scratch_cuda_multi_bit_programmable_bootstrap_64_async(
+                        s.ptr[0],
+                        s.gpu_indexes[0].get(),
+                        &mut buffer,
+                        p.glwe_dimension.0 as u32,
+                        p.polynomial_size.0 as u32,
+                        p.pbs_level.0 as u32,
+                        count as u32,
+                        allocate,
+                    )
+                }
+            }
         };
         (buffer, bytes)
+    }
+
+    /// Releases a descriptor made by [`Self::scratch`] and its memory.
+    fn cleanup(&self, buffer: &mut *mut i8) {
+        let s = &self.key.streams;
+        // SAFETY: `buffer` came from `scratch` on this key (same kind).
+        unsafe {
+            match self.key.bsk {
+                DeviceBsk::Classic(_) => {
+                    cleanup_cuda_programmable_bootstrap_64(s.ptr[0], s.gpu_indexes[0].get(), buffer)
+                }
+                DeviceBsk::MultiBit { .. } => cleanup_cuda_multi_bit_programmable_bootstrap_64(
+                    s.ptr[0],
+                    s.gpu_indexes[0].get(),
+                    buffer,
+                ),
+            }
+        }
     }
 
     /// Bytes of tfhe-rs's bootstrap scratch for `count` bootstraps, as its
     /// scratch function reports without allocating device memory.
     fn scratch_bytes(&self, count: usize) -> u64 {
-        let s = &self.key.streams;
         let (mut probe, bytes) = self.scratch(count, false);
-        // SAFETY: the descriptor just made, holding no device memory.
-        unsafe {
-            cleanup_cuda_programmable_bootstrap_64(s.ptr[0], s.gpu_indexes[0].get(), &mut probe)
-        };
+        self.cleanup(&mut probe);
         bytes
     }
 
@@ -400,42 +476,61 @@ impl GpuBatch {
                     n as u32,
                 );
             }
-            cuda_programmable_bootstrap_64_async(
-                s.ptr[0],
-                s.gpu_indexes[0].get(),
-                out.cast(),
-                ptr(&run.identity),
-                ptr(&run.accumulators),
-                ptr(&run.rows.table).cast::<u64>().add(first).cast(),
-                ptr(&run.small),
-                ptr(&run.identity),
-                ptr(&self.key.bsk),
-                run.pbs,
-                p.lwe_dimension.0 as u32,
-                p.glwe_dimension.0 as u32,
-                p.polynomial_size.0 as u32,
-                p.pbs_base_log.0 as u32,
-                p.pbs_level.0 as u32,
-                n as u32,
-                launch.outputs,
-                (launch.stride * box_size) as u32,
-            );
+            let tables = ptr(&run.rows.table).cast::<u64>().add(first).cast();
+            let stride = (launch.stride * box_size) as u32;
+            match &self.key.bsk {
+                DeviceBsk::Classic(bsk) => cuda_programmable_bootstrap_64_async(
+                    s.ptr[0],
+                    s.gpu_indexes[0].get(),
+                    out.cast(),
+                    ptr(&run.identity),
+                    ptr(&run.accumulators),
+                    tables,
+                    ptr(&run.small),
+                    ptr(&run.identity),
+                    ptr(bsk),
+                    run.pbs,
+                    p.lwe_dimension.0 as u32,
+                    p.glwe_dimension.0 as u32,
+                    p.polynomial_size.0 as u32,
+                    p.pbs_base_log.0 as u32,
+                    p.pbs_level.0 as u32,
+                    n as u32,
+                    launch.outputs,
+                    stride,
+                ),
+                DeviceBsk::MultiBit { key, grouping } => {
+                    cuda_multi_bit_programmable_bootstrap_64_async(
+                        s.ptr[0],
+                        s.gpu_indexes[0].get(),
+                        out.cast(),
+                        ptr(&run.identity),
+                        ptr(&run.accumulators),
+                        tables,
+                        ptr(&run.small),
+                        ptr(&run.identity),
+                        ptr(key),
+                        run.pbs,
+                        p.lwe_dimension.0 as u32,
+                        p.glwe_dimension.0 as u32,
+                        p.polynomial_size.0 as u32,
+                        *grouping,
+                        p.pbs_base_log.0 as u32,
+                        p.pbs_level.0 as u32,
+                        n as u32,
+                        launch.outputs,
+                        stride,
+                    )
+                }
+            }
         }
         Ok(())
     }
 
     fn release(&mut self) {
         if let Some(mut run) = self.run.take() {
-            let s = &self.key.streams;
-            s.synchronize();
-            // SAFETY: the scratch was made by scratch_cuda_programmable_bootstrap_64_async.
-            unsafe {
-                cleanup_cuda_programmable_bootstrap_64(
-                    s.ptr[0],
-                    s.gpu_indexes[0].get(),
-                    &mut run.pbs,
-                )
-            };
+            self.key.streams.synchronize();
+            self.cleanup(&mut run.pbs);
         }
     }
 }

@@ -156,14 +156,16 @@ pub(super) fn digits(
     }
     let labels = csv_column(input, "label", images);
     let python = csv_column(input, "prediction", images);
-    let threads = common.threads.resolve()?;
     let plan = Plan::new(common.family.family, x.iter().flatten().copied())?;
     fn kernel<'p, E: Element<'p>>(p: &'p Program, x: &Tensor<E>, cnn: &Cnn) -> Result<(), Error> {
         cnn.build(p, x)
     }
-    let prog = compile(&plan, threads, &[images, 1, 8, 8], &|p, ins| {
-        each_family!(ins, kernel, p, &cnn)
-    })?;
+    let prog = compile(
+        &plan,
+        common.plan_threads(&plan)?,
+        &[images, 1, 8, 8],
+        &|p, ins| each_family!(ins, kernel, p, &cnn),
+    )?;
     if let Some(dir) = &common.export {
         let prog = prog.with_signature(
             &[("images", &[images, 1, 8, 8])],

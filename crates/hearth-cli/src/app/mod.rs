@@ -79,6 +79,15 @@ pub enum App {
     },
 }
 
+impl Common {
+    /// The thread count the application's program is planned for: the
+    /// threads on cpu and mpi, a GPU's own on `--backend gpu`
+    /// (`hearth::backend::plan_threads`).
+    fn plan_threads(&self, plan: &pipeline::Plan) -> Result<usize, Error> {
+        hearth::backend::plan_threads(self.backend.backend.into(), plan.params, self.threads.get())
+    }
+}
+
 impl App {
     /// The thread option when the application runs on `--backend mpi`.
     pub fn mpi_threads(&self) -> Option<Threads> {

@@ -20,7 +20,7 @@ use std::time::Instant;
 /// holds every value of `values`. Both families run on DIGITS_128, the one
 /// key of `Int`s and words.
 pub(super) struct Plan {
-    params: &'static ParameterSet,
+    pub(super) params: &'static ParameterSet,
     family: Family,
     digits: usize,
 }

@@ -32,7 +32,6 @@ pub(super) fn regression(
     let names: Vec<String> = (0..k).map(|i| format!("f{i}")).collect();
     let x = read_rows(input, &names, rows)?;
     let target = csv_column(input, "target", rows);
-    let threads = common.threads.resolve()?;
     let plan = Plan::new(common.family.family, x.iter().flatten().copied())?;
     let wt = Tensor::from_i64(&[k, 1], &w)?;
     let bt = Tensor::from_i64(&[1], &[bias])?;
@@ -47,7 +46,7 @@ pub(super) fn regression(
         }
         Ok(())
     }
-    let prog = compile(&plan, threads, &[rows, k], &|p, ins| {
+    let prog = compile(&plan, common.plan_threads(&plan)?, &[rows, k], &|p, ins| {
         each_family!(ins, kernel, p, &wt, &bt)
     })?;
     // Plain Rust integers.

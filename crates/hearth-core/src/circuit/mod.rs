@@ -19,12 +19,14 @@
 
 mod builder;
 pub(crate) mod choice;
+pub mod cost;
 pub(crate) mod range;
 pub mod selectors;
 pub mod table;
 
 pub use builder::{CircuitBuilder, Wire};
 pub use choice::{cheapest, Memo};
+pub use cost::GpuCost;
 pub use range::Range;
 pub use selectors::Selectors;
 
