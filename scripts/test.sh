@@ -102,10 +102,24 @@ fi
 # features). hearth-py has no Rust tests: maturin builds it below.
 # Without Open MPI, the crate hearth-mpi (the MPI backend) is left out.
 cli_features=$features
+server_features=$features
 exclude=(--exclude hearth-py)
-if mpi_tools; then cli_features=$features,hearth-cli/mpi,hearth-bench/mpi; else exclude+=(--exclude hearth-mpi); fi
+if mpi_tools; then
+    cli_features=$features,hearth-cli/mpi,hearth-bench/mpi
+    server_features=$features,hearth-cli/mpi
+else
+    exclude+=(--exclude hearth-mpi)
+fi
 cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-features --features "$cli_features")
 "${cargo_test[@]}" --no-run
+# The tests run in two streams at once, from that one build (the same
+# features for every shared crate, so neither rebuilds): the command's and
+# the server's, which wait much of their time on servers, ranks, leases
+# and timeouts, beside the library's and the rest, which compute. Their
+# output is shown after the first stream's.
+rest=(cargo test --release --workspace "${exclude[@]}" --exclude hearth-cli --exclude hearth-server
+    --no-default-features --features "$cli_features")
+servers=(cargo test --release -p hearth-cli -p hearth-server --no-default-features --features "$server_features")
 
 # The Python package builds, and its tests then run, while the Rust tests
 # run: those leave a core idle at times (servers, ranks and timeouts waited
@@ -116,19 +130,23 @@ cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-featur
 maturin_log=$(mktemp)
 wasm_log=$(mktemp)
 pytest_log=$(mktemp)
+servers_log=$(mktemp)
 tests_pid=""
+servers_pid=""
 pytest_pid=""
 # What runs in the background stops with the script (a failing test, a
 # failed install).
 stop() {
-    rm -f "$pip_log" "$maturin_log" "$wasm_log" "$pytest_log"
-    for pid in $tests_pid $pytest_pid; do
+    rm -f "$pip_log" "$maturin_log" "$wasm_log" "$pytest_log" "$servers_log"
+    for pid in $tests_pid $servers_pid $pytest_pid; do
         pkill -P "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
     done
 }
 trap stop EXIT
-"${cargo_test[@]}" &
+"${servers[@]}" >"$servers_log" 2>&1 &
+servers_pid=$!
+"${rest[@]}" &
 tests_pid=$!
 if [ -n "$pip_pid" ]; then
     if ! wait "$pip_pid"; then
@@ -161,6 +179,11 @@ if [ -n "$pip_pid" ]; then
 fi
 wait "$tests_pid"
 tests_pid=""
+status=0
+wait "$servers_pid" || status=$?
+servers_pid=""
+cat "$servers_log"
+[ "$status" = 0 ] || exit "$status"
 
 if [ -n "$pytest_pid" ]; then
     status=0

@@ -4,7 +4,7 @@
 //! multi-bit formulas at the full budget; and a classical key whose header
 //! claims the multi-bit set is refused.
 
-use hearth::api::{Program, U16};
+use hearth::api::{Program, U8};
 use hearth::backend::noise::measure;
 use hearth::backend::CpuBackend;
 use hearth::crypto::params::Margin;
@@ -28,11 +28,11 @@ fn multi_bit_keys_round_trip_and_programs_are_exact() {
     let (x, y) = (p.input_twos(8), p.input(8));
     p.output(&(&x - &y));
     p.output(&x.lt(&y));
-    let (u, v) = (U16::input(&p), U16::input(&p));
+    let (u, v) = (U8::input(&p), U8::input(&p));
     p.output(&(&u * &v));
     p.output(&u.max(&v));
     let prog = p.build().unwrap();
-    let (a, b, c, e) = (-128i64, 255i64, 51_234u16, 777u16);
+    let (a, b, c, e) = (-128i64, 255i64, 234u8, 77u8);
     for key in [&loaded, &decompressed] {
         let cpu = CpuBackend::new(key, None).unwrap();
         let ins = [
@@ -49,7 +49,7 @@ fn multi_bit_keys_round_trip_and_programs_are_exact() {
         assert_eq!(ints, [a - b, (a < b) as i64]);
         let words: Vec<u16> = out[2..]
             .iter()
-            .map(|o| client.decrypt_word::<u16>(o).unwrap())
+            .map(|o| client.decrypt_word::<u8>(o).unwrap())
             .collect();
         assert_eq!(words, [c.wrapping_mul(e), c.max(e)]);
     }
