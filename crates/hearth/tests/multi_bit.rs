@@ -47,7 +47,7 @@ fn multi_bit_keys_round_trip_and_programs_are_exact() {
             .map(|o| client.decrypt_i64(o).unwrap())
             .collect();
         assert_eq!(ints, [a - b, (a < b) as i64]);
-        let words: Vec<u16> = out[2..]
+        let words: Vec<u8> = out[2..]
             .iter()
             .map(|o| client.decrypt_word::<u8>(o).unwrap())
             .collect();
