@@ -106,20 +106,21 @@ server_features=$features
 exclude=(--exclude hearth-py)
 if mpi_tools; then
     cli_features=$features,hearth-cli/mpi,hearth-bench/mpi
-    server_features=$features,hearth-cli/mpi
+    server_features=$features,hearth-cli/mpi,hearth-bench/mpi
 else
     exclude+=(--exclude hearth-mpi)
 fi
 cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-features --features "$cli_features")
 "${cargo_test[@]}" --no-run
 # The tests run in two streams at once, from that one build (the same
-# features for every shared crate, so neither rebuilds): the command's and
-# the server's, which wait much of their time on servers, ranks, leases
-# and timeouts, beside the library's and the rest, which compute. Their
-# output is shown after the first stream's.
+# features for every shared crate, so neither rebuilds): the command's,
+# the server's and the benchmarks', which wait much of their time on
+# servers, ranks, leases and timeouts, beside the library's and the
+# rest, which compute. Their output is shown after the first stream's.
 rest=(cargo test --release --workspace "${exclude[@]}" --exclude hearth-cli --exclude hearth-server
-    --no-default-features --features "$cli_features")
-servers=(cargo test --release -p hearth-cli -p hearth-server --no-default-features --features "$server_features")
+    --exclude hearth-bench --no-default-features --features "$features")
+servers=(cargo test --release -p hearth-cli -p hearth-server -p hearth-bench --no-default-features
+    --features "$server_features")
 
 # The Python package builds, and its tests then run, while the Rust tests
 # run: those leave a core idle at times (servers, ranks and timeouts waited
