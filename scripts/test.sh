@@ -102,11 +102,9 @@ fi
 # features). hearth-py has no Rust tests: maturin builds it below.
 # Without Open MPI, the crate hearth-mpi (the MPI backend) is left out.
 cli_features=$features
-server_features=$features
 exclude=(--exclude hearth-py)
 if mpi_tools; then
     cli_features=$features,hearth-cli/mpi,hearth-bench/mpi
-    server_features=$features,hearth-cli/mpi,hearth-bench/mpi
 else
     exclude+=(--exclude hearth-mpi)
 fi
@@ -120,7 +118,7 @@ cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-featur
 rest=(cargo test --release --workspace "${exclude[@]}" --exclude hearth-cli --exclude hearth-server
     --exclude hearth-bench --no-default-features --features "$features")
 servers=(cargo test --release -p hearth-cli -p hearth-server -p hearth-bench --no-default-features
-    --features "$server_features")
+    --features "$cli_features")
 
 # The Python package builds, and its tests then run, while the Rust tests
 # run: those leave a core idle at times (servers, ranks and timeouts waited

@@ -9,7 +9,6 @@
 //! so GPU circuits are planned, by [`cheapest`](super::cheapest) and every
 //! algorithm's own choice, for [`GpuCost::plan_threads`] threads.
 
-use super::Stats;
 use crate::crypto::params::{ParameterSet, ParamsId};
 
 /// A GPU's cost of one level and its throughput, for one parameter set.
@@ -23,12 +22,11 @@ pub struct GpuCost {
 }
 
 impl GpuCost {
-    /// The figures for `params` on one H100 (an H200 measured within 10 %
-    /// of them). Classical sets: hearth's own measurements
-    /// (`docs/results/gpu-h100/pbs-*.md`: batch 1 and the best batch,
-    /// inputs and outputs moved included). The multi-bit
+    /// The figures for `params` on one H100. Classical sets: hearth's own
+    /// measurements (`docs/results/gpu-h100/pbs-*.md`: batch 1 and the best
+    /// batch, inputs and outputs moved included). The multi-bit
     /// `DIGITS_MB4_128`: tfhe-rs's published latency of its KS-PBS on this
-    /// set (0.973 ms) and issue 61's throughput target (40 000 PBS/s),
+    /// set (0.973 ms) and the throughput hearth aims at (40 000 PBS/s),
     /// until `scripts/gpu-measure.sh pbs` measures them. Sets that do not
     /// run on the GPU get `DIGITS_128`'s.
     pub fn of(params: &ParameterSet) -> GpuCost {
@@ -47,17 +45,6 @@ impl GpuCost {
     /// `DIGITS_128`, 39 for `DIGITS_MB4_128`).
     pub fn plan_threads(&self) -> usize {
         ((self.level_s * self.pbs_per_s).round() as usize).max(1)
-    }
-
-    /// Predicted seconds of a circuit of these statistics on this GPU:
-    /// each level at least one launch's latency, wider ones at the
-    /// throughput.
-    pub fn seconds(&self, stats: &Stats) -> f64 {
-        stats
-            .width_per_level
-            .iter()
-            .map(|&w| self.level_s.max(w as f64 / self.pbs_per_s))
-            .sum()
     }
 }
 
@@ -78,26 +65,5 @@ pub(crate) mod tests {
         assert_eq!(one.plan_threads(), 1, "never below one thread");
     }
 
-    /// Narrow levels cost a launch's latency, wide ones their bootstraps.
-    pub(crate) fn a_level_costs_its_latency_or_its_bootstraps() {
-        let gpu = GpuCost {
-            level_s: 1e-3,
-            pbs_per_s: 10_000.0,
-        };
-        let stats = Stats {
-            pbs: 111,
-            depth: 3,
-            width_per_level: vec![1, 10, 100],
-            peak_live: 100,
-            inputs: 1,
-            outputs: 1,
-        };
-        // 1 and 10 bootstraps: one latency each; 100: 10 ms.
-        assert!((gpu.seconds(&stats) - 12e-3).abs() < 1e-12);
-    }
-
-    hearth_core::tests![
-        plan_width_is_latency_times_throughput,
-        a_level_costs_its_latency_or_its_bootstraps,
-    ];
+    hearth_core::tests![plan_width_is_latency_times_throughput,];
 }
