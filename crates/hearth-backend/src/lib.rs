@@ -10,8 +10,8 @@
 //! | `MpiBackend` (crate `hearth-mpi`; `hearth::backend::mpi`) | [`crate::Ciphertext`] | the cpu backend's schedule with bootstraps also on other MPI ranks; batch mode |
 //!
 //! A model of the cpu and MPI backends' schedule (their wall time on P
-//! ranks x T threads from a circuit's bootstraps alone) is `hearth-bench`'s
-//! `schedule_model.rs`.
+//! ranks x T threads from a circuit's bootstraps alone) is the core's
+//! `circuit::schedule`, which plans are chosen by.
 
 // The core's modules under the names the backends' code uses.
 use hearth_core::{circuit, crypto, error};

@@ -277,9 +277,10 @@ fn count(threads: usize, words: Words<'_>, json: JsonOut, plot: PlotOut) -> Resu
             "#PBS",
             "depth",
             "widest level",
-            "max(#PBS/T, depth)",
+            "time on T (PBS)",
             &format!("{key} #PBS"),
             &format!("{key} depth"),
+            &format!("{key} time on T (PBS)"),
             "digits #PBS",
             "digits depth",
         ],
@@ -287,11 +288,12 @@ fn count(threads: usize, words: Words<'_>, json: JsonOut, plot: PlotOut) -> Resu
     let mut rows = Vec::new();
     for &n in bits {
         for &op in ops {
-            let st = build(op, n, &GATES_128, threads)?.circuit().stats();
-            let one = build(op, n, one_key, threads)?.circuit().stats();
-            let est = (st.pbs as u64)
-                .div_ceil(threads as u64)
-                .max(st.depth as u64);
+            let gates = build(op, n, &GATES_128, threads)?;
+            let st = gates.circuit().stats();
+            let est = gates.circuit().time_on(threads);
+            let one_program = build(op, n, one_key, threads)?;
+            let one = one_program.circuit().stats();
+            let one_est = one_program.circuit().time_on(threads);
             let digits = match op.digits() {
                 Some(d) => Some(d.program(&DIGITS_128, n)?.circuit().stats()),
                 None => None,
@@ -305,18 +307,21 @@ fn count(threads: usize, words: Words<'_>, json: JsonOut, plot: PlotOut) -> Resu
                 est.to_string(),
                 one.pbs.to_string(),
                 one.depth.to_string(),
+                one_est.to_string(),
                 digits.as_ref().map_or("-".into(), |d| d.pbs.to_string()),
                 digits.as_ref().map_or("-".into(), |d| d.depth.to_string()),
             ]);
             rows.push(
-                json!({"op": op.name(), "bits": n, "stats": st, "one_key": one, "digits": digits}),
+                json!({"op": op.name(), "bits": n, "stats": st, "one_key": one, "digits": digits,
+                    "time_on_threads": est, "one_key_time_on_threads": one_est}),
             );
         }
     }
     t.note(
         "The digits family's product is exact (2n digits); the words' wraps to n bits. One GATES_128 \
          PBS costs about 0.5x of a DIGITS_128 one (`hearth bench params`). On the digits family's \
-         sets (pi = 5) words compare three bits per bootstrap.",
+         sets (pi = 5) words compare three bits per bootstrap. Time on T: the cpu backend's \
+         schedule on T threads replayed, in bootstrap latencies (what plans are chosen by).",
     );
     emit(
         json.json.as_deref(),

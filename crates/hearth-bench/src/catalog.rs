@@ -132,17 +132,22 @@ impl Op {
         params: &'static ParameterSet,
         n: usize,
     ) -> Result<CompiledProgram, Error> {
-        self.program_on(params, n, Inputs::SignedBinary)
+        self.program_on(params, n, Inputs::SignedBinary, None)
     }
 
-    /// The operation alone, on `n`-digit inputs of the given kind.
+    /// The operation alone, on `n`-digit inputs of the given kind,
+    /// planned for `threads` (default: this machine's cores).
     pub fn program_on(
         self,
         params: &'static ParameterSet,
         n: usize,
         inputs: Inputs,
+        threads: Option<usize>,
     ) -> Result<CompiledProgram, Error> {
         let p = Program::new(params);
+        if let Some(t) = threads {
+            p.set_threads(t);
+        }
         let input = || match inputs {
             Inputs::SignedBinary => p.input(n),
             Inputs::Twos => p.input_twos(n),
@@ -269,14 +274,16 @@ mod tests {
         ];
         for (op, counts) in tfhe_rs {
             for (n, limit) in [16, 32].into_iter().zip(counts) {
-                let tw = op.program_on(&DIGITS_128, n, Inputs::Twos).unwrap();
+                let tw = op.program_on(&DIGITS_128, n, Inputs::Twos, None).unwrap();
                 let sb = op.program(&DIGITS_128, n).unwrap();
                 let (tw, sb) = (tw.circuit().stats(), sb.circuit().stats());
                 assert!(tw.pbs <= limit, "{} at {n}: {} PBS", op.name(), tw.pbs);
                 assert!(tw.pbs <= sb.pbs && tw.depth <= sb.depth, "{}", op.name());
             }
         }
-        let sub = Op::Sub.program_on(&DIGITS_128, 32, Inputs::Twos).unwrap();
+        let sub = Op::Sub
+            .program_on(&DIGITS_128, 32, Inputs::Twos, None)
+            .unwrap();
         assert_eq!(
             (sub.circuit().stats().pbs, sub.circuit().stats().depth),
             (16, 1)

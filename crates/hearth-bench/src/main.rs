@@ -26,7 +26,6 @@ mod programs;
 mod radix;
 mod report;
 mod scale;
-mod schedule_model;
 mod serve;
 mod serve_mpi;
 #[cfg(target_os = "linux")]

@@ -84,7 +84,10 @@ const PROFILED: [Op; 4] = [Op::Add, Op::Max, Op::MulWrapping, Op::Mul];
 
 fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result<(), Error> {
     let mut t = Table::new(
-        "DIGITS_128 on the count backend, beside PARMESAN (Table 5; `f` = from its cost formulas)",
+        format!(
+            "DIGITS_128 on the count backend, beside PARMESAN (Table 5; `f` = from its cost \
+             formulas); two's-complement inputs planned for {threads} threads"
+        ),
         &[
             "op",
             "bits",
@@ -93,6 +96,7 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
             "widest level",
             "two's-complement inputs: depth",
             "#PBS",
+            "time on T (PBS)",
             "PARMESAN depth",
             "PARMESAN #PBS",
             "PARMESAN threads",
@@ -103,10 +107,9 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
     for op in Op::ALL {
         for &n in bits {
             let st = op.program(&DIGITS_128, n)?.circuit().stats();
-            let tw = op
-                .program_on(&DIGITS_128, n, Inputs::Twos)?
-                .circuit()
-                .stats();
+            let twos = op.program_on(&DIGITS_128, n, Inputs::Twos, Some(threads))?;
+            let tw = twos.circuit().stats();
+            let tw_time = twos.circuit().time_on(threads);
             let r = op.parmesan(n);
             let (rd, rp, rt, ok) = match r {
                 Some(r) => {
@@ -133,17 +136,19 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
                 st.max_width().to_string(),
                 tw.depth.to_string(),
                 tw.pbs.to_string(),
+                tw_time.to_string(),
                 rd,
                 rp,
                 rt,
                 ok,
             ]);
-            rows.push(json!({"op": op.name(), "bits": n, "stats": st, "twos": tw, "parmesan": r}));
+            rows.push(json!({"op": op.name(), "bits": n, "stats": st, "twos": tw,
+                "twos_time_on_threads": tw_time, "parmesan": r}));
         }
     }
     emit(
         json.json.as_deref(),
-        &json!({"bench": "ops", "backend": "count", "rows": rows}),
+        &json!({"bench": "ops", "backend": "count", "threads": threads, "rows": rows}),
         &[t],
     )?;
     if let (Some(path), Some(&n)) = (&plot.plot, bits.iter().max()) {

@@ -16,8 +16,8 @@ mod tfhe_side;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::schedule_model::{simulate, Machine};
 use hearth::api::{Bool, I32, U16, U32, U8};
+use hearth::circuit::schedule::{simulate, Machine};
 use hearth::{CompiledProgram, Error, ParameterSet, Program};
 use hearth_cli::options::Engine;
 use hearth_cli::progress::{generate, steps};

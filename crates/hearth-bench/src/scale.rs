@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::schedule_model::{simulate, Machine};
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
+use hearth::circuit::schedule::{simulate, Machine};
 use hearth::{Circuit, ClientKey, CompiledProgram, Error, ParameterSet, Program, DIGITS_128};
 use hearth_testkit::circuits::random_circuit;
 use serde_json::json;
@@ -89,7 +89,7 @@ pub fn mpi_engine(
     // Loopback shared memory moved a 16.4 KB ciphertext in 2-4 us here
     // (about 5 GB/s); between hosts pass --transfer to `hearth-bench simulate`.
     let transfer_s = params.ciphertext_bytes() as f64 / 5e9;
-    let latency_s = crate::schedule_model::POLL_LATENCY_S;
+    let latency_s = hearth::circuit::schedule::POLL_LATENCY_S;
     let predict = |threads: Vec<usize>| {
         simulate(
             &rc.circuit,

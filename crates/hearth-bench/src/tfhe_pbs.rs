@@ -142,7 +142,7 @@ pub fn tfhe_pbs(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result
                 16 => count16(op, &ck),
                 _ => count32(op, &ck),
             });
-            let twos = op.digits().program_on(&DIGITS_128, n, Inputs::Twos)?;
+            let twos = op.digits().program_on(&DIGITS_128, n, Inputs::Twos, None)?;
             let twos = twos.circuit().stats().pbs;
             let prog = op.digits().program(&DIGITS_128, n)?;
             let digits = prog.circuit().stats().pbs;

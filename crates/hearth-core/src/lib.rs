@@ -43,6 +43,7 @@ pub const UNIT_TESTS: &[(&str, testing::Tests)] = hearth_core::unit_tests![
     circuit::choice,
     circuit::cost,
     circuit::range,
+    circuit::schedule,
     circuit::selectors,
     circuit::table,
     formats::bundle,

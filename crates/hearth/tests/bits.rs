@@ -742,3 +742,60 @@ fn counts_and_rewiring() {
         },
     );
 }
+
+/// Negation by each kind on both kinds of set, against Rust's wrapping
+/// negation: of fresh bits, of a sum and of an AND (bits that are not
+/// fresh, sharing fresh values with the other input), every value up to 8
+/// bits; on the one key at 16 threads the prefix kind is chosen and
+/// beats the subtraction's depth, on 2 threads the subtraction stays.
+#[test]
+fn negation_by_every_kind() {
+    use adders::NegKind;
+    for params in [&INSECURE_TEST_BITS, &INSECURE_TEST_DIGITS] {
+        for kind in [NegKind::Subtract, NegKind::Prefix] {
+            check_on(
+                params,
+                &format!("neg {kind:?}"),
+                &[1, 2, 3, 4, 5, 8, 16, 31, 32, 64],
+                &move |b, x, y| {
+                    let zero = b.constant(0);
+                    let sum = adders::add(b, x, y, zero, AdderKind::Auto)?.0;
+                    let both = bitwise::bitwise(b, Gate::And, x, y)?;
+                    Ok(vec![
+                        adders::neg_by(b, x, kind)?,
+                        adders::neg_by(b, &sum, kind)?,
+                        adders::neg_by(b, &both, kind)?,
+                        adders::neg(b, y)?,
+                    ])
+                },
+                &|n, x, y| {
+                    let neg = |v: u128| v.wrapping_neg() & mask(n);
+                    vec![neg(x), neg(x.wrapping_add(y) & mask(n)), neg(x & y), neg(y)]
+                },
+            );
+        }
+    }
+    let depth = |threads: usize, kind: Option<NegKind>| {
+        let (c, _) = circuit(&INSECURE_TEST_DIGITS, 32, threads, &move |b, x, _| {
+            Ok(vec![match kind {
+                Some(k) => adders::neg_by(b, x, k)?,
+                None => adders::neg(b, x)?,
+            }])
+        });
+        (c.stats().depth, c.stats().pbs)
+    };
+    let (prefix, subtract) = (
+        depth(16, Some(NegKind::Prefix)),
+        depth(16, Some(NegKind::Subtract)),
+    );
+    assert!(
+        prefix.0 <= 3 && prefix.0 < subtract.0,
+        "{prefix:?} {subtract:?}"
+    );
+    assert_eq!(depth(16, None), prefix, "chosen at 16 threads");
+    assert_eq!(
+        depth(2, None),
+        depth(2, Some(NegKind::Subtract)),
+        "chosen at 2"
+    );
+}

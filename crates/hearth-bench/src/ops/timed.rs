@@ -102,7 +102,7 @@ pub(super) fn encrypted(
             // Operands small enough that tfhe-rs's n-bit result does not wrap.
             let lim = 1i64 << (n / 2 - 1);
             let (x, y) = (rng.gen_range(-lim..lim), rng.gen_range(-lim..lim));
-            let prog = op.program_on(params, n, inputs)?;
+            let prog = op.program_on(params, n, inputs, Some(threads))?;
             let pbs = prog.circuit().stats().pbs;
             let encrypt = |v: i64| match inputs {
                 Inputs::Twos => client.encrypt_int_twos(v, n),

@@ -12,8 +12,12 @@ use crate::crypto::params::ParameterSet;
 use crate::error::Error;
 
 /// The candidate whose circuit (built by `build` on a scratch builder for
-/// `params` and `threads`) has the least estimated time, then the fewest
-/// bootstraps, then the lowest depth; candidates that fail to build lose.
+/// `params` and `threads`) has the least predicted time on `threads`
+/// threads (the backends' schedule replayed, [`Circuit::time_on`]), then
+/// the fewest bootstraps, then the lowest depth; candidates that fail to
+/// build lose.
+///
+/// [`Circuit::time_on`]: super::Circuit::time_on
 pub fn cheapest<K: Copy>(
     params: &'static ParameterSet,
     threads: usize,
@@ -26,8 +30,9 @@ pub fn cheapest<K: Copy>(
             let mut b = CircuitBuilder::new(params);
             b.set_threads(threads);
             build(&mut b, k).ok()?;
-            let st = b.build().stats();
-            Some(((st.levels_on(threads), st.pbs, st.depth), k))
+            let c = b.build();
+            let st = c.stats();
+            Some(((c.time_on(threads), st.pbs, st.depth), k))
         })
         .min_by_key(|&(cost, _)| cost)
         .map(|(_, k)| k)

@@ -1,13 +1,13 @@
-//! What a GPU's circuits are planned for. On a CPU a circuit's time is its
-//! bootstraps spread over the threads, at least its depth
-//! ([`Stats::levels_on`](super::Stats::levels_on)). On a GPU a level costs
-//! one launch's latency however narrow it is, and a wide one its
-//! bootstraps over the device's throughput: the roofline
-//! `max(depth x latency, #PBS / throughput)`. That is `levels_on` for a
-//! thread count of latency x throughput (the bootstraps a level holds
-//! before its width, not its latency, sets its time), times the latency:
-//! so GPU circuits are planned, by [`cheapest`](super::cheapest) and every
-//! algorithm's own choice, for [`GpuCost::plan_threads`] threads.
+//! What a GPU's circuits are planned for. On a CPU a circuit's time is
+//! its schedule on the threads ([`Circuit::time_on`](super::Circuit::time_on)).
+//! On a GPU a level costs one launch's latency however narrow it is, and
+//! a wide one its bootstraps over the device's throughput: the roofline
+//! `max(depth x latency, #PBS / throughput)`. A schedule on latency x
+//! throughput threads (the bootstraps a level holds before its width,
+//! not its latency, sets its time) is that roofline in units of the
+//! latency, within a level's rounding: so GPU circuits are planned, by
+//! [`cheapest`](super::cheapest) and every algorithm's own choice, for
+//! [`GpuCost::plan_threads`] threads.
 
 use crate::crypto::params::{ParameterSet, ParamsId};
 

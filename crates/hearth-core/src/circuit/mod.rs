@@ -21,6 +21,7 @@ mod builder;
 pub(crate) mod choice;
 pub mod cost;
 pub(crate) mod range;
+pub mod schedule;
 pub mod selectors;
 pub mod table;
 
@@ -167,8 +168,9 @@ impl Stats {
         self.width_per_level.iter().copied().max().unwrap_or(0)
     }
 
-    /// Estimated time on `threads` threads, in bootstrap latencies: at
-    /// least the depth, at least #PBS / threads.
+    /// A lower bound of the time on `threads` threads, in bootstrap
+    /// latencies: the depth, or #PBS / threads where more. Plans are
+    /// chosen by the schedule itself ([`Circuit::time_on`]).
     pub fn levels_on(&self, threads: usize) -> u64 {
         (self.pbs as u64)
             .div_ceil(threads.max(1) as u64)

@@ -10,12 +10,14 @@
 //!   `2 log2 n`, about `2n`). Depth is at most `2 log2 n + 2` bootstraps
 //!   (CryptoEmu section 7.1).
 //! * [`AdderKind::Auto`]: the candidate with the least estimated time on
-//!   the builder's thread count, `max(#PBS / threads, depth)`, measured on
-//!   the count backend and remembered.
+//!   the builder's thread count (the schedule replayed,
+//!   `Circuit::time_on`), measured on the count backend and remembered.
+//! * [`neg`]: the subtraction `0 - x`, or a wide prefix OR
+//!   ([`NegKind::Prefix`]), whichever is faster for the thread count.
 
-use super::gates::{gate, maj, sum_bit, Gate};
-use super::prefix::prefix_network;
+use super::gates::{gate, maj, sum_bit, two_of_three, widest_or, Gate};
 pub use super::prefix::AdderKind;
+use super::prefix::{or_prefix_wide, prefix_network};
 use super::{packed_add, Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::params::{Margin, ParamsId};
@@ -81,6 +83,87 @@ pub fn sub(
     let (xs, ys) = operands(b, x, y, true)?;
     let one = b.constant(ONE);
     add_wires(b, &xs, &ys, one, kind)
+}
+
+/// How [`neg`] negates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NegKind {
+    /// `0 - x` by the adder [`choose`] picks: few bootstraps, its depth.
+    Subtract,
+    /// Bit `j` of `-x` is `x_j xor (x_0 or ... or x_(j-1))`: the ORs by a
+    /// wide prefix over pairs of bits ([`super::prefix::or_prefix_wide`],
+    /// depth 2 up to 36 bits on the digits family's sets), then both bits
+    /// of each pair from one rotation: about `1.4 n` bootstraps at depth
+    /// 3 for 32 bits, where the adders' carries take 6.
+    Prefix,
+}
+
+thread_local! {
+    static NEG_KINDS: Memo<(ParamsId, usize, usize), NegKind> = Memo::new();
+}
+
+/// `-x` on `x.len()` bits (two's complement, wrapping), by the kind with
+/// the least predicted time for the builder's thread count.
+pub fn neg(b: &mut CircuitBuilder, x: &Bits) -> Result<Bits, Error> {
+    let (params, threads, n) = (b.params(), b.threads(), x.len());
+    let kind = NEG_KINDS.with(|memo| {
+        memo.get_or((params.id, n, threads), || {
+            cheapest(
+                params,
+                threads,
+                &[NegKind::Subtract, NegKind::Prefix],
+                |s, k| {
+                    let x = Bits::input(s, n)?;
+                    neg_by(s, &x, k)?.output(s)?;
+                    Ok(())
+                },
+            )
+            .unwrap_or(NegKind::Subtract)
+        })
+    });
+    neg_by(b, x, kind)
+}
+
+/// `-x` by `kind`.
+pub fn neg_by(b: &mut CircuitBuilder, x: &Bits, kind: NegKind) -> Result<Bits, Error> {
+    let n = x.len();
+    if kind == NegKind::Subtract || n < 2 {
+        let zero = Bits::constant(b, &num_bigint::BigInt::from(0), n);
+        return Ok(sub(b, &zero, x, AdderKind::Auto)?.0);
+    }
+    let mut sel = Selectors::for_bits();
+    let xs = x.wires();
+    // Pairs (2i, 2i + 1); p[i] = OR of every bit below pair i + 1.
+    let pairs: Vec<Vec<Wire>> = xs.chunks(2).map(|c| c.to_vec()).collect();
+    let fan = widest_or(b, &mut sel)?;
+    let below = or_prefix_wide(b, &mut sel, &pairs[..pairs.len() - 1], fan)?;
+    let mut out = Vec::with_capacity(n);
+    for (i, pair) in pairs.iter().enumerate() {
+        let lo = pair[0];
+        if i == 0 {
+            out.push(lo);
+            if let Some(&hi) = pair.get(1) {
+                out.push(gate(b, &mut sel, Gate::Xor, hi, lo)?);
+            }
+            continue;
+        }
+        let p = below[i - 1];
+        let Some(&hi) = pair.get(1) else {
+            out.push(gate(b, &mut sel, Gate::Xor, lo, p)?);
+            continue;
+        };
+        let low_bit = |v: [bool; 3]| v[0] ^ v[2];
+        let high_bit = |v: [bool; 3]| v[1] ^ (v[0] | v[2]);
+        match two_of_three(b, [lo, hi, p], [&low_bit, &high_bit])? {
+            Some(bits) => out.extend(bits),
+            None => {
+                out.push(gate(b, &mut sel, Gate::Xor, lo, p)?);
+                let any = gate(b, &mut sel, Gate::Or, lo, p)?;
+                out.push(gate(b, &mut sel, Gate::Xor, hi, any)?);
+            }
+        }
+    }
+    Ok(Bits::from_vec(out))
 }
 
 /// The operands' bits on `max(len)` positions, zero-extended; `y`

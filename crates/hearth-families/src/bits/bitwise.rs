@@ -326,41 +326,73 @@ pub fn leading_zeros(b: &mut CircuitBuilder, x: &Bits, n: usize) -> Result<Bits,
     Ok(Bits::from_vec(out))
 }
 
-/// `p_k = v_0 or ... or v_k`: a chain on few threads, Sklansky's network
-/// where `max(#PBS / threads, depth)` is lower. Where the set has room
-/// (`pi >= 5`) the chain takes two steps per bootstrap (`or_two_steps`).
+/// How [`prefix_or`] computes its ORs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum OrPrefix {
+    /// A chain, two steps per bootstrap where the set has room
+    /// (`or_two_steps`): fewest bootstraps.
+    Chain,
+    /// Sklansky's network of two-input ORs: depth `log2 n`.
+    Sklansky,
+    /// The widest ORs the set has ([`super::prefix::or_prefix_wide`]):
+    /// depth `log_6 n` on the digits family's sets.
+    Wide,
+}
+
+thread_local! {
+    static OR_PREFIXES: Memo<(ParamsId, usize, usize), OrPrefix> = Memo::new();
+}
+
+/// `p_k = v_0 or ... or v_k`, by the way with the least predicted time for
+/// the builder's thread count.
 fn prefix_or(b: &mut CircuitBuilder, sel: &mut Selectors, v: &[Wire]) -> Result<Vec<Wire>, Error> {
+    let (params, threads, n) = (b.params(), b.threads(), v.len());
+    let kinds = [OrPrefix::Chain, OrPrefix::Sklansky, OrPrefix::Wide];
+    let kind = OR_PREFIXES.with(|memo| {
+        memo.get_or((params.id, n, threads), || {
+            cheapest(params, threads, &kinds, |s, k| {
+                let x = Bits::input(s, n)?;
+                let p = prefix_or_by(s, &mut Selectors::for_bits(), x.wires(), k)?;
+                Bits::from_vec(p).output(s)?;
+                Ok(())
+            })
+            .unwrap_or(OrPrefix::Chain)
+        })
+    });
+    prefix_or_by(b, sel, v, kind)
+}
+
+fn prefix_or_by(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    v: &[Wire],
+    kind: OrPrefix,
+) -> Result<Vec<Wire>, Error> {
     let n = v.len();
-    let levels = usize::BITS as usize - n.saturating_sub(1).leading_zeros() as usize;
-    let threads = b.threads();
-    let steps_per_bootstrap = if b.params().pi >= 5 { 2 } else { 1 };
-    let chain = n.saturating_sub(1).div_ceil(steps_per_bootstrap);
-    let sklansky = n / 2 * levels;
     let mut p = v.to_vec();
-    if chain.max(1) <= sklansky.div_ceil(threads).max(levels) {
-        let mut k = 1;
-        while k < n {
-            if k + 1 < n {
-                if let Some((a, c)) = or_two_steps(b, p[k - 1], v[k], v[k + 1])? {
-                    (p[k], p[k + 1]) = (a, c);
-                    k += 2;
-                    continue;
+    match kind {
+        OrPrefix::Chain => {
+            let mut k = 1;
+            while k < n {
+                if k + 1 < n {
+                    if let Some((a, c)) = or_two_steps(b, p[k - 1], v[k], v[k + 1])? {
+                        (p[k], p[k + 1]) = (a, c);
+                        k += 2;
+                        continue;
+                    }
                 }
-            }
-            p[k] = gate(b, sel, Gate::Or, p[k - 1], v[k])?;
-            k += 1;
-        }
-        return Ok(p);
-    }
-    let mut half = 1;
-    while half < n {
-        for i in 0..n {
-            if i & half != 0 {
-                let j = (i & !(2 * half - 1)) + half - 1;
-                p[i] = gate(b, sel, Gate::Or, p[j], p[i])?;
+                p[k] = gate(b, sel, Gate::Or, p[k - 1], v[k])?;
+                k += 1;
             }
         }
-        half *= 2;
+        OrPrefix::Sklansky => {
+            p = super::prefix::or_prefix_network(b, sel, v, super::prefix::AdderKind::Sklansky)?;
+        }
+        OrPrefix::Wide => {
+            let groups: Vec<Vec<Wire>> = v.iter().map(|&w| vec![w]).collect();
+            let fan = super::gates::widest_or(b, sel)?;
+            p = super::prefix::or_prefix_wide(b, sel, &groups, fan)?;
+        }
     }
     Ok(p)
 }

@@ -416,43 +416,69 @@ fn gate_pair(
     [(xa, ga), (xb, gb)]: [(Wire, Gate); 2],
     y: Wire,
 ) -> Result<Option<[Wire; 2]>, Error> {
+    two_of_three(
+        b,
+        [xa, xb, y],
+        [&|v: [bool; 3]| ga.eval(v[0], v[2]), &|v: [bool; 3]| {
+            gb.eval(v[1], v[2])
+        }],
+    )
+}
+
+/// Two functions of the same three bits in one rotation, where the set
+/// has room (`pi >= 5`): the selector `x_0 + 2 x_1 + 4 x_2` (the noisiest
+/// input at weight 1) takes 8 even values in the first half of the ring,
+/// read by two tables one unit apart (many-LUT, interleaved, at the
+/// margin-1/2 budget: weight 21 from fresh bits). `None` for clear or
+/// unrefreshed inputs, or where the weight is over that budget.
+pub(crate) fn two_of_three(
+    b: &mut CircuitBuilder,
+    inputs: [Wire; 3],
+    fs: [&dyn Fn([bool; 3]) -> bool; 2],
+) -> Result<Option<[Wire; 2]>, Error> {
     let params = b.params();
     if params.pi < 5 {
         return Ok(None);
     }
-    for w in [xa, xb, y] {
+    for w in inputs {
         if b.constant_value(w)?.is_some() || !on_even_positions(b, w, ONE)? {
             return Ok(None);
         }
     }
     // The noisiest input takes the smallest weight.
-    let mut order = Vec::with_capacity(3);
-    for w in [xa, xb, y] {
-        order.push((std::cmp::Reverse(b.quadratic_weight(w)?), w));
+    let mut order = [0usize, 1, 2];
+    let mut weight = [0u64; 3];
+    for (i, &w) in inputs.iter().enumerate() {
+        weight[i] = b.quadratic_weight(w)?;
     }
-    order.sort_by_key(|&(weight, _)| weight);
-    let shift_of = |w: Wire| order.iter().position(|&(_, o)| o == w).expect("an input") as u32;
-    let terms = [(order[0].1, 1), (order[1].1, 2), (order[2].1, 4)];
+    order.sort_by_key(|&i| std::cmp::Reverse(weight[i]));
+    let terms = [
+        (inputs[order[0]], 1),
+        (inputs[order[1]], 2),
+        (inputs[order[2]], 4),
+    ];
     if b.weight_of(&terms)? > params.budgets.half {
         return Ok(None);
     }
     let s = b.linear(&terms, 0)?;
     // Inputs that share fresh values can widen the selector's range past
-    // its 8 values: one gate each then.
+    // its 8 values: one table each then.
     if !on_even_positions(b, s, 7 * ONE)? {
         return Ok(None);
     }
-    let (sy, sa, sb) = (shift_of(y), shift_of(xa), shift_of(xb));
-    let table = |g: Gate, shift: u32| -> Result<Lut, Error> {
+    let table = |f: &dyn Fn([bool; 3]) -> bool| -> Result<Lut, Error> {
         let points: Vec<(i64, i64)> = (0..8)
             .map(|v| {
-                let out = g.eval((v >> shift) & 1 == 1, (v >> sy) & 1 == 1);
-                (ONE * v, if out { ONE } else { 0 })
+                let mut bits = [false; 3];
+                for (shift, &i) in order.iter().enumerate() {
+                    bits[i] = (v >> shift) & 1 == 1;
+                }
+                (ONE * v, if f(bits) { ONE } else { 0 })
             })
             .collect();
         Ok(Lut::from_points(params.pi, &points)?)
     };
-    let (ta, tb) = (table(ga, sa)?, table(gb, sb)?);
+    let (ta, tb) = (table(fs[0])?, table(fs[1])?);
     let out = b.bootstrap_many(s, &[&ta, &tb])?;
     Ok(Some([out[0], out[1]]))
 }

@@ -24,7 +24,7 @@
 //!   the halves and their sums, for full unsigned products of 16 bits and
 //!   more;
 //! * [`MulKind::Auto`]: the candidate with the least estimated time on the
-//!   builder's thread count, `max(#PBS / threads, depth)`.
+//!   builder's thread count (the schedule replayed, `Circuit::time_on`).
 
 use num_bigint::BigInt;
 use num_integer::Integer;

@@ -164,3 +164,86 @@ fn combine(
         None => maj(b, sel, gh, th, c)?,
     })
 }
+
+/// `p_k = v_0 or ... or v_k` for each `k` by a prefix network of `kind`
+/// (one two-input OR per node).
+pub(crate) fn or_prefix_network(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    v: &[Wire],
+    kind: AdderKind,
+) -> Result<Vec<Wire>, Error> {
+    let (ops, last) = network(kind, v.len());
+    let mut node = v.to_vec();
+    for op in ops {
+        let w = super::gates::gate(b, sel, super::gates::Gate::Or, node[op.lo], node[op.hi])?;
+        node.push(w);
+    }
+    Ok(last.iter().map(|&i| node[i]).collect())
+}
+
+/// `p_k = OR of every bit of groups 0 ..= k` for each `k`, by a prefix of
+/// fan-in `fan` (the widest OR one bootstrap computes, [`super::gates::widest_or`]):
+/// depth `1 + ceil(log_fan(blocks))`, about one bootstrap per group and
+/// level. Level 1 ORs runs of groups holding at most `fan` bits (a prefix
+/// within each run, a group of one bit free); each later level merges
+/// `fan` spans, a position reading the totals of the spans before its own
+/// in the merge and its own prefix (at most `fan` inputs). Where one
+/// bootstrap ORs few bits (the gate sets), the fan-in is 2: Sklansky's
+/// network.
+pub(crate) fn or_prefix_wide(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    groups: &[Vec<Wire>],
+    fan: usize,
+) -> Result<Vec<Wire>, Error> {
+    use super::gates::or_n;
+    let fan = fan.max(2);
+    let n = groups.len();
+    let mut p = Vec::with_capacity(n);
+    // Level 1: runs of groups with at most `fan` bits; spans (start, end).
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    let mut held: Vec<Wire> = Vec::new();
+    for (k, g) in groups.iter().enumerate() {
+        if k > start && held.len() + g.len() > fan {
+            spans.push((start, k));
+            start = k;
+            held.clear();
+        }
+        held.extend_from_slice(g);
+        // A group wider than the fan-in is ORed in pieces first.
+        while held.len() > fan {
+            let tail = held.split_off(held.len() - fan);
+            let joined = or_n(b, sel, &tail)?;
+            held.push(joined);
+        }
+        p.push(if held.is_empty() {
+            b.constant(0)
+        } else {
+            or_n(b, sel, &held)?
+        });
+    }
+    if n > 0 {
+        spans.push((start, n));
+    }
+    // Later levels: `fan` spans at a time.
+    while spans.len() > 1 {
+        let mut next_spans = Vec::with_capacity(spans.len().div_ceil(fan));
+        let mut next = p.clone();
+        for merged in spans.chunks(fan) {
+            for (j, &(lo, hi)) in merged.iter().enumerate().skip(1) {
+                let totals: Vec<Wire> = merged[..j].iter().map(|&(_, e)| p[e - 1]).collect();
+                for k in lo..hi {
+                    let mut terms = totals.clone();
+                    terms.push(p[k]);
+                    next[k] = or_n(b, sel, &terms)?;
+                }
+            }
+            next_spans.push((merged[0].0, merged[merged.len() - 1].1));
+        }
+        p = next;
+        spans = next_spans;
+    }
+    Ok(p)
+}

@@ -373,8 +373,9 @@ fn best_split(b: &CircuitBuilder, cols: &[Vec<Wire>]) -> Result<i64, Error> {
                 t.output(w)?;
             }
         }
-        let st = t.build().stats();
-        let cost = (st.levels_on(b.threads()), st.pbs, st.depth);
+        let c = t.build();
+        let st = c.stats();
+        let cost = (c.time_on(b.threads()), st.pbs, st.depth);
         if best.as_ref().is_none_or(|(c, _)| cost < *c) {
             best = Some((cost, split_from));
         }
@@ -651,7 +652,7 @@ thread_local! {
 
 /// Whether [`mul_twos`] of `n`- and `m`-bit two's-complement operands (or
 /// [`square_twos`] of an `n`-bit one, `m` unused) takes less estimated time
-/// on `threads` threads ([`crate::circuit::Stats::levels_on`]: more depth,
+/// on `threads` threads ([`crate::circuit::Circuit::time_on`]: more depth,
 /// fewer bootstraps), then fewer bootstraps, than the best digit-product
 /// algorithm on the same operands; measured on the count backend and
 /// remembered.
@@ -675,8 +676,9 @@ fn twos_pays(params: ParamsId, threads: usize, op: Op, n: usize, m: usize) -> Re
             Op::Square => square(&mut b, &x, choose(params, op, n, n)?)?,
         };
         out.output(&mut b)?;
-        let st = b.build().stats();
-        Ok((st.levels_on(threads), st.pbs, st.depth))
+        let c = b.build();
+        let st = c.stats();
+        Ok((c.time_on(threads), st.pbs, st.depth))
     };
     TWOS.with(|memo| memo.try_get_or(key, || Ok(cost(true)? < cost(false)?)))
 }

@@ -4,7 +4,7 @@
 //! file is the one place a word operation is named and evaluated.
 
 use num_bigint::BigInt;
-use num_traits::{One, Zero};
+use num_traits::One;
 use serde::{Deserialize, Serialize};
 
 use super::operand::{
@@ -229,9 +229,7 @@ impl WordOp {
             }
             WordOp::Neg(_) => {
                 let (p, signed) = word(x())?;
-                let zero = Bits::constant(b, &BigInt::zero(), p.len());
-                let r = adders::sub(b, &zero, p, AdderKind::Auto)?.0;
-                Ok(vec![Val::Word(r, signed)])
+                Ok(vec![Val::Word(adders::neg(b, p)?, signed)])
             }
             WordOp::Shift(_, kind, amount) => {
                 let (p, signed) = word(x())?;

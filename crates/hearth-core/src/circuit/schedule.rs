@@ -1,30 +1,31 @@
-//! A cost model of the cpu and MPI backends: the predicted wall time of a
-//! circuit on P ranks x T threads, their schedule replayed without
-//! encryption (`hearth-bench simulate`, and the predictions of `scale` and
-//! `programs`).
+//! The cpu and MPI backends' schedule replayed without encryption: the
+//! predicted wall time of a circuit on P ranks x T threads. Plans are
+//! chosen by it ([`cheapest`](super::cheapest), in bootstrap units:
+//! [`Circuit::time_on`]), and `hearth-bench` predicts with it (`simulate`,
+//! `scale`, `ops` and `programs` on the count backend).
 //!
-//! The policy is theirs: a bootstrap is ready when the last bootstrap it
-//! reads has finished; a free slot takes the earliest ready bootstrap,
-//! rank 0's own threads before remote ones (they have no transfer). A
-//! remote slot (a worker's thread) adds a fixed latency per bootstrap (the
-//! two messages and the polls that find them) and a transfer per
-//! ciphertext: the input and each output.
+//! The policy is the backends': a bootstrap is ready when the last
+//! bootstrap it reads has finished (no level barriers); a free slot takes
+//! the earliest ready bootstrap, rank 0's own threads before remote ones
+//! (they have no transfer). A remote slot (a worker's thread) adds a
+//! fixed latency per bootstrap (the two messages and the polls that find
+//! them) and a transfer per ciphertext: the input and each output.
 //!
-//! Cores: where all ranks share one host with fewer cores than slots (this
-//! machine, oversubscribed), every bootstrap takes `slots / cores` times
-//! longer, as when all slots are busy and share the cores evenly.
+//! Cores: where all ranks share one host with fewer cores than slots,
+//! every bootstrap takes `slots / cores` times longer, as when all slots
+//! are busy and share the cores evenly.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use hearth::circuit::Circuit;
+use super::Circuit;
 
 /// Latency the MPI backend adds to a remote bootstrap: each side polls
 /// for the other's message with sleeps of up to 200 us.
 pub const POLL_LATENCY_S: f64 = 4e-4;
 
-/// A cluster to predict for.
-#[derive(Clone, Debug)]
+/// A host or a cluster to predict for.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
     /// Threads of rank 0, then of each worker rank.
     pub threads: Vec<usize>,
@@ -40,6 +41,11 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// One process of `threads` threads, a core each.
+    pub fn host(threads: usize, pbs_s: f64) -> Self {
+        Machine::uniform(1, threads, pbs_s, 0.0, 0.0)
+    }
+
     /// `ranks` ranks of `threads` threads each, a core per thread.
     pub fn uniform(
         ranks: usize,
@@ -49,7 +55,7 @@ impl Machine {
         latency_s: f64,
     ) -> Self {
         Machine {
-            threads: vec![threads; ranks.max(1)],
+            threads: vec![threads.max(1); ranks.max(1)],
             cores: None,
             pbs_s,
             transfer_s,
@@ -142,11 +148,21 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
     }
 }
 
-#[cfg(test)]
-mod tests {
+impl Circuit {
+    /// The predicted wall time on one host of `threads` threads, in units
+    /// of one bootstrap: what plans are chosen by. Between the depth and
+    /// `#PBS / threads + depth`; 0 for a circuit without bootstraps.
+    pub fn time_on(&self, threads: usize) -> u64 {
+        // One second per bootstrap: every event falls on a whole second.
+        simulate(self, &Machine::host(threads, 1.0)).wall_s.round() as u64
+    }
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
     use super::*;
-    use hearth::INSECURE_TEST_DIGITS;
-    use hearth_testkit::circuits::random_circuit;
+    use crate::testing::circuits::random_circuit;
+    use crate::INSECURE_TEST_DIGITS;
 
     fn chain_and_fan() -> Circuit {
         random_circuit(&INSECURE_TEST_DIGITS, 5, 4, 400, 6)
@@ -154,16 +170,19 @@ mod tests {
             .circuit
     }
 
-    #[test]
-    fn one_slot_runs_every_bootstrap_in_turn() {
+    /// One slot runs every bootstrap in turn.
+    pub(crate) fn one_slot_runs_every_bootstrap_in_turn() {
         let c = chain_and_fan();
-        let p = simulate(&c, &Machine::uniform(1, 1, 0.01, 0.0, 0.0));
+        let p = simulate(&c, &Machine::host(1, 0.01));
         assert!((p.wall_s - 0.01 * c.bootstraps().len() as f64).abs() < 1e-6);
         assert_eq!(p.remote, 0);
+        assert_eq!(c.time_on(1), c.bootstraps().len() as u64);
     }
 
-    #[test]
-    fn wall_is_between_the_depth_and_the_work_bounds() {
+    /// Greedy list scheduling lies between the depth and work bounds and
+    /// within work + critical path; workers take bootstraps only when
+    /// rank 0's threads are full.
+    pub(crate) fn wall_is_between_the_depth_and_the_work_bounds() {
         let c = chain_and_fan();
         let st = c.stats();
         for (ranks, threads) in [(1, 2), (2, 1), (4, 4), (64, 16)] {
@@ -175,7 +194,6 @@ mod tests {
                 p.wall_s + 1e-9 >= work.max(depth),
                 "{ranks}x{threads}: {p:?}"
             );
-            // Greedy list scheduling is within work + critical path.
             let slowest = 0.01 + 1e-4 + 1e-5 * 17.0;
             assert!(
                 p.wall_s <= work + slowest * st.depth as f64 + 1e-9,
@@ -187,14 +205,58 @@ mod tests {
                 assert!(p.remote > 0, "{ranks}x{threads}: {p:?}");
             }
         }
+        for t in [1, 2, 3, 16, 64, 1000] {
+            let units = c.time_on(t);
+            assert!(units >= st.levels_on(t), "{t} threads: {units}");
+            assert!(units <= st.pbs as u64 / t as u64 + st.depth as u64 + 1);
+        }
     }
 
-    #[test]
-    fn oversubscribed_cores_slow_every_bootstrap() {
+    /// Oversubscribed cores slow every bootstrap evenly.
+    pub(crate) fn oversubscribed_cores_slow_every_bootstrap() {
         let c = chain_and_fan();
         let mut m = Machine::uniform(4, 1, 0.01, 0.0, 0.0);
         let free = simulate(&c, &m).wall_s;
         m.cores = Some(2);
         assert!((simulate(&c, &m).wall_s - 2.0 * free).abs() < 1e-6);
     }
+
+    /// Where levels are uneven, the schedule sees what the level bound
+    /// misses: a chain of 4 bootstraps beside 4 independent ones. On 2
+    /// threads the bound says 4; the earliest-ready policy runs the
+    /// chain's head with one other, then the 3 others before the chain's
+    /// second (ready later), so 5.
+    pub(crate) fn a_chain_beside_a_level_on_two_threads() {
+        use crate::circuit::CircuitBuilder;
+        use crate::crypto::lut::Lut;
+        let mut b = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
+        let x = b.input(0, 3).unwrap();
+        let id = Lut::negacyclic(5, |v| v).unwrap();
+        let mut chain = x;
+        for _ in 0..4 {
+            chain = b.bootstrap(chain, &id).unwrap();
+        }
+        b.output(chain).unwrap();
+        for k in 0..4 {
+            let y = b.add_const(x, k + 1).unwrap();
+            let z = b.bootstrap(y, &id).unwrap();
+            b.output(z).unwrap();
+        }
+        let c = b.build();
+        assert_eq!(c.stats().levels_on(2), 4);
+        assert_eq!(c.time_on(1), 8);
+        assert_eq!(c.time_on(2), 5);
+        assert_eq!(c.time_on(8), 4);
+        assert_eq!(
+            Circuit::one_level(&INSECURE_TEST_DIGITS, 1, vec![], vec![]).time_on(4),
+            0
+        );
+    }
+
+    hearth_core::tests![
+        one_slot_runs_every_bootstrap_in_turn,
+        wall_is_between_the_depth_and_the_work_bounds,
+        oversubscribed_cores_slow_every_bootstrap,
+        a_chain_beside_a_level_on_two_threads,
+    ];
 }
