@@ -91,10 +91,10 @@ pub enum NegKind {
     /// `0 - x` by the adder [`choose`] picks: few bootstraps, its depth.
     Subtract,
     /// Bit `j` of `-x` is `x_j xor (x_0 or ... or x_(j-1))`: the ORs by a
-    /// wide prefix over pairs of bits ([`super::prefix::or_prefix_wide`],
+    /// wide prefix over pairs of bits (`prefix.rs`, `or_prefix_wide`:
     /// depth 2 up to 36 bits on the digits family's sets), then both bits
     /// of each pair from one rotation: about `1.4 n` bootstraps at depth
-    /// 3 for 32 bits, where the adders' carries take 6.
+    /// 3 for 32 bits, where the subtraction's take 10 (16 threads).
     Prefix,
 }
 
