@@ -182,8 +182,9 @@ pub(crate) fn or_prefix_network(
     Ok(last.iter().map(|&i| node[i]).collect())
 }
 
-/// `p_k = OR of every bit of groups 0 ..= k` for each `k`, by a prefix of
-/// fan-in `fan` (the widest OR one bootstrap computes, [`super::gates::widest_or`]):
+/// `p_k = OR of every bit of groups 0 ..= k` for each `k` (each group at
+/// most `fan` bits; an empty one ORs to 0), by a prefix of fan-in `fan`
+/// (the widest OR one bootstrap computes, [`super::gates::widest_or`]):
 /// depth `1 + ceil(log_fan(blocks))`, about one bootstrap per group and
 /// level. Level 1 ORs runs of groups holding at most `fan` bits (a prefix
 /// within each run, a group of one bit free); each later level merges
@@ -212,17 +213,7 @@ pub(crate) fn or_prefix_wide(
             held.clear();
         }
         held.extend_from_slice(g);
-        // A group wider than the fan-in is ORed in pieces first.
-        while held.len() > fan {
-            let tail = held.split_off(held.len() - fan);
-            let joined = or_n(b, sel, &tail)?;
-            held.push(joined);
-        }
-        p.push(if held.is_empty() {
-            b.constant(0)
-        } else {
-            or_n(b, sel, &held)?
-        });
+        p.push(or_n(b, sel, &held)?);
     }
     if n > 0 {
         spans.push((start, n));
