@@ -7,7 +7,7 @@ use hearth::bits::adders::{self, AdderKind};
 use hearth::bits::compare;
 use hearth::bits::gates::Gate;
 use hearth::bits::mul::{self, MulKind};
-use hearth::bits::shift::{self, ShiftKind};
+use hearth::bits::shift::{self, ShiftKind, ShiftNetwork};
 use hearth::bits::{bitwise, div, flags, Bits};
 use hearth::circuit::{CircuitBuilder, Wire};
 use hearth::Comparison;
@@ -511,44 +511,95 @@ fn packed_adders_cost() {
     assert!(depth <= 6 && pbs <= 96, "Sklansky: {pbs} / {depth}");
 }
 
-/// Every shift by an encrypted amount.
+/// Every shift by an encrypted amount, on every network and the chosen one.
 fn shifts(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<Vec<Bits>, Error> {
-    [
-        ShiftKind::Left,
-        ShiftKind::Right,
-        ShiftKind::ArithRight,
-        ShiftKind::RotateLeft,
-        ShiftKind::RotateRight,
-    ]
-    .iter()
-    .map(|&k| shift::shift(b, x, k, y))
-    .collect()
+    let mut out = Vec::new();
+    for network in [
+        None,
+        Some(ShiftNetwork::Barrel),
+        Some(ShiftNetwork::Butterfly),
+    ] {
+        for kind in SHIFT_KINDS {
+            out.push(match network {
+                None => shift::shift(b, x, kind, y)?,
+                Some(network) => shift::shift_by(b, x, kind, y, network)?,
+            });
+        }
+    }
+    Ok(out)
 }
+
+const SHIFT_KINDS: [ShiftKind; 5] = [
+    ShiftKind::Left,
+    ShiftKind::Right,
+    ShiftKind::ArithRight,
+    ShiftKind::RotateLeft,
+    ShiftKind::RotateRight,
+];
 
 /// [`shifts`] in Rust.
 fn shifts_in_rust(n: usize, x: u128, y: u128) -> Vec<u128> {
     let a = (y % n as u128) as u32;
     let sx = signed(x, n);
     let rot = |v: u128, k: u32| ((v << k) | (v >> ((n as u32 - k) % n as u32))) & mask(n);
-    vec![
+    let one = [
         x << a,
         x >> a,
         (sx >> a) as u128,
         if a == 0 { x } else { rot(x, a) },
         if a == 0 { x } else { rot(x, n as u32 - a) },
-    ]
+    ];
+    one.repeat(3)
 }
 
 #[test]
 fn shifts_by_encrypted_amounts() {
-    check("shifts", &[8, 16, 32], &shifts, &shifts_in_rust);
+    check(
+        "shifts",
+        &[1, 2, 4, 8, 16, 32, 64],
+        &shifts,
+        &shifts_in_rust,
+    );
     // On pi = 5 the ANDs where zeros move in go two per bootstrap.
     check_on(
         &INSECURE_TEST_DIGITS,
         "shifts on pi = 5",
-        &[2, 4, 8, 16, 32],
+        &[1, 2, 4, 8, 16, 32, 64, 128],
         &shifts,
         &shifts_in_rust,
+    );
+}
+
+/// Shifts whose amount shares wires with the value (`x << x`, a stage's
+/// amount bit among its data bits), and of a value with clear bits (`y`
+/// zero-extended, and with a clear one on top), on both kinds of set.
+#[test]
+fn shifts_by_their_own_bits() {
+    let build: &Build = &|b, x, y| {
+        let mut out = shifts(b, x, x)?;
+        let one = b.constant(2);
+        let mut wide = y.wires().to_vec();
+        wide.truncate(y.len() / 2);
+        let zero = b.constant(0);
+        wide.resize(y.len() - 1, zero);
+        wide.push(one);
+        let wide = Bits::from_wires(b, wide)?;
+        out.extend(shifts(b, &wide, x)?);
+        Ok(out)
+    };
+    let rust = |n: usize, x: u128, y: u128| {
+        let mut out = shifts_in_rust(n, x, x);
+        let wide = (y & mask(n / 2)) | (1 << (n - 1));
+        out.extend(shifts_in_rust(n, wide, x));
+        out
+    };
+    check("shifts by their own bits", &[2, 4, 8, 16], build, &rust);
+    check_on(
+        &INSECURE_TEST_DIGITS,
+        "shifts by their own bits on pi = 5",
+        &[2, 4, 8, 16, 32],
+        build,
+        &rust,
     );
 }
 
@@ -666,8 +717,10 @@ fn leading_zeros_on_five_bit_sets() {
 
 /// What the count backend chose on `pi = 5`, 32 bits, 2 threads:
 /// `count_ones` by Wallace's rule (Dadda's took 21 bootstraps at depth
-/// 11), and a shift whose ANDs with moved-in zeros go two per bootstrap
-/// (31 of its 160 positions: 145).
+/// 11), and shifts whose stages pair each bit where a zero moves in with
+/// the bit its input moves to (31 pairs of 160 positions: 129), and
+/// rotations on a butterfly of swaps, one bootstrap per pair (80) and 16
+/// for the controls (the barrel pairs only its last stage: 144).
 #[test]
 fn counts_and_shifts_cost_on_five_bit_sets() {
     let stats = |build: &Build| {
@@ -680,7 +733,14 @@ fn counts_and_shifts_cost_on_five_bit_sets() {
     );
     for kind in [ShiftKind::Left, ShiftKind::Right] {
         let (pbs, depth) = stats(&move |b, x, y| Ok(vec![shift::shift(b, x, kind, y)?]));
-        assert_eq!((pbs, depth), (145, 5), "{kind:?}");
+        assert_eq!((pbs, depth), (129, 5), "{kind:?}");
+    }
+    for kind in [ShiftKind::RotateLeft, ShiftKind::RotateRight] {
+        let (pbs, depth) = stats(&move |b, x, y| Ok(vec![shift::shift(b, x, kind, y)?]));
+        assert_eq!((pbs, depth), (96, 5), "{kind:?}");
+        let barrel =
+            stats(&move |b, x, y| Ok(vec![shift::shift_by(b, x, kind, y, ShiftNetwork::Barrel)?]));
+        assert_eq!(barrel, (144, 5), "{kind:?}");
     }
 }
 

@@ -75,3 +75,36 @@ fn ks32_noise_matches_the_model() {
     );
     assert!((a.keyswitch / b.keyswitch - 1.0).abs() < 0.05);
 }
+
+/// Rotations by an encrypted amount on the one key, encrypted: the inverse
+/// butterfly's swaps and its controls (two tables of one selector each)
+/// decrypt to Rust's `rotate_left` / `rotate_right`, beside a shift.
+#[test]
+fn ks32_rotations_by_encrypted_amounts_are_exact() {
+    use hearth::api::U16;
+    let (client, server) = hearth_testkit::keys::keys(&DIGITS_KS32_128);
+    let p = Program::new(&DIGITS_KS32_128);
+    let (x, y) = (U16::input(&p), U16::input(&p));
+    p.output(&x.rotate_left_by(&y));
+    p.output(&x.rotate_right_by(&y));
+    p.output(&x.shl_by(&y));
+    let prog = p.build().unwrap();
+    let cpu = CpuBackend::new(server, None).unwrap();
+    for (a, k) in [(0xb5e3u16, 11u16), (0x8001, 0)] {
+        let ins = [
+            client.encrypt_word_of(a as i64, 16, false).unwrap(),
+            client.encrypt_word_of(k as i64, 16, false).unwrap(),
+        ];
+        let out = prog.run_encrypted(&cpu, &ins).unwrap();
+        let got: Vec<u64> = out
+            .iter()
+            .map(|o| u64::try_from(client.decrypt_word_value(o).unwrap()).unwrap())
+            .collect();
+        let want = [
+            a.rotate_left(k as u32),
+            a.rotate_right(k as u32),
+            a << (k % 16),
+        ];
+        assert_eq!(got, want.map(u64::from), "{a:#x} by {k}");
+    }
+}

@@ -210,12 +210,14 @@ fn search(p: &ParameterSet, m: u64, arity: usize, truth: u64) -> Option<Form> {
 /// The function restricted to its encrypted, distinct inputs: constants
 /// substituted, repeated wires and complements (`ONE - x`, as a NOT or an
 /// XOR with a clear 1 gives) merged.
-struct Reduced {
-    inputs: Vec<Wire>,
-    truth: u64,
+pub(crate) struct Reduced {
+    /// The distinct encrypted inputs.
+    pub(crate) inputs: Vec<Wire>,
+    /// Bit `c`: the output where input `i` is bit `i` of `c`.
+    pub(crate) truth: u64,
 }
 
-fn reduce(
+pub(crate) fn reduce(
     b: &CircuitBuilder,
     inputs: &[Wire],
     f: &dyn Fn(&[bool]) -> bool,

@@ -23,6 +23,7 @@ pub mod counters;
 pub mod div;
 pub mod dot;
 pub mod flags;
+mod functions;
 pub mod gates;
 pub mod mul;
 pub mod packed_add;
