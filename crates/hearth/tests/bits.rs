@@ -5,6 +5,7 @@
 use hearth::backend::{Backend, ClearBackend};
 use hearth::bits::adders::{self, AdderKind};
 use hearth::bits::compare;
+use hearth::bits::counters::CompressKind;
 use hearth::bits::gates::Gate;
 use hearth::bits::mul::{self, MulKind};
 use hearth::bits::shift::{self, ShiftKind, ShiftNetwork};
@@ -603,6 +604,100 @@ fn shifts_by_their_own_bits() {
     );
 }
 
+/// Column sums whose columns hold a wire more than once, of heights 3 to 7
+/// (where a column's counter borrows bits of the next on `pi = 5`, and a
+/// borrowed copy of a repeated wire must leave its twin in place; found
+/// by the program fuzzer), against the same sums in Rust.
+#[test]
+fn column_sums_with_repeated_bits() {
+    // Even and odd columns j: these bits (x or y, index offset from j).
+    type Shape = &'static [(bool, usize)];
+    const SHAPES: [(Shape, Shape); 4] = [
+        (
+            &[(true, 0), (true, 0), (false, 0), (true, 1), (false, 2)],
+            &[(true, 0), (true, 0), (false, 0), (true, 1), (false, 2)],
+        ),
+        (
+            &[
+                (true, 0),
+                (true, 0),
+                (true, 0),
+                (false, 1),
+                (false, 1),
+                (true, 3),
+            ],
+            &[
+                (false, 0),
+                (true, 1),
+                (true, 1),
+                (false, 0),
+                (true, 2),
+                (true, 2),
+            ],
+        ),
+        // Three distinct bits, then a column whose two lightest bits are
+        // one copy of a repeated wire and another: the even column borrows
+        // both.
+        (
+            &[(true, 0), (false, 0), (true, 2)],
+            &[(false, 2), (true, 4), (false, 2)],
+        ),
+        (
+            &[(true, 0), (false, 0), (true, 2), (false, 5)],
+            &[(false, 2), (true, 4), (false, 2), (true, 3)],
+        ),
+    ];
+    let bits_of =
+        |j: usize| move |&(even, odd): &(Shape, Shape)| if j.is_multiple_of(2) { even } else { odd };
+    let build: &Build = &move |b, x, y| {
+        let n = x.len();
+        SHAPES
+            .iter()
+            .map(|shape| {
+                let columns = (0..n)
+                    .map(|j| {
+                        let src = |&(from_x, k): &(bool, usize)| {
+                            let v = if from_x { x } else { y };
+                            v.wires()[(j + k) % n]
+                        };
+                        bits_of(j)(shape).iter().map(src).collect()
+                    })
+                    .collect();
+                hearth::bits::counters::sum_columns(b, columns, n, CompressKind::Auto)
+            })
+            .collect()
+    };
+    let rust = move |n: usize, x: u128, y: u128| {
+        SHAPES
+            .iter()
+            .map(|shape| {
+                let mut total = 0u128;
+                for j in 0..n {
+                    for &(from_x, k) in bits_of(j)(shape).iter() {
+                        let v = if from_x { x } else { y };
+                        let bit = (v >> ((j + k) % n)) & 1;
+                        total = total.wrapping_add(bit << j);
+                    }
+                }
+                total & mask(n)
+            })
+            .collect()
+    };
+    check(
+        "column sums with repeated bits",
+        &[2, 4, 8, 16, 32],
+        build,
+        &rust,
+    );
+    check_on(
+        &INSECURE_TEST_DIGITS,
+        "column sums with repeated bits on pi = 5",
+        &[2, 4, 8, 16, 32, 64],
+        build,
+        &rust,
+    );
+}
+
 /// Every gate bitwise, and the NZCV flags of an addition and a subtraction.
 fn gates_and_flags(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<Vec<Bits>, Error> {
     let mut out: Vec<Bits> = Gate::ALL
@@ -716,8 +811,10 @@ fn leading_zeros_on_five_bit_sets() {
 }
 
 /// What the count backend chose on `pi = 5`, 32 bits, 2 threads:
-/// `count_ones` by Wallace's rule (Dadda's took 21 bootstraps at depth
-/// 11), and shifts whose stages pair each bit where a zero moves in with
+/// `count_ones` by the widest counters, borrowing bits of the next column
+/// at the low heights (Wallace's rule took 15, Dadda's 21 at depth 11), a
+/// product by 805 at most tfhe-rs's 73 bootstraps (76 without borrowing),
+/// and shifts whose stages pair each bit where a zero moves in with
 /// the bit its input moves to (31 pairs of 160 positions: 129), and
 /// rotations on a butterfly of swaps, one bootstrap per pair (80) and 16
 /// for the controls (the barrel pairs only its last stage: 144).
@@ -729,8 +826,10 @@ fn counts_and_shifts_cost_on_five_bit_sets() {
     };
     assert_eq!(
         stats(&|b, x, _| Ok(vec![bitwise::count_ones(b, x, 6)?])),
-        (15, 5)
+        (14, 5)
     );
+    let (pbs, _) = stats(&|b, x, _| Ok(vec![mul::mul_const(b, x, &805.into(), 32, false)?]));
+    assert!(pbs <= 73, "x * 805: {pbs} bootstraps");
     for kind in [ShiftKind::Left, ShiftKind::Right] {
         let (pbs, depth) = stats(&move |b, x, y| Ok(vec![shift::shift(b, x, kind, y)?]));
         assert_eq!((pbs, depth), (129, 5), "{kind:?}");

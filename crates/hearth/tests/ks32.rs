@@ -76,11 +76,12 @@ fn ks32_noise_matches_the_model() {
     assert!((a.keyswitch / b.keyswitch - 1.0).abs() < 0.05);
 }
 
-/// Rotations by an encrypted amount on the one key, encrypted: the inverse
-/// butterfly's swaps and its controls (two tables of one selector each)
-/// decrypt to Rust's `rotate_left` / `rotate_right`, beside a shift.
+/// Words on the one key, encrypted: rotations by an encrypted amount (the
+/// inverse butterfly's swaps and controls, two tables of one selector
+/// each), a shift, and products whose column sums borrow bits of the next
+/// column (counts `a + 2b` in one rotation) decrypt to Rust's.
 #[test]
-fn ks32_rotations_by_encrypted_amounts_are_exact() {
+fn ks32_word_rotations_and_products_are_exact() {
     use hearth::api::U16;
     let (client, server) = hearth_testkit::keys::keys(&DIGITS_KS32_128);
     let p = Program::new(&DIGITS_KS32_128);
@@ -88,6 +89,8 @@ fn ks32_rotations_by_encrypted_amounts_are_exact() {
     p.output(&x.rotate_left_by(&y));
     p.output(&x.rotate_right_by(&y));
     p.output(&x.shl_by(&y));
+    p.output(&(&x * 805));
+    p.output(&(&x * &y));
     let prog = p.build().unwrap();
     let cpu = CpuBackend::new(server, None).unwrap();
     for (a, k) in [(0xb5e3u16, 11u16), (0x8001, 0)] {
@@ -104,6 +107,8 @@ fn ks32_rotations_by_encrypted_amounts_are_exact() {
             a.rotate_left(k as u32),
             a.rotate_right(k as u32),
             a << (k % 16),
+            a.wrapping_mul(805),
+            a.wrapping_mul(k),
         ];
         assert_eq!(got, want.map(u64::from), "{a:#x} by {k}");
     }

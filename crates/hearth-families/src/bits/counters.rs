@@ -15,8 +15,12 @@
 //! Dadda's sequence (2, 3, 4, 6, 9, 13, ...), which uses fewer counters;
 //! [`CompressKind::Widest`] gives every column to the widest counters at
 //! every level, leaving at most two bits (a counter costs one bootstrap
-//! whatever its width: a sum of 16 `u32` on `DIGITS_128` takes 185
-//! bootstraps this way, 224 by Dadda's rule); [`CompressKind::Auto`]
+//! whatever its width); on `pi >= 5` a column with 3 to 5 bits left
+//! borrows one to three bits of the next column at weight 2, where that
+//! removes more bits (a count `a + 2b <= 7` still fits one rotation: 3 +
+//! 2 x 2 bits to 3, where a full adder turns 3 into 2). A sum of 16 `u32`
+//! on `DIGITS_128` takes 167 bootstraps this way (185 without borrowing,
+//! 224 by Dadda's rule); [`CompressKind::Auto`]
 //! takes the fastest for the column heights. All stop at two rows, which
 //! one adder finishes.
 
@@ -100,6 +104,20 @@ fn schedule(heights: &[usize], width: usize, widest: usize, kind: CompressKind) 
                 if done {
                     break;
                 }
+                if kind == CompressKind::Widest && widest >= 7 && j + 1 < width {
+                    let (a, borrowed) = borrow(col, columns[j + 1]);
+                    if borrowed > 0 {
+                        col -= a;
+                        columns[j + 1] -= borrowed;
+                        counters += 1;
+                        for o in 0..3 {
+                            if j + o < width {
+                                next[j + o] += 1;
+                            }
+                        }
+                        continue;
+                    }
+                }
                 let k = match kind {
                     CompressKind::Dadda => col.min(widest).min(h - target + 1),
                     _ => col.min(widest),
@@ -130,7 +148,8 @@ pub fn counter(
     let k = group.len();
     let outs = usize::BITS as usize - k.leading_zeros() as usize;
     let mut bits = vec![b.constant(0); outs];
-    if let Some(all) = bits_by_count(b, sel, group)? {
+    let ones: Vec<(Wire, i64)> = group.iter().map(|&w| (w, 1)).collect();
+    if let Some(all) = bits_by_count(b, sel, &ones)? {
         return Ok(Some(all));
     }
     for (j, bit) in bits.iter_mut().enumerate().skip(1) {
@@ -169,27 +188,28 @@ pub fn counter(
 fn bits_by_count(
     b: &mut CircuitBuilder,
     sel: &mut Selectors,
-    group: &[Wire],
+    group: &[(Wire, i64)],
 ) -> Result<Option<Vec<Wire>>, Error> {
     let params = b.params();
-    if params.pi < 5 || !(4..=7).contains(&group.len()) {
+    let max: i64 = group.iter().map(|&(_, c)| c).sum();
+    if params.pi < 5 || !(4..=7).contains(&max) {
         return Ok(None);
     }
     // Clear bits join the count as a constant; a bit whose range the
     // builder does not know exactly is refreshed (the count's range must
     // stay on the 8 even values).
     let (mut terms, mut offset) = (Vec::with_capacity(group.len()), 0);
-    for &w in group {
+    for &(w, c) in group {
         if let Some(v) = b.constant_value(w)? {
-            offset += v;
+            offset += c * v;
         } else if on_even_positions(b, w, ONE)? {
-            terms.push((w, 1));
+            terms.push((w, c));
         } else {
-            terms.push((sel.refresh(b, w)?, 1));
+            terms.push((sel.refresh(b, w)?, c));
         }
     }
     let table = |j: usize| -> Result<Lut, Error> {
-        let points: Vec<(i64, i64)> = (0..=group.len() as i64)
+        let points: Vec<(i64, i64)> = (0..=max)
             .map(|c| (ONE * c, if (c >> j) & 1 == 1 { ONE } else { 0 }))
             .collect();
         Ok(Lut::from_points(params.pi, &points)?)
@@ -199,7 +219,7 @@ fn bits_by_count(
     // bits it was read from) can give the count a range wider than its
     // values: independent copies make it exact again.
     let probe = b.linear(&terms, offset)?;
-    if !on_even_positions(b, probe, ONE * group.len() as i64)? {
+    if !on_even_positions(b, probe, ONE * max)? {
         for t in terms.iter_mut() {
             t.0 = sel.refresh(b, t.0)?;
         }
@@ -288,6 +308,18 @@ pub fn sum_columns(
                 if done {
                     break;
                 }
+                if kind == CompressKind::Widest && widest >= 7 && j + 1 < width {
+                    if let Some(outs) =
+                        borrowing_counter(b, &mut sel, &mut col, &mut columns[j + 1])?
+                    {
+                        for (o, w) in outs.into_iter().enumerate() {
+                            if j + o < width {
+                                next[j + o].push(w);
+                            }
+                        }
+                        continue;
+                    }
+                }
                 // A k-counter leaves one of its k bits here.
                 let mut k = match kind {
                     CompressKind::Dadda => col.len().min(widest).min(h - target + 1),
@@ -334,6 +366,69 @@ pub fn sum_columns(
         AdderKind::Auto,
     )?;
     Ok(sum)
+}
+
+/// Bits `(a, b)` a counter of `pi >= 5` takes from a column with `c`
+/// bits left and from the next one with `d`, at weights 1 and 2 (the
+/// count `a + 2b <= 7` keeps the 7-to-3 counter's one rotation): `b > 0`
+/// only where that removes more bits than a counter of the column alone,
+/// as at the low heights a sum ends with (3 + 2 x 2: five bits to three,
+/// where a full adder turns three into two).
+fn borrow(c: usize, d: usize) -> (usize, usize) {
+    let outs = |m: usize| (usize::BITS - m.leading_zeros()) as isize;
+    let removed = |(a, b): (usize, usize)| (a + b) as isize - outs(a + 2 * b);
+    let mut best = (c.min(7), 0);
+    for b in 1..=d.min(3) {
+        for a in 1..=c.min(7) {
+            if a + 2 * b <= 7 && removed((a, b)) > removed(best) {
+                best = (a, b);
+            }
+        }
+    }
+    best
+}
+
+/// The counter [`borrow`] chooses where it borrows from the next column:
+/// its outputs (weights 1, 2, 4), the bits taken out of `col` and `next`
+/// (the lightest of `next`); `None`, nothing taken, where it does not
+/// borrow or the count does not fit one rotation.
+fn borrowing_counter(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    col: &mut Vec<Wire>,
+    next: &mut Vec<Wire>,
+) -> Result<Option<Vec<Wire>>, Error> {
+    let (take, borrowed) = borrow(col.len(), next.len());
+    if borrowed == 0 {
+        return Ok(None);
+    }
+    // The lightest bits of `next`, by position (a column may hold a wire
+    // twice: only the borrowed copy leaves it).
+    let mut light: Vec<(u64, usize)> = next
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| Ok((b.quadratic_weight(w)?, i)))
+        .collect::<Result<_, Error>>()?;
+    light.sort_by_key(|&(q, i)| (q, i));
+    let mut taken: Vec<usize> = light[..borrowed].iter().map(|&(_, i)| i).collect();
+    let high: Vec<Wire> = taken.iter().map(|&i| next[i]).collect();
+    let group: Vec<(Wire, i64)> = col[..take]
+        .iter()
+        .map(|&w| (w, 1))
+        .chain(high.iter().map(|&w| (w, 2)))
+        .collect();
+    if (1..group.len()).any(|i| group[..i].iter().any(|g| g.0 == group[i].0)) {
+        return Ok(None);
+    }
+    let Some(outs) = bits_by_count(b, sel, &group)? else {
+        return Ok(None);
+    };
+    col.drain(..take);
+    taken.sort_unstable();
+    for &i in taken.iter().rev() {
+        next.remove(i);
+    }
+    Ok(Some(outs))
 }
 
 /// Orders a column so that groups taken from the front pair its heaviest
