@@ -647,8 +647,9 @@ fn column_sums_with_repeated_bits() {
             &[(false, 2), (true, 4), (false, 2), (true, 3)],
         ),
     ];
-    let bits_of =
-        |j: usize| move |&(even, odd): &(Shape, Shape)| if j.is_multiple_of(2) { even } else { odd };
+    let bits_of = |j: usize| {
+        move |&(even, odd): &(Shape, Shape)| if j.is_multiple_of(2) { even } else { odd }
+    };
     let build: &Build = &move |b, x, y| {
         let n = x.len();
         SHAPES
