@@ -56,7 +56,7 @@ pub fn bitwise(b: &mut CircuitBuilder, g: Gate, x: &Bits, y: &Bits) -> Result<Bi
 /// afterwards) does where `h(0) != h(2)`, one stored as 0 / 2 where
 /// `h(0) = h(2) = 0`, and where both are 1 the table of `not h` does,
 /// negated afterwards.
-pub(super) fn gate_pair(
+fn gate_pair(
     b: &mut CircuitBuilder,
     g: Gate,
     lo: (Wire, Wire),

@@ -409,7 +409,7 @@ fn borrowing_counter(
         .enumerate()
         .map(|(i, &w)| Ok((b.quadratic_weight(w)?, i)))
         .collect::<Result<_, Error>>()?;
-    light.sort_by_key(|&(q, i)| (q, i));
+    light.sort_unstable();
     let mut taken: Vec<usize> = light[..borrowed].iter().map(|&(_, i)| i).collect();
     let high: Vec<Wire> = taken.iter().map(|&i| next[i]).collect();
     let group: Vec<(Wire, i64)> = col[..take]
