@@ -105,6 +105,12 @@ pub enum WordOp {
     IntLt(usize, usize),
     /// `((a < b) & !(c == d)) | ((b == c) ^ (a < d))` on `Bool`s, as a word.
     BoolMix(usize, usize, usize, usize),
+    /// A table scan: `r = 0`, then for `i` in `0..4`
+    /// `r = r ^ (a == k_i).select(b.rotate_left(i), 0)` (`|` for flag bit
+    /// 0; the select's sides swapped for bit 1; the constant on the left
+    /// of `==` for bit 2), with `k_i = k + i * step`: distinct keys (step
+    /// 1 or 2) or one repeated (step 0), so equalities are exclusive or not.
+    Scan(usize, usize, u8, u8, u8),
 }
 
 /// The word types [`WordOp::CastShr`] and [`WordOp::CastMax`] pass
@@ -124,7 +130,7 @@ pub const CAST_TYPES: [(usize, bool); 10] = [
 
 impl WordOp {
     /// Number of kinds [`WordOp::from_parts`] makes.
-    pub const KINDS: u8 = 36;
+    pub const KINDS: u8 = 37;
 
     /// Operation `kind` (modulo [`WordOp::KINDS`]) on operands `a .. d`
     /// (indices, shift amounts, constants): one place for the random
@@ -167,7 +173,9 @@ impl WordOp {
             32 => WordOp::CastMax(a, b, c % CAST_TYPES.len() as u8),
             33 => WordOp::ViaInt(a, b, c as i64 - 128),
             34 => WordOp::IntLt(a, b),
-            _ => WordOp::BoolMix(a, b, cu, du),
+            35 => WordOp::BoolMix(a, b, cu, du),
+            // Small keys often (inputs are often small).
+            _ => WordOp::Scan(a, b, if d & 8 == 0 { c % 4 } else { c }, d % 3, d >> 4),
         }
     }
 }
@@ -351,6 +359,19 @@ impl Ref {
                 let (bc, ad) = (v[b] == v[c], self.lt(v[a], v[d]));
                 ((ab && !cd) || (bc ^ ad)) as u128
             }
+            WordOp::Scan(a, b, k, step, flags) => (0..4u32).fold(0, |r, i| {
+                let hit = v[a] == (k as u128 + (i * step as u32) as u128) & m;
+                let x = if hit == (flags & 2 == 0) {
+                    rot(v[b], i)
+                } else {
+                    0
+                };
+                if flags & 1 == 1 {
+                    r | x
+                } else {
+                    r ^ x
+                }
+            }),
         };
         r & m
     }
@@ -396,6 +417,7 @@ fn resolved(op: &WordOp, n: usize) -> WordOp {
         WordOp::ViaInt(a, b, k) => WordOp::ViaInt(r(a), r(b), k),
         WordOp::IntLt(a, b) => WordOp::IntLt(r(a), r(b)),
         WordOp::BoolMix(a, b, c, d) => WordOp::BoolMix(r(a), r(b), r(c), r(d)),
+        WordOp::Scan(a, b, k, step, f) => WordOp::Scan(r(a), r(b), k, step, f),
     }
 }
 
@@ -435,7 +457,8 @@ fn operands(op: &WordOp) -> Vec<usize> {
         | Lt(a, b)
         | CastMax(a, b, _)
         | ViaInt(a, b, _)
-        | IntLt(a, b) => vec![a, b],
+        | IntLt(a, b)
+        | Scan(a, b, ..) => vec![a, b],
         MulAdd(a, b, c, _, _) => vec![a, b, c],
         SelectLt(a, b, c, d) | BoolMix(a, b, c, d) => vec![a, b, c, d],
     }
@@ -558,6 +581,28 @@ fn build_typed<const B: usize, const S: bool>(
                 (&(&ab & &!&cd) | &(&bc ^ &ad))
                     .to_word::<B>()
                     .cast::<B, S>()
+            }
+            WordOp::Scan(a, b, k, step, flags) => {
+                let zero = Word::constant(&p, 0);
+                (0..4u32).fold(zero.clone(), |r, i| {
+                    let key = Word::constant(&p, k as i64 + (i * step as u32) as i64);
+                    let hit = if flags & 4 == 0 {
+                        v[a].eq(&key)
+                    } else {
+                        key.eq(&v[a])
+                    };
+                    let x = v[b].rotate_left(i);
+                    let x = if flags & 2 == 0 {
+                        hit.select(&x, &zero)
+                    } else {
+                        hit.select(&zero, &x)
+                    };
+                    if flags & 1 == 1 {
+                        &r | &x
+                    } else {
+                        &r ^ &x
+                    }
+                })
             }
         };
         vals.push(y);

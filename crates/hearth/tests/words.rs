@@ -618,3 +618,114 @@ fn selects_between_a_word_and_its_flipped_bits() {
         }
     }
 }
+
+/// A table scan `r = r ^ (k == i).select(v_i, 0)` (or with `|`), as T2's
+/// PIR writes it: the equalities of one word with clear indices share
+/// their chunk tests, each select is ANDs sharing the hit (two per
+/// bootstrap on a `pi = 5` set), and the XORs of exclusive hits are sums,
+/// free. Every key of a `u4`, every table of random values, both sets;
+/// and scans where a key repeats (hits not exclusive: gates again) or the
+/// select's sides are swapped, against plain Rust.
+#[test]
+fn table_scans_are_exact_and_cheap() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(61);
+    for params in [&P, &hearth::INSECURE_TEST_DIGITS] {
+        // keys: distinct (0..8), one repeated (3 twice), and the select's
+        // sides swapped.
+        for (keys, swapped) in [
+            (vec![0u8, 1, 2, 3, 4, 5, 6, 7], false),
+            (vec![0u8, 3, 5, 3, 9], false),
+            (vec![1u8, 2, 7], true),
+        ] {
+            for xor in [true, false] {
+                let p = Program::new(params);
+                p.set_threads(2);
+                let key = Word::<4, false>::input(&p);
+                let db: Vec<Word<4, false>> = keys.iter().map(|_| Word::input(&p)).collect();
+                let zero = Word::<4, false>::constant(&p, 0);
+                let r = keys.iter().zip(&db).fold(zero.clone(), |r, (&i, v)| {
+                    let hit = key.eq(&Word::constant(&p, i as i64));
+                    let x = if swapped {
+                        hit.select(&zero, v)
+                    } else {
+                        hit.select(v, &zero)
+                    };
+                    if xor {
+                        &r ^ &x
+                    } else {
+                        &r | &x
+                    }
+                });
+                p.output(&r);
+                let prog = p.build().unwrap();
+                let st = prog.circuit().stats();
+                if params.pi >= 5 && keys.len() == 8 && !swapped {
+                    // 8 equalities on shared 3-bit chunk tests (8 + 1 + 8)
+                    // and 8 selects of 4 bits at two ANDs per bootstrap; no
+                    // XOR or OR costs anything.
+                    assert!(st.pbs <= 17 + 16, "{}: {} PBS", params.name, st.pbs);
+                    assert!(st.depth <= 3, "{}: depth {}", params.name, st.depth);
+                }
+                for _ in 0..3 {
+                    let vals: Vec<u8> = keys.iter().map(|_| rng.gen_range(0..16)).collect();
+                    for k in 0..16u8 {
+                        let want = keys.iter().zip(&vals).fold(0u8, |r, (&i, &v)| {
+                            let x = if (k == i) != swapped { v } else { 0 };
+                            if xor {
+                                r ^ x
+                            } else {
+                                r | x
+                            }
+                        });
+                        let mut ins = vec![clear_word(k, 4, false).unwrap()];
+                        ins.extend(vals.iter().map(|&v| clear_word(v, 4, false).unwrap()));
+                        let out = prog.run(&ClearBackend, &ins).unwrap();
+                        let got = clear_word_value(&out[0], false).unwrap();
+                        assert_eq!(
+                            got,
+                            BigInt::from(want),
+                            "{}: keys {keys:?}, swapped {swapped}, xor {xor}, k = {k}, table {vals:?}",
+                            params.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A select with a clear side is gates of the other side and the
+/// condition (`c ? x : 0` an AND, `c ? x : 1` an OR with `!c`, and the
+/// mirror images), sharing the condition: every `x`, both conditions,
+/// every clear side of 8 bits tried, against Rust.
+#[test]
+fn selects_with_a_clear_side() {
+    for (params, per_bootstrap) in [(&P, 1), (&hearth::INSECURE_TEST_DIGITS, 2)] {
+        for k in [0u8, 0xff, 0x5a, 0x01] {
+            let p = Program::new(params);
+            let x = Word::<8, false>::input(&p);
+            let c = Word::<8, false>::input(&p).bit(0);
+            let kw = Word::<8, false>::constant(&p, k as i64);
+            p.output(&c.select(&x, &kw));
+            p.output(&c.select(&kw, &x));
+            let prog = p.build().unwrap();
+            let pbs = prog.circuit().stats().pbs;
+            assert!(
+                pbs <= 2 * 8usize.div_ceil(per_bootstrap),
+                "{}: K = {k:#x}: {pbs} PBS",
+                params.name
+            );
+            for xv in 0..=255u8 {
+                for cv in [0u8, 1] {
+                    let out = run(&prog, xv.into(), cv.into(), 8, false);
+                    let (a, b) = if cv == 1 { (xv, k) } else { (k, xv) };
+                    assert_eq!(
+                        out,
+                        [BigInt::from(a), BigInt::from(b)],
+                        "x = {xv}, c = {cv}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::guard::Guards;
 use super::range::{gcd, Range};
 use super::table::Points;
 use super::{next_circuit_id, Bootstrap, Circuit, CircuitId, FreshId, LinearExpr};
@@ -51,6 +52,12 @@ pub struct CircuitBuilder {
     /// Decoded tables: the points a bootstrap reads -> (slot table, margin level).
     decoded: HashMap<Points, (usize, Option<Margin>)>,
     table_index: HashMap<Vec<u64>, usize>,
+    /// Bootstraps made: (selector, table, offsets) -> first output. A
+    /// bootstrap is deterministic, so the same selector through the same
+    /// table gives the same ciphertext: made once, and its noise counted
+    /// as one value (two copies summed weigh 4, not 2).
+    made: HashMap<(LinearExpr, usize, Vec<u64>), FreshId>,
+    guards: Guards,
     threads: usize,
 }
 
@@ -80,6 +87,8 @@ impl CircuitBuilder {
             fresh_range: Vec::new(),
             decoded: HashMap::new(),
             table_index: HashMap::new(),
+            made: HashMap::new(),
+            guards: Guards::default(),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
@@ -325,6 +334,53 @@ impl CircuitBuilder {
         Ok(self.push_with_range(expr, Range::with_step(lo, hi, step)))
     }
 
+    /// Notes that bit `bit` is set only when the bits `word` hold `value`
+    /// (least significant first): an equality with a clear value. See
+    /// [`super::guard`].
+    pub fn guard_equal(
+        &mut self,
+        bit: Wire,
+        word: &[Wire],
+        value: Vec<bool>,
+    ) -> Result<(), BuildError> {
+        let key = self.data(bit, "guard")?.expr.clone();
+        let word = word
+            .iter()
+            .map(|&w| Ok(self.data(w, "guarded word")?.expr.clone()))
+            .collect::<Result<_, BuildError>>()?;
+        self.guards.equal(&key, word, value);
+        Ok(())
+    }
+
+    /// Notes that bit `bit` is set only when every bit of `ands` is (an AND
+    /// of them).
+    pub fn guard_and(&mut self, bit: Wire, ands: &[Wire]) -> Result<(), BuildError> {
+        let key = self.data(bit, "guard")?.expr.clone();
+        let ands: Vec<LinearExpr> = ands
+            .iter()
+            .map(|&w| Ok(self.data(w, "guard")?.expr.clone()))
+            .collect::<Result<_, BuildError>>()?;
+        self.guards.and(&key, &ands.iter().collect::<Vec<_>>());
+        Ok(())
+    }
+
+    /// Notes that bit `bit` is set only when `x` or `y` is (an OR or XOR).
+    pub fn guard_or(&mut self, bit: Wire, x: Wire, y: Wire) -> Result<(), BuildError> {
+        let key = self.data(bit, "guard")?.expr.clone();
+        let (x, y) = (
+            self.data(x, "guard")?.expr.clone(),
+            self.data(y, "guard")?.expr.clone(),
+        );
+        self.guards.or(&key, &x, &y);
+        Ok(())
+    }
+
+    /// Whether bits `x` and `y` are never both set, by their guards.
+    pub fn exclusive(&self, x: Wire, y: Wire) -> Result<bool, BuildError> {
+        let (x, y) = (&self.data(x, "guard")?.expr, &self.data(y, "guard")?.expr);
+        Ok(self.guards.exclusive(x, y))
+    }
+
     /// The current range of a wire.
     pub fn range(&self, a: Wire) -> Result<Range, BuildError> {
         Ok(self.data(a, "range")?.range)
@@ -394,6 +450,19 @@ impl CircuitBuilder {
         Ok(self.bootstrap_many(a, &[lut])?[0])
     }
 
+    /// Like [`CircuitBuilder::bootstrap`], always a new bootstrap (never
+    /// one made before on the same selector and table): the copies
+    /// [`super::Selectors`] makes of a wire whose copies a selector sums.
+    ///
+    /// The builder counts such copies as independent values. A backend
+    /// computes them from the same ciphertext with the same key, so they
+    /// are the same ciphertext and their noise adds coherently (`7 x + 8 x'`
+    /// weighs 225 as `15 x` does, not 113): an open issue, see
+    /// `ARCHITECTURE.md`.
+    pub fn bootstrap_copy(&mut self, a: Wire, lut: &Lut) -> Result<Wire, BuildError> {
+        Ok(self.bootstrap_with(a, &[lut], false)?[0])
+    }
+
     /// One blind rotation evaluating several tables on `a` (many-LUT): table
     /// `j` is read at the selector plus `j * span`: the number of values
     /// times the step where that fits; else 1 (interleaved) when the step is
@@ -404,6 +473,17 @@ impl CircuitBuilder {
     /// budget that applies depends on how far apart the selector's values
     /// with different outputs are (see [`super::table`]).
     pub fn bootstrap_many(&mut self, a: Wire, luts: &[&Lut]) -> Result<Vec<Wire>, BuildError> {
+        self.bootstrap_with(a, luts, true)
+    }
+
+    /// [`CircuitBuilder::bootstrap_many`]; `reuse`: return the outputs of
+    /// the same bootstrap made before, if any.
+    fn bootstrap_with(
+        &mut self,
+        a: Wire,
+        luts: &[&Lut],
+        reuse: bool,
+    ) -> Result<Vec<Wire>, BuildError> {
         let node = format!("bootstrap #{}", self.circuit.bootstraps.len());
         let d = self.data(a, &node)?.clone();
         let m = self.params.message_modulus();
@@ -484,36 +564,53 @@ impl CircuitBuilder {
             },
         };
         let (table_id, margin) = self.decode(points);
+        let offsets: Vec<u64> = (0..luts.len() as u64).map(|j| j * span).collect();
+        let ranges: Vec<Range> = outs.iter().map(|o| Range::covering(o, m)).collect();
+        let key = (d.expr, table_id, offsets);
+        if let Some(&first) = self.made.get(&key).filter(|_| reuse) {
+            let same = (0..ranges.len()).all(|j| self.fresh_range[first as usize + j] == ranges[j]);
+            if same {
+                return Ok(self.outputs_of(first, &ranges));
+            }
+        }
+        let (expr, _, offsets) = key;
         let budget = self.params.budgets.at(margin.unwrap_or(Margin::Two));
-        self.check_budget(&d.expr, node, budget)?;
-        let depth = 1 + d
-            .expr
+        self.check_budget(&expr, node, budget)?;
+        let depth = 1 + expr
             .terms
             .iter()
             .map(|&(f, _)| self.circuit.depth[f as usize])
             .max()
             .unwrap_or(0);
         let first_output = self.fresh_range.len() as FreshId;
-        let mut wires = Vec::with_capacity(luts.len());
-        for o in &outs {
-            let range = Range::covering(o, m);
-            let f = self.fresh(range, depth);
-            wires.push(self.push_with_range(
-                LinearExpr {
-                    terms: vec![(f, 1)],
-                    constant: 0,
-                },
-                range,
-            ));
+        for &range in &ranges {
+            self.fresh(range, depth);
         }
+        self.made
+            .insert((expr.clone(), table_id, offsets.clone()), first_output);
         self.circuit.bootstraps.push(Bootstrap {
-            input: d.expr,
+            input: expr,
             selector: d.range,
             table: table_id,
-            offsets: (0..luts.len() as u64).map(|j| j * span).collect(),
+            offsets,
             first_output,
         });
-        Ok(wires)
+        Ok(self.outputs_of(first_output, &ranges))
+    }
+
+    /// Wires for the outputs `first..` of a bootstrap, with their ranges.
+    fn outputs_of(&mut self, first: FreshId, ranges: &[Range]) -> Vec<Wire> {
+        ranges
+            .iter()
+            .enumerate()
+            .map(|(j, &range)| {
+                let expr = LinearExpr {
+                    terms: vec![(first + j as FreshId, 1)],
+                    constant: 0,
+                };
+                self.push_with_range(expr, range)
+            })
+            .collect()
     }
 
     /// The slot table and margin of `points`, each table stored once.

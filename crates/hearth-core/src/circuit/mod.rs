@@ -20,6 +20,7 @@
 mod builder;
 pub(crate) mod choice;
 pub mod cost;
+pub mod guard;
 pub(crate) mod range;
 pub mod schedule;
 pub mod selectors;
@@ -48,7 +49,7 @@ fn next_circuit_id() -> CircuitId {
 pub type FreshId = u32;
 
 /// `sum_i w_i * fresh_i + constant`, terms sorted by fresh id, no zero weight.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "mpi", derive(serde::Serialize, serde::Deserialize))]
 pub struct LinearExpr {
     /// `(fresh value, weight)` pairs.
@@ -486,8 +487,9 @@ pub(crate) mod tests {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(0, 3).unwrap();
         let id = Lut::from_fn(5, 0, 15, |v| v).unwrap();
+        let double = Lut::from_fn(5, 0, 15, |v| 2 * v).unwrap();
         let a = b.bootstrap(x, &id).unwrap();
-        let c = b.bootstrap(x, &id).unwrap();
+        let c = b.bootstrap(x, &double).unwrap();
         let s = b.add(a, c).unwrap();
         let d = b.bootstrap(s, &id).unwrap();
         b.output(d).unwrap();
@@ -498,7 +500,25 @@ pub(crate) mod tests {
         assert_eq!(st.peak_live, 3);
     }
 
+    pub(crate) fn identical_bootstraps_are_made_once() {
+        let mut b = CircuitBuilder::new(&P);
+        let x = b.input(0, 3).unwrap();
+        let id = Lut::from_fn(5, 0, 15, |v| v).unwrap();
+        let a = b.bootstrap(x, &id).unwrap();
+        let c = b.bootstrap(x, &id).unwrap();
+        // One ciphertext twice: its noise adds coherently.
+        let s = b.add(a, c).unwrap();
+        assert_eq!(b.quadratic_weight(s).unwrap(), 4);
+        // Another table, or another selector, is another bootstrap.
+        let double = Lut::from_fn(5, 0, 15, |v| 2 * v).unwrap();
+        b.bootstrap(x, &double).unwrap();
+        let x1 = b.add_const(x, 1).unwrap();
+        b.bootstrap(x1, &id).unwrap();
+        assert_eq!(b.build().stats().pbs, 3);
+    }
+
     hearth_core::tests![
+        identical_bootstraps_are_made_once,
         exact_weights_and_ranges,
         over_budget_is_refused_with_node_name,
         spread_selectors_get_the_wide_budget,

@@ -140,13 +140,13 @@ impl Selectors {
                 .map(|v| (v, if (v / 2) % 2 == 1 { 1 } else { -1 }))
                 .collect();
             let lut = Lut::from_points(b.params().pi, &points)?;
-            let y = b.bootstrap(w, &lut)?;
+            let y = b.bootstrap_copy(w, &lut)?;
             let y = b.add_const(y, 1)?;
             b.assume_range(y, 0, 2, 2)?
         } else {
             let r = b.range(w)?;
             let lut = Lut::from_fn(b.params().pi, r.lo, r.hi, |v| v)?;
-            b.bootstrap(w, &lut)?
+            b.bootstrap_copy(w, &lut)?
         };
         self.copies.entry(w).or_default().push(copy);
         Ok(copy)

@@ -75,8 +75,11 @@ pub fn random_circuit(
         })
         .collect();
     let mut windows = vec![8usize; streams];
-    let mut made = 0;
-    while made < bootstraps {
+    // The builder makes a repeated bootstrap once: count the real ones
+    // (with a bound on tries, for circuits too small to vary).
+    let mut tries = 0;
+    while b.bootstrap_count() < bootstraps && tries < 100 * bootstraps.max(1) {
+        tries += 1;
         let s = rng.gen_range(0..streams);
         let wires = &mut all[s];
         if rng.gen_ratio(1, 16) {
@@ -147,7 +150,6 @@ pub fn random_circuit(
             }
             _ => wires.push(b.bootstrap(selector, &lut)?),
         }
-        made += 1;
     }
     // Outputs: the last few wires of each stream and one linear combination.
     for wires in &all {

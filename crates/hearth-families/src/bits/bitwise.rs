@@ -9,7 +9,7 @@
 //! positions still zero.
 
 use super::counters::{sum_columns, CompressKind};
-use super::gates::{gate, not, Gate};
+use super::gates::{gate, guard_gate, not, Gate};
 use super::{Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::lut::Lut;
@@ -18,27 +18,58 @@ use crate::error::Error;
 
 /// A two-input gate applied bit by bit (the shorter operand zero-extended).
 /// Where the set has room (`pi >= 5`), two bit positions share one
-/// bootstrap (`gate_pair`): a 32-bit AND is 16 bootstraps at depth 1.
+/// bootstrap (`gate_pair`): a 32-bit AND is 16 bootstraps at depth 1. An
+/// OR or XOR of two bits that are never both set (their guards say so,
+/// [`crate::circuit::guard`]) is their sum, free.
 pub fn bitwise(b: &mut CircuitBuilder, g: Gate, x: &Bits, y: &Bits) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
     let zero = b.constant(0);
     let n = x.len().max(y.len());
     let pair = |i: usize| (x.bit_or(i, zero), y.bit_or(i, zero));
-    let mut out = Vec::with_capacity(n);
-    let mut i = 0;
-    while i < n {
-        if i + 1 < n {
-            if let Some((lo, hi)) = gate_pair(b, g, pair(i), pair(i + 1))? {
-                out.extend([lo, hi]);
-                i += 2;
+    let mut out = vec![zero; n];
+    let mut gated = Vec::with_capacity(n);
+    for (i, slot) in out.iter_mut().enumerate() {
+        let (p, q) = pair(i);
+        match exclusive_sum(b, g, p, q)? {
+            Some(w) => *slot = w,
+            None => gated.push(i),
+        }
+    }
+    let mut k = 0;
+    while k < gated.len() {
+        let i = gated[k];
+        if let Some(&j) = gated.get(k + 1) {
+            if let Some((lo, hi)) = gate_pair(b, g, pair(i), pair(j))? {
+                for (at, w) in [(i, lo), (j, hi)] {
+                    let (p, q) = pair(at);
+                    guard_gate(b, g, p, q, w)?;
+                    out[at] = w;
+                }
+                k += 2;
                 continue;
             }
         }
         let (p, q) = pair(i);
-        out.push(gate(b, &mut sel, g, p, q)?);
-        i += 1;
+        out[i] = gate(b, &mut sel, g, p, q)?;
+        k += 1;
     }
     Ok(Bits::from_vec(out))
+}
+
+/// `p | q` or `p ^ q` as the sum `p + q` where the two are never both set
+/// and the sum is still a bit (its weight within the margin-1 budget);
+/// else `None`.
+fn exclusive_sum(b: &mut CircuitBuilder, g: Gate, p: Wire, q: Wire) -> Result<Option<Wire>, Error> {
+    if !matches!(g, Gate::Or | Gate::Xor) || !b.exclusive(p, q)? {
+        return Ok(None);
+    }
+    if b.weight_of(&[(p, 1), (q, 1)])? > b.params().budgets.one {
+        return Ok(None);
+    }
+    let sum = b.add(p, q)?;
+    let w = b.assume_range(sum, 0, ONE, ONE)?;
+    guard_gate(b, g, p, q, w)?;
+    Ok(Some(w))
 }
 
 /// `g` at two bit positions in one bootstrap, or `None` where one gate per

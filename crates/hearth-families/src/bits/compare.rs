@@ -51,7 +51,25 @@ pub fn compare(
 ) -> Result<Wire, Error> {
     let (xs, ys) = padded(b, x, y, signed);
     let form = form_for(b, xs.len(), op);
-    lower(b, xs, ys, op, signed, form)
+    let clear = |b: &CircuitBuilder, ws: &[Wire]| -> Result<Option<Vec<bool>>, Error> {
+        ws.iter()
+            .map(|&w| Ok(b.constant_value(w)?.map(|v| v.rem_euclid(2 * ONE) == ONE)))
+            .collect()
+    };
+    let guard = match op {
+        Comparison::Eq => match (clear(b, &xs)?, clear(b, &ys)?) {
+            (None, Some(v)) => Some((xs.clone(), v)),
+            (Some(v), None) => Some((ys.clone(), v)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let eq = lower(b, xs, ys, op, signed, form)?;
+    // Set only when the encrypted side holds the clear value.
+    if let Some((word, value)) = guard {
+        b.guard_equal(eq, &word, value)?;
+    }
+    Ok(eq)
 }
 
 /// How a comparison is built.
@@ -251,26 +269,41 @@ fn best_split(n: usize, threads: usize) -> usize {
         .map_or(1, |(_, _, k)| k)
 }
 
-/// Per bit, `if s { x } else { y }`. Where `x` is `y` with some bits
-/// flipped (`select(c, t ^ K, t)`, a CRC step), those bits are `s xor y`:
-/// XORs sharing `s`, two per bootstrap where the set allows.
+/// Per bit, `if s { x } else { y }`. Bits where one side is clear are
+/// gates of the other side and `s` (`s and x` where `y` is a clear 0, a
+/// ReLU's or a table scan's select), and where `x` is `y` with some bits
+/// flipped (`select(c, t ^ K, t)`, a CRC step) those bits are `s xor y`:
+/// gates sharing `s`, two per bootstrap where the set allows.
 pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
     let zero = b.constant(0);
     let n = x.len().max(y.len());
     let mut out = Vec::with_capacity(n);
-    let mut flipped = Vec::new();
+    let mut shared = Vec::new();
     for i in 0..n {
         let (xi, yi) = (x.bit_or(i, zero), y.bit_or(i, zero));
-        if b.constant_value(yi)?.is_none() && b.offset_from(xi, yi, -1)? == Some(ONE) {
-            flipped.push((i, (yi, Gate::Xor)));
-            out.push(zero);
-        } else {
-            out.push(mux(b, &mut sel, s, xi, yi)?);
+        let set = |v: Option<i64>| v.map(|v| v.rem_euclid(2 * ONE) == ONE);
+        let gate = match (set(b.constant_value(xi)?), set(b.constant_value(yi)?)) {
+            // Both clear: the multiplexer folds them.
+            (Some(_), Some(_)) => None,
+            // `s ? x : 0`, `s ? x : 1`.
+            (None, Some(false)) => Some((xi, Gate::And)),
+            (None, Some(true)) => Some((xi, Gate::OrYN)),
+            // `s ? 0 : y`, `s ? 1 : y`.
+            (Some(false), None) => Some((yi, Gate::AndYN)),
+            (Some(true), None) => Some((yi, Gate::Or)),
+            (None, None) => (b.offset_from(xi, yi, -1)? == Some(ONE)).then_some((yi, Gate::Xor)),
+        };
+        match gate {
+            Some(g) => {
+                shared.push((i, g));
+                out.push(zero);
+            }
+            None => out.push(mux(b, &mut sel, s, xi, yi)?),
         }
     }
-    let gates: Vec<_> = flipped.iter().map(|&(_, g)| g).collect();
-    for ((i, _), w) in flipped.iter().zip(gates_sharing(b, &mut sel, &gates, s)?) {
+    let gates: Vec<_> = shared.iter().map(|&(_, g)| g).collect();
+    for ((i, _), w) in shared.iter().zip(gates_sharing(b, &mut sel, &gates, s)?) {
         out[*i] = w;
     }
     Ok(Bits::from_vec(out))

@@ -399,6 +399,9 @@ pub fn gates_sharing(
     while k < xs.len() {
         if k + 1 < xs.len() {
             if let Some(pair) = gate_pair(b, [xs[k], xs[k + 1]], y)? {
+                for (&(x, g), &w) in xs[k..k + 2].iter().zip(&pair) {
+                    guard_gate(b, g, x, y, w)?;
+                }
                 out.extend(pair);
                 k += 2;
                 continue;
@@ -493,7 +496,28 @@ pub fn gate(
     x: Wire,
     y: Wire,
 ) -> Result<Wire, Error> {
-    must(b, sel, &[x, y], &format!("{g:?}"), &|v| g.eval(v[0], v[1]))
+    let out = must(b, sel, &[x, y], &format!("{g:?}"), &|v| g.eval(v[0], v[1]))?;
+    guard_gate(b, g, x, y, out)?;
+    Ok(out)
+}
+
+/// Notes what `out = g(x, y)` implies ([`crate::circuit::guard`]): an AND
+/// is set only when its inputs taken as they are are set; an OR or an XOR
+/// only when one of its inputs is.
+pub(crate) fn guard_gate(
+    b: &mut CircuitBuilder,
+    g: Gate,
+    x: Wire,
+    y: Wire,
+    out: Wire,
+) -> Result<(), Error> {
+    Ok(match g {
+        Gate::And => b.guard_and(out, &[x, y]),
+        Gate::AndNY => b.guard_and(out, &[y]),
+        Gate::AndYN => b.guard_and(out, &[x]),
+        Gate::Or | Gate::Xor => b.guard_or(out, x, y),
+        _ => Ok(()),
+    }?)
 }
 
 /// Majority of three (2OF3): the carry of a full adder.

@@ -136,13 +136,35 @@ fn chunk_signs(b: &mut CircuitBuilder, xs: &[Wire], ys: &[Wire]) -> Result<Vec<W
     // An odd table is negacyclic on any range strictly inside (-half, half).
     let fits = |r: Range| -half < r.lo && r.hi < half;
     let mut sel = Selectors::for_bits();
-    xs.chunks(k)
+    let signs = xs
+        .chunks(k)
         .zip(ys.chunks(k))
         .map(|(cx, cy)| {
             let d = difference(b, &mut sel, cx, cy, fits)?;
             apply(b, d, i64::signum)
         })
-        .collect()
+        .collect::<Result<Vec<_>, Error>>()?;
+    // Equal chunks (a sign extension's fill bits) give one sign, made once:
+    // a copy below another never decides (where it is nonzero, so is the
+    // higher one), and summing copies would add their noise coherently.
+    let mut kept: Vec<Wire> = Vec::with_capacity(signs.len());
+    for (i, &s) in signs.iter().enumerate() {
+        if !distinct_from(b, s, &signs[i + 1..])? {
+            continue;
+        }
+        kept.push(s);
+    }
+    Ok(kept)
+}
+
+/// Whether `w` differs from every wire of `others` as an expression.
+fn distinct_from(b: &CircuitBuilder, w: Wire, others: &[Wire]) -> Result<bool, Error> {
+    for &o in others {
+        if b.offset_from(w, o, 1)? == Some(0) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// `x <op> y` for an ordering `op` on unsigned bits of equal length, as a
@@ -185,6 +207,8 @@ pub fn equal_by_counts(
         match b.constant_value(d)? {
             Some(0) => {}
             Some(_) => return Ok(b.constant(answer(false))),
+            // Equal chunks (fill bits) are tested once.
+            None if !distinct_from(b, d, &diffs)? => {}
             None => diffs.push(d),
         }
     }
