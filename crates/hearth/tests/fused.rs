@@ -282,3 +282,65 @@ fn an_output_stops_the_fusion() {
     let (_, outputs) = e.resolved();
     assert_eq!(outputs, vec![4, 6]);
 }
+
+/// A chain whose values are read twice each (Fibonacci's `f = f1 + f2`)
+/// is one linear form of the inputs with clear coefficients: 20 steps on
+/// `u16` cost what two products by a constant and their sum cost, not 20
+/// adders; with the middle of the chain an output, the chain is cut there
+/// and still exact. Random inputs, against Rust's wrapping arithmetic.
+#[test]
+fn chains_of_shared_sums_fuse_into_one_form() {
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(20);
+    for params in [&INSECURE_TEST_BITS, &INSECURE_TEST_DIGITS] {
+        for middle in [false, true] {
+            let p = Program::new(params);
+            p.set_threads(2);
+            let (mut f1, mut f2) = (Word::<16, false>::input(&p), Word::<16, false>::input(&p));
+            for k in 0..20 {
+                let f = &f1 + &f2;
+                f1 = f2;
+                f2 = f;
+                if middle && k == 9 {
+                    p.output(&f2);
+                }
+            }
+            p.output(&f2);
+            let prog = p.build().unwrap();
+            let chained = pbs(params, |p| {
+                let (a, b) = (Word::<16, false>::input(p), Word::<16, false>::input(p));
+                p.output(&(&a + &b));
+            });
+            let st = prog.circuit().stats();
+            if !middle {
+                assert!(
+                    st.pbs < 20 * chained / 2,
+                    "{}: {} PBS, an adder {chained}",
+                    params.name,
+                    st.pbs
+                );
+            }
+            for _ in 0..50 {
+                let (a, b): (u16, u16) = (rand::Rng::gen(&mut rng), rand::Rng::gen(&mut rng));
+                let (mut x, mut y) = (a, b);
+                let mut want = Vec::new();
+                for k in 0..20 {
+                    (x, y) = (y, x.wrapping_add(y));
+                    if middle && k == 9 {
+                        want.push(BigInt::from(y));
+                    }
+                }
+                want.push(BigInt::from(y));
+                let ins = [
+                    clear_word(a, 16, false).unwrap(),
+                    clear_word(b, 16, false).unwrap(),
+                ];
+                let out = prog.run(&ClearBackend, &ins).unwrap();
+                let got: Vec<BigInt> = out
+                    .iter()
+                    .map(|o| clear_word_value(o, false).unwrap())
+                    .collect();
+                assert_eq!(got, want, "{}: a = {a}, b = {b}", params.name);
+            }
+        }
+    }
+}

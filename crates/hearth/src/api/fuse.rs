@@ -11,6 +11,11 @@
 //! reads (used once, not an output) and that is itself linear in its own
 //! operands: sums, differences, negations, products by a clear word,
 //! fused sums, and (with coefficient 1) products of two encrypted words.
+//! A value read several times is expanded too when every op that reads it
+//! is expanded into the same root and it is linear without encrypted
+//! products: a chain such as Fibonacci's `f = f1 + f2`, whose values feed
+//! two later sums each, is one linear form of the inputs with clear
+//! coefficients, its copies adding their coefficients.
 //! Clear words go into the constant. Every rewrite is exact: wrapping
 //! arithmetic is arithmetic modulo `2^width`, signed or not.
 //!
@@ -70,6 +75,12 @@ struct View<'a> {
     st: &'a State,
     /// Reads of each value by later ops, plus one if it is an output.
     uses: Vec<u32>,
+    /// The ops reading each value (once per read).
+    readers: Vec<Vec<usize>>,
+    /// Whether each value is an output.
+    output: Vec<bool>,
+    /// The first value each op makes (`usize::MAX`: none).
+    first_value: Vec<usize>,
 }
 
 impl View<'_> {
@@ -114,9 +125,74 @@ impl View<'_> {
         }
     }
 
+    /// Whether op `i` is linear in its operands with clear coefficients
+    /// (no product of encrypted words).
+    fn linear(&self, i: usize) -> bool {
+        self.expandable(i, &BigInt::from(2), false)
+    }
+
+    /// The linear ops below root `i` whose values are read several times,
+    /// all by ops expanded into `i` (`skipped`: ops another root took): the
+    /// largest such set reachable from `i` through linear ops.
+    fn shared_region(&self, i: usize, skipped: &[bool]) -> Vec<bool> {
+        let n = self.st.ops.len();
+        let mut inside = vec![false; n];
+        let candidate = |j: usize| {
+            let v = self.first_value[j];
+            j < i && !skipped[j] && v != usize::MAX && !self.output[v] && self.linear(j)
+        };
+        // Reachable from `i` through ops that `allowed` admits.
+        let reach = |allowed: &dyn Fn(usize) -> bool| -> Vec<usize> {
+            let mut seen = vec![false; n];
+            let (mut stack, mut list) = (vec![i], Vec::new());
+            while let Some(j) = stack.pop() {
+                for v in self.st.ops[j].operands() {
+                    let k = self.st.made_by[v.0 as usize];
+                    if !seen[k] && allowed(k) {
+                        seen[k] = true;
+                        list.push(k);
+                        stack.push(k);
+                    }
+                }
+            }
+            list
+        };
+        let mut list = reach(&candidate);
+        list.iter().for_each(|&j| inside[j] = true);
+        loop {
+            // Only ops all of whose readers are inside or the root.
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for &j in &list {
+                    let v = self.first_value[j];
+                    if inside[j] && self.readers[v].iter().any(|&r| r != i && !inside[r]) {
+                        inside[j] = false;
+                        changed = true;
+                    }
+                }
+            }
+            let kept = reach(&|k| inside[k]);
+            if kept.len() == list.iter().filter(|&&j| inside[j]).count() {
+                return inside;
+            }
+            inside.iter_mut().for_each(|x| *x = false);
+            kept.iter().for_each(|&j| inside[j] = true);
+            list = kept;
+        }
+    }
+
     /// The form of root op `i` (which makes word `root`), or `None` when
-    /// it absorbs nothing. `budget` counts the terms expanded so far.
-    fn form(&self, i: usize, root: ValueId, products: bool, budget: &mut usize) -> Option<Form> {
+    /// it absorbs nothing. `budget` counts the terms expanded so far;
+    /// `shared`: [`View::shared_region`].
+    fn form(
+        &self,
+        i: usize,
+        root: ValueId,
+        products: bool,
+        shared: &[bool],
+        budget: &mut usize,
+    ) -> Option<Form> {
         let (bits, signed) = self.word_shape(root)?;
         if !self.expandable(i, &BigInt::one(), products) {
             return None;
@@ -141,8 +217,10 @@ impl View<'_> {
             absorbed: Vec::new(),
         };
         let mut scaled: BTreeMap<ValueId, BigInt> = BTreeMap::new();
-        let mut ops = vec![(i, BigInt::one())];
-        while let Some((j, c)) = ops.pop() {
+        // Pending coefficients by op, the latest first: an op read several
+        // times is expanded once all its readers have given theirs.
+        let mut ops: BTreeMap<usize, BigInt> = BTreeMap::from([(i, BigInt::one())]);
+        while let Some((j, c)) = ops.pop_last() {
             if j != i {
                 form.absorbed.push(j);
             }
@@ -187,8 +265,10 @@ impl View<'_> {
                     continue;
                 }
                 let j = self.st.made_by[v.0 as usize];
-                if self.uses[v.0 as usize] == 1 && self.expandable(j, &k, products) {
-                    ops.push((j, k));
+                if shared[j] {
+                    *ops.entry(j).or_default() += k;
+                } else if self.uses[v.0 as usize] == 1 && self.expandable(j, &k, products) {
+                    ops.insert(j, k);
                 } else {
                     *scaled.entry(v).or_default() += k;
                 }
@@ -280,10 +360,28 @@ pub(super) fn fuse(st: State) -> State {
             uses[v.0 as usize] += 1;
         }
     }
+    let mut readers = vec![Vec::new(); st.values.len()];
+    for (i, op) in st.ops.iter().enumerate() {
+        for v in op.operands() {
+            readers[v.0 as usize].push(i);
+        }
+    }
+    let mut output = vec![false; st.values.len()];
     for v in &st.output_ids {
         uses[v.0 as usize] += 1;
+        output[v.0 as usize] = true;
     }
-    let view = View { st: &st, uses };
+    let mut first_value = vec![usize::MAX; st.ops.len()];
+    for (v, &i) in st.made_by.iter().enumerate().rev() {
+        first_value[i] = v;
+    }
+    let view = View {
+        st: &st,
+        uses,
+        readers,
+        output,
+        first_value: first_value.clone(),
+    };
     // The threads each op was planned for.
     let mut threads = Vec::with_capacity(st.ops.len());
     let mut t = st.threads;
@@ -292,10 +390,6 @@ pub(super) fn fuse(st: State) -> State {
             t = (*n).max(1);
         }
         threads.push(t);
-    }
-    let mut first_value = vec![usize::MAX; st.ops.len()];
-    for (v, &i) in st.made_by.iter().enumerate().rev() {
-        first_value[i] = v;
     }
     let mut replaced: BTreeMap<usize, WordOp> = BTreeMap::new();
     let mut skipped = vec![false; st.ops.len()];
@@ -309,12 +403,17 @@ pub(super) fn fuse(st: State) -> State {
         let root = ValueId(first_value[i] as u32);
         let mut best: Option<(usize, Form)> = None;
         let mut with_products = false;
+        let shared = if view.linear(i) || view.expandable(i, &BigInt::one(), true) {
+            view.shared_region(i, &skipped)
+        } else {
+            vec![false; st.ops.len()]
+        };
         for products in [true, false] {
             if !products && !with_products {
                 // The same form again.
                 break;
             }
-            let Some(form) = view.form(i, root, products, &mut budget) else {
+            let Some(form) = view.form(i, root, products, &shared, &mut budget) else {
                 continue;
             };
             with_products = !form.products.is_empty();
