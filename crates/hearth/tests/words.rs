@@ -729,3 +729,44 @@ fn selects_with_a_clear_side() {
         }
     }
 }
+
+/// A compare-exchange (`c.select(&y, &x)` and `c.select(&x, &y)`, or
+/// `min` and `max`) builds the multiplexers once: the other side of the
+/// swap is `x + y` minus the first, bit by bit. Every pair of `u8`s, both
+/// sets, against Rust; the pair costs what one select and the
+/// comparison cost.
+#[test]
+fn compare_exchanges_build_one_side() {
+    for params in [&P, &hearth::INSECURE_TEST_DIGITS] {
+        let cost = |both: bool| {
+            let p = Program::new(params);
+            p.set_threads(2);
+            let x = Word::<8, false>::input(&p);
+            let y = Word::<8, false>::input(&p);
+            let c = y.lt(&x);
+            p.output(&c.select(&y, &x));
+            if both {
+                p.output(&c.select(&x, &y));
+                p.output(&x.min(&y));
+                p.output(&x.max(&y));
+            }
+            p.build().unwrap()
+        };
+        let (one, prog) = (cost(false), cost(true));
+        let (a, b) = (one.circuit().stats().pbs, prog.circuit().stats().pbs);
+        // min and max compare `x >= y`, another comparison than `y < x`.
+        assert!(
+            b <= 2 * a,
+            "{}: {b} PBS for the four, {a} for one",
+            params.name
+        );
+        for xv in 0..=255u8 {
+            for yv in (0..=255u8).step_by(7) {
+                let out = run(&prog, xv.into(), yv.into(), 8, false);
+                let (lo, hi) = (xv.min(yv), xv.max(yv));
+                let want = [lo, hi, lo, hi].map(BigInt::from);
+                assert_eq!(out, want, "{}: x = {xv}, y = {yv}", params.name);
+            }
+        }
+    }
+}

@@ -58,6 +58,9 @@ pub struct CircuitBuilder {
     /// as one value (two copies summed weigh 4, not 2).
     made: HashMap<(LinearExpr, usize, Vec<u64>), FreshId>,
     guards: Guards,
+    /// Results a family derived, by kind and operand expressions, for a
+    /// later operation to reuse ([`CircuitBuilder::remember`]).
+    facts: HashMap<(&'static str, Vec<LinearExpr>), Wire>,
     threads: usize,
 }
 
@@ -89,6 +92,7 @@ impl CircuitBuilder {
             table_index: HashMap::new(),
             made: HashMap::new(),
             guards: Guards::default(),
+            facts: HashMap::new(),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
@@ -373,6 +377,38 @@ impl CircuitBuilder {
         );
         self.guards.or(&key, &x, &y);
         Ok(())
+    }
+
+    /// Notes that `value` is what a family computes as `kind` of `operands`
+    /// (e.g. a multiplexer of three bits), so that a later operation can
+    /// derive its own result from it ([`CircuitBuilder::recall`]). Keyed by
+    /// the operands' expressions: wires of equal value match.
+    pub fn remember(
+        &mut self,
+        kind: &'static str,
+        operands: &[Wire],
+        value: Wire,
+    ) -> Result<(), BuildError> {
+        self.data(value, "remember")?;
+        let key = operands
+            .iter()
+            .map(|&w| Ok(self.data(w, "remember")?.expr.clone()))
+            .collect::<Result<_, BuildError>>()?;
+        self.facts.insert((kind, key), value);
+        Ok(())
+    }
+
+    /// What [`CircuitBuilder::remember`] noted as `kind` of `operands`.
+    pub fn recall(
+        &self,
+        kind: &'static str,
+        operands: &[Wire],
+    ) -> Result<Option<Wire>, BuildError> {
+        let key = operands
+            .iter()
+            .map(|&w| Ok(self.data(w, "recall")?.expr.clone()))
+            .collect::<Result<_, BuildError>>()?;
+        Ok(self.facts.get(&(kind, key)).copied())
     }
 
     /// Whether bits `x` and `y` are never both set, by their guards.

@@ -273,7 +273,9 @@ fn best_split(n: usize, threads: usize) -> usize {
 /// gates of the other side and `s` (`s and x` where `y` is a clear 0, a
 /// ReLU's or a table scan's select), and where `x` is `y` with some bits
 /// flipped (`select(c, t ^ K, t)`, a CRC step) those bits are `s xor y`:
-/// gates sharing `s`, two per bootstrap where the set allows.
+/// gates sharing `s`, two per bootstrap where the set allows. The other
+/// side of a swap (`select(s, y, x)` after `select(s, x, y)`, a
+/// compare-exchange's pair) is free: bit by bit `x + y` minus the first.
 pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bits, Error> {
     let mut sel = Selectors::for_bits();
     let zero = b.constant(0);
@@ -299,7 +301,14 @@ pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bit
                 shared.push((i, g));
                 out.push(zero);
             }
-            None => out.push(mux(b, &mut sel, s, xi, yi)?),
+            None => {
+                let w = match swapped(b, s, xi, yi)? {
+                    Some(w) => w,
+                    None => mux(b, &mut sel, s, xi, yi)?,
+                };
+                b.remember("mux", &[s, xi, yi], w)?;
+                out.push(w);
+            }
         }
     }
     let gates: Vec<_> = shared.iter().map(|&(_, g)| g).collect();
@@ -307,6 +316,20 @@ pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bit
         out[*i] = w;
     }
     Ok(Bits::from_vec(out))
+}
+
+/// `s ? x : y` as `x + y - (s ? y : x)` where that multiplexer was built
+/// before and the sum is still a bit (weight within the margin-1 budget).
+fn swapped(b: &mut CircuitBuilder, s: Wire, x: Wire, y: Wire) -> Result<Option<Wire>, Error> {
+    let Some(m) = b.recall("mux", &[s, y, x])? else {
+        return Ok(None);
+    };
+    let terms = [(x, 1), (y, 1), (m, -1)];
+    if b.weight_of(&terms)? > b.params().budgets.one {
+        return Ok(None);
+    }
+    let w = b.linear(&terms, 0)?;
+    Ok(Some(b.assume_range(w, 0, ONE, ONE)?))
 }
 
 /// `max(x, y)` (unsigned, or signed).
