@@ -348,10 +348,7 @@ impl CircuitBuilder {
         value: Vec<bool>,
     ) -> Result<(), BuildError> {
         let key = self.data(bit, "guard")?.expr.clone();
-        let word = word
-            .iter()
-            .map(|&w| Ok(self.data(w, "guarded word")?.expr.clone()))
-            .collect::<Result<_, BuildError>>()?;
+        let word = self.exprs(word, "guarded word")?;
         self.guards.equal(&key, word, value);
         Ok(())
     }
@@ -360,10 +357,7 @@ impl CircuitBuilder {
     /// of them).
     pub fn guard_and(&mut self, bit: Wire, ands: &[Wire]) -> Result<(), BuildError> {
         let key = self.data(bit, "guard")?.expr.clone();
-        let ands: Vec<LinearExpr> = ands
-            .iter()
-            .map(|&w| Ok(self.data(w, "guard")?.expr.clone()))
-            .collect::<Result<_, BuildError>>()?;
+        let ands = self.exprs(ands, "guard")?;
         self.guards.and(&key, &ands.iter().collect::<Vec<_>>());
         Ok(())
     }
@@ -390,10 +384,7 @@ impl CircuitBuilder {
         value: Wire,
     ) -> Result<(), BuildError> {
         self.data(value, "remember")?;
-        let key = operands
-            .iter()
-            .map(|&w| Ok(self.data(w, "remember")?.expr.clone()))
-            .collect::<Result<_, BuildError>>()?;
+        let key = self.exprs(operands, "remember")?;
         self.facts.insert((kind, key), value);
         Ok(())
     }
@@ -404,11 +395,16 @@ impl CircuitBuilder {
         kind: &'static str,
         operands: &[Wire],
     ) -> Result<Option<Wire>, BuildError> {
-        let key = operands
-            .iter()
-            .map(|&w| Ok(self.data(w, "recall")?.expr.clone()))
-            .collect::<Result<_, BuildError>>()?;
+        let key = self.exprs(operands, "recall")?;
         Ok(self.facts.get(&(kind, key)).copied())
+    }
+
+    /// The expressions of `wires` (`what` names them in an error).
+    fn exprs(&self, wires: &[Wire], what: &str) -> Result<Vec<LinearExpr>, BuildError> {
+        wires
+            .iter()
+            .map(|&w| Ok(self.data(w, what)?.expr.clone()))
+            .collect()
     }
 
     /// Whether bits `x` and `y` are never both set, by their guards.

@@ -21,7 +21,7 @@
 //! tree only.
 
 use super::gates::{gate, gates_sharing, maj, mux, not, Gate};
-use super::{packed_compare, Bits, ONE};
+use super::{clear_bit, clear_bits, packed_compare, Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::params::ParamsId;
@@ -51,13 +51,8 @@ pub fn compare(
 ) -> Result<Wire, Error> {
     let (xs, ys) = padded(b, x, y, signed);
     let form = form_for(b, xs.len(), op);
-    let clear = |b: &CircuitBuilder, ws: &[Wire]| -> Result<Option<Vec<bool>>, Error> {
-        ws.iter()
-            .map(|&w| Ok(b.constant_value(w)?.map(|v| v.rem_euclid(2 * ONE) == ONE)))
-            .collect()
-    };
     let guard = match op {
-        Comparison::Eq => match (clear(b, &xs)?, clear(b, &ys)?) {
+        Comparison::Eq => match (clear_bits(b, &xs)?, clear_bits(b, &ys)?) {
             (None, Some(v)) => Some((xs.clone(), v)),
             (Some(v), None) => Some((ys.clone(), v)),
             _ => None,
@@ -284,8 +279,7 @@ pub fn select(b: &mut CircuitBuilder, s: Wire, x: &Bits, y: &Bits) -> Result<Bit
     let mut shared = Vec::new();
     for i in 0..n {
         let (xi, yi) = (x.bit_or(i, zero), y.bit_or(i, zero));
-        let set = |v: Option<i64>| v.map(|v| v.rem_euclid(2 * ONE) == ONE);
-        let gate = match (set(b.constant_value(xi)?), set(b.constant_value(yi)?)) {
+        let gate = match (clear_bit(b, xi)?, clear_bit(b, yi)?) {
             // Both clear: the multiplexer folds them.
             (Some(_), Some(_)) => None,
             // `s ? x : 0`, `s ? x : 1`.

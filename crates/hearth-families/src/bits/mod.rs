@@ -166,14 +166,7 @@ impl Bits {
         b: &CircuitBuilder,
         signed: bool,
     ) -> Result<Option<BigInt>, Error> {
-        let mut bits = Vec::with_capacity(self.bits.len());
-        for &w in &self.bits {
-            match b.constant_value(w)? {
-                Some(v) => bits.push(v.rem_euclid(2 * ONE) == ONE),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(value_of(&bits, signed)))
+        Ok(clear_bits(b, &self.bits)?.map(|bits| value_of(&bits, signed)))
     }
 
     /// The top bit (the sign in two's complement); a clear 0 when empty.
@@ -183,6 +176,16 @@ impl Bits {
             None => b.constant(0),
         }
     }
+}
+
+/// Bit `w` when it is a clear constant, else `None`.
+pub(crate) fn clear_bit(b: &CircuitBuilder, w: Wire) -> Result<Option<bool>, Error> {
+    Ok(b.constant_value(w)?.map(|v| v.rem_euclid(2 * ONE) == ONE))
+}
+
+/// The bits of `wires` when every one is a clear constant, else `None`.
+pub(crate) fn clear_bits(b: &CircuitBuilder, wires: &[Wire]) -> Result<Option<Vec<bool>>, Error> {
+    wires.iter().map(|&w| clear_bit(b, w)).collect()
 }
 
 /// The value of clear bits (0 or 1 each), least significant first:

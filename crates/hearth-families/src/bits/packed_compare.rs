@@ -149,10 +149,9 @@ fn chunk_signs(b: &mut CircuitBuilder, xs: &[Wire], ys: &[Wire]) -> Result<Vec<W
     // higher one), and summing copies would add their noise coherently.
     let mut kept: Vec<Wire> = Vec::with_capacity(signs.len());
     for (i, &s) in signs.iter().enumerate() {
-        if !distinct_from(b, s, &signs[i + 1..])? {
-            continue;
+        if distinct_from(b, s, &signs[i + 1..])? {
+            kept.push(s);
         }
-        kept.push(s);
     }
     Ok(kept)
 }
