@@ -519,6 +519,7 @@ fn shifts(b: &mut CircuitBuilder, x: &Bits, y: &Bits) -> Result<Vec<Bits>, Error
         None,
         Some(ShiftNetwork::Barrel),
         Some(ShiftNetwork::Butterfly),
+        Some(ShiftNetwork::Masks),
     ] {
         for kind in SHIFT_KINDS {
             out.push(match network {
@@ -550,7 +551,7 @@ fn shifts_in_rust(n: usize, x: u128, y: u128) -> Vec<u128> {
         if a == 0 { x } else { rot(x, a) },
         if a == 0 { x } else { rot(x, n as u32 - a) },
     ];
-    one.repeat(3)
+    one.repeat(4)
 }
 
 #[test]
@@ -815,10 +816,10 @@ fn leading_zeros_on_five_bit_sets() {
 /// `count_ones` by the widest counters, borrowing bits of the next column
 /// at the low heights (Wallace's rule took 15, Dadda's 21 at depth 11), a
 /// product by 805 at most tfhe-rs's 73 bootstraps (76 without borrowing),
-/// and shifts whose stages pair each bit where a zero moves in with
-/// the bit its input moves to (31 pairs of 160 positions: 129), and
-/// rotations on a butterfly of swaps, one bootstrap per pair (80) and 16
-/// for the controls (the barrel pairs only its last stage: 144).
+/// and shifts and rotations by masks, two per bootstrap (80; the barrel
+/// took 129 for a shift, pairing each bit where a zero moves in with the
+/// bit its input moves to, and 144 for a rotation; the butterfly of
+/// swaps 96).
 #[test]
 fn counts_and_shifts_cost_on_five_bit_sets() {
     let stats = |build: &Build| {
@@ -831,17 +832,62 @@ fn counts_and_shifts_cost_on_five_bit_sets() {
     );
     let (pbs, _) = stats(&|b, x, _| Ok(vec![mul::mul_const(b, x, &805.into(), 32, false)?]));
     assert!(pbs <= 73, "x * 805: {pbs} bootstraps");
-    for kind in [ShiftKind::Left, ShiftKind::Right] {
+    let on =
+        |kind, network| stats(&move |b, x, y| Ok(vec![shift::shift_by(b, x, kind, y, network)?]));
+    for kind in SHIFT_KINDS {
         let (pbs, depth) = stats(&move |b, x, y| Ok(vec![shift::shift(b, x, kind, y)?]));
-        assert_eq!((pbs, depth), (129, 5), "{kind:?}");
+        assert_eq!((pbs, depth), (80, 5), "{kind:?}");
+        assert_eq!(on(kind, ShiftNetwork::Masks), (80, 5), "{kind:?}");
+    }
+    for kind in [ShiftKind::Left, ShiftKind::Right] {
+        assert_eq!(on(kind, ShiftNetwork::Barrel), (129, 5), "{kind:?}");
     }
     for kind in [ShiftKind::RotateLeft, ShiftKind::RotateRight] {
-        let (pbs, depth) = stats(&move |b, x, y| Ok(vec![shift::shift(b, x, kind, y)?]));
-        assert_eq!((pbs, depth), (96, 5), "{kind:?}");
-        let barrel =
-            stats(&move |b, x, y| Ok(vec![shift::shift_by(b, x, kind, y, ShiftNetwork::Barrel)?]));
-        assert_eq!(barrel, (144, 5), "{kind:?}");
+        assert_eq!(on(kind, ShiftNetwork::Butterfly), (96, 5), "{kind:?}");
+        assert_eq!(on(kind, ShiftNetwork::Barrel), (144, 5), "{kind:?}");
     }
+}
+
+/// Shifts of shifted words: each carries more noise than the last, past
+/// the weight where the masks' last stage still pairs, so the choice falls
+/// back to the barrel or the butterfly; every result stays exact.
+#[test]
+fn shifts_of_shifted_words() {
+    // Indices into `shifts_in_rust`'s five kinds.
+    const CHAIN: [(ShiftKind, usize); 5] = [
+        (ShiftKind::Left, 0),
+        (ShiftKind::RotateLeft, 3),
+        (ShiftKind::ArithRight, 2),
+        (ShiftKind::RotateRight, 4),
+        (ShiftKind::Right, 1),
+    ];
+    let build: &Build = &|b, x, y| {
+        let mut v = x.clone();
+        let mut out = Vec::new();
+        for (kind, _) in CHAIN {
+            v = shift::shift(b, &v, kind, y)?;
+            out.push(v.clone());
+        }
+        Ok(out)
+    };
+    let rust = |n: usize, x: u128, y: u128| {
+        let mut v = x;
+        CHAIN
+            .iter()
+            .map(|&(_, i)| {
+                v = shifts_in_rust(n, v, y)[i] & mask(n);
+                v
+            })
+            .collect()
+    };
+    check("shifts of shifted words", &[8, 32], build, &rust);
+    check_on(
+        &INSECURE_TEST_DIGITS,
+        "shifts of shifted words on pi = 5",
+        &[8, 32],
+        build,
+        &rust,
+    );
 }
 
 /// Counts on `pi = 5`, where a 7-to-3 counter's high bits are two tables

@@ -1,16 +1,15 @@
 //! Shifts and rotations.
 //!
-//! By a clear amount they are rewiring: free. By an encrypted amount, a
-//! barrel shifter: stage `k` moves the value by `2^k` where bit `k` of the
-//! amount is set, one multiplexer per bit (an AND where the moved-in bit is
-//! a clear zero; two outputs that read the same two bits share a bootstrap
-//! on `pi >= 5`). Only the low
-//! `log2 n` bits of the amount count, as in Rust's `wrapping_shl` /
-//! `rotate_left` (the amount modulo a power-of-two width).
+//! By a clear amount they are rewiring: free. By an encrypted amount,
+//! `log2 n` stages, stage `k` moving the value by `2^k` where bit `k` of
+//! the amount is set, on the cheapest of three networks
+//! ([`ShiftNetwork`]). Only the low `log2 n` bits of the amount count, as
+//! in Rust's `wrapping_shl` / `rotate_left` (the amount modulo a
+//! power-of-two width).
 
 use super::functions::{functions, Function};
-use super::gates::not;
-use super::Bits;
+use super::gates::{gates_sharing, not, Gate};
+use super::{Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
@@ -70,10 +69,21 @@ pub enum ShiftNetwork {
     /// beside the first stages. At 32 bits on `pi = 5`: 96 bootstraps,
     /// the barrel's depth 5.
     Butterfly,
+    /// Stage `k` masks every bit with the amount's bit `a_k`,
+    /// `m_j = a_k & y_j`, and moves the masks: `y'_i = y_i - m_i + m_j`
+    /// with `j` the bit that moves to `i` (a clear zero, or the sign's
+    /// mask, where a fill moves in). Where `a_k` is 0 every mask is 0 and
+    /// `y` stays; where it is 1, `y_i - y_i + y_j` is the moved bit. A
+    /// mask serves the bit it leaves and the bit it lands on, and two
+    /// masks share a rotation (they share `a_k`) where the set has room:
+    /// `n / 2` bootstraps a stage, 80 at 32 bits on `pi = 5` (`n` a
+    /// stage, 160, on `pi = 3`), for shifts and rotations alike. Each stage adds two bootstraps' noise to every
+    /// output bit, so it is chosen only where the last stage still fits.
+    Masks,
 }
 
 thread_local! {
-    static NETWORKS: Memo<(ParamsId, usize, usize, usize), ShiftNetwork> = Memo::new();
+    static NETWORKS: Memo<(ParamsId, usize, usize, usize, Vec<ShiftNetwork>), ShiftNetwork> = Memo::new();
 }
 
 /// `x` shifted by the encrypted `amount`, modulo the width (a power of
@@ -88,29 +98,62 @@ pub fn shift(
     amount: &Bits,
 ) -> Result<Bits, Error> {
     let n = x.len();
-    let network = if butterfly_fits(kind, n) {
-        let (params, threads) = (b.params(), b.threads());
-        let bits = amount.len().min(stages(n));
-        NETWORKS.with(|memo| {
-            memo.get_or((params.id, n, bits, threads), || {
-                cheapest(
-                    params,
-                    threads,
-                    &[ShiftNetwork::Barrel, ShiftNetwork::Butterfly],
-                    |s, network| {
-                        let x = Bits::input(s, n)?;
-                        let a = Bits::input(s, bits)?;
-                        shift_by(s, &x, ShiftKind::RotateLeft, &a, network)?.output(s)?;
-                        Ok(())
-                    },
-                )
-                .unwrap_or(ShiftNetwork::Barrel)
+    let rotation = butterfly_fits(kind, n);
+    let (params, threads) = (b.params(), b.threads());
+    let bits = amount.len().min(stages(n));
+    let mut candidates = vec![ShiftNetwork::Barrel];
+    if rotation {
+        candidates.push(ShiftNetwork::Butterfly);
+    }
+    if masks_fit(b, x, amount)? {
+        candidates.push(ShiftNetwork::Masks);
+    }
+    let network = NETWORKS.with(|memo| {
+        memo.get_or((params.id, n, bits, threads, candidates.clone()), || {
+            // Shifts of either direction and fill cost the same.
+            let like = if rotation {
+                ShiftKind::RotateLeft
+            } else {
+                ShiftKind::Left
+            };
+            cheapest(params, threads, &candidates, |s, network| {
+                let x = Bits::input(s, n)?;
+                let a = Bits::input(s, bits)?;
+                shift_by(s, &x, like, &a, network)?.output(s)?;
+                Ok(())
             })
+            .unwrap_or(ShiftNetwork::Barrel)
         })
-    } else {
-        ShiftNetwork::Barrel
-    };
+    });
     shift_by(b, x, kind, amount, network)
+}
+
+/// Whether [`ShiftNetwork::Masks`] keeps its masks at one bootstrap per
+/// two (`pi >= 5`: the selector `y_a + 2 y_b + 4 a_k` at the margin-1/2
+/// budget) or per one (`pi = 3`: `y + a_k`, margin 1) up to its last
+/// stage, whose bits carry two more bootstraps' noise per earlier stage,
+/// and gives bits within the margin-1 budget.
+fn masks_fit(b: &CircuitBuilder, x: &Bits, amount: &Bits) -> Result<bool, Error> {
+    let params = b.params();
+    let k = stages(x.len()).min(amount.len());
+    if k == 0 {
+        return Ok(false);
+    }
+    let heaviest = |ws: &[Wire]| -> Result<u64, Error> {
+        ws.iter()
+            .map(|&w| Ok(b.quadratic_weight(w)?))
+            .try_fold(0, |m, w: Result<u64, Error>| Ok(m.max(w?)))
+    };
+    let y = heaviest(x.wires())?.max(1) + 2 * (k as u64 - 1);
+    let a = heaviest(&amount.wires()[..k])?.max(1);
+    // The outputs are bits: within the margin-1 budget.
+    let out = y + 2 <= params.budgets.one;
+    Ok(out
+        && if params.pi >= 5 {
+            y + 4 * y + 16 * a <= params.budgets.half
+        } else {
+            y + a <= params.budgets.one
+        })
 }
 
 /// [`shift`] by the given network (the barrel where the butterfly does
@@ -122,6 +165,9 @@ pub fn shift_by(
     amount: &Bits,
     network: ShiftNetwork,
 ) -> Result<Bits, Error> {
+    if network == ShiftNetwork::Masks {
+        return masks(b, x, kind, amount);
+    }
     if network == ShiftNetwork::Butterfly && butterfly_fits(kind, x.len()) {
         if kind == ShiftKind::RotateLeft {
             return butterfly(b, x, amount);
@@ -163,6 +209,31 @@ fn barrel(b: &mut CircuitBuilder, x: &Bits, kind: ShiftKind, amount: &Bits) -> R
             .map(|i| Function::new(vec![s, moved.bit_or(i, zero), cur.bit_or(i, zero)], select))
             .collect();
         cur = Bits::from_vec(functions(b, &mut sel, &picks)?);
+    }
+    Ok(cur)
+}
+
+/// [`ShiftNetwork::Masks`].
+fn masks(b: &mut CircuitBuilder, x: &Bits, kind: ShiftKind, amount: &Bits) -> Result<Bits, Error> {
+    let n = x.len();
+    let mut sel = Selectors::for_bits();
+    let mut cur = x.clone();
+    for k in 0..stages(n).min(amount.len()) {
+        let ands: Vec<(Wire, Gate)> = cur.wires().iter().map(|&w| (w, Gate::And)).collect();
+        let m = Bits::from_vec(gates_sharing(b, &mut sel, &ands, amount.wires()[k])?);
+        let moved = shift_clear(b, &m, kind, 1 << k);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let terms = [
+                (cur.wires()[i], 1),
+                (m.wires()[i], -1),
+                (moved.wires()[i], 1),
+            ];
+            let y = b.linear(&terms, 0)?;
+            // A bit: `y_i` where the mask is 0, `y_j` where it is 1.
+            out.push(b.assume_range(y, 0, ONE, ONE)?);
+        }
+        cur = Bits::from_vec(out);
     }
     Ok(cur)
 }
