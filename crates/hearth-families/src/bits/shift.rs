@@ -216,6 +216,7 @@ fn barrel(b: &mut CircuitBuilder, x: &Bits, kind: ShiftKind, amount: &Bits) -> R
 /// [`ShiftNetwork::Masks`].
 fn masks(b: &mut CircuitBuilder, x: &Bits, kind: ShiftKind, amount: &Bits) -> Result<Bits, Error> {
     let n = x.len();
+    let budget = b.params().budgets.one;
     let mut sel = Selectors::for_bits();
     let mut cur = x.clone();
     for k in 0..stages(n).min(amount.len()) {
@@ -224,11 +225,17 @@ fn masks(b: &mut CircuitBuilder, x: &Bits, kind: ShiftKind, amount: &Bits) -> Re
         let moved = shift_clear(b, &m, kind, 1 << k);
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
-            let terms = [
+            let mut terms = [
                 (cur.wires()[i], 1),
                 (m.wires()[i], -1),
                 (moved.wires()[i], 1),
             ];
+            // A mask made before (the same AND: a sign kept by an earlier
+            // shift by the same amount) adds to its own noise: a bit that
+            // would leave the bits' budget starts from a fresh copy.
+            if b.weight_of(&terms)? > budget {
+                terms[0].0 = sel.refresh(b, terms[0].0)?;
+            }
             let y = b.linear(&terms, 0)?;
             // A bit: `y_i` where the mask is 0, `y_j` where it is 1.
             out.push(b.assume_range(y, 0, ONE, ONE)?);
