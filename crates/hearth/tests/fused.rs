@@ -344,3 +344,121 @@ fn chains_of_shared_sums_fuse_into_one_form() {
         }
     }
 }
+
+/// `acc * x + c` in a loop (Horner's rule as users write it), powers
+/// `x * x * x * x` and products of sums of one word are polynomials in
+/// that word: the builder evaluates them from the square `x * x` by
+/// Horner's rule in `x^2`. Degree 4 on `u32` costs under two products
+/// (Horner's rule took three products and a product by a constant); every
+/// form, with an accumulator that is also an output, signed and
+/// unsigned, equals Rust's wrapping arithmetic (every `u8`).
+#[test]
+fn polynomials_of_one_word_are_built_from_squares() {
+    fn horner<const B: usize, const S: bool>(
+        p: &Program,
+        coefficients: &[i64],
+        middle: Option<usize>,
+    ) {
+        let x = Word::<B, S>::input(p);
+        let mut acc = Word::<B, S>::constant(p, coefficients[0]);
+        for (k, &c) in coefficients[1..].iter().enumerate() {
+            acc = &(&acc * &x) + &Word::<B, S>::constant(p, c);
+            if middle == Some(k) {
+                p.output(&acc);
+            }
+        }
+        p.output(&acc);
+        // Powers, and a product of sums: (x + 3)(x - 5) x - x.
+        let x4 = &(&(&x * &x) * &x) * &x;
+        p.output(&x4);
+        let three = Word::<B, S>::constant(p, 3);
+        let five = Word::<B, S>::constant(p, 5);
+        let q = &(&(&(&x + &three) * &(&x - &five)) * &x) - &x;
+        p.output(&q);
+    }
+    fn rust(bits: u32, x: i128, coefficients: &[i64], middle: Option<usize>) -> Vec<i128> {
+        let m = (1i128 << bits) - 1;
+        let mut acc = coefficients[0] as i128 & m;
+        let mut out = Vec::new();
+        for (k, &c) in coefficients[1..].iter().enumerate() {
+            acc = (acc.wrapping_mul(x) + c as i128) & m;
+            if middle == Some(k) {
+                out.push(acc);
+            }
+        }
+        out.push(acc);
+        let x2 = (x * x) & m;
+        out.push((x2 * x2) & m);
+        out.push(((((x + 3) * (x - 5)) & m) * x - x) & m);
+        out
+    }
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(21);
+    for params in [&INSECURE_TEST_BITS, &INSECURE_TEST_DIGITS] {
+        for degree in [2usize, 3, 4, 6] {
+            for middle in [None, Some(degree / 2)] {
+                let cs: Vec<i64> = (0..=degree)
+                    .map(|_| rand::Rng::gen_range(&mut rng, -1000..1000))
+                    .collect();
+                // Every u8; random i16 and u32.
+                let run = |prog: &CompiledProgram, bits: u32, signed: bool, x: i128| {
+                    let ins = [clear_word(x, bits as usize, signed).unwrap()];
+                    let out = prog.run(&ClearBackend, &ins).unwrap();
+                    let got: Vec<i128> = out
+                        .iter()
+                        .map(|o| {
+                            let v = clear_word_value(o, signed).unwrap();
+                            i128::try_from(v).unwrap() & ((1i128 << bits) - 1)
+                        })
+                        .collect();
+                    let x = x & ((1i128 << bits) - 1);
+                    assert_eq!(
+                        got,
+                        rust(bits, x, &cs, middle),
+                        "{}: {bits} bits, x = {x}, {cs:?}, middle {middle:?}",
+                        params.name
+                    );
+                };
+                let p = Program::new(params);
+                horner::<8, false>(&p, &cs, middle);
+                let prog = p.build().unwrap();
+                for x in 0..256 {
+                    run(&prog, 8, false, x);
+                }
+                let p = Program::new(params);
+                horner::<16, true>(&p, &cs, middle);
+                let prog = p.build().unwrap();
+                for _ in 0..40 {
+                    run(
+                        &prog,
+                        16,
+                        true,
+                        rand::Rng::gen_range(&mut rng, -32768..32768),
+                    );
+                }
+                let p = Program::new(params);
+                horner::<32, false>(&p, &cs, middle);
+                let prog = p.build().unwrap();
+                for _ in 0..40 {
+                    run(&prog, 32, false, rand::Rng::gen_range(&mut rng, 0..1 << 32));
+                }
+            }
+        }
+    }
+    let params = &INSECURE_TEST_DIGITS;
+    let product = pbs(params, |p| {
+        let (x, y) = (U32::input(p), U32::input(p));
+        p.output(&(&x * &y));
+    });
+    let horner4 = pbs(params, |p| {
+        let x = U32::input(p);
+        let mut acc = U32::constant(p, 3);
+        for c in [5, 7, 11, 13] {
+            acc = &(&acc * &x) + &U32::constant(p, c);
+        }
+        p.output(&acc);
+    });
+    assert!(
+        horner4 < 2 * product,
+        "Horner, degree 4: {horner4} PBS, a product {product}"
+    );
+}

@@ -125,6 +125,12 @@ impl View<'_> {
         }
     }
 
+    /// Whether op `i` is a sum, difference, negation, product or fused sum
+    /// of words (what a polynomial expands).
+    fn linear_or_product(&self, i: usize) -> bool {
+        self.expandable(i, &BigInt::one(), true)
+    }
+
     /// Whether op `i` is linear in its operands with clear coefficients
     /// (no product of encrypted words).
     fn linear(&self, i: usize) -> bool {
@@ -286,13 +292,46 @@ impl View<'_> {
         Some(form)
     }
 
+    /// Root op `i` (making word `root`) as a polynomial in one word `x`
+    /// with clear coefficients: the ops it absorbs (sums, differences,
+    /// negations, products and fused sums whose values only this
+    /// expression reads) and the [`WordOp::Polynomial`] replacing it, or
+    /// `None` where the expression reads two words, is of degree under 2
+    /// or over [`MAX_DEGREE`], or holds no product of encrypted words.
+    fn polynomial(&self, i: usize, root: ValueId) -> Option<(Vec<usize>, WordOp)> {
+        let shape = self.word_shape(root)?;
+        let modulus = BigInt::one() << shape.0;
+        let mut walk = PolyWalk {
+            view: self,
+            shape,
+            modulus: &modulus,
+            x: None,
+            absorbed: Vec::new(),
+            products: 0,
+            steps: MAX_POLY_OPS,
+        };
+        let c = walk.op(i)?;
+        let (x, absorbed, products) = (walk.x?, walk.absorbed, walk.products);
+        let degree = c.iter().rposition(|k| !k.is_zero())?;
+        if degree < 2 || products == 0 {
+            return None;
+        }
+        let op = WordOp::Polynomial {
+            bits: shape.0,
+            signed: shape.1,
+            x,
+            coefficients: c[..=degree].to_vec(),
+        };
+        Some((absorbed, op))
+    }
+
     /// The bootstraps and depth of `form` built on a scratch builder
     /// planned for `threads`, or `None` where it cannot be built.
-    fn fused_cost(&self, form: &Form, threads: usize) -> Option<(usize, u32)> {
+    fn fused_cost(&self, op: WordOp, threads: usize) -> Option<(usize, u32)> {
         let b = &self.st.builder;
         let mut scratch = CircuitBuilder::new(b.params());
         scratch.set_threads(threads);
-        let op = Op::Word(form.op());
+        let op = Op::Word(op);
         let mut stand_ins: BTreeMap<ValueId, Val> = BTreeMap::new();
         let mut fresh = HashMap::new();
         for v in op.operands() {
@@ -322,11 +361,10 @@ impl View<'_> {
         Some((scratch.bootstrap_count(), depth))
     }
 
-    /// The bootstraps the ops of `form` and its root `i` built, and the
-    /// depth of the root's result `root`.
-    fn unfused_cost(&self, i: usize, root: ValueId, form: &Form) -> (usize, u32) {
-        let pbs = form
-            .absorbed
+    /// The bootstraps the ops `absorbed` and their root `i` built, and
+    /// the depth of the root's result `root`.
+    fn unfused_cost(&self, i: usize, root: ValueId, absorbed: &[usize]) -> (usize, u32) {
+        let pbs = absorbed
             .iter()
             .chain([&i])
             .map(|&j| self.st.op_pbs[j])
@@ -338,6 +376,139 @@ impl View<'_> {
             .max()
             .unwrap_or(0);
         (pbs, depth)
+    }
+}
+
+/// The most degree [`View::polynomial`] keeps.
+const MAX_DEGREE: usize = 16;
+
+/// The most ops and coefficient products one polynomial's walk visits
+/// (it recurses: this bounds its depth too).
+const MAX_POLY_OPS: usize = 512;
+
+/// A polynomial's coefficients, lowest first, reduced modulo `2^bits`.
+type Coefficients = Vec<BigInt>;
+
+/// The walk of [`View::polynomial`] down one expression.
+struct PolyWalk<'v, 'a> {
+    view: &'v View<'a>,
+    shape: (usize, bool),
+    modulus: &'v BigInt,
+    /// The one word the expression reads, once found.
+    x: Option<ValueId>,
+    absorbed: Vec<usize>,
+    /// Products of two encrypted words absorbed.
+    products: usize,
+    /// Ops and coefficient products the walk may still visit.
+    steps: usize,
+}
+
+impl PolyWalk<'_, '_> {
+    fn reduce(&self, k: BigInt) -> BigInt {
+        ((k % self.modulus) + self.modulus) % self.modulus
+    }
+
+    fn add(&self, p: &[BigInt], q: &[BigInt], sign: i32) -> Coefficients {
+        (0..p.len().max(q.len()))
+            .map(|k| {
+                let (a, b) = (
+                    p.get(k).cloned().unwrap_or_default(),
+                    q.get(k).cloned().unwrap_or_default(),
+                );
+                self.reduce(a + b * sign)
+            })
+            .collect()
+    }
+
+    fn mul(&mut self, p: &[BigInt], q: &[BigInt]) -> Option<Coefficients> {
+        let degree = |c: &[BigInt]| c.iter().rposition(|k| !k.is_zero());
+        let (Some(dp), Some(dq)) = (degree(p), degree(q)) else {
+            return Some(Vec::new());
+        };
+        if dp > 0 && dq > 0 {
+            self.products += 1;
+        }
+        if dp + dq > MAX_DEGREE {
+            return None;
+        }
+        self.steps = self.steps.checked_sub((dp + 1) * (dq + 1))?;
+        let mut out = vec![BigInt::zero(); dp + dq + 1];
+        for (a, ka) in p[..=dp].iter().enumerate() {
+            for (b, kb) in q[..=dq].iter().enumerate() {
+                out[a + b] += ka * kb;
+            }
+        }
+        Some(out.into_iter().map(|k| self.reduce(k)).collect())
+    }
+
+    /// Value `v`: a constant, an op only this expression reads (expanded),
+    /// or the word `x`.
+    fn value(&mut self, v: ValueId) -> Option<Coefficients> {
+        let view = self.view;
+        if view.word_shape(v)? != self.shape {
+            return None;
+        }
+        if let Some(k) = view.constant(v) {
+            return Some(vec![self.reduce(k.clone())]);
+        }
+        let j = view.st.made_by[v.0 as usize];
+        let inner = view.uses[v.0 as usize] == 1
+            && !view.output[v.0 as usize]
+            && view.first_value[j] == v.0 as usize
+            && view.linear_or_product(j);
+        if inner {
+            self.absorbed.push(j);
+            return self.op(j);
+        }
+        match self.x {
+            None => self.x = Some(v),
+            Some(x) if x != v => return None,
+            Some(_) => {}
+        }
+        Some(vec![BigInt::zero(), BigInt::one()])
+    }
+
+    /// Op `j`, expanded.
+    fn op(&mut self, j: usize) -> Option<Coefficients> {
+        self.steps = self.steps.checked_sub(1)?;
+        let Op::Word(w) = &self.view.st.ops[j] else {
+            return None;
+        };
+        match w {
+            WordOp::Arith(a @ (WordArith::Add | WordArith::Sub), x, y) => {
+                let (p, q) = (self.value(*x)?, self.value(*y)?);
+                Some(self.add(&p, &q, if *a == WordArith::Add { 1 } else { -1 }))
+            }
+            WordOp::Neg(x) => {
+                let p = self.value(*x)?;
+                Some(self.add(&[], &p, -1))
+            }
+            WordOp::Arith(WordArith::Mul, x, y) => {
+                let (p, q) = (self.value(*x)?, self.value(*y)?);
+                self.mul(&p, &q)
+            }
+            WordOp::FusedSum {
+                bits,
+                signed,
+                products,
+                scaled,
+                bias,
+            } if (*bits, *signed) == self.shape => {
+                let mut sum = vec![self.reduce(bias.clone())];
+                for (x, y) in products {
+                    let (p, q) = (self.value(*x)?, self.value(*y)?);
+                    let pq = self.mul(&p, &q)?;
+                    sum = self.add(&sum, &pq, 1);
+                }
+                for (z, k) in scaled {
+                    let p = self.value(*z)?;
+                    let kp = self.mul(std::slice::from_ref(k), &p)?;
+                    sum = self.add(&sum, &kp, 1);
+                }
+                Some(sum)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -401,7 +572,20 @@ pub(super) fn fuse(st: State) -> State {
             continue;
         }
         let root = ValueId(first_value[i] as u32);
-        let mut best: Option<(usize, Form)> = None;
+        // The best rewrite: (gain, ops absorbed, the op replacing the root).
+        let mut best: Option<(usize, Vec<usize>, WordOp)> = None;
+        let mut consider = |absorbed: Vec<usize>, op: WordOp| {
+            let Some(fused) = view.fused_cost(op.clone(), threads[i]) else {
+                return;
+            };
+            let (old, new) = (
+                estimate(view.unfused_cost(i, root, &absorbed), threads[i]),
+                estimate(fused, threads[i]),
+            );
+            if new < old && best.as_ref().is_none_or(|(gain, ..)| old - new > *gain) {
+                best = Some((old - new, absorbed, op));
+            }
+        };
         let mut with_products = false;
         let shared = if view.linear(i) || view.expandable(i, &BigInt::one(), true) {
             view.shared_region(i, &skipped)
@@ -417,22 +601,16 @@ pub(super) fn fuse(st: State) -> State {
                 continue;
             };
             with_products = !form.products.is_empty();
-            let Some(fused) = view.fused_cost(&form, threads[i]) else {
-                continue;
-            };
-            let (old, new) = (
-                estimate(view.unfused_cost(i, root, &form), threads[i]),
-                estimate(fused, threads[i]),
-            );
-            if new < old && best.as_ref().is_none_or(|(gain, _)| old - new > *gain) {
-                best = Some((old - new, form));
-            }
+            consider(form.absorbed.clone(), form.op());
         }
-        if let Some((_, form)) = best {
-            for &j in &form.absorbed {
+        if let Some((absorbed, op)) = view.polynomial(i, root) {
+            consider(absorbed, op);
+        }
+        if let Some((_, absorbed, op)) = best {
+            for &j in &absorbed {
                 skipped[j] = true;
             }
-            replaced.insert(i, form.op());
+            replaced.insert(i, op);
         }
     }
     if replaced.is_empty() {

@@ -105,6 +105,23 @@ pub enum WordOp {
         /// A clear constant.
         bias: BigInt,
     },
+    /// `sum_k c_k x^k`, wrapping: a polynomial in one word, as the
+    /// program's fusion finds it in chains of sums and products (Horner's
+    /// rule, powers). Built from `y = x * x` (a square: about half a
+    /// product's bootstraps) by Horner's rule in `y` on coefficients
+    /// linear in `x`, `sum_j (c_2j + c_2j+1 x) y^j`: `deg / 2 - 1`
+    /// products and one square where Horner's rule in `x` takes `deg - 1`
+    /// products.
+    Polynomial {
+        /// Width.
+        bits: usize,
+        /// Whether two's complement.
+        signed: bool,
+        /// The word `x`.
+        x: ValueId,
+        /// `c_0, c_1, ...` (each taken modulo `2^bits`).
+        coefficients: Vec<BigInt>,
+    },
     /// `x.count_ones()` as a `u32`.
     CountOnes(ValueId),
     /// `x.leading_zeros()` as a `u32`.
@@ -144,6 +161,7 @@ impl WordOp {
             | SwapBytes(x)
             | Bit(x, _)
             | Cast { value: x, .. }
+            | Polynomial { x, .. }
             | ToInt(x) => vec![*x],
             Arith(_, x, y)
             | ShiftBy(x, _, y)
@@ -177,6 +195,9 @@ impl WordOp {
                 bias,
                 ..
             } => sum_work(len, products, scaled, bias),
+            Polynomial {
+                x, coefficients, ..
+            } => product_work(len, *x, *x) * (coefficients.len() as u64 / 2 + 1),
             Bit(_, k) => *k as u64,
             Cast { bits, .. } => *bits as u64,
             _ => 0,
@@ -367,6 +388,33 @@ impl WordOp {
                 let r = bits::dot::dot(b, &pairs, &scaled, bias, *n, *signed)?;
                 Ok(vec![Val::Word(r, *signed)])
             }
+            WordOp::Polynomial {
+                bits: n,
+                signed,
+                coefficients,
+                ..
+            } => {
+                let (p, s) = word(x())?;
+                if p.len() != *n || s != *signed {
+                    return Err(Error::ShapeMismatch {
+                        what: "the word of a polynomial".into(),
+                        expected: Shape::Word {
+                            bits: *n,
+                            signed: *signed,
+                        },
+                        found: x().shape(),
+                    });
+                }
+                within(
+                    || "a polynomial (bit products)".into(),
+                    (coefficients.len() as u64 / 2 + 1) * (*n as u64).pow(2),
+                    MAX_PRODUCTS,
+                )?;
+                Ok(vec![Val::Word(
+                    polynomial(b, p, coefficients, *signed)?,
+                    *signed,
+                )])
+            }
             WordOp::CountOnes(_) => {
                 let (p, _) = word(x())?;
                 Ok(vec![Val::Word(bitwise::count_ones(b, p, 32)?, false)])
@@ -413,4 +461,57 @@ impl WordOp {
             }
         }
     }
+}
+
+/// [`WordOp::Polynomial`]: `sum_k c_k x^k` modulo `2^n` by Horner's rule
+/// in `y = x * x`, each step `acc * y + c_2j + c_2j+1 x` one fused sum
+/// (a step whose `acc` is still clear is a product by a constant).
+fn polynomial(
+    b: &mut CircuitBuilder,
+    x: &Bits,
+    coefficients: &[BigInt],
+    signed: bool,
+) -> Result<Bits, Error> {
+    let n = x.len();
+    let modulus = BigInt::one() << n;
+    let c = |k: usize| -> BigInt {
+        coefficients
+            .get(k)
+            .map_or_else(BigInt::default, |v| ((v % &modulus) + &modulus) % &modulus)
+    };
+    let top = coefficients.len().saturating_sub(1) / 2;
+    let y = (coefficients.len() > 2)
+        .then(|| bmul::mul(b, x, x, n, false, MulKind::Auto))
+        .transpose()?;
+    // The pending step: `acc * y` (acc materialized) or `k * y` (acc the
+    // clear k), plus `c_2j + c_2j+1 x`.
+    let mut acc: Option<Bits> = None;
+    let mut clear = BigInt::default();
+    for j in (0..=top).rev() {
+        let mut pairs: Vec<(&Bits, &Bits)> = Vec::new();
+        let mut scaled: Vec<(&Bits, BigInt)> = Vec::new();
+        if j < top {
+            let y = y
+                .as_ref()
+                .ok_or_else(|| Error::Config("polynomial: no square".into()))?;
+            match &acc {
+                Some(a) => pairs.push((a, y)),
+                None => scaled.push((y, clear.clone())),
+            }
+        }
+        scaled.push((x, c(2 * j + 1)));
+        scaled.retain(|(_, k)| !num_traits::Zero::is_zero(k));
+        let bias = c(2 * j);
+        if pairs.is_empty() && scaled.is_empty() {
+            acc = None;
+            clear = bias;
+            continue;
+        }
+        let refs: Vec<(&Bits, &BigInt)> = scaled.iter().map(|(v, k)| (*v, k)).collect();
+        acc = Some(bits::dot::dot(b, &pairs, &refs, &bias, n, signed)?);
+    }
+    Ok(match acc {
+        Some(a) => a,
+        None => Bits::constant(b, &clear, n),
+    })
 }
