@@ -772,7 +772,8 @@ impl CircuitBuilder {
         Ok(self.push_with_range(expr, d.range))
     }
 
-    /// The finished circuit.
+    /// The finished circuit (every bootstrap made, read or not:
+    /// [`Circuit::prune`] drops the unread ones).
     pub fn build(self) -> Circuit {
         self.circuit
     }

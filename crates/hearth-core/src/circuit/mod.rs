@@ -304,6 +304,78 @@ impl Circuit {
         (consumers, pending)
     }
 
+    /// Drops the bootstraps no output depends on (a product's columns
+    /// shifted out by a clear factor, a flag nothing reads, a choice's
+    /// leftovers) and numbers the fresh values again in their order.
+    /// Returns how many it dropped. Programs are pruned when built; a
+    /// circuit measured before its outputs are marked is not.
+    pub fn prune(&mut self) -> usize {
+        let n = self.num_fresh();
+        let mut live = vec![false; n];
+        for o in &self.outputs {
+            for &(f, _) in &o.terms {
+                live[f as usize] = true;
+            }
+        }
+        let mut keep = vec![false; self.bootstraps.len()];
+        for (k, b) in self.bootstraps.iter().enumerate().rev() {
+            let first = b.first_output as usize;
+            if live[first..first + b.offsets.len()].iter().any(|&l| l) {
+                keep[k] = true;
+                for &(f, _) in &b.input.terms {
+                    live[f as usize] = true;
+                }
+            }
+        }
+        let dropped = keep.iter().filter(|&&k| !k).count();
+        if dropped == 0 {
+            return 0;
+        }
+        // Inputs and every output of a kept bootstrap keep a slot.
+        let mut kept = vec![false; n];
+        for &(f, _) in &self.inputs {
+            kept[f as usize] = true;
+        }
+        for (b, &k) in self.bootstraps.iter().zip(&keep) {
+            if k {
+                let first = b.first_output as usize;
+                kept[first..first + b.offsets.len()].fill(true);
+            }
+        }
+        let mut new_id = vec![FreshId::MAX; n];
+        let mut next: FreshId = 0;
+        for (f, &k) in kept.iter().enumerate() {
+            if k {
+                new_id[f] = next;
+                next += 1;
+            }
+        }
+        let renumber = |e: &mut LinearExpr| {
+            for t in &mut e.terms {
+                t.0 = new_id[t.0 as usize];
+            }
+        };
+        let mut bootstraps = Vec::with_capacity(self.bootstraps.len() - dropped);
+        for (mut b, k) in std::mem::take(&mut self.bootstraps).into_iter().zip(keep) {
+            if k {
+                renumber(&mut b.input);
+                b.first_output = new_id[b.first_output as usize];
+                bootstraps.push(b);
+            }
+        }
+        self.bootstraps = bootstraps;
+        self.outputs.iter_mut().for_each(renumber);
+        for (f, _) in &mut self.inputs {
+            *f = new_id[*f as usize];
+        }
+        self.depth = std::mem::take(&mut self.depth)
+            .into_iter()
+            .zip(kept)
+            .filter_map(|(d, k)| k.then_some(d))
+            .collect();
+        dropped
+    }
+
     /// Fresh values: inputs and bootstrap outputs (a backend's slots).
     pub fn num_fresh(&self) -> usize {
         self.depth.len()
@@ -517,8 +589,46 @@ pub(crate) mod tests {
         assert_eq!(b.build().stats().pbs, 3);
     }
 
+    pub(crate) fn unread_bootstraps_are_pruned() {
+        let mut b = CircuitBuilder::new(&P);
+        let x = b.input(0, 3).unwrap();
+        let id = Lut::from_fn(5, 0, 15, |v| v).unwrap();
+        let double = Lut::from_fn(5, 0, 15, |v| 2 * v).unwrap();
+        let a = b.bootstrap(x, &id).unwrap();
+        // Read by nothing that reaches an output: dropped, with the
+        // bootstrap that only it reads.
+        let unread = b.bootstrap(x, &double).unwrap();
+        b.bootstrap(unread, &id).unwrap();
+        // An input declared after bootstraps keeps its place.
+        let y = b.input(0, 3).unwrap();
+        let s = b.add(a, y).unwrap();
+        let out = b.bootstrap(s, &id).unwrap();
+        b.output(out).unwrap();
+        b.output(a).unwrap();
+        let mut c = b.build();
+        assert_eq!(c.stats().pbs, 4);
+        let before = (c.inputs().len(), c.outputs().len());
+        assert_eq!(c.prune(), 2);
+        assert_eq!(c.prune(), 0);
+        assert_eq!((c.inputs().len(), c.outputs().len()), before);
+        let st = c.stats();
+        assert_eq!((st.pbs, st.depth), (2, 2));
+        // Fresh values: the two inputs and two outputs, numbered in order,
+        // every bootstrap reading only earlier values.
+        assert_eq!(c.num_fresh(), 4);
+        let ids: Vec<FreshId> = c.inputs().iter().map(|&(f, _)| f).collect();
+        assert_eq!(ids, vec![0, 2]);
+        for boot in &c.bootstraps {
+            assert!(boot.input.terms.iter().all(|&(f, _)| f < boot.first_output));
+        }
+        assert_eq!(c.outputs()[0].terms, vec![(3, 1)]);
+        assert_eq!(c.outputs()[1].terms, vec![(1, 1)]);
+        assert_eq!(c.depths(), &[0, 1, 0, 2]);
+    }
+
     hearth_core::tests![
         identical_bootstraps_are_made_once,
+        unread_bootstraps_are_pruned,
         exact_weights_and_ranges,
         over_budget_is_refused_with_node_name,
         spread_selectors_get_the_wide_budget,

@@ -302,8 +302,10 @@ impl Program {
             })
         });
         let signature = scalar_signature(&st.inputs, &st.outputs);
+        let mut circuit = st.builder.build();
+        circuit.prune();
         Ok(CompiledProgram {
-            circuit: st.builder.build(),
+            circuit,
             inputs: st.inputs,
             outputs: st.outputs,
             signature,
