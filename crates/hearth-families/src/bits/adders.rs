@@ -12,7 +12,8 @@
 //! * [`AdderKind::Auto`]: the candidate with the least estimated time on
 //!   the builder's thread count (the schedule replayed,
 //!   `Circuit::time_on`), measured on the count backend and remembered.
-//! * [`neg`]: the subtraction `0 - x`, or a wide prefix OR
+//! * [`neg`]: the subtraction `0 - x`, the same ripple cut into groups
+//!   whose carries skip ahead ([`NegKind::Skip`]), or a wide prefix OR
 //!   ([`NegKind::Prefix`]), whichever is faster for the thread count.
 
 use super::gates::{gate, maj, sum_bit, two_of_three, widest_or, Gate};
@@ -96,6 +97,13 @@ pub enum NegKind {
     /// of each pair from one rotation: about `1.4 n` bootstraps at depth
     /// 3 for 32 bits, where the subtraction's take 10 (16 threads).
     Prefix,
+    /// `not x + 1` by ripple, cut into groups: the carry into a group is
+    /// the AND of the carry into the previous one and that group's
+    /// complemented bits, one wide gate (a NOR of up to 6 bits), so the
+    /// groups ripple side by side. The count is the number of those skip
+    /// gates: `n/2 + count` bootstraps at about `n/2 - count` levels, which
+    /// turns the subtraction's chain into work for two threads.
+    Skip(usize),
 }
 
 thread_local! {
@@ -108,20 +116,23 @@ pub fn neg(b: &mut CircuitBuilder, x: &Bits) -> Result<Bits, Error> {
     let (params, threads, n) = (b.params(), b.threads(), x.len());
     let kind = NEG_KINDS.with(|memo| {
         memo.get_or((params.id, n, threads), || {
-            cheapest(
-                params,
-                threads,
-                &[NegKind::Subtract, NegKind::Prefix],
-                |s, k| {
-                    let x = Bits::input(s, n)?;
-                    neg_by(s, &x, k)?.output(s)?;
-                    Ok(())
-                },
-            )
+            cheapest(params, threads, &neg_kinds(n), |s, k| {
+                let x = Bits::input(s, n)?;
+                neg_by(s, &x, k)?.output(s)?;
+                Ok(())
+            })
             .unwrap_or(NegKind::Subtract)
         })
     });
     neg_by(b, x, kind)
+}
+
+/// The kinds [`neg`] chooses from for `n` bits: every skip count up to
+/// one per four bits.
+fn neg_kinds(n: usize) -> Vec<NegKind> {
+    let mut kinds = vec![NegKind::Subtract, NegKind::Prefix];
+    kinds.extend((1..=n / 4).map(NegKind::Skip));
+    kinds
 }
 
 /// `-x` by `kind`.
@@ -130,6 +141,9 @@ pub fn neg_by(b: &mut CircuitBuilder, x: &Bits, kind: NegKind) -> Result<Bits, E
     if kind == NegKind::Subtract || n < 2 {
         let zero = Bits::constant(b, &num_bigint::BigInt::from(0), n);
         return Ok(sub(b, &zero, x, AdderKind::Auto)?.0);
+    }
+    if let NegKind::Skip(skips) = kind {
+        return neg_skipping(b, x, skips);
     }
     let mut sel = Selectors::for_bits();
     let xs = x.wires();
@@ -162,6 +176,60 @@ pub fn neg_by(b: &mut CircuitBuilder, x: &Bits, kind: NegKind) -> Result<Bits, E
                 out.push(gate(b, &mut sel, Gate::Xor, hi, any)?);
             }
         }
+    }
+    Ok(Bits::from_vec(out))
+}
+
+/// `not x + 1` by ripple in groups whose carries skip ahead
+/// ([`NegKind::Skip`]). The carry into bit `j` is 1 exactly when bits
+/// `0 .. j` are 0: the first skip is the NOR of the first `fan` bits, each
+/// next one the NOR of the carry's complement and the next `fan - 1` bits
+/// (rounded down to whole chunks where bits are added two at a time). A
+/// skip whose gate does not fit the inputs' noise ends the skipping: the
+/// rest ripples as one group, which is always exact.
+fn neg_skipping(b: &mut CircuitBuilder, x: &Bits, skips: usize) -> Result<Bits, Error> {
+    let n = x.len();
+    let mut sel = Selectors::for_bits();
+    let xs = x.wires();
+    let fan = widest_or(b, &mut sel)?;
+    let packed = packed_add::applies(b);
+    let whole = |k: usize| if packed { k & !1 } else { k };
+    // Group starts and the carry into each; the skips come first so
+    // that the schedule, which takes ready bootstraps in order, runs
+    // the chain of skips before the groups' ripples.
+    let mut starts = vec![0];
+    let mut carries = vec![b.constant(ONE)];
+    while starts.len() <= skips {
+        let at = starts[starts.len() - 1];
+        let first = starts.len() == 1;
+        let span = whole(if first { fan } else { fan - 1 });
+        if span == 0 || at + span >= n {
+            break;
+        }
+        let mut ins = Vec::with_capacity(span + 1);
+        if !first {
+            ins.push(super::gates::not(b, carries[carries.len() - 1])?);
+        }
+        ins.extend_from_slice(&xs[at..at + span]);
+        let Some(c) = super::gates::threshold(b, &mut sel, &ins, &|v| !v.iter().any(|&t| t))?
+        else {
+            break;
+        };
+        starts.push(at + span);
+        carries.push(c);
+    }
+    starts.push(n);
+    let zero = b.constant(0);
+    let mut out = Vec::with_capacity(n);
+    for (g, c) in carries.into_iter().enumerate() {
+        let group = &xs[starts[g]..starts[g + 1]];
+        let nx: Vec<Wire> = group
+            .iter()
+            .map(|&w| super::gates::not(b, w))
+            .collect::<Result<_, _>>()?;
+        let zeros = vec![zero; nx.len()];
+        let (bits, _) = add_wires(b, &nx, &zeros, c, AdderKind::Ripple)?;
+        out.extend_from_slice(bits.wires());
     }
     Ok(Bits::from_vec(out))
 }
