@@ -997,13 +997,18 @@ fn negation_by_every_kind() {
             );
         }
     }
-    let depth = |threads: usize, kind: Option<NegKind>| {
-        let (c, _) = circuit(&INSECURE_TEST_DIGITS, 32, threads, &move |b, x, _| {
+    // 32-bit negation by `kind` (None: as `neg` chooses) for `threads`.
+    let negation = |threads: usize, kind: Option<NegKind>| {
+        circuit(&INSECURE_TEST_DIGITS, 32, threads, &move |b, x, _| {
             Ok(vec![match kind {
                 Some(k) => adders::neg_by(b, x, k)?,
                 None => adders::neg(b, x)?,
             }])
-        });
+        })
+        .0
+    };
+    let depth = |threads: usize, kind: Option<NegKind>| {
+        let c = negation(threads, kind);
         (c.stats().depth, c.stats().pbs)
     };
     let (prefix, subtract) = (
@@ -1018,12 +1023,7 @@ fn negation_by_every_kind() {
     // On 2 threads the skipping ripple runs the subtraction's chain on
     // both threads: more bootstraps, fewer rounds.
     let time = |kind: Option<NegKind>| {
-        let (c, _) = circuit(&INSECURE_TEST_DIGITS, 32, 2, &move |b, x, _| {
-            Ok(vec![match kind {
-                Some(k) => adders::neg_by(b, x, k)?,
-                None => adders::neg(b, x)?,
-            }])
-        });
+        let c = negation(2, kind);
         (c.time_on(2), c.stats().pbs)
     };
     let (chosen, subtract) = (time(None), time(Some(NegKind::Subtract)));

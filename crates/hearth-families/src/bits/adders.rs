@@ -16,7 +16,7 @@
 //!   whose carries skip ahead ([`NegKind::Skip`]), or a wide prefix OR
 //!   ([`NegKind::Prefix`]), whichever is faster for the thread count.
 
-use super::gates::{gate, maj, sum_bit, two_of_three, widest_or, Gate};
+use super::gates::{gate, maj, not, sum_bit, threshold, two_of_three, widest_or, Gate};
 pub use super::prefix::AdderKind;
 use super::prefix::{or_prefix_wide, prefix_network};
 use super::{packed_add, Bits, ONE};
@@ -64,7 +64,7 @@ pub fn add_overflowing(
         let (sum, carry) = add_wires(b, &xs, &ys, carry_in, kind)?;
         let tops = [xs[n - 1], ys[n - 1], sum.wires()[n - 1]];
         let overflow = |v: &[bool]| v[0] == v[1] && v[2] != v[0];
-        if let Some(v) = super::gates::threshold(b, &mut sel, &tops, &overflow)? {
+        if let Some(v) = threshold(b, &mut sel, &tops, &overflow)? {
             return Ok((sum, carry, Some(v)));
         }
     }
@@ -101,8 +101,9 @@ pub enum NegKind {
     /// the AND of the carry into the previous one and that group's
     /// complemented bits, one wide gate (a NOR of up to 6 bits), so the
     /// groups ripple side by side. The count is the number of those skip
-    /// gates: `n/2 + count` bootstraps at about `n/2 - count` levels, which
-    /// turns the subtraction's chain into work for two threads.
+    /// gates: on the digits family's sets `n/2 + count` bootstraps at
+    /// about `n/2 - count` levels, which turns the subtraction's chain
+    /// into work for two threads.
     Skip(usize),
 }
 
@@ -208,11 +209,10 @@ fn neg_skipping(b: &mut CircuitBuilder, x: &Bits, skips: usize) -> Result<Bits, 
         }
         let mut ins = Vec::with_capacity(span + 1);
         if !first {
-            ins.push(super::gates::not(b, carries[carries.len() - 1])?);
+            ins.push(not(b, carries[carries.len() - 1])?);
         }
         ins.extend_from_slice(&xs[at..at + span]);
-        let Some(c) = super::gates::threshold(b, &mut sel, &ins, &|v| !v.iter().any(|&t| t))?
-        else {
+        let Some(c) = threshold(b, &mut sel, &ins, &|v| !v.iter().any(|&t| t))? else {
             break;
         };
         starts.push(at + span);
@@ -223,10 +223,7 @@ fn neg_skipping(b: &mut CircuitBuilder, x: &Bits, skips: usize) -> Result<Bits, 
     let mut out = Vec::with_capacity(n);
     for (g, c) in carries.into_iter().enumerate() {
         let group = &xs[starts[g]..starts[g + 1]];
-        let nx: Vec<Wire> = group
-            .iter()
-            .map(|&w| super::gates::not(b, w))
-            .collect::<Result<_, _>>()?;
+        let nx: Vec<Wire> = group.iter().map(|&w| not(b, w)).collect::<Result<_, _>>()?;
         let zeros = vec![zero; nx.len()];
         let (bits, _) = add_wires(b, &nx, &zeros, c, AdderKind::Ripple)?;
         out.extend_from_slice(bits.wires());
@@ -249,7 +246,7 @@ fn operands(
         .map(|i| {
             let w = y.bit_or(i, zero);
             if negate_y {
-                super::gates::not(b, w)
+                not(b, w)
             } else {
                 Ok(w)
             }
