@@ -197,9 +197,24 @@ impl<'k> CpuBackend<'k> {
         outputs: &mut [LweCiphertextOwned<u64>],
     ) {
         let mut scratch = self.scratch[thread].lock().unwrap();
+        scratch.set_threads(1);
         scratch.input_mut().copy_from_slice(input);
         self.key
             .bootstrap_input(&mut scratch, acc, offsets, self.fft.as_view(), outputs);
+    }
+
+    /// Pool thread `thread`'s buffers, or a fresh set where that thread
+    /// already holds them: a bootstrap waiting for its helper half
+    /// ([`PbsScratch::set_threads`]) may run another job meanwhile.
+    pub(crate) fn scratch_of(&self, thread: usize) -> Scratch<'_> {
+        match self.scratch[thread].try_lock() {
+            Ok(held) => Scratch::Held(held),
+            Err(std::sync::TryLockError::Poisoned(e)) => Scratch::Held(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => Scratch::Fresh(Box::new(PbsScratch::new(
+                self.key.params(),
+                self.fft.as_view(),
+            ))),
+        }
     }
 
     /// Checks that a circuit and its inputs belong to this backend's key.
@@ -253,6 +268,31 @@ impl Backend for CpuBackend<'_> {
 
     fn evaluate(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<Vec<Ciphertext>, Error> {
         Ok(self.run(circuit, inputs)?.0)
+    }
+}
+
+/// A pool thread's bootstrap buffers (see [`CpuBackend::scratch_of`]).
+pub(crate) enum Scratch<'a> {
+    Held(std::sync::MutexGuard<'a, PbsScratch>),
+    Fresh(Box<PbsScratch>),
+}
+
+impl std::ops::Deref for Scratch<'_> {
+    type Target = PbsScratch;
+    fn deref(&self) -> &PbsScratch {
+        match self {
+            Scratch::Held(s) => s,
+            Scratch::Fresh(s) => s,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Scratch<'_> {
+    fn deref_mut(&mut self) -> &mut PbsScratch {
+        match self {
+            Scratch::Held(s) => s,
+            Scratch::Fresh(s) => s,
+        }
     }
 }
 
@@ -373,7 +413,7 @@ impl<'a> Run<'a> {
             bs.offsets.iter().map(|_| key.new_lwe()).collect();
         {
             let thread = rayon::current_thread_index().expect("runs on the backend's pool");
-            let mut scratch = self.backend.scratch[thread].lock().unwrap();
+            let mut scratch = self.backend.scratch_of(thread);
             let scratch = &mut *scratch;
             self.combine_into(&bs.input, scratch.input_mut(), true);
             match &self.backend.remote {

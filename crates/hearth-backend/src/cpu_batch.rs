@@ -86,7 +86,7 @@ impl BatchExecutor for CpuBatch<'_> {
                 .into_par_iter()
                 .map(|i| {
                     let thread = rayon::current_thread_index().expect("runs on the backend's pool");
-                    let mut scratch = this.cpu.scratch[thread].lock().unwrap();
+                    let mut scratch = this.cpu.scratch_of(thread);
                     this.combine_into(&launch.rows, i, scratch.input_mut());
                     scratch.set_threads(share);
                     let mut outs: Vec<_> = offsets.iter().map(|_| key.new_lwe()).collect();

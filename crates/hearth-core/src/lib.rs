@@ -51,6 +51,7 @@ pub const UNIT_TESTS: &[(&str, testing::Tests)] = hearth_core::unit_tests![
     crypto::files,
     crypto::lut,
     crypto::noise,
+    crypto::pair,
     crypto::public_key,
     testing::keys,
 ];

@@ -7,6 +7,7 @@ use tfhe::core_crypto::fft_impl::common::modulus_switch;
 use tfhe::core_crypto::prelude::*;
 
 use crate::crypto::keys::{FourierKey, KeySwitchKey, ServerKey};
+use crate::crypto::pair;
 use crate::crypto::params::ParameterSet;
 
 /// Per-thread buffers reused by every bootstrap the thread runs.
@@ -25,11 +26,13 @@ impl PbsScratch {
         self.input.as_mut()
     }
 
-    /// Threads one multi-bit bootstrap may use, the calling one included
-    /// (it accumulates while tfhe-rs's `ThreadCount` producers combine the
-    /// group keys; at least one producer runs, so a bootstrap given one
-    /// thread still uses two); 1 by default. The classical bootstrap runs
-    /// on the calling thread alone.
+    /// Threads one bootstrap may use, the calling one included; 1 by
+    /// default. A multi-bit bootstrap accumulates on the calling thread
+    /// while tfhe-rs's `ThreadCount` producers combine the group keys (at
+    /// least one producer runs, so one thread still means two). A
+    /// classical one given two or more offers half its work to the rayon
+    /// pool it runs on ([`crate::crypto::pair`]; call it from a pool
+    /// thread): it runs on two threads if one is idle, else alone.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
     }
@@ -118,6 +121,35 @@ impl ServerKey {
         let p = self.params();
         scratch.glwe.as_mut().copy_from_slice(acc.as_ref());
         match &self.fourier_bsk {
+            FourierKey::Classic(bsk)
+                if scratch.threads >= 2
+                    && pair::applies(p)
+                    && rayon::current_thread_index().is_some() =>
+            {
+                let input = scratch.input.as_ref();
+                let glwe = scratch.glwe.as_mut();
+                let bsk = bsk.as_view();
+                match &self.data.keyswitch_key {
+                    KeySwitchKey::Native(ksk) => pair::key_switch_and_rotate(
+                        p,
+                        ksk,
+                        |k, i, o| keyswitch_lwe_ciphertext(k, i, o),
+                        bsk,
+                        input,
+                        glwe,
+                        fft,
+                    ),
+                    KeySwitchKey::Narrow(ksk) => pair::key_switch_and_rotate(
+                        p,
+                        ksk,
+                        |k, i, o| keyswitch_lwe_ciphertext_with_scalar_change(k, i, o),
+                        bsk,
+                        input,
+                        glwe,
+                        fft,
+                    ),
+                };
+            }
             FourierKey::Classic(bsk) => {
                 let msed = self.switch(&scratch.input, &mut scratch.small);
                 blind_rotate_assign_mem_optimized(

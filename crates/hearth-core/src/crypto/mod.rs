@@ -11,5 +11,6 @@ mod key_files;
 pub mod keys;
 pub mod lut;
 pub mod noise;
+pub(crate) mod pair;
 pub mod params;
 pub mod public_key;

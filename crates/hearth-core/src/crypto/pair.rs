@@ -1,0 +1,604 @@
+//! One classical KS-PBS on two threads, for the moments a circuit has a
+//! single bootstrap ready and a second thread would idle (a carry chain).
+//!
+//! With `k = 1` the accumulator is two polynomials, and each step of the
+//! blind rotation treats them alike: thread `t` rotates and decomposes
+//! polynomial `t`, transforms it, and once both transforms are published
+//! multiplies them by column `t` of the step's GGSW and adds the inverse
+//! transform to its own polynomial. The only exchange per step is the two
+//! forward transforms (double-buffered, so one wait per step suffices);
+//! the key switch is split by input coefficients, whose partial sums add
+//! exactly. Every operation is tfhe-rs's own (its FFT, decomposer, key
+//! switch and modulus switch) in tfhe-rs's order, so the result is the
+//! single-threaded bootstrap's bit for bit.
+//!
+//! The helper half is offered to the rayon pool the caller runs on; if no
+//! thread takes it by the time the calling thread has switched its half of
+//! the key, the calling thread does the whole bootstrap alone.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+use tfhe::core_crypto::algorithms::polynomial_algorithms::polynomial_wrapping_monic_monomial_div;
+use tfhe::core_crypto::fft_impl::fft64::c64;
+use tfhe::core_crypto::fft_impl::fft64::crypto::bootstrap::FourierLweBootstrapKeyView;
+use tfhe::core_crypto::fft_impl::fft64::math::polynomial::FourierPolynomialMutView;
+use tfhe::core_crypto::prelude::*;
+
+use crate::crypto::params::ParameterSet;
+
+/// Whether [`crate::ServerKey`]'s bootstraps on `params` can be paired:
+/// the classical bootstrap with `k = 1` and one decomposition level.
+pub(crate) fn applies(params: &ParameterSet) -> bool {
+    params.grouping_factor.is_none() && params.glwe_dimension.0 == 1 && params.pbs_level.0 == 1
+}
+
+const OPEN: u8 = 0;
+const JOINED: u8 = 1;
+const SOLO: u8 = 2;
+/// The step a half publishes when it has finished.
+const DONE: usize = usize::MAX;
+
+/// A counter alone on its cache line (the two threads poll each other's).
+#[repr(align(128))]
+struct Step(AtomicUsize);
+
+/// What the two halves share.
+pub(crate) struct Exchange<S> {
+    /// The key switch's partial sums, one per half of the input.
+    partial: [UnsafeCell<Vec<S>>; 2],
+    /// Forward transforms of the decomposed polynomials: `[parity][t]`.
+    fourier: [[UnsafeCell<Vec<c64>>; 2]; 2],
+    /// Steps each half has published (1: its partial key switch).
+    steps: [Step; 2],
+    state: AtomicU8,
+}
+
+// SAFETY: a buffer `partial[t]` or `fourier[p][t]` is written only by half
+// `t`, and read by the other half only after `steps[t]` (a release store,
+// read with acquire) says it is complete; half `t` writes
+// `fourier[p][t]` again two steps later, which it reaches only after the
+// other half has published the next step, i.e. finished reading it.
+unsafe impl<S: Send> Sync for Exchange<S> {}
+
+impl<S: UnsignedInteger> Exchange<S> {
+    pub(crate) fn new(params: &ParameterSet) -> Self {
+        let small = params.lwe_dimension.to_lwe_size().0;
+        let fourier = params.polynomial_size.to_fourier_polynomial_size().0;
+        let buf = || UnsafeCell::new(vec![c64::default(); fourier]);
+        Exchange {
+            partial: [
+                UnsafeCell::new(vec![S::ZERO; small]),
+                UnsafeCell::new(vec![S::ZERO; small]),
+            ],
+            fourier: [[buf(), buf()], [buf(), buf()]],
+            steps: [Step(AtomicUsize::new(0)), Step(AtomicUsize::new(0))],
+            state: AtomicU8::new(OPEN),
+        }
+    }
+
+    fn publish(&self, t: usize, step: usize) {
+        self.steps[t].0.store(step, Ordering::Release);
+    }
+
+    /// Waits until the other half has published `step`.
+    fn wait(&self, t: usize, step: usize) {
+        let mut spins = 0u32;
+        while self.steps[1 - t].0.load(Ordering::Acquire) < step {
+            spins += 1;
+            if spins < 4096 {
+                std::hint::spin_loop();
+            } else {
+                // The other half may be descheduled (more threads than
+                // cores): let it run.
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Per-half buffers.
+struct Local {
+    /// The accumulator polynomial before its turn by the body.
+    rotated: Vec<u64>,
+    decomposed: Vec<u64>,
+    product: Vec<c64>,
+    buffers: ComputationBuffers,
+}
+
+impl Local {
+    fn new(params: &ParameterSet, fft: FftView<'_>) -> Self {
+        let n = params.polynomial_size.0;
+        let fourier = params.polynomial_size.to_fourier_polynomial_size().0;
+        let mut buffers = ComputationBuffers::new();
+        let req = fft.forward_scratch().or(fft.backward_scratch());
+        buffers.resize(req.unaligned_bytes_required());
+        Local {
+            rotated: vec![0; n],
+            decomposed: vec![0; n],
+            product: vec![c64::default(); fourier],
+            buffers,
+        }
+    }
+}
+
+/// The key switch of input coefficients `range` (with the body when it
+/// starts at 0) into `out`: the output is the sum of both halves' outputs.
+fn switch_part<S>(
+    ksk: &LweKeyswitchKeyOwned<S>,
+    input: &[u64],
+    t: usize,
+    out: &mut [S],
+    ks: impl Fn(&LweKeyswitchKey<&[S]>, &LweCiphertext<&[u64]>, &mut LweCiphertext<&mut [S]>),
+) where
+    S: UnsignedInteger,
+{
+    let big = input.len() - 1;
+    let half = big / 2;
+    let range = if t == 0 { 0..half } else { half..big };
+    let per = ksk.decomposition_level_count().0 * ksk.output_lwe_size().0;
+    let sub_ksk = LweKeyswitchKey::from_container(
+        &ksk.as_ref()[range.start * per..range.end * per],
+        ksk.decomposition_base_log(),
+        ksk.decomposition_level_count(),
+        ksk.output_lwe_size(),
+        ksk.ciphertext_modulus(),
+    );
+    let mut sub_input: Vec<u64> = input[range].to_vec();
+    sub_input.push(if t == 0 { input[big] } else { 0 });
+    let sub_input = LweCiphertext::from_container(&sub_input[..], CiphertextModulus::new_native());
+    let mut sub_out = LweCiphertext::from_container(out, ksk.ciphertext_modulus());
+    ks(&sub_ksk, &sub_input, &mut sub_out);
+}
+
+/// Half `t` of the key switch for `key`, into the exchange.
+fn switch_half<S: UnsignedInteger>(
+    ex: &Exchange<S>,
+    ksk: &LweKeyswitchKeyOwned<S>,
+    input: &[u64],
+    t: usize,
+    ks: impl Fn(&LweKeyswitchKey<&[S]>, &LweCiphertext<&[u64]>, &mut LweCiphertext<&mut [S]>),
+) {
+    // SAFETY: half `t` alone writes `partial[t]`, before publishing step 1.
+    let out = unsafe { &mut *ex.partial[t].get() };
+    switch_part(ksk, input, t, out, ks);
+}
+
+/// The small LWE: both partial sums added (after both published step 1).
+fn small_lwe<S: UnsignedInteger>(ex: &Exchange<S>) -> Vec<S> {
+    // SAFETY: both partials are complete (steps 1 published) and no half
+    // writes them again during this bootstrap.
+    let (a, b) = unsafe { (&*ex.partial[0].get(), &*ex.partial[1].get()) };
+    a.iter().zip(b).map(|(&x, &y)| x.wrapping_add(y)).collect()
+}
+
+/// Half `t` of the blind rotation of `poly` (polynomial `t` of the
+/// accumulator) by `msed`.
+fn rotate_half<S: UnsignedInteger>(
+    ex: &Exchange<S>,
+    t: usize,
+    poly: &mut [u64],
+    msed: &impl ModulusSwitchedLweCiphertext<usize>,
+    bsk: FourierLweBootstrapKeyView<'_>,
+    fft: FftView<'_>,
+    local: &mut Local,
+) {
+    let base_log = bsk.decomposition_base_log().0;
+    let fourier_size = poly.len() / 2;
+    {
+        local.rotated.copy_from_slice(poly);
+        let mut out = Polynomial::from_container(&mut *poly);
+        polynomial_wrapping_monic_monomial_div(
+            &mut out,
+            &Polynomial::from_container(&local.rotated[..]),
+            MonomialDegree(msed.body()),
+        );
+    }
+    let mut step = 1;
+    for (a, ggsw) in msed.mask().zip(bsk.into_ggsw_iter()) {
+        if a == 0 {
+            continue;
+        }
+        step += 1;
+        let parity = step % 2;
+        rotate_subtract_decompose(poly, a, base_log, &mut local.decomposed);
+        {
+            // SAFETY: see `Exchange`: this half owns `fourier[parity][t]`
+            // until it publishes `step`.
+            let mine = unsafe { &mut *ex.fourier[parity][t].get() };
+            fft.forward_as_integer(
+                FourierPolynomialMutView {
+                    data: &mut mine[..],
+                },
+                Polynomial::from_container(&local.decomposed[..]),
+                local.buffers.stack(),
+            );
+        }
+        ex.publish(t, step);
+        ex.wait(t, step);
+        // SAFETY: both transforms of this step are published; neither is
+        // written again before the other half publishes the next step.
+        let (f0, f1) = unsafe { (&*ex.fourier[parity][0].get(), &*ex.fourier[parity][1].get()) };
+        let level = ggsw.into_levels().next().expect("one level");
+        let mut rows = level.into_rows();
+        let (r0, r1) = (
+            rows.next().expect("row 0").data(),
+            rows.next().expect("row 1").data(),
+        );
+        let column = t * fourier_size..(t + 1) * fourier_size;
+        fmadd_two(
+            &mut local.product,
+            [&r0[column.clone()], &r1[column]],
+            [f0, f1],
+        );
+        fft.add_backward_in_place_as_torus(
+            Polynomial::from_container(&mut *poly),
+            FourierPolynomialMutView {
+                data: &mut local.product[..],
+            },
+            local.buffers.stack(),
+        );
+    }
+}
+
+/// The one-level signed decomposition of `x` with base `2^base_log`, as
+/// tfhe-rs's `SignedDecomposer` gives it: `x` rounded to its top
+/// `base_log` bits (half up), as a digit in `[-B/2, B/2]` of which `B/2`
+/// stays positive only when the rounding did not carry into it.
+#[inline(always)]
+fn digit(x: u64, base_log: usize) -> u64 {
+    let below = x >> (63 - base_log);
+    let rounding = below & 1;
+    let res = ((below + 1) >> 1) & ((1u64 << base_log) - 1);
+    // Above half, or at half with the rounding bit set: negative.
+    let negative = (res + rounding > 1 << (base_log - 1)) as u64;
+    res.wrapping_sub(negative << base_log)
+}
+
+/// `out = decompose(poly * X^a - poly)` (negacyclic), one pass.
+fn rotate_subtract_decompose(poly: &[u64], a: usize, base_log: usize, out: &mut [u64]) {
+    let n = poly.len();
+    let shift = a % n;
+    // `(x ^ m) - m` is `x` for `m = 0` and `-x` for `m = !0`.
+    let m = if (a / n) % 2 == 1 { u64::MAX } else { 0 };
+    let (wrapped, straight) = out.split_at_mut(shift);
+    for ((o, &src), &p) in straight
+        .iter_mut()
+        .zip(&poly[..n - shift])
+        .zip(&poly[shift..])
+    {
+        let turned = (src ^ m).wrapping_sub(m);
+        *o = digit(turned.wrapping_sub(p), base_log);
+    }
+    let m = !m;
+    for ((o, &src), &p) in wrapped
+        .iter_mut()
+        .zip(&poly[n - shift..])
+        .zip(&poly[..shift])
+    {
+        let turned = (src ^ m).wrapping_sub(m);
+        *o = digit(turned.wrapping_sub(p), base_log);
+    }
+}
+
+/// `out = rows[0] * f[0] + rows[1] * f[1]`, with the products in
+/// tfhe-rs's order (the first a product, the second fused onto it).
+fn fmadd_two(out: &mut [c64], rows: [&[c64]; 2], f: [&[c64]; 2]) {
+    struct Impl<'a> {
+        out: &'a mut [c64],
+        rows: [&'a [c64]; 2],
+        f: [&'a [c64]; 2],
+    }
+    impl pulp::WithSimd for Impl<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, simd: S) {
+            let out = S::as_mut_simd_c64s(self.out).0;
+            let (a0, x0) = (
+                S::as_simd_c64s(self.rows[0]).0,
+                S::as_simd_c64s(self.f[0]).0,
+            );
+            let (a1, x1) = (
+                S::as_simd_c64s(self.rows[1]).0,
+                S::as_simd_c64s(self.f[1]).0,
+            );
+            for ((((o, a0), x0), a1), x1) in out.iter_mut().zip(a0).zip(x0).zip(a1).zip(x1) {
+                let p = simd.mul_c64s(*a0, *x0);
+                *o = simd.mul_add_c64s(*a1, *x1, p);
+            }
+        }
+    }
+    pulp::Arch::new().dispatch(Impl { out, rows, f });
+}
+
+/// The small LWE modulus-switched to `2N` (lazily, as tfhe-rs does).
+fn switched<S: UnsignedInteger + CastInto<usize>>(
+    small: &[S],
+    log_modulus: CiphertextModulusLog,
+) -> LazyStandardModulusSwitchedLweCiphertext<S, usize, &[S]> {
+    lwe_ciphertext_centered_binary_modulus_switch(
+        LweCiphertext::from_container(small, CiphertextModulus::new_native()),
+        log_modulus,
+    )
+}
+
+/// A raw pointer to the accumulator, handed to the helper half.
+#[derive(Clone, Copy)]
+struct Accumulator(*mut u64);
+
+// SAFETY: the halves touch disjoint polynomials (see `paired`).
+unsafe impl Send for Accumulator {}
+unsafe impl Sync for Accumulator {}
+
+impl Accumulator {
+    /// The pointer (a method, so closures capture the wrapper whole).
+    fn get(self) -> *mut u64 {
+        self.0
+    }
+}
+
+/// Key switch, modulus switch and blind rotation of `input` into `glwe`
+/// (the accumulator, `2N` coefficients), on two threads when the pool
+/// lends a second. Returns whether it was paired.
+pub(crate) fn key_switch_and_rotate<S, F>(
+    params: &ParameterSet,
+    ksk: &LweKeyswitchKeyOwned<S>,
+    ks: F,
+    bsk: FourierLweBootstrapKeyView<'_>,
+    input: &[u64],
+    glwe: &mut [u64],
+    fft: FftView<'_>,
+) -> bool
+where
+    S: UnsignedTorus + CastInto<usize> + Send + Sync,
+    F: Fn(&LweKeyswitchKey<&[S]>, &LweCiphertext<&[u64]>, &mut LweCiphertext<&mut [S]>) + Sync,
+{
+    let n = params.polynomial_size.0;
+    debug_assert_eq!(glwe.len(), 2 * n);
+    let log_modulus = params.polynomial_size.to_blind_rotation_input_modulus_log();
+    let ex = Exchange::<S>::new(params);
+    let acc = Accumulator(glwe.as_mut_ptr());
+    let (paired, ()) = rayon::join(
+        || {
+            switch_half(&ex, ksk, input, 0, &ks);
+            ex.publish(0, 1);
+            if ex
+                .state
+                .compare_exchange(OPEN, SOLO, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                // No helper came: the rest on this thread, the whole
+                // accumulator ours.
+                switch_half(&ex, ksk, input, 1, &ks);
+                let small = small_lwe(&ex);
+                // SAFETY: the helper never started (state SOLO), so this
+                // thread alone holds the accumulator.
+                let whole = unsafe { std::slice::from_raw_parts_mut(acc.get(), 2 * n) };
+                let mut lut = GlweCiphertext::from_container(
+                    whole,
+                    params.polynomial_size,
+                    CiphertextModulus::new_native(),
+                );
+                let mut buffers = ComputationBuffers::new();
+                buffers.resize(
+                    blind_rotate_assign_mem_optimized_requirement::<u64>(
+                        params.glwe_dimension.to_glwe_size(),
+                        params.polynomial_size,
+                        fft,
+                    )
+                    .unaligned_bytes_required(),
+                );
+                blind_rotate_assign_mem_optimized(
+                    &switched(&small, log_modulus),
+                    &mut lut,
+                    &bsk,
+                    fft,
+                    buffers.stack(),
+                );
+                return false;
+            }
+            ex.wait(0, 1);
+            let small = small_lwe(&ex);
+            // SAFETY: paired: this half owns polynomial 0, the helper 1.
+            let poly = unsafe { std::slice::from_raw_parts_mut(acc.get(), n) };
+            let mut local = Local::new(params, fft);
+            rotate_half(
+                &ex,
+                0,
+                poly,
+                &switched(&small, log_modulus),
+                bsk,
+                fft,
+                &mut local,
+            );
+            // Return when the helper has: the join then waits no more
+            // (a thread waiting in a join may run other jobs).
+            ex.wait(0, DONE);
+            true
+        },
+        || {
+            if ex
+                .state
+                .compare_exchange(OPEN, JOINED, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                return;
+            }
+            switch_half(&ex, ksk, input, 1, &ks);
+            ex.publish(1, 1);
+            ex.wait(1, 1);
+            let small = small_lwe(&ex);
+            // SAFETY: joined: this half owns polynomial 1.
+            let poly = unsafe { std::slice::from_raw_parts_mut(acc.get().add(n), n) };
+            let mut local = Local::new(params, fft);
+            rotate_half(
+                &ex,
+                1,
+                poly,
+                &switched(&small, log_modulus),
+                bsk,
+                fft,
+                &mut local,
+            );
+            ex.publish(1, DONE);
+        },
+    );
+    paired
+}
+
+#[cfg(feature = "testing")]
+pub(crate) mod tests {
+    use super::*;
+    use crate::crypto::bootstrap::{accumulator, dense_slots, PbsScratch};
+    use crate::crypto::keys::{FourierKey, KeySwitchKey};
+    use crate::crypto::params::{DIGITS_128, DIGITS_KS32_128};
+    use crate::testing::keys::keys;
+    use crate::{Ciphertext, Lut};
+    use tfhe::core_crypto::algorithms::polynomial_algorithms::polynomial_wrapping_monic_monomial_mul;
+
+    /// On both key-switch widths, a bootstrap given two threads gives the
+    /// one-thread bootstrap's ciphertexts bit for bit (whether a helper
+    /// joined or not) and decrypts to the table's value; on an idle pool
+    /// of two, helpers join.
+    pub(crate) fn paired_bootstrap_is_the_single_one_bit_for_bit() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for params in [&DIGITS_KS32_128, &DIGITS_128] {
+            let (client, server) = keys(params);
+            assert!(applies(params));
+            let FourierKey::Classic(bsk) = &server.fourier_bsk else {
+                panic!("classical sets")
+            };
+            let fft = Fft::new(params.polynomial_size);
+            let half = params.message_modulus() / 2;
+            let f = |x: i64| (3 * x + 1) % half as i64;
+            let lut = Lut::negacyclic(params.pi, f).unwrap();
+            let acc = accumulator(params, &dense_slots(lut.table()));
+            let mut single = PbsScratch::new(params, fft.as_view());
+            let mut paired = PbsScratch::new(params, fft.as_view());
+            paired.set_threads(2);
+            let mut joined = 0;
+            for x in 0..half {
+                let ct = client.encrypt(x as i64).unwrap();
+                let mut outs = [
+                    [server.new_lwe(), server.new_lwe()],
+                    [server.new_lwe(), server.new_lwe()],
+                ];
+                for (scratch, out) in [&mut single, &mut paired].into_iter().zip(&mut outs) {
+                    scratch.input_mut().copy_from_slice(ct.lwe().as_ref());
+                    pool.install(|| {
+                        server.bootstrap_input(scratch, &acc, &[0, 1], fft.as_view(), out)
+                    });
+                }
+                for (a, b) in outs[0].iter().zip(&outs[1]) {
+                    assert_eq!(a.as_ref(), b.as_ref(), "{}: x = {x}", params.name);
+                }
+                let [y, _] = outs[1].clone();
+                let y = Ciphertext::from_lwe(params.id, client.key_id(), y);
+                assert_eq!(
+                    client.decrypt(&y).unwrap() as i64,
+                    f(x as i64),
+                    "{}: x = {x}",
+                    params.name
+                );
+                // Directly, to see whether a helper joined.
+                let mut glwe = acc.as_ref().to_vec();
+                let input = ct.lwe().as_ref();
+                let view = bsk.as_view();
+                let was_paired = pool.install(|| match &server.data.keyswitch_key {
+                    KeySwitchKey::Native(ksk) => key_switch_and_rotate(
+                        params,
+                        ksk,
+                        |k, i, o| keyswitch_lwe_ciphertext(k, i, o),
+                        view,
+                        input,
+                        &mut glwe,
+                        fft.as_view(),
+                    ),
+                    KeySwitchKey::Narrow(ksk) => key_switch_and_rotate(
+                        params,
+                        ksk,
+                        |k, i, o| keyswitch_lwe_ciphertext_with_scalar_change(k, i, o),
+                        view,
+                        input,
+                        &mut glwe,
+                        fft.as_view(),
+                    ),
+                });
+                joined += was_paired as usize;
+            }
+            eprintln!("{}: {joined} of {half} paired", params.name);
+            if std::env::var("HEARTH_PAIR_TIME").is_ok() {
+                let ct = client.encrypt(1).unwrap();
+                let mut out = [server.new_lwe()];
+                for (name, scratch) in [("single", &mut single), ("paired", &mut paired)] {
+                    let t = std::time::Instant::now();
+                    for _ in 0..40 {
+                        scratch.input_mut().copy_from_slice(ct.lwe().as_ref());
+                        pool.install(|| {
+                            server.bootstrap_input(scratch, &acc, &[0], fft.as_view(), &mut out)
+                        });
+                    }
+                    eprintln!("{name}: {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / 40.0);
+                }
+            }
+            assert!(joined > 0, "{}: no helper ever joined", params.name);
+        }
+    }
+
+    /// The fused rotation and decomposition equal tfhe-rs's monomial
+    /// product and `SignedDecomposer`, on random polynomials, every kind
+    /// of turn, and the values that round to exactly half a base.
+    pub(crate) fn fused_decomposition_is_tfhe_rs_one() {
+        use rand::Rng;
+        let mut rng = rand::thread_rng();
+        for base_log in [23, 22, 10] {
+            let decomposer = SignedDecomposer::<u64>::new(
+                DecompositionBaseLog(base_log),
+                DecompositionLevelCount(1),
+            );
+            let tfhe = |x: u64| decomposer.decompose(x).next().unwrap().value();
+            let low = 64 - base_log;
+            let half = 1u64 << (base_log - 1);
+            for x in [
+                0,
+                u64::MAX,
+                half << low,
+                (half << low) - (1 << (low - 1)),
+                (half << low) - (1 << (low - 1)) - 1,
+                ((half - 1) << low) + (1 << (low - 1)),
+            ] {
+                assert_eq!(digit(x, base_log), tfhe(x), "{x:#x}");
+            }
+            for _ in 0..100_000 {
+                let x: u64 = rng.gen();
+                assert_eq!(digit(x, base_log), tfhe(x), "{x:#x}");
+            }
+            let n = 64;
+            let poly: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+            for a in [0, 1, 5, n - 1, n, n + 3, 2 * n - 1] {
+                let mut turned = vec![0u64; n];
+                polynomial_wrapping_monic_monomial_mul(
+                    &mut Polynomial::from_container(&mut turned[..]),
+                    &Polynomial::from_container(&poly[..]),
+                    MonomialDegree(a),
+                );
+                let want: Vec<u64> = turned
+                    .iter()
+                    .zip(&poly)
+                    .map(|(t, p)| tfhe(t.wrapping_sub(*p)))
+                    .collect();
+                let mut got = vec![0u64; n];
+                rotate_subtract_decompose(&poly, a, base_log, &mut got);
+                assert_eq!(got, want, "base 2^{base_log}, turn {a}");
+            }
+        }
+    }
+
+    hearth_core::tests![
+        paired_bootstrap_is_the_single_one_bit_for_bit,
+        fused_decomposition_is_tfhe_rs_one,
+    ];
+}
