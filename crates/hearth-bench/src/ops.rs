@@ -109,7 +109,7 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
             let st = op.program(&DIGITS_128, n)?.circuit().stats();
             let twos = op.program_on(&DIGITS_128, n, Inputs::Twos, Some(threads))?;
             let tw = twos.circuit().stats();
-            let tw_time = twos.circuit().time_on(threads);
+            let tw_time = twos.circuit().time_on(threads) as f64 / 100.0;
             let r = op.parmesan(n);
             let (rd, rp, rt, ok) = match r {
                 Some(r) => {
@@ -136,7 +136,7 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
                 st.max_width().to_string(),
                 tw.depth.to_string(),
                 tw.pbs.to_string(),
-                tw_time.to_string(),
+                format!("{tw_time:.2}"),
                 rd,
                 rp,
                 rt,

@@ -198,7 +198,8 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
         let mut predicted = Vec::new();
         for n in PREDICT {
             let planned = spec.program(params, n)?;
-            let wall = simulate(planned.circuit(), &Machine::uniform(1, n, pbs_s, 0.0, 0.0)).wall_s;
+            let machine = Machine::uniform(1, n, pbs_s, 0.0, 0.0).pairing_for(planned.circuit());
+            let wall = simulate(planned.circuit(), &machine).wall_s;
             cells.push(format!("{:.0}", wall * 1e3));
             predicted.push(json!({"threads": n, "ms": wall * 1e3}));
         }

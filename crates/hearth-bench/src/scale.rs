@@ -99,7 +99,9 @@ pub fn mpi_engine(
                 pbs_s,
                 transfer_s,
                 latency_s,
-            },
+                pair_s: None,
+            }
+            .pairing_for(&rc.circuit),
         )
     };
     let p_mpi = predict(layout.clone());
@@ -228,10 +230,15 @@ pub fn simulate_table(
         );
         let mut one = None;
         for &r in ranks {
-            let m = Machine::uniform(r, threads, pbs_s, transfer_us * 1e-6, latency_us * 1e-6);
+            let m = Machine::uniform(r, threads, pbs_s, transfer_us * 1e-6, latency_us * 1e-6)
+                .pairing_for(&circuit);
             let p = simulate(&circuit, &m);
             let base = *one.get_or_insert(
-                simulate(&circuit, &Machine::uniform(1, threads, pbs_s, 0.0, 0.0)).wall_s,
+                simulate(
+                    &circuit,
+                    &Machine::uniform(1, threads, pbs_s, 0.0, 0.0).pairing_for(&circuit),
+                )
+                .wall_s,
             );
             t.row(vec![
                 r.to_string(),

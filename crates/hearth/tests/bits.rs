@@ -10,6 +10,7 @@ use hearth::bits::gates::Gate;
 use hearth::bits::mul::{self, MulKind};
 use hearth::bits::shift::{self, ShiftKind, ShiftNetwork};
 use hearth::bits::{bitwise, div, flags, Bits};
+use hearth::circuit::schedule::{simulate, Machine};
 use hearth::circuit::{CircuitBuilder, Wire};
 use hearth::Comparison;
 use hearth::{Circuit, Error, ParameterSet, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
@@ -1021,14 +1022,29 @@ fn negation_by_every_kind() {
     );
     assert_eq!(depth(16, None), prefix, "chosen at 16 threads");
     // On 2 threads the skipping ripple runs the subtraction's chain on
-    // both threads: more bootstraps, fewer rounds.
-    let time = |kind: Option<NegKind>| {
-        let c = negation(2, kind);
-        (c.time_on(2), c.stats().pbs)
+    // both threads: more bootstraps, fewer rounds, where bootstraps are
+    // not paired; paired, the chain itself takes both threads.
+    let unpaired = |kind: NegKind| {
+        let c = negation(2, Some(kind));
+        simulate(&c, &Machine::host(2, 1.0)).wall_s
     };
-    let (chosen, subtract) = (time(None), time(Some(NegKind::Subtract)));
+    let skip = (1..=8)
+        .map(|k| unpaired(NegKind::Skip(k)))
+        .fold(f64::INFINITY, f64::min);
+    let subtract = unpaired(NegKind::Subtract);
     assert!(
-        chosen.0 * 4 <= subtract.0 * 3 && chosen.1 > subtract.1,
-        "chosen at 2 {chosen:?}, subtraction {subtract:?}"
+        skip * 4.0 <= subtract * 3.0,
+        "skip {skip}, subtraction {subtract}"
     );
+    let time = |kind: Option<NegKind>| negation(2, kind).time_on(2);
+    let chosen = time(None);
+    for kind in [
+        NegKind::Subtract,
+        NegKind::Prefix,
+        NegKind::Skip(1),
+        NegKind::Skip(2),
+        NegKind::Skip(4),
+    ] {
+        assert!(chosen <= time(Some(kind)), "chosen {chosen}, {kind:?}");
+    }
 }

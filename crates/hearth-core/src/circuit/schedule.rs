@@ -11,6 +11,10 @@
 //! fixed latency per bootstrap (the two messages and the polls that find
 //! them) and a transfer per ciphertext: the input and each output.
 //!
+//! Pairs: a classical bootstrap started while half of rank 0's threads
+//! or more would idle runs on two of them ([`crate::crypto::bootstrap`]'s
+//! paired bootstrap) and takes [`PAIRED_SHARE`] of its time.
+//!
 //! Cores: where all ranks share one host with fewer cores than slots,
 //! every bootstrap takes `slots / cores` times longer, as when all slots
 //! are busy and share the cores evenly.
@@ -23,6 +27,12 @@ use super::Circuit;
 /// Latency the MPI backend adds to a remote bootstrap: each side polls
 /// for the other's message with sleeps of up to 200 us.
 pub const POLL_LATENCY_S: f64 = 4e-4;
+
+/// The time of a bootstrap on two threads over its time on one: 0.55-0.65
+/// on the 2-core development machine (`hearth-bench pbs`), the key switch
+/// and the blind rotation split in halves that wait for each other once
+/// per step.
+pub const PAIRED_SHARE: f64 = 0.6;
 
 /// A host or a cluster to predict for.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +48,9 @@ pub struct Machine {
     pub transfer_s: f64,
     /// Seconds added to each remote bootstrap besides its transfers.
     pub latency_s: f64,
+    /// Seconds of a bootstrap on two of rank 0's threads, or `None` where
+    /// bootstraps are never paired (multi-bit sets, the GPU).
+    pub pair_s: Option<f64>,
 }
 
 impl Machine {
@@ -60,7 +73,17 @@ impl Machine {
             pbs_s,
             transfer_s,
             latency_s,
+            pair_s: None,
         }
+    }
+
+    /// The same machine, pairing bootstraps where the cpu backend would
+    /// for `circuit`'s parameter set (at [`PAIRED_SHARE`] of `pbs_s`).
+    pub fn pairing_for(mut self, circuit: &Circuit) -> Self {
+        if crate::crypto::bootstrap::pairs(circuit.params().params()) {
+            self.pair_s = Some(self.pbs_s * PAIRED_SHARE);
+        }
+        self
     }
 
     /// All slots: rank 0's threads and every worker's.
@@ -94,39 +117,48 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
     let (consumers, mut pending) = circuit.dependencies();
     let mut ready: VecDeque<usize> = (0..n).filter(|&b| pending[b] == 0).collect();
     let (mut free_local, mut free_remote) = (local, slots - local);
-    // (finish time in ns, bootstrap, remote?)
-    let mut running: BinaryHeap<Reverse<(u64, usize, bool)>> = BinaryHeap::new();
+    // (finish time in ns, bootstrap, local threads held, remote?)
+    let mut running: BinaryHeap<Reverse<(u64, usize, usize, bool)>> = BinaryHeap::new();
     let (mut now, mut busy, mut remote) = (0u64, 0f64, 0usize);
     let ns = |s: f64| (s * 1e9).round() as u64;
     loop {
         while let Some(&b) = ready.front() {
-            let is_remote = if free_local > 0 {
+            // The backend's rule: a bootstrap gets `local / active`
+            // threads, active counting those running and ready.
+            let active = running.len() + ready.len();
+            let pair = machine
+                .pair_s
+                .filter(|_| local / active >= 2 && free_local >= 2);
+            let (is_remote, held) = if pair.is_some() {
+                free_local -= 2;
+                (false, 2)
+            } else if free_local > 0 {
                 free_local -= 1;
-                false
+                (false, 1)
             } else if free_remote > 0 {
                 free_remote -= 1;
-                true
+                (true, 0)
             } else {
                 break;
             };
             ready.pop_front();
-            let mut t = pbs;
+            let mut t = pair.map_or(pbs, |p| p * slowdown);
             if is_remote {
                 let outs = circuit.bootstraps()[b].offsets.len() as f64;
                 t += machine.latency_s + machine.transfer_s * (1.0 + outs);
                 remote += 1;
             }
-            busy += t;
-            running.push(Reverse((now + ns(t), b, is_remote)));
+            busy += t * held.max(1) as f64;
+            running.push(Reverse((now + ns(t), b, held, is_remote)));
         }
-        let Some(Reverse((t, b, is_remote))) = running.pop() else {
+        let Some(Reverse((t, b, held, is_remote))) = running.pop() else {
             break;
         };
         now = t;
         if is_remote {
             free_remote += 1;
         } else {
-            free_local += 1;
+            free_local += held;
         }
         for &c in &consumers[b] {
             let c = c as usize;
@@ -149,12 +181,14 @@ pub fn simulate(circuit: &Circuit, machine: &Machine) -> Prediction {
 }
 
 impl Circuit {
-    /// The predicted wall time on one host of `threads` threads, in units
-    /// of one bootstrap: what plans are chosen by. Between the depth and
-    /// `#PBS / threads + depth`; 0 for a circuit without bootstraps.
+    /// The predicted wall time on one host of `threads` threads, in
+    /// hundredths of one bootstrap on one thread: what plans are chosen
+    /// by. Bootstraps paired where the backend pairs them; without pairs
+    /// it lies between 100 x the depth and 100 x (`#PBS / threads` +
+    /// depth); 0 for a circuit without bootstraps.
     pub fn time_on(&self, threads: usize) -> u64 {
-        // One second per bootstrap: every event falls on a whole second.
-        simulate(self, &Machine::host(threads, 1.0)).wall_s.round() as u64
+        let machine = Machine::host(threads, 1.0).pairing_for(self);
+        (simulate(self, &machine).wall_s * 100.0).round() as u64
     }
 }
 
@@ -176,7 +210,7 @@ pub(crate) mod tests {
         let p = simulate(&c, &Machine::host(1, 0.01));
         assert!((p.wall_s - 0.01 * c.bootstraps().len() as f64).abs() < 1e-6);
         assert_eq!(p.remote, 0);
-        assert_eq!(c.time_on(1), c.bootstraps().len() as u64);
+        assert_eq!(c.time_on(1), 100 * c.bootstraps().len() as u64);
     }
 
     /// Greedy list scheduling lies between the depth and work bounds and
@@ -206,9 +240,16 @@ pub(crate) mod tests {
             }
         }
         for t in [1, 2, 3, 16, 64, 1000] {
-            let units = c.time_on(t);
-            assert!(units >= st.levels_on(t), "{t} threads: {units}");
-            assert!(units <= st.pbs as u64 / t as u64 + st.depth as u64 + 1);
+            // Pairs shorten the chains, down to PAIRED_SHARE of the depth.
+            let units = c.time_on(t) as f64 / 100.0;
+            let levels = st.levels_on(t) as f64;
+            assert!(units >= levels * PAIRED_SHARE, "{t} threads: {units}");
+            assert!(units <= (st.pbs / t + st.depth as usize + 1) as f64);
+            let unpaired = simulate(&c, &Machine::host(t, 1.0)).wall_s;
+            assert!(
+                units <= unpaired + 1e-9,
+                "{t} threads: {units} > {unpaired}"
+            );
         }
     }
 
@@ -225,7 +266,12 @@ pub(crate) mod tests {
     /// misses: a chain of 4 bootstraps beside 4 independent ones. On 2
     /// threads the bound says 4; the earliest-ready policy runs the
     /// chain's head with one other, then the 3 others before the chain's
-    /// second (ready later), so 5.
+    /// second (ready later), so 5 without pairs. With pairs: finishes at
+    /// one moment are taken one at a time, lowest bootstrap first, so the
+    /// chain's third starts alone beside the last independent one, and
+    /// only its fourth runs paired (4 + 0.6); on 8 threads its second
+    /// starts while the four others are still running, its last two run
+    /// paired (2 + 2 x 0.6).
     pub(crate) fn a_chain_beside_a_level_on_two_threads() {
         use crate::circuit::CircuitBuilder;
         use crate::crypto::lut::Lut;
@@ -244,9 +290,12 @@ pub(crate) mod tests {
         }
         let c = b.build();
         assert_eq!(c.stats().levels_on(2), 4);
-        assert_eq!(c.time_on(1), 8);
-        assert_eq!(c.time_on(2), 5);
-        assert_eq!(c.time_on(8), 4);
+        assert_eq!(c.time_on(1), 800);
+        let unpaired = |t| simulate(&c, &Machine::host(t, 1.0)).wall_s;
+        assert_eq!((unpaired(2), unpaired(8)), (5.0, 4.0));
+        assert!(crate::crypto::bootstrap::pairs(&INSECURE_TEST_DIGITS));
+        assert_eq!(c.time_on(2), 460);
+        assert_eq!(c.time_on(8), 320);
         assert_eq!(
             Circuit::one_level(&INSECURE_TEST_DIGITS, 1, vec![], vec![]).time_on(4),
             0

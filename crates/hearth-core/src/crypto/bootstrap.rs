@@ -73,6 +73,12 @@ impl PbsScratch {
     }
 }
 
+/// Whether bootstraps on `params` given two threads run on two
+/// ([`PbsScratch::set_threads`]): classical ones with `k = 1` and one level.
+pub fn pairs(params: &ParameterSet) -> bool {
+    pair::applies(params)
+}
+
 /// The half-unit slots of a table given on every residue (`table[x]` at
 /// `x`): slot `j` covers `[j/2, j/2 + 1/2)` units, so residue `x` owns the
 /// two slots around it.

@@ -530,20 +530,6 @@ pub(crate) mod tests {
                 joined += was_paired as usize;
             }
             eprintln!("{}: {joined} of {half} paired", params.name);
-            if std::env::var("HEARTH_PAIR_TIME").is_ok() {
-                let ct = client.encrypt(1).unwrap();
-                let mut out = [server.new_lwe()];
-                for (name, scratch) in [("single", &mut single), ("paired", &mut paired)] {
-                    let t = std::time::Instant::now();
-                    for _ in 0..40 {
-                        scratch.input_mut().copy_from_slice(ct.lwe().as_ref());
-                        pool.install(|| {
-                            server.bootstrap_input(scratch, &acc, &[0], fft.as_view(), &mut out)
-                        });
-                    }
-                    eprintln!("{name}: {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / 40.0);
-                }
-            }
             assert!(joined > 0, "{}: no helper ever joined", params.name);
         }
     }
