@@ -136,24 +136,12 @@ impl ServerKey {
                 let glwe = scratch.glwe.as_mut();
                 let bsk = bsk.as_view();
                 match &self.data.keyswitch_key {
-                    KeySwitchKey::Native(ksk) => pair::key_switch_and_rotate(
-                        p,
-                        ksk,
-                        |k, i, o| keyswitch_lwe_ciphertext(k, i, o),
-                        bsk,
-                        input,
-                        glwe,
-                        fft,
-                    ),
-                    KeySwitchKey::Narrow(ksk) => pair::key_switch_and_rotate(
-                        p,
-                        ksk,
-                        |k, i, o| keyswitch_lwe_ciphertext_with_scalar_change(k, i, o),
-                        bsk,
-                        input,
-                        glwe,
-                        fft,
-                    ),
+                    KeySwitchKey::Native(ksk) => {
+                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft)
+                    }
+                    KeySwitchKey::Narrow(ksk) => {
+                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft)
+                    }
                 };
             }
             FourierKey::Classic(bsk) => {

@@ -122,17 +122,44 @@ impl Local {
     }
 }
 
+/// The small LWE's word, and how tfhe-rs key-switches onto it.
+pub(crate) trait SmallWord: UnsignedTorus + CastInto<usize> + Send + Sync {
+    fn key_switch(
+        ksk: &LweKeyswitchKey<&[Self]>,
+        input: &LweCiphertext<&[u64]>,
+        out: &mut LweCiphertext<&mut [Self]>,
+    );
+}
+
+impl SmallWord for u64 {
+    fn key_switch(
+        ksk: &LweKeyswitchKey<&[u64]>,
+        input: &LweCiphertext<&[u64]>,
+        out: &mut LweCiphertext<&mut [u64]>,
+    ) {
+        keyswitch_lwe_ciphertext(ksk, input, out);
+    }
+}
+
+/// KS32 sets: the key switch lands on 32-bit words.
+impl SmallWord for u32 {
+    fn key_switch(
+        ksk: &LweKeyswitchKey<&[u32]>,
+        input: &LweCiphertext<&[u64]>,
+        out: &mut LweCiphertext<&mut [u32]>,
+    ) {
+        keyswitch_lwe_ciphertext_with_scalar_change(ksk, input, out);
+    }
+}
+
 /// The key switch of input coefficients `range` (with the body when it
 /// starts at 0) into `out`: the output is the sum of both halves' outputs.
-fn switch_part<S>(
+fn switch_part<S: SmallWord>(
     ksk: &LweKeyswitchKeyOwned<S>,
     input: &[u64],
     t: usize,
     out: &mut [S],
-    ks: impl Fn(&LweKeyswitchKey<&[S]>, &LweCiphertext<&[u64]>, &mut LweCiphertext<&mut [S]>),
-) where
-    S: UnsignedInteger,
-{
+) {
     let big = input.len() - 1;
     let half = big / 2;
     let range = if t == 0 { 0..half } else { half..big };
@@ -148,20 +175,19 @@ fn switch_part<S>(
     sub_input.push(if t == 0 { input[big] } else { 0 });
     let sub_input = LweCiphertext::from_container(&sub_input[..], CiphertextModulus::new_native());
     let mut sub_out = LweCiphertext::from_container(out, ksk.ciphertext_modulus());
-    ks(&sub_ksk, &sub_input, &mut sub_out);
+    S::key_switch(&sub_ksk, &sub_input, &mut sub_out);
 }
 
 /// Half `t` of the key switch for `key`, into the exchange.
-fn switch_half<S: UnsignedInteger>(
+fn switch_half<S: SmallWord>(
     ex: &Exchange<S>,
     ksk: &LweKeyswitchKeyOwned<S>,
     input: &[u64],
     t: usize,
-    ks: impl Fn(&LweKeyswitchKey<&[S]>, &LweCiphertext<&[u64]>, &mut LweCiphertext<&mut [S]>),
 ) {
     // SAFETY: half `t` alone writes `partial[t]`, before publishing step 1.
     let out = unsafe { &mut *ex.partial[t].get() };
-    switch_part(ksk, input, t, out, ks);
+    switch_part(ksk, input, t, out);
 }
 
 /// The small LWE: both partial sums added (after both published step 1).
@@ -340,19 +366,14 @@ impl Accumulator {
 /// Key switch, modulus switch and blind rotation of `input` into `glwe`
 /// (the accumulator, `2N` coefficients), on two threads when the pool
 /// lends a second. Returns whether it was paired.
-pub(crate) fn key_switch_and_rotate<S, F>(
+pub(crate) fn key_switch_and_rotate<S: SmallWord>(
     params: &ParameterSet,
     ksk: &LweKeyswitchKeyOwned<S>,
-    ks: F,
     bsk: FourierLweBootstrapKeyView<'_>,
     input: &[u64],
     glwe: &mut [u64],
     fft: FftView<'_>,
-) -> bool
-where
-    S: UnsignedTorus + CastInto<usize> + Send + Sync,
-    F: Fn(&LweKeyswitchKey<&[S]>, &LweCiphertext<&[u64]>, &mut LweCiphertext<&mut [S]>) + Sync,
-{
+) -> bool {
     let n = params.polynomial_size.0;
     debug_assert_eq!(glwe.len(), 2 * n);
     let log_modulus = params.polynomial_size.to_blind_rotation_input_modulus_log();
@@ -360,7 +381,7 @@ where
     let acc = Accumulator(glwe.as_mut_ptr());
     let (paired, ()) = rayon::join(
         || {
-            switch_half(&ex, ksk, input, 0, &ks);
+            switch_half(&ex, ksk, input, 0);
             ex.publish(0, 1);
             if ex
                 .state
@@ -369,7 +390,7 @@ where
             {
                 // No helper came: the rest on this thread, the whole
                 // accumulator ours.
-                switch_half(&ex, ksk, input, 1, &ks);
+                switch_half(&ex, ksk, input, 1);
                 let small = small_lwe(&ex);
                 // SAFETY: the helper never started (state SOLO), so this
                 // thread alone holds the accumulator.
@@ -424,7 +445,7 @@ where
             {
                 return;
             }
-            switch_half(&ex, ksk, input, 1, &ks);
+            switch_half(&ex, ksk, input, 1);
             ex.publish(1, 1);
             ex.wait(1, 1);
             let small = small_lwe(&ex);
@@ -508,24 +529,12 @@ pub(crate) mod tests {
                 let input = ct.lwe().as_ref();
                 let view = bsk.as_view();
                 let was_paired = pool.install(|| match &server.data.keyswitch_key {
-                    KeySwitchKey::Native(ksk) => key_switch_and_rotate(
-                        params,
-                        ksk,
-                        |k, i, o| keyswitch_lwe_ciphertext(k, i, o),
-                        view,
-                        input,
-                        &mut glwe,
-                        fft.as_view(),
-                    ),
-                    KeySwitchKey::Narrow(ksk) => key_switch_and_rotate(
-                        params,
-                        ksk,
-                        |k, i, o| keyswitch_lwe_ciphertext_with_scalar_change(k, i, o),
-                        view,
-                        input,
-                        &mut glwe,
-                        fft.as_view(),
-                    ),
+                    KeySwitchKey::Native(ksk) => {
+                        key_switch_and_rotate(params, ksk, view, input, &mut glwe, fft.as_view())
+                    }
+                    KeySwitchKey::Narrow(ksk) => {
+                        key_switch_and_rotate(params, ksk, view, input, &mut glwe, fft.as_view())
+                    }
                 });
                 joined += was_paired as usize;
             }
