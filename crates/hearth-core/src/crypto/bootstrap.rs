@@ -76,7 +76,7 @@ impl PbsScratch {
 /// Whether bootstraps on `params` given two threads run on two
 /// ([`PbsScratch::set_threads`]): classical ones with `k = 1` and one level.
 pub fn pairs(params: &ParameterSet) -> bool {
-    pair::applies(params)
+    params.grouping_factor.is_none() && params.glwe_dimension.0 == 1 && params.pbs_level.0 == 1
 }
 
 /// The half-unit slots of a table given on every residue (`table[x]` at
@@ -128,19 +128,18 @@ impl ServerKey {
         scratch.glwe.as_mut().copy_from_slice(acc.as_ref());
         match &self.fourier_bsk {
             FourierKey::Classic(bsk)
-                if scratch.threads >= 2
-                    && pair::applies(p)
-                    && rayon::current_thread_index().is_some() =>
+                if scratch.threads >= 2 && pairs(p) && rayon::current_thread_index().is_some() =>
             {
                 let input = scratch.input.as_ref();
                 let glwe = scratch.glwe.as_mut();
+                let stack = scratch.buffers.stack();
                 let bsk = bsk.as_view();
                 match &self.data.keyswitch_key {
                     KeySwitchKey::Native(ksk) => {
-                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft)
+                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft, stack)
                     }
                     KeySwitchKey::Narrow(ksk) => {
-                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft)
+                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft, stack)
                     }
                 };
             }

@@ -27,12 +27,6 @@ use tfhe::core_crypto::prelude::*;
 
 use crate::crypto::params::ParameterSet;
 
-/// Whether [`crate::ServerKey`]'s bootstraps on `params` can be paired:
-/// the classical bootstrap with `k = 1` and one decomposition level.
-pub(crate) fn applies(params: &ParameterSet) -> bool {
-    params.grouping_factor.is_none() && params.glwe_dimension.0 == 1 && params.pbs_level.0 == 1
-}
-
 const OPEN: u8 = 0;
 const JOINED: u8 = 1;
 const SOLO: u8 = 2;
@@ -363,6 +357,35 @@ impl Accumulator {
     }
 }
 
+/// Half `t` once both partial key switches are published: the small
+/// LWE, then the rotation of polynomial `t` of the accumulator.
+#[allow(clippy::too_many_arguments)]
+fn rotate_paired<S: SmallWord>(
+    ex: &Exchange<S>,
+    t: usize,
+    acc: Accumulator,
+    n: usize,
+    log_modulus: CiphertextModulusLog,
+    params: &ParameterSet,
+    bsk: FourierLweBootstrapKeyView<'_>,
+    fft: FftView<'_>,
+) {
+    ex.wait(t, 1);
+    let small = small_lwe(ex);
+    // SAFETY: paired (state JOINED): half `t` alone owns polynomial `t`.
+    let poly = unsafe { std::slice::from_raw_parts_mut(acc.get().add(t * n), n) };
+    let mut local = Local::new(params, fft);
+    rotate_half(
+        ex,
+        t,
+        poly,
+        &switched(&small, log_modulus),
+        bsk,
+        fft,
+        &mut local,
+    );
+}
+
 /// Key switch, modulus switch and blind rotation of `input` into `glwe`
 /// (the accumulator, `2N` coefficients), on two threads when the pool
 /// lends a second. Returns whether it was paired.
@@ -373,6 +396,7 @@ pub(crate) fn key_switch_and_rotate<S: SmallWord>(
     input: &[u64],
     glwe: &mut [u64],
     fft: FftView<'_>,
+    stack: &mut PodStack,
 ) -> bool {
     let n = params.polynomial_size.0;
     debug_assert_eq!(glwe.len(), 2 * n);
@@ -400,38 +424,16 @@ pub(crate) fn key_switch_and_rotate<S: SmallWord>(
                     params.polynomial_size,
                     CiphertextModulus::new_native(),
                 );
-                let mut buffers = ComputationBuffers::new();
-                buffers.resize(
-                    blind_rotate_assign_mem_optimized_requirement::<u64>(
-                        params.glwe_dimension.to_glwe_size(),
-                        params.polynomial_size,
-                        fft,
-                    )
-                    .unaligned_bytes_required(),
-                );
                 blind_rotate_assign_mem_optimized(
                     &switched(&small, log_modulus),
                     &mut lut,
                     &bsk,
                     fft,
-                    buffers.stack(),
+                    stack,
                 );
                 return false;
             }
-            ex.wait(0, 1);
-            let small = small_lwe(&ex);
-            // SAFETY: paired: this half owns polynomial 0, the helper 1.
-            let poly = unsafe { std::slice::from_raw_parts_mut(acc.get(), n) };
-            let mut local = Local::new(params, fft);
-            rotate_half(
-                &ex,
-                0,
-                poly,
-                &switched(&small, log_modulus),
-                bsk,
-                fft,
-                &mut local,
-            );
+            rotate_paired(&ex, 0, acc, n, log_modulus, params, bsk, fft);
             // Return when the helper has: the join then waits no more
             // (a thread waiting in a join may run other jobs).
             ex.wait(0, DONE);
@@ -447,20 +449,7 @@ pub(crate) fn key_switch_and_rotate<S: SmallWord>(
             }
             switch_half(&ex, ksk, input, 1);
             ex.publish(1, 1);
-            ex.wait(1, 1);
-            let small = small_lwe(&ex);
-            // SAFETY: joined: this half owns polynomial 1.
-            let poly = unsafe { std::slice::from_raw_parts_mut(acc.get().add(n), n) };
-            let mut local = Local::new(params, fft);
-            rotate_half(
-                &ex,
-                1,
-                poly,
-                &switched(&small, log_modulus),
-                bsk,
-                fft,
-                &mut local,
-            );
+            rotate_paired(&ex, 1, acc, n, log_modulus, params, bsk, fft);
             ex.publish(1, DONE);
         },
     );
@@ -488,7 +477,7 @@ pub(crate) mod tests {
             .unwrap();
         for params in [&DIGITS_KS32_128, &DIGITS_128] {
             let (client, server) = keys(params);
-            assert!(applies(params));
+            assert!(crate::crypto::bootstrap::pairs(params));
             let FourierKey::Classic(bsk) = &server.fourier_bsk else {
                 panic!("classical sets")
             };
@@ -528,13 +517,35 @@ pub(crate) mod tests {
                 let mut glwe = acc.as_ref().to_vec();
                 let input = ct.lwe().as_ref();
                 let view = bsk.as_view();
+                let mut buffers = ComputationBuffers::new();
+                buffers.resize(
+                    blind_rotate_assign_mem_optimized_requirement::<u64>(
+                        params.glwe_dimension.to_glwe_size(),
+                        params.polynomial_size,
+                        fft.as_view(),
+                    )
+                    .unaligned_bytes_required(),
+                );
+                let stack = buffers.stack();
                 let was_paired = pool.install(|| match &server.data.keyswitch_key {
-                    KeySwitchKey::Native(ksk) => {
-                        key_switch_and_rotate(params, ksk, view, input, &mut glwe, fft.as_view())
-                    }
-                    KeySwitchKey::Narrow(ksk) => {
-                        key_switch_and_rotate(params, ksk, view, input, &mut glwe, fft.as_view())
-                    }
+                    KeySwitchKey::Native(ksk) => key_switch_and_rotate(
+                        params,
+                        ksk,
+                        view,
+                        input,
+                        &mut glwe,
+                        fft.as_view(),
+                        stack,
+                    ),
+                    KeySwitchKey::Narrow(ksk) => key_switch_and_rotate(
+                        params,
+                        ksk,
+                        view,
+                        input,
+                        &mut glwe,
+                        fft.as_view(),
+                        stack,
+                    ),
                 });
                 joined += was_paired as usize;
             }
