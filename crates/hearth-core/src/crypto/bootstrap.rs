@@ -31,7 +31,7 @@ impl PbsScratch {
     /// while tfhe-rs's `ThreadCount` producers combine the group keys (at
     /// least one producer runs, so one thread still means two). A
     /// classical one given two or more offers half its work to the rayon
-    /// pool it runs on ([`crate::crypto::pair`]; call it from a pool
+    /// pool it runs on (`crypto::pair`; call it from a pool
     /// thread): it runs on two threads if one is idle, else alone.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
