@@ -770,3 +770,78 @@ fn compare_exchanges_build_one_side() {
         }
     }
 }
+
+/// Sums and differences with clear words, and sums of words whose low
+/// bits are clear zeros (an accumulator that starts at 0, a shifted
+/// word): the low bits pass through and the adder starts at the first
+/// bit that can carry. Every pair of `u8` (a word and a constant, and a
+/// word plus another shifted), on both kinds of set, against Rust's
+/// wrapping arithmetic; then the costs on the one key.
+#[test]
+fn sums_with_clear_zeros_add_from_the_first_set_bit() {
+    type U8<'p> = Word<'p, 8, false>;
+    for params in [&P, &hearth::INSECURE_TEST_DIGITS] {
+        for c in 0..=255u8 {
+            let p = Program::new(params);
+            p.set_threads(2);
+            let x = U8::input(&p);
+            let y = U8::input(&p);
+            let k = U8::constant(&p, c);
+            p.output(&(&x + &k));
+            p.output(&(&k + &x));
+            p.output(&(&x - &k));
+            p.output(&(&k - &x));
+            p.output(&(&x + &(&y << (c % 8) as u32)));
+            p.output(&(&(&x >> (c % 8) as u32) - &(&y << (c % 8) as u32)));
+            let prog = p.build().unwrap();
+            for v in 0..=255u8 {
+                let w = v.rotate_left(3) ^ c;
+                let s = (c % 8) as u32;
+                let out = prog
+                    .run(
+                        &ClearBackend,
+                        &[
+                            clear_word(v, 8, false).unwrap(),
+                            clear_word(w, 8, false).unwrap(),
+                        ],
+                    )
+                    .unwrap();
+                let want = [
+                    v.wrapping_add(c),
+                    c.wrapping_add(v),
+                    v.wrapping_sub(c),
+                    c.wrapping_sub(v),
+                    v.wrapping_add(w << s),
+                    (v >> s).wrapping_sub(w << s),
+                ];
+                for (i, (o, want)) in out.iter().zip(want).enumerate() {
+                    assert_eq!(
+                        clear_word_value(o, false).unwrap(),
+                        want.into(),
+                        "{}: output {i}, x = {v}, y = {w}, c = {c}",
+                        params.name
+                    );
+                }
+            }
+        }
+    }
+    fn pbs(f: impl for<'p> Fn(&'p Program) -> U32<'p>) -> usize {
+        let p = Program::new(&hearth::DIGITS_KS32_128);
+        p.set_threads(2);
+        let r = f(&p);
+        p.output(&r);
+        p.build().unwrap().circuit().stats().pbs
+    }
+    assert_eq!(pbs(|p| &U32::constant(p, 0) + &U32::input(p)), 0);
+    assert_eq!(pbs(|p| &U32::input(p) + &U32::constant(p, 0)), 0);
+    assert_eq!(pbs(|p| &U32::input(p) - &U32::constant(p, 0)), 0);
+    let full = pbs(|p| &U32::input(p) + &U32::constant(p, 0x8001));
+    let high = pbs(|p| &U32::input(p) + &U32::constant(p, 0x8001_0000u32));
+    assert!(2 * high <= full, "x + (c << 16): {high} PBS, x + c: {full}");
+    // T2's Jenkins step: the shifted word's low 10 bits are zeros.
+    let step = pbs(|p| {
+        let h = U32::input(p);
+        &h + &(&(&h << 26) >> 16)
+    });
+    assert!(step <= 12, "h + ((h << 26) >> 16): {step} PBS (was 28)");
+}

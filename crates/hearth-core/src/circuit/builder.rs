@@ -544,8 +544,30 @@ impl CircuitBuilder {
             .iter()
             .map(|lut| residues.iter().map(|&x| lut.eval(x as i64)).collect())
             .collect();
-        if d.expr.terms.is_empty() || outs.iter().all(|o| o.iter().all(|&v| v == o[0])) {
+        let constant = |o: &Vec<u64>| o.iter().all(|&v| v == o[0]);
+        if d.expr.terms.is_empty() || outs.iter().all(constant) {
             return Ok(outs.iter().map(|o| self.constant_residue(o[0])).collect());
+        }
+        // Some are: only the others are read from the rotation (a carry
+        // that the selector's range rules out costs nothing).
+        if outs.iter().any(constant) {
+            let varying: Vec<&Lut> = luts
+                .iter()
+                .zip(&outs)
+                .filter(|(_, o)| !constant(o))
+                .map(|(&lut, _)| lut)
+                .collect();
+            let mut read = self.bootstrap_with(a, &varying, reuse)?.into_iter();
+            return Ok(outs
+                .iter()
+                .map(|o| {
+                    if constant(o) {
+                        self.constant_residue(o[0])
+                    } else {
+                        read.next().expect("one output per varying table")
+                    }
+                })
+                .collect());
         }
         // Table j reads at selector + j * span: a span that is a multiple of
         // the step keeps every read on the selector's spacing (and margin);

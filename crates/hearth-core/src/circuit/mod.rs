@@ -518,6 +518,27 @@ pub(crate) mod tests {
         assert_eq!(b.build().stats().pbs, 0);
     }
 
+    /// Tables of one rotation that are constant on the selector's range
+    /// are constants; the others still share one rotation.
+    pub(crate) fn constant_tables_of_a_rotation_fold() {
+        let mut b = CircuitBuilder::new(&P);
+        let x = b.input(0, 3).unwrap();
+        // x in 0..=3: `x >= 4` is constant, `x & 1` and `x >> 1` are not.
+        let carry = Lut::from_fn(5, 0, 7, |v| i64::from(v >= 4)).unwrap();
+        let low = Lut::from_fn(5, 0, 7, |v| v & 1).unwrap();
+        let high = Lut::from_fn(5, 0, 7, |v| v >> 1).unwrap();
+        let outs = b.bootstrap_many(x, &[&low, &carry, &high]).unwrap();
+        assert_eq!(b.constant_value(outs[1]).unwrap(), Some(0));
+        assert_eq!(b.constant_value(outs[0]).unwrap(), None);
+        assert_eq!(b.range(outs[2]).unwrap(), Range::new(0, 1));
+        for &o in &outs {
+            b.output(o).unwrap();
+        }
+        let c = b.build();
+        assert_eq!(c.stats().pbs, 1);
+        assert_eq!(c.bootstraps()[0].offsets.len(), 2);
+    }
+
     pub(crate) fn uncovered_selector_is_refused() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
@@ -633,6 +654,7 @@ pub(crate) mod tests {
         over_budget_is_refused_with_node_name,
         spread_selectors_get_the_wide_budget,
         constant_tables_fold,
+        constant_tables_of_a_rotation_fold,
         uncovered_selector_is_refused,
         foreign_wires_are_refused,
         constant_bootstraps_fold,

@@ -83,6 +83,22 @@ pub fn sub(
 ) -> Result<(Bits, Wire), Error> {
     let (xs, ys) = operands(b, x, y, true)?;
     let one = b.constant(ONE);
+    // A clear `y`: `not y + 1` is the clear `2^n - y`, so low zeros of it
+    // pass through; `x - 0` is `x` with no borrow.
+    if let Some(not_y) = super::clear_bits(b, &ys)? {
+        let n = ys.len();
+        let mut carry = true;
+        let mut neg = Vec::with_capacity(n);
+        for bit in not_y {
+            neg.push(b.constant(if bit != carry { ONE } else { 0 }));
+            carry &= bit;
+        }
+        if carry {
+            return Ok((Bits::from_vec(xs), one));
+        }
+        let zero = b.constant(0);
+        return add_wires(b, &xs, &neg, zero, kind);
+    }
     add_wires(b, &xs, &ys, one, kind)
 }
 
@@ -266,6 +282,36 @@ pub(crate) fn add_wires(
     kind: AdderKind,
 ) -> Result<(Bits, Wire), Error> {
     let n = xs.len();
+    // Low bits where one operand is a clear 0 and nothing carries in are
+    // the other operand's: an accumulator that starts at 0, or a constant
+    // with trailing zeros, adds from its first set bit.
+    if b.constant_value(carry_in)? == Some(0) {
+        let mut low = Vec::new();
+        for (&x, &y) in xs.iter().zip(ys) {
+            if b.constant_value(y)? == Some(0) {
+                low.push(x);
+            } else if b.constant_value(x)? == Some(0) {
+                low.push(y);
+            } else {
+                break;
+            }
+        }
+        // By chunks of two bits, an odd cut would shift every chunk.
+        let k = if low.len() < n && packed_add::applies(b) {
+            low.len() & !1
+        } else {
+            low.len()
+        };
+        low.truncate(k);
+        if k > 0 {
+            if k == n {
+                return Ok((Bits::from_vec(low), carry_in));
+            }
+            let (high, carry) = add_wires(b, &xs[k..], &ys[k..], carry_in, kind)?;
+            low.extend_from_slice(high.wires());
+            return Ok((Bits::from_vec(low), carry));
+        }
+    }
     let kind = match kind {
         AdderKind::Auto => choose(b, n),
         k => k,

@@ -47,7 +47,7 @@ pub fn add(
     kind: AdderKind,
 ) -> Result<(Bits, Wire), Error> {
     let mut sel = Selectors::for_bits();
-    let chunks = layout(b, xs, ys)?;
+    let chunks = layout(b, xs, ys, carry_in)?;
     let m = chunks.len();
     let sums: Vec<Vec<(Wire, i64)>> = chunks
         .iter()
@@ -119,7 +119,12 @@ pub fn add(
 /// on the chunks' high bits (weight 2: their noise counts four times).
 /// Sums of sums have noisy low bits; a shift by one, as between a
 /// division's rows, moves them to the other phase.
-fn layout(b: &CircuitBuilder, xs: &[Wire], ys: &[Wire]) -> Result<Vec<(usize, usize)>, Error> {
+fn layout(
+    b: &CircuitBuilder,
+    xs: &[Wire],
+    ys: &[Wire],
+    carry_in: Wire,
+) -> Result<Vec<(usize, usize)>, Error> {
     let n = xs.len();
     let chunks = |first: usize| -> Vec<(usize, usize)> {
         let mut v = Vec::new();
@@ -133,10 +138,17 @@ fn layout(b: &CircuitBuilder, xs: &[Wire], ys: &[Wire]) -> Result<Vec<(usize, us
         v
     };
     let half = b.params().budgets.half;
+    let zero = |w: Wire| Ok::<_, Error>(b.constant_value(w)? == Some(0));
+    // A single first bit with a clear 0 on one side and no carry in
+    // carries nothing: its sum is linear, no rotation.
+    let free_first = zero(carry_in)? && n > 0 && (zero(xs[0])? || zero(ys[0])?);
     // (rotations, weight on high bits), the carries counted fresh.
     let cost = |layout: &[(usize, usize)]| -> Result<(usize, u64), Error> {
         let (mut rotations, mut high) = (0, 0u64);
         for &(lo, hi) in layout {
+            if lo == 0 && hi == 1 && free_first {
+                continue;
+            }
             let mut t = 1u64;
             for j in lo..hi {
                 let w = b
