@@ -432,3 +432,64 @@ fn custom_ops_cannot_be_saved() {
     let prog = p.build().unwrap();
     assert!(matches!(prog.to_bytes(), Err(Error::Config(_))));
 }
+
+/// A program planned for many threads is also built as planned for few
+/// (and for more): T2's Jenkins step at 16 threads picks prefix adders op
+/// by op, which leave the whole program deeper and wider than the
+/// ripples of the 2-thread plan, so the 2-thread circuit is kept. It runs
+/// exactly, and its file rebuilds to the same circuit.
+#[test]
+fn many_thread_programs_keep_the_fastest_whole_plan() {
+    let build = |threads: usize| {
+        let p = Program::new(&hearth::DIGITS_KS32_128);
+        p.set_threads(threads);
+        let keys = [U32::input(&p), U32::input(&p)];
+        let mut h = U32::constant(&p, 0);
+        for k in &keys {
+            h = &h + k;
+            h = &h + &(&(&h << 26) >> 16);
+            h = &h ^ &(&h >> 6);
+        }
+        p.output(&h);
+        p.build().unwrap()
+    };
+    let (few, many) = (build(2), build(16));
+    let (a, b) = (few.circuit(), many.circuit());
+    assert!(
+        b.time_on(16) <= a.time_on(16),
+        "16-thread plan {} / {}, 2-thread plan {} / {} (time on 16: {} vs {})",
+        b.stats().pbs,
+        b.stats().depth,
+        a.stats().pbs,
+        a.stats().depth,
+        b.time_on(16),
+        a.time_on(16)
+    );
+    assert!(b.stats().pbs <= a.stats().pbs + a.stats().pbs / 4);
+    let loaded = reloaded(&many).unwrap();
+    assert_eq!(loaded.circuit().stats(), many.circuit().stats());
+    let reference = |x: u32, y: u32| {
+        let mut h = 0u32;
+        for k in [x, y] {
+            h = h.wrapping_add(k);
+            h = h.wrapping_add((h << 26) >> 16);
+            h ^= h >> 6;
+        }
+        h
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(61);
+    for _ in 0..200 {
+        let (x, y): (u32, u32) = (rand::Rng::gen(&mut rng), rand::Rng::gen(&mut rng));
+        let inputs = [
+            hearth::api::clear_word(x, 32, false).unwrap(),
+            hearth::api::clear_word(y, 32, false).unwrap(),
+        ];
+        for prog in [&many, &loaded] {
+            let out = prog.run(&ClearBackend, &inputs).unwrap();
+            assert_eq!(
+                hearth::api::clear_word_value(&out[0], false).unwrap(),
+                reference(x, y).into()
+            );
+        }
+    }
+}

@@ -45,7 +45,7 @@ pub(crate) struct State {
     /// The outputs, by value.
     pub(super) output_ids: Vec<ValueId>,
     /// The thread count the first ops were planned for.
-    pub(super) threads: usize,
+    pub(crate) threads: usize,
 }
 
 impl State {
@@ -293,6 +293,7 @@ impl Program {
         if let Some(e) = st.error {
             return Err(e);
         }
+        let alternatives = replanned(&st);
         let st = super::fuse::fuse(st);
         let source = (!st.ops.contains(&Op::Custom)).then(|| {
             Arc::new(Source {
@@ -304,6 +305,17 @@ impl Program {
         let signature = scalar_signature(&st.inputs, &st.outputs);
         let mut circuit = st.builder.build();
         circuit.prune();
+        if let Some((threads, others)) = alternatives {
+            let mut best = circuit.time_on(threads);
+            for other in others {
+                let mut c = super::fuse::fuse(other).builder.build();
+                c.prune();
+                let t = c.time_on(threads);
+                if t < best {
+                    (circuit, best) = (c, t);
+                }
+            }
+        }
         Ok(CompiledProgram {
             circuit,
             inputs: st.inputs,
@@ -312,6 +324,60 @@ impl Program {
             source,
         })
     }
+}
+
+/// Plans for many threads are chosen op by op, and a shallower op can
+/// leave the whole program deeper (a prefix adder's carries where a ripple
+/// would have been pruned). Above this many threads a program is also
+/// built as planned for [`REPLAN`]'s counts, and the circuit with the
+/// least predicted time on its own threads is kept.
+const REPLAN_ABOVE: usize = 8;
+
+/// The other plans tried: for 2 threads (the fewest bootstraps) and for
+/// four times as many (the shallowest).
+const REPLAN: [fn(usize) -> usize; 2] = [|_| 2, |t| 4 * t];
+
+/// `st`'s ops replayed as planned for other thread counts, with the count
+/// they are judged on; `None` where it plans for few threads, changes its
+/// plan midway, or holds an op that cannot be replayed. Deterministic in
+/// the ops, so a program file rebuilds to the same circuit.
+fn replanned(st: &State) -> Option<(usize, Vec<State>)> {
+    // The plan each op was built with must be one.
+    let (mut current, mut planned) = (st.threads, None);
+    for op in &st.ops {
+        match op {
+            Op::PlanThreads(t) => current = *t,
+            Op::Custom => return None,
+            _ if planned.is_some_and(|p| p != current) => return None,
+            _ => planned = Some(current),
+        }
+    }
+    let threads = planned.unwrap_or(current);
+    if threads <= REPLAN_ABOVE {
+        return None;
+    }
+    let params = st.builder.params();
+    let replay = |t: usize| -> Option<State> {
+        let mut other = State::new(params, Some(t));
+        for op in &st.ops {
+            let built = match op {
+                Op::PlanThreads(_) => Op::PlanThreads(t),
+                op => op.clone(),
+            };
+            other.push(&built, built.clone()).ok()?;
+        }
+        for &id in &st.output_ids {
+            other.mark_output(id).ok()?;
+        }
+        Some(other)
+    };
+    let others = REPLAN
+        .iter()
+        .map(|f| f(threads))
+        .filter(|&t| t != threads)
+        .filter_map(replay)
+        .collect();
+    Some((threads, others))
 }
 
 /// The ops a compiled program was built from, and its outputs: what a

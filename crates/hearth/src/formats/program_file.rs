@@ -169,7 +169,11 @@ fn rebuild(path: &Path, params: ParamsId, data: ProgramData) -> Result<CompiledP
         .map_err(refused)
     };
     let p = Program::new(params.params());
-    p.state.borrow_mut().builder.set_threads(data.head.threads);
+    {
+        let mut st = p.state.borrow_mut();
+        st.builder.set_threads(data.head.threads);
+        st.threads = data.head.threads;
+    }
     let mut work = 0u64;
     for op in data.ops {
         if op == Op::Custom {
