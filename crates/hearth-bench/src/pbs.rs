@@ -108,7 +108,11 @@ pub(crate) fn cpu_throughput(
     threads: usize,
     n: usize,
 ) -> Result<(f64, Duration), Error> {
-    throughput(client, &CpuBackend::new(server, Some(threads))?, n)
+    let backend = CpuBackend::new(server, Some(threads))?;
+    // A fresh pool's threads start asleep: one bootstrap first wakes them,
+    // so a lone bootstrap finds the second thread to pair with.
+    throughput(client, &backend, 1)?;
+    throughput(client, &backend, n)
 }
 
 /// `hearth-bench pbs`: latency beside tfhe-rs shortint, then throughput
