@@ -468,8 +468,12 @@ fn comparisons_encrypted_on_the_digits_key() {
     p.output(&(&u & &v));
     p.output(&(&u | &v));
     p.output(&(&x ^ &y));
+    // Against constants: two OR trees joined (`x > 0` signed, `u > 5`).
+    p.output(&I16::constant(&p, 0).lt(&x));
+    p.output(&u.gt(&U16::constant(&p, 5)));
+    p.output(&x.relu());
     let prog = p.build().unwrap();
-    for (a, b) in [(i16::MIN, -1i16), (7, 7)] {
+    for (a, b) in [(i16::MIN, -1i16), (7, 7), (1, 6)] {
         let (c, d) = (a as u16, b as u16);
         let ins = [
             client.encrypt_word_of(a as i64, 16, true).unwrap(),
@@ -494,6 +498,9 @@ fn comparisons_encrypted_on_the_digits_key() {
             (c & d) as i64,
             (c | d) as i64,
             (a ^ b) as i64,
+            (0 < a) as i64,
+            (c > 5) as i64,
+            a.max(0) as i64,
         ];
         assert_eq!(got, want, "a = {a}, b = {b}");
     }
@@ -844,4 +851,118 @@ fn sums_with_clear_zeros_add_from_the_first_set_bit() {
         &h + &(&(&h << 26) >> 16)
     });
     assert!(step <= 12, "h + ((h << 26) >> 16): {step} PBS (was 28)");
+}
+
+/// Every ordering, `max` and `min` of an 8-bit word against every clear
+/// constant, on both sides, unsigned and signed, on both kinds of set,
+/// against Rust (a clear side drops the constant's trailing zeros, reads
+/// `x >= 2^j` and `x >= 2^j + 1` as OR trees, and a clear bound of the
+/// type as the answer). Then the costs on the one key.
+#[test]
+fn comparisons_with_a_clear_side() {
+    macro_rules! every_constant {
+        ($params:expr, $t:ty, $signed:expr) => {
+            for k in <$t>::MIN..=<$t>::MAX {
+                let p = Program::new($params);
+                p.set_threads(2);
+                let x = Word::<8, $signed>::input(&p);
+                let c = Word::<8, $signed>::constant(&p, k);
+                for o in [
+                    x.lt(&c),
+                    x.le(&c),
+                    x.gt(&c),
+                    x.ge(&c),
+                    c.lt(&x),
+                    c.le(&x),
+                    c.gt(&x),
+                    c.ge(&x),
+                    x.eq(&c),
+                    c.ne(&x),
+                ] {
+                    p.output(&o);
+                }
+                for o in [x.max(&c), c.max(&x), x.min(&c), c.min(&x)] {
+                    p.output(&o);
+                }
+                let prog = p.build().unwrap();
+                for v in <$t>::MIN..=<$t>::MAX {
+                    let out = prog
+                        .run(&ClearBackend, &[clear_word(v, 8, $signed).unwrap()])
+                        .unwrap();
+                    let want: Vec<BigInt> = [
+                        v < k,
+                        v <= k,
+                        v > k,
+                        v >= k,
+                        k < v,
+                        k <= v,
+                        k > v,
+                        k >= v,
+                        v == k,
+                        k != v,
+                    ]
+                    .map(|b| BigInt::from(b as u8))
+                    .into_iter()
+                    .chain([v.max(k), k.max(v), v.min(k), k.min(v)].map(BigInt::from))
+                    .collect();
+                    let got: Vec<BigInt> = out
+                        .iter()
+                        .zip(prog.output_shapes())
+                        .map(|(o, s)| match s {
+                            hearth::api::Shape::Word { signed, .. } => {
+                                clear_word_value(o, *signed).unwrap()
+                            }
+                            _ => unreachable!(),
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{}: x = {v}, k = {k}", $params.name);
+                }
+            }
+        };
+    }
+    for params in [&P, &hearth::INSECURE_TEST_DIGITS] {
+        every_constant!(params, u8, false);
+        every_constant!(params, i8, true);
+    }
+    type I32<'p> = hearth::api::I32<'p>;
+    fn pbs<'a>(f: impl for<'p> Fn(&'p Program) -> hearth::api::Bool<'p>) -> usize {
+        let p = Program::new(&hearth::DIGITS_KS32_128);
+        p.set_threads(2);
+        let r = f(&p);
+        p.output(&r);
+        p.build().unwrap().circuit().stats().pbs
+    }
+    let general = pbs(|p| U32::input(p).gt(&U32::constant(p, 0x1234_5677)));
+    assert_eq!(pbs(|p| I32::input(p).lt(&I32::constant(p, 0))), 0, "x < 0");
+    assert_eq!(pbs(|p| I32::constant(p, 0).gt(&I32::input(p))), 0, "0 > x");
+    assert_eq!(pbs(|p| U32::input(p).ge(&U32::constant(p, 0))), 0, "x >= 0");
+    for (what, cost) in [
+        ("x > 0", pbs(|p| U32::input(p).gt(&U32::constant(p, 0)))),
+        (
+            "x < 2^16",
+            pbs(|p| U32::input(p).lt(&U32::constant(p, 1 << 16))),
+        ),
+        ("x > 5", pbs(|p| U32::input(p).gt(&U32::constant(p, 5)))),
+        ("i32 0 < x", pbs(|p| I32::constant(p, 0).lt(&I32::input(p)))),
+    ] {
+        assert!(2 * cost <= general, "{what}: {cost} PBS, x > c: {general}");
+    }
+    let words = |f: &dyn for<'p> Fn(&'p Program) -> I32<'p>| {
+        let p = Program::new(&hearth::DIGITS_KS32_128);
+        p.set_threads(2);
+        let r = f(&p);
+        p.output(&r);
+        p.build().unwrap().circuit().stats().pbs
+    };
+    let relu = words(&|p| I32::input(p).relu());
+    assert_eq!(words(&|p| I32::constant(p, 0).max(&I32::input(p))), relu);
+    assert!(relu <= 16, "relu: {relu} PBS (the select only)");
+    assert_eq!(
+        words(&|p| I32::constant(p, i32::MIN).max(&I32::input(p))),
+        0
+    );
+    assert_eq!(
+        words(&|p| I32::input(p).min(&I32::constant(p, i32::MAX))),
+        0
+    );
 }

@@ -20,7 +20,10 @@
 //! with a clear bit is free, so comparing with a constant costs the OR
 //! tree only.
 
-use super::gates::{gate, gates_sharing, maj, mux, not, Gate};
+use num_bigint::BigUint;
+use num_traits::{One, Zero};
+
+use super::gates::{gate, gates_sharing, maj, mux, not, threshold, Gate};
 use super::{clear_bit, clear_bits, packed_compare, Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::comparison::Comparison;
@@ -50,6 +53,9 @@ pub fn compare(
     signed: bool,
 ) -> Result<Wire, Error> {
     let (xs, ys) = padded(b, x, y, signed);
+    if let Some(w) = against_clear(b, &xs, &ys, op, signed)? {
+        return Ok(w);
+    }
     let form = form_for(b, xs.len(), op);
     let guard = match op {
         Comparison::Eq => match (clear_bits(b, &xs)?, clear_bits(b, &ys)?) {
@@ -65,6 +71,95 @@ pub fn compare(
         b.guard_equal(eq, &word, value)?;
     }
     Ok(eq)
+}
+
+/// An ordering with one side clear, as `x >= k` or its negation for a
+/// clear `k`: the low bits where `k` has zeros cannot change it, so they
+/// are dropped; `x >= 2^j` is the OR of the bits from `j` up (`x > 0` on
+/// unsigned words, the sign bit for `x < 0` on signed ones, no bootstrap);
+/// `k = 0` and `k` past the width are clear. `None` where both sides are
+/// encrypted (or both clear: the general forms fold them).
+fn against_clear(
+    b: &mut CircuitBuilder,
+    xs: &[Wire],
+    ys: &[Wire],
+    op: Comparison,
+    signed: bool,
+) -> Result<Option<Wire>, Error> {
+    // `c <op> x` is `x <op'> c`.
+    let (word, value, op) = match (clear_bits(b, xs)?, clear_bits(b, ys)?) {
+        (None, Some(v)) => (xs, v, op),
+        (Some(v), None) => {
+            let flipped = match op {
+                Comparison::Lt => Comparison::Gt,
+                Comparison::Le => Comparison::Ge,
+                Comparison::Gt => Comparison::Lt,
+                Comparison::Ge => Comparison::Le,
+                other => other,
+            };
+            (ys, v, flipped)
+        }
+        _ => return Ok(None),
+    };
+    let (negate, plus_one) = match op {
+        Comparison::Ge => (false, false),
+        Comparison::Lt => (true, false),
+        Comparison::Gt => (false, true),
+        Comparison::Le => (true, true),
+        Comparison::Eq | Comparison::Ne => return Ok(None),
+    };
+    let n = word.len();
+    // Two's complement orders as unsigned with the sign bits flipped.
+    let mut word = word.to_vec();
+    let mut value = value;
+    if signed && n > 0 {
+        word[n - 1] = not(b, word[n - 1])?;
+        value[n - 1] = !value[n - 1];
+    }
+    let mut k = value.iter().rev().fold(BigUint::zero(), |k, &bit| {
+        (k << 1u32) + BigUint::from(bit as u8)
+    });
+    if plus_one {
+        k += 1u32;
+    }
+    let ge = ge_clear(b, &word, &k)?;
+    Ok(Some(if negate { not(b, ge)? } else { ge }))
+}
+
+/// `x >= k` (unsigned) for a clear `k`.
+fn ge_clear(b: &mut CircuitBuilder, xs: &[Wire], k: &BigUint) -> Result<Wire, Error> {
+    let n = xs.len();
+    if k.is_zero() {
+        return Ok(b.constant(ONE));
+    }
+    if k.bits() > n as u64 {
+        return Ok(b.constant(0));
+    }
+    let low = k.trailing_zeros().unwrap_or(0) as usize;
+    let (xs, k) = (&xs[low..], k >> low);
+    let mut sel = Selectors::for_bits();
+    if k.is_one() {
+        return or_all(b, &mut sel, xs);
+    }
+    // `k = 2^t + 1`: a bit above `t`, or bit `t` and any bit below it
+    // (`x > 0` on signed words): two OR trees side by side and one
+    // bootstrap joining them, where the general form compares every bit.
+    if k.count_ones() == 2 {
+        let t = (k.bits() - 1) as usize;
+        let below = or_all(b, &mut sel, &xs[..t])?;
+        let above = or_all(b, &mut sel, &xs[t + 1..])?;
+        let join = |v: &[bool]| v[0] || (v[1] && v[2]);
+        if let Some(w) = threshold(b, &mut sel, &[above, xs[t], below], &join)? {
+            return Ok(w);
+        }
+        let at = gate(b, &mut sel, Gate::And, xs[t], below)?;
+        return gate(b, &mut sel, Gate::Or, above, at);
+    }
+    let ks: Vec<Wire> = (0..xs.len())
+        .map(|i| b.constant(if k.bit(i as u64) { ONE } else { 0 }))
+        .collect();
+    let form = form_for(b, xs.len(), Comparison::Ge);
+    lower(b, xs.to_vec(), ks, Comparison::Ge, false, form)
 }
 
 /// How a comparison is built.
@@ -328,14 +423,71 @@ fn swapped(b: &mut CircuitBuilder, s: Wire, x: Wire, y: Wire) -> Result<Option<W
 
 /// `max(x, y)` (unsigned, or signed).
 pub fn max(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<Bits, Error> {
+    if clear_first(b, x, y)? {
+        return max(b, y, x, signed);
+    }
+    if let Some(pick) = extreme_side(b, x, y, signed)? {
+        return Ok(if pick.x_is_max { x.clone() } else { y.clone() });
+    }
     let ge = compare(b, x, y, Comparison::Ge, signed)?;
     select(b, ge, x, y)
 }
 
 /// `min(x, y)` (unsigned, or signed).
 pub fn min(b: &mut CircuitBuilder, x: &Bits, y: &Bits, signed: bool) -> Result<Bits, Error> {
+    if clear_first(b, x, y)? {
+        return min(b, y, x, signed);
+    }
+    if let Some(pick) = extreme_side(b, x, y, signed)? {
+        return Ok(if pick.x_is_max { y.clone() } else { x.clone() });
+    }
     let ge = compare(b, x, y, Comparison::Ge, signed)?;
     select(b, ge, y, x)
+}
+
+/// Whether `x` is clear and `y` is not: `max` and `min` then compare
+/// `y >= x`, where ties do not matter and a clear bound is cheaper on the
+/// right (`max(0, x)` is `x >= 0` on signed words, the sign bit, where
+/// `0 >= x` would need every bit).
+fn clear_first(b: &CircuitBuilder, x: &Bits, y: &Bits) -> Result<bool, Error> {
+    Ok(clear_bits(b, x.wires())?.is_some() && clear_bits(b, y.wires())?.is_none())
+}
+
+/// Which side of a `max` or `min` is the larger, where one side is a clear
+/// bound of the type (0 or the largest value unsigned, the smallest or
+/// largest signed): `max(0, x)` is `x` on unsigned words.
+struct Extreme {
+    x_is_max: bool,
+}
+
+fn extreme_side(
+    b: &CircuitBuilder,
+    x: &Bits,
+    y: &Bits,
+    signed: bool,
+) -> Result<Option<Extreme>, Error> {
+    if x.len() != y.len() || x.len() == 0 {
+        return Ok(None);
+    }
+    let n = x.len();
+    // The clear side's place: -1 the type's least value, 1 its largest.
+    let bound = |bits: &[bool]| -> Option<i8> {
+        let (body, top) = (&bits[..n - 1], bits[n - 1]);
+        let all = |v: bool| body.iter().all(|&t| t == v);
+        match (signed, top) {
+            (false, _) if all(top) => Some(if top { 1 } else { -1 }),
+            (true, true) if all(false) => Some(-1),
+            (true, false) if all(true) => Some(1),
+            _ => None,
+        }
+    };
+    Ok(
+        match (clear_bits(b, x.wires())?, clear_bits(b, y.wires())?) {
+            (Some(_), Some(_)) | (None, None) => None,
+            (Some(cx), None) => bound(&cx).map(|p| Extreme { x_is_max: p > 0 }),
+            (None, Some(cy)) => bound(&cy).map(|p| Extreme { x_is_max: p < 0 }),
+        },
+    )
 }
 
 #[cfg(feature = "testing")]
