@@ -2,7 +2,7 @@
 //! values, with their quadratic weights and value ranges, and the checks a
 //! circuit must pass before it exists.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::guard::Guards;
 use super::range::{gcd, Range};
@@ -88,11 +88,11 @@ impl CircuitBuilder {
             },
             wires: Vec::new(),
             fresh_range: Vec::new(),
-            decoded: HashMap::new(),
-            table_index: HashMap::new(),
-            made: HashMap::new(),
+            decoded: HashMap::default(),
+            table_index: HashMap::default(),
+            made: HashMap::default(),
             guards: Guards::default(),
-            facts: HashMap::new(),
+            facts: HashMap::default(),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
@@ -769,7 +769,7 @@ impl CircuitBuilder {
         &mut self,
         other: &CircuitBuilder,
         w: Wire,
-        fresh: &mut HashMap<FreshId, FreshId>,
+        fresh: &mut std::collections::HashMap<FreshId, FreshId>,
     ) -> Result<Wire, BuildError> {
         let d = other.data(w, "stand_in")?;
         let mut terms = Vec::with_capacity(d.expr.terms.len());

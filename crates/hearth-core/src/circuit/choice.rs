@@ -3,8 +3,8 @@
 //! ([`cheapest`]); what it chose is remembered per thread, by what the
 //! choice depends on ([`Memo`]), so that each is measured once.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::hash::Hash;
 
 use super::CircuitBuilder;
@@ -54,7 +54,7 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
     /// Nothing remembered.
     pub fn new() -> Self {
         Memo {
-            map: RefCell::new(HashMap::new()),
+            map: RefCell::new(HashMap::default()),
         }
     }
 

@@ -14,7 +14,9 @@
 //! always sound; guards on clear wires are never kept (every clear `1`
 //! shares one expression).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use super::LinearExpr;

@@ -11,7 +11,7 @@
 //! algorithms keep their group sizes for independent digits and pay extra
 //! bootstraps only for correlated ones.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::circuit::{CircuitBuilder, Wire};
 use crate::crypto::lut::Lut;
