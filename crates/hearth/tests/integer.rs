@@ -177,3 +177,54 @@ fn errors_surface_at_build() {
     ));
     let _ = digits::Comparison::Lt;
 }
+
+/// `max` and `min` against a clear zero, on either side, take the sign
+/// reduction of `relu` (no difference): every 8-digit value and a
+/// two's-complement input, against Rust, and no more bootstraps than
+/// `relu`.
+#[test]
+fn max_and_min_against_zero_are_relu() {
+    let p = Program::new(&INSECURE_TEST_DIGITS);
+    let x = p.input(8);
+    let t = p.input_twos(6);
+    let zero = p.constant(0);
+    for v in [&x, &t] {
+        for o in [
+            v.max(&zero),
+            zero.max(v),
+            v.min(&zero),
+            zero.min(v),
+            v.relu(),
+        ] {
+            p.output(&o);
+        }
+    }
+    let prog = p.build().unwrap();
+    let cost = |f: &dyn Fn(&Program) -> hearth::api::Int<'_>| {
+        let p = Program::new(&INSECURE_TEST_DIGITS);
+        let r = f(&p);
+        p.output(&r);
+        p.build().unwrap().circuit().stats().pbs
+    };
+    let relu = cost(&|p| p.input(8).relu());
+    assert_eq!(cost(&|p| p.constant(0).max(&p.input(8))), relu);
+    assert_eq!(cost(&|p| p.input(8).min(&p.constant(0))), relu);
+    for xv in -255..=255i64 {
+        let tv = xv.clamp(-32, 31);
+        let ins = [
+            clear_digits(&INSECURE_TEST_DIGITS, xv, 8).unwrap(),
+            hearth::api::clear_digits_twos(&INSECURE_TEST_DIGITS, tv, 6).unwrap(),
+        ];
+        let out = prog.run(&ClearBackend, &ins).unwrap();
+        let want: Vec<BigInt> = [xv, tv]
+            .iter()
+            .flat_map(|&v| [v.max(0), v.max(0), v.min(0), v.min(0), v.max(0)])
+            .map(BigInt::from)
+            .collect();
+        let got: Vec<BigInt> = out
+            .iter()
+            .map(|o| clear_value(&INSECURE_TEST_DIGITS, o))
+            .collect();
+        assert_eq!(got, want, "x = {xv}, t = {tv}");
+    }
+}

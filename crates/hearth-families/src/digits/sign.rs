@@ -118,14 +118,43 @@ fn select(b: &mut CircuitBuilder, s: Wire, a: &Digits, c: &Digits) -> Result<Dig
 
 /// `max(x, y)` (PARMESAN Algorithm 7).
 pub fn max(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Error> {
-    let s = compare(b, x, y, Comparison::Ge)?;
+    let s = match against_zero(b, x, y)? {
+        Some((v, s)) => return select(b, s, v, &Digits::default()),
+        None => compare(b, x, y, Comparison::Ge)?,
+    };
     select(b, s, x, y)
 }
 
 /// `min(x, y)`.
 pub fn min(b: &mut CircuitBuilder, x: &Digits, y: &Digits) -> Result<Digits, Error> {
-    let s = compare(b, x, y, Comparison::Ge)?;
+    let s = match against_zero(b, x, y)? {
+        Some((v, s)) => return select(b, s, &Digits::default(), v),
+        None => compare(b, x, y, Comparison::Ge)?,
+    };
     select(b, s, y, x)
+}
+
+/// Where one side is a clear zero: the other and its `[v >= 0]`, the
+/// sign reduction of [`relu`] (no difference to take).
+fn against_zero<'a>(
+    b: &mut CircuitBuilder,
+    x: &'a Digits,
+    y: &'a Digits,
+) -> Result<Option<(&'a Digits, Wire)>, Error> {
+    let zero = |b: &CircuitBuilder, d: &Digits| -> Result<bool, Error> {
+        for &w in d.wires() {
+            if b.constant_value(w)? != Some(0) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    let v = match (zero(b, x)?, zero(b, y)?) {
+        (false, true) => x,
+        (true, false) => y,
+        _ => return Ok(None),
+    };
+    Ok(Some((v, non_negative(b, v)?)))
 }
 
 /// `max(x, 0)`: no subtraction needed.
