@@ -925,7 +925,7 @@ fn comparisons_with_a_clear_side() {
         every_constant!(params, i8, true);
     }
     type I32<'p> = hearth::api::I32<'p>;
-    fn pbs<'a>(f: impl for<'p> Fn(&'p Program) -> hearth::api::Bool<'p>) -> usize {
+    fn pbs(f: impl for<'p> Fn(&'p Program) -> hearth::api::Bool<'p>) -> usize {
         let p = Program::new(&hearth::DIGITS_KS32_128);
         p.set_threads(2);
         let r = f(&p);

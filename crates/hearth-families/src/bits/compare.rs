@@ -466,7 +466,7 @@ fn extreme_side(
     y: &Bits,
     signed: bool,
 ) -> Result<Option<Extreme>, Error> {
-    if x.len() != y.len() || x.len() == 0 {
+    if x.len() != y.len() || x.is_empty() {
         return Ok(None);
     }
     let n = x.len();
