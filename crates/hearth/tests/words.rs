@@ -472,14 +472,21 @@ fn comparisons_encrypted_on_the_digits_key() {
     p.output(&I16::constant(&p, 0).lt(&x));
     p.output(&u.gt(&U16::constant(&p, 5)));
     p.output(&x.relu());
+    // 4-bit equality: a zero test and the last table (two bootstraps).
+    let (e, f) = (Word::<4, false>::input(&p), Word::<4, false>::input(&p));
+    p.output(&e.ne(&f));
+    p.output(&e.eq(&f));
     let prog = p.build().unwrap();
-    for (a, b) in [(i16::MIN, -1i16), (7, 7), (1, 6)] {
+    for (a, b) in [(i16::MIN, -1i16), (7, 7), (1, 6), (9, 1)] {
         let (c, d) = (a as u16, b as u16);
+        let (e, f) = (c & 0xf, d & 0xf);
         let ins = [
             client.encrypt_word_of(a as i64, 16, true).unwrap(),
             client.encrypt_word_of(b as i64, 16, true).unwrap(),
             client.encrypt_word_of(c as i64, 16, false).unwrap(),
             client.encrypt_word_of(d as i64, 16, false).unwrap(),
+            client.encrypt_word_of(e as i64, 4, false).unwrap(),
+            client.encrypt_word_of(f as i64, 4, false).unwrap(),
         ];
         let out = prog.run_encrypted(&cpu, &ins).unwrap();
         let got: Vec<i64> = out
@@ -501,6 +508,8 @@ fn comparisons_encrypted_on_the_digits_key() {
             (0 < a) as i64,
             (c > 5) as i64,
             a.max(0) as i64,
+            (e != f) as i64,
+            (e == f) as i64,
         ];
         assert_eq!(got, want, "a = {a}, b = {b}");
     }
@@ -965,4 +974,63 @@ fn comparisons_with_a_clear_side() {
         words(&|p| I32::input(p).min(&I32::constant(p, i32::MAX))),
         0
     );
+}
+
+/// Equality of 4- and 7-bit words on the one key's rules: the last table
+/// reads the single-bit chunk's difference beside the other chunks' zero
+/// tests (`bits::packed_compare`). Every pair, unsigned and signed, of
+/// fresh words, of a sum (an unrefreshed adder output) and against a
+/// constant, against Rust; then the costs.
+#[test]
+fn equality_of_narrow_words() {
+    fn every_pair<const B: usize, const S: bool>(params: &'static hearth::ParameterSet) {
+        let p = Program::new(params);
+        p.set_threads(2);
+        let x = Word::<B, S>::input(&p);
+        let y = Word::<B, S>::input(&p);
+        let s = &x + &y;
+        let k = Word::<B, S>::constant(&p, 5);
+        for o in [x.eq(&y), x.ne(&y), s.eq(&x), s.ne(&y), x.ne(&k)] {
+            p.output(&o);
+        }
+        let prog = p.build().unwrap();
+        let (lo, hi) = if S {
+            (-(1i64 << (B - 1)), (1i64 << (B - 1)) - 1)
+        } else {
+            (0, (1i64 << B) - 1)
+        };
+        let wrap = |v: i64| {
+            let m = 1i64 << B;
+            let r = v.rem_euclid(m);
+            if S && r > hi {
+                r - m
+            } else {
+                r
+            }
+        };
+        for xv in lo..=hi {
+            for yv in lo..=hi {
+                let sv = wrap(xv + yv);
+                let want = [xv == yv, xv != yv, sv == xv, sv != yv, xv != 5]
+                    .map(|t| BigInt::from(t as u8));
+                let got = run(&prog, xv.into(), yv.into(), B, S);
+                assert_eq!(got, want, "{} u{B} {S}: x = {xv}, y = {yv}", params.name);
+            }
+        }
+    }
+    for params in [&hearth::INSECURE_TEST_DIGITS, &hearth::DIGITS_128] {
+        every_pair::<4, false>(params);
+        every_pair::<4, true>(params);
+        every_pair::<7, false>(params);
+        every_pair::<7, true>(params);
+    }
+    fn cost<const B: usize>() -> usize {
+        let p = Program::new(&hearth::DIGITS_KS32_128);
+        p.set_threads(2);
+        let (x, y) = (Word::<B, false>::input(&p), Word::<B, false>::input(&p));
+        p.output(&x.ne(&y));
+        p.build().unwrap().circuit().stats().pbs
+    }
+    assert_eq!(cost::<4>(), 2, "u4 ne (two zero tests and the count: 3)");
+    assert_eq!(cost::<7>(), 3, "u7 ne (4)");
 }

@@ -224,6 +224,9 @@ pub fn equal_by_counts(
     if diffs.is_empty() {
         return Ok(b.constant(answer(true)));
     }
+    if let Some(w) = with_one_bit_chunk(b, &mut sel, &diffs, eq)? {
+        return Ok(w);
+    }
     let differs = diffs
         .into_iter()
         .map(|d| {
@@ -235,6 +238,47 @@ pub fn equal_by_counts(
     // and all 2^(pi-1) differ): it may count up to half the ring.
     let w = any_flag(b, differs, half as usize, |any| pm(any != eq))?;
     as_bit(b, w)
+}
+
+/// Two or three chunks, one of them a single bit (a 4- or 7-bit word):
+/// the last table reads that bit's difference `d` (-2, 0 or 2) beside
+/// the other chunks' zero tests, `sigma = d + 4 (chunks that differ)`,
+/// and answers whether `sigma` is 0, saving the bit's own zero test.
+/// `sigma` spans `-2 ..= 10`, less than half the ring, and is 0 only when
+/// every chunk is equal; the answer is -1 or 1 (negacyclic where the
+/// span would reach half the ring, hence at most three chunks).
+fn with_one_bit_chunk(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    diffs: &[Wire],
+    eq: bool,
+) -> Result<Option<Wire>, Error> {
+    const STEP: i64 = 4;
+    if !(2..=3).contains(&diffs.len()) {
+        return Ok(None);
+    }
+    let mut bit = None;
+    for (i, &d) in diffs.iter().enumerate() {
+        let r = b.range(d)?;
+        if -2 <= r.lo && r.hi <= 2 {
+            bit = Some(i);
+        }
+    }
+    let Some(i) = bit else {
+        return Ok(None);
+    };
+    let mut terms = vec![(diffs[i], 1)];
+    for (j, &d) in diffs.iter().enumerate() {
+        if j != i {
+            let same = apply(b, d, |v| if v == 0 { STEP } else { 0 })?;
+            terms.push((same, -1));
+        }
+    }
+    let others = (diffs.len() - 1) as i64;
+    let budget = b.params().budgets.half;
+    let sigma = sel.linear_within(b, &terms, STEP * others, budget)?;
+    let w = apply(b, sigma, |v| pm((v == 0) == eq))?;
+    Ok(Some(as_bit(b, w)?))
 }
 
 #[cfg(feature = "testing")]
