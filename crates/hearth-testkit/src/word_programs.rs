@@ -3,7 +3,7 @@
 //! differential test (`tests/programs.rs`) and
 //! `hearth-bench fuzz-programs --family words`.
 //!
-//! A [`WordSpec`] is data: a word type (8, 16, 32 or 64 bits, signed or
+//! A [`WordSpec`] is data: a word type (4, 8, 16, 32 or 64 bits, signed or
 //! not), input values and [`WordOp`]s reading earlier values by index
 //! (modulo the number of values so far). Every value is an output and must
 //! equal the reference computed on `u128` with the width's mask, but those
@@ -615,9 +615,10 @@ fn build_typed<const B: usize, const S: bool>(
 
 impl WordSpec {
     /// A random program: 1-3 inputs, 1-`max_ops` operations, a random type
-    /// of 8-64 bits.
+    /// of 4-64 bits (4 for the narrow forms: one-bit chunks of the
+    /// packed equality, short adders and counters).
     pub fn random(rng: &mut impl Rng, max_ops: usize) -> Self {
-        let bits = [8, 16, 32, 64][rng.gen_range(0..4)];
+        let bits = [4, 8, 16, 32, 64][rng.gen_range(0..5)];
         let signed = rng.gen_bool(0.5);
         let m = mask(bits) as u64;
         let inputs = (0..rng.gen_range(1..=3))
@@ -703,6 +704,8 @@ impl WordSpec {
             return Err(Error::Config("a word program needs an input".into()));
         }
         match (self.bits, self.signed) {
+            (4, false) => build_typed::<4, false>(self, params, threads),
+            (4, true) => build_typed::<4, true>(self, params, threads),
             (8, false) => build_typed::<8, false>(self, params, threads),
             (8, true) => build_typed::<8, true>(self, params, threads),
             (16, false) => build_typed::<16, false>(self, params, threads),
@@ -712,7 +715,7 @@ impl WordSpec {
             (64, false) => build_typed::<64, false>(self, params, threads),
             (64, true) => build_typed::<64, true>(self, params, threads),
             (b, _) => Err(Error::Config(format!(
-                "word programs use 8-64 bits, not {b}"
+                "word programs use 4-64 bits, not {b}"
             ))),
         }
     }
