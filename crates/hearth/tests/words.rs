@@ -1034,3 +1034,68 @@ fn equality_of_narrow_words() {
     assert_eq!(cost::<4>(), 2, "u4 ne (two zero tests and the count: 3)");
     assert_eq!(cost::<7>(), 3, "u7 ne (4)");
 }
+
+/// Products on the one key's rules pair two partial products per
+/// rotation where they share an operand, and the rows with an odd number
+/// of products pair their left-over product across rows (sharing `x`'s
+/// first encrypted bit). Every pair of `u8`, `i8` and `u4`, `u8`
+/// operands widened to 16 bits (clear zeros on top), and squares (rows of
+/// `x_i x_j`, `i < j`), against Rust on
+/// INSECURE_TEST_DIGITS and DIGITS_128's rules; then the count of the
+/// wrapping 32-bit product, tfhe-rs's 440.
+#[test]
+fn products_pair_the_odd_rows() {
+    for params in [&hearth::INSECURE_TEST_DIGITS, &hearth::DIGITS_128] {
+        let p = Program::new(params);
+        p.set_threads(2);
+        let (x, y) = (Word::<8, false>::input(&p), Word::<8, false>::input(&p));
+        p.output(&(&x * &y));
+        p.output(&(&x.cast::<16, false>() * &y.cast::<16, false>()));
+        let (xs, ys) = (x.cast::<8, true>(), y.cast::<8, true>());
+        p.output(&(&xs * &ys).cast::<8, false>());
+        let (xn, yn) = (x.cast::<4, false>(), y.cast::<4, false>());
+        p.output(&(&xn * &yn).cast::<8, false>());
+        // Squares: the products `x_i x_j` (i < j) by rows of the same kind.
+        p.output(&(&x * &x));
+        let xw = x.cast::<16, false>();
+        p.output(&(&xw * &xw));
+        let prog = p.build().unwrap();
+        for a in 0..=255u8 {
+            for c in 0..=255u8 {
+                let out = prog
+                    .run(
+                        &ClearBackend,
+                        &[
+                            clear_word(a, 8, false).unwrap(),
+                            clear_word(c, 8, false).unwrap(),
+                        ],
+                    )
+                    .unwrap();
+                let want: [u64; 6] = [
+                    a.wrapping_mul(c) as u64,
+                    a as u64 * c as u64,
+                    (a as i8).wrapping_mul(c as i8) as u8 as u64,
+                    ((a & 15) * (c & 15) & 15) as u64,
+                    a.wrapping_mul(a) as u64,
+                    a as u64 * a as u64,
+                ];
+                for (i, (o, w)) in out.iter().zip(want).enumerate() {
+                    assert_eq!(
+                        clear_word_value(o, false).unwrap(),
+                        w.into(),
+                        "{}: output {i}, x = {a}, y = {c}",
+                        params.name
+                    );
+                }
+            }
+        }
+    }
+    let p = Program::new(&hearth::DIGITS_KS32_128);
+    p.set_threads(2);
+    p.output(&(&U32::input(&p) * &U32::input(&p)));
+    let pbs = p.build().unwrap().circuit().stats().pbs;
+    assert!(
+        pbs <= 440,
+        "wrapping u32 product: {pbs} bootstraps (448 before)"
+    );
+}

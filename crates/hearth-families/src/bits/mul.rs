@@ -236,17 +236,17 @@ pub(crate) fn partial_products(
             Gate::And
         }
     };
-    for (j, &yj) in y.wires().iter().enumerate() {
-        let row: Vec<(Wire, Gate)> = (0..n.min(width.saturating_sub(j)))
-            .map(|i| (x.wires()[i], gate_of(i, j)))
-            .collect();
-        for (i, p) in gates_sharing(b, &mut sel, &row, yj)?
-            .into_iter()
-            .enumerate()
-        {
-            cols[i + j].push(p);
-        }
-    }
+    let rows: Vec<Row> = y
+        .wires()
+        .iter()
+        .enumerate()
+        .map(|(j, &yj)| {
+            let len = n.min(width.saturating_sub(j));
+            let products = (0..len).map(|i| (i + j, x.wires()[i], gate_of(i, j)));
+            (yj, products.collect())
+        })
+        .collect();
+    gates_by_rows(b, &mut sel, &rows, &mut cols)?;
     if signed {
         // Baugh-Wooley's constants: 2^n + 2^(2n - 1) (equal widths n).
         for c in [n, 2 * n - 1] {
@@ -276,18 +276,79 @@ fn square_products(
             cols[2 * i].push(xi);
         }
     }
-    for (j, &xj) in x.wires().iter().enumerate().skip(1) {
-        let row: Vec<(Wire, Gate)> = (0..j.min(width.saturating_sub(j + 1)))
-            .map(|i| (x.wires()[i], Gate::And))
-            .collect();
-        for (i, p) in gates_sharing(b, &mut sel, &row, xj)?
-            .into_iter()
-            .enumerate()
-        {
-            cols[i + j + 1].push(p);
+    let rows: Vec<Row> = x
+        .wires()
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(j, &xj)| {
+            let len = j.min(width.saturating_sub(j + 1));
+            let products = (0..len).map(|i| (i + j + 1, x.wires()[i], Gate::And));
+            (xj, products.collect())
+        })
+        .collect();
+    gates_by_rows(b, &mut sel, &rows, &mut cols)?;
+    Ok(cols)
+}
+
+/// A row of partial products: the operand bit they share and, per
+/// product, its column, its other operand bit and its gate.
+type Row = (Wire, Vec<(usize, Wire, Gate)>);
+
+/// Each row's products, two per rotation where they share the row's bit
+/// ([`gates_sharing`]). A row with an odd number of encrypted products
+/// leaves one alone: its product with the pivot (the first encrypted
+/// other operand of any row) is kept back and paired with another such
+/// row's, the two sharing the pivot (a wrapping 32-bit product has 16
+/// odd rows: 8 rotations).
+fn gates_by_rows(
+    b: &mut CircuitBuilder,
+    sel: &mut Selectors,
+    rows: &[Row],
+    cols: &mut [Vec<Wire>],
+) -> Result<(), Error> {
+    let live = |b: &CircuitBuilder, w: Wire| Ok::<_, Error>(b.constant_value(w)?.is_none());
+    let mut pivot = None;
+    'find: for (_, products) in rows {
+        for &(_, w, _) in products {
+            if live(b, w)? {
+                pivot = Some(w);
+                break 'find;
+            }
         }
     }
-    Ok(cols)
+    let mut held: Vec<(usize, (Wire, Gate))> = Vec::new();
+    for (shared, products) in rows {
+        let mut count = 0;
+        for &(_, w, _) in products {
+            count += usize::from(live(b, w)?);
+        }
+        let mut hold = None;
+        if count % 2 == 1 && live(b, *shared)? {
+            hold = products.iter().position(|&(_, w, _)| Some(w) == pivot);
+        }
+        if let Some(k) = hold {
+            let (c, _, g) = products[k];
+            held.push((c, (*shared, g)));
+        }
+        let kept: Vec<&(usize, Wire, Gate)> = products
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| Some(k) != hold)
+            .map(|(_, p)| p)
+            .collect();
+        let row: Vec<(Wire, Gate)> = kept.iter().map(|&&(_, w, g)| (w, g)).collect();
+        for (&&(c, _, _), p) in kept.iter().zip(gates_sharing(b, sel, &row, *shared)?) {
+            cols[c].push(p);
+        }
+    }
+    if let Some(pv) = pivot {
+        let others: Vec<(Wire, Gate)> = held.iter().map(|&(_, e)| e).collect();
+        for (&(c, _), p) in held.iter().zip(gates_sharing(b, sel, &others, pv)?) {
+            cols[c].push(p);
+        }
+    }
+    Ok(())
 }
 
 /// Whether `x` and `y` are the same bits: the same wires, or equal clear
