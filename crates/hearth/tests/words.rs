@@ -1075,7 +1075,7 @@ fn products_pair_the_odd_rows() {
                     a.wrapping_mul(c) as u64,
                     a as u64 * c as u64,
                     (a as i8).wrapping_mul(c as i8) as u8 as u64,
-                    ((a & 15) * (c & 15) & 15) as u64,
+                    (((a & 15) * (c & 15)) & 15) as u64,
                     a.wrapping_mul(a) as u64,
                     a as u64 * a as u64,
                 ];
