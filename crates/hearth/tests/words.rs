@@ -477,7 +477,7 @@ fn comparisons_encrypted_on_the_digits_key() {
     p.output(&e.ne(&f));
     p.output(&e.eq(&f));
     let prog = p.build().unwrap();
-    for (a, b) in [(i16::MIN, -1i16), (7, 7), (1, 6), (9, 1)] {
+    for (a, b) in [(i16::MIN, -1i16), (7, 7), (9, 1)] {
         let (c, d) = (a as u16, b as u16);
         let (e, f) = (c & 0xf, d & 0xf);
         let ins = [
