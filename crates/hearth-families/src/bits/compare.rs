@@ -24,7 +24,7 @@ use num_bigint::BigUint;
 use num_traits::{One, Zero};
 
 use super::gates::{gate, gates_sharing, maj, mux, not, threshold, Gate};
-use super::{clear_bit, clear_bits, packed_compare, Bits, ONE};
+use super::{clear_bit, clear_bits, packed_compare, value_of, Bits, ONE};
 use crate::circuit::{cheapest, CircuitBuilder, Memo, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::params::ParamsId;
@@ -116,9 +116,8 @@ fn against_clear(
         word[n - 1] = not(b, word[n - 1])?;
         value[n - 1] = !value[n - 1];
     }
-    let mut k = value.iter().rev().fold(BigUint::zero(), |k, &bit| {
-        (k << 1u32) + BigUint::from(bit as u8)
-    });
+    // Unsigned (its sign bit flipped above), so never negative.
+    let mut k = value_of(&value, false).magnitude().clone();
     if plus_one {
         k += 1u32;
     }
