@@ -178,6 +178,11 @@ if [ -n "$pip_pid" ]; then
 fi
 wait "$tests_pid"
 tests_pid=""
+# The noise model's statistical checks (a minute of bootstraps, ignored by
+# default) where HEARTH_STATISTICAL_TESTS is set: CI sets it (.ci/run).
+if [ -n "${HEARTH_STATISTICAL_TESTS:-}" ]; then
+    "${rest[@]}" --test all -- --ignored noise_matches_the_model
+fi
 status=0
 wait "$servers_pid" || status=$?
 servers_pid=""
