@@ -178,9 +178,10 @@ if [ -n "$pip_pid" ]; then
 fi
 wait "$tests_pid"
 tests_pid=""
-# The noise model's statistical checks (a minute of bootstraps, ignored by
-# default) where HEARTH_STATISTICAL_TESTS is set: CI sets it (.ci/run).
-if [ -n "${HEARTH_STATISTICAL_TESTS:-}" ]; then
+# The long tests, ignored by default, where HEARTH_LONG_TESTS is set (CI
+# sets it, .ci/run): the noise model's statistical checks (a minute of
+# bootstraps) here, the fleet's fault drill after the server tests.
+if [ -n "${HEARTH_LONG_TESTS:-}" ]; then
     "${rest[@]}" --test all -- --ignored noise_matches_the_model
 fi
 status=0
@@ -188,6 +189,9 @@ wait "$servers_pid" || status=$?
 servers_pid=""
 cat "$servers_log"
 [ "$status" = 0 ] || exit "$status"
+if [ -n "${HEARTH_LONG_TESTS:-}" ]; then
+    "${servers[@]}" --test all -- --ignored a_fleet_finishes
+fi
 
 if [ -n "$pytest_pid" ]; then
     status=0

@@ -256,6 +256,7 @@ fn simulate_predicts_less_time_on_more_ranks() {
 /// written. It serves with the `hearth` beside `hearth-bench`, which the
 /// test command's workspace build makes.
 #[test]
+#[ignore = "a soak, 12 s of full load: .ci/run runs it (--include-ignored)"]
 #[cfg(target_os = "linux")]
 fn the_soak_finds_every_job_again_across_a_kill() {
     let hearth = std::path::Path::new(env!("CARGO_BIN_EXE_hearth-bench")).with_file_name("hearth");

@@ -64,7 +64,7 @@ fn ks32_keys_round_trip_and_programs_are_exact() {
 /// With 400 bootstraps the band was under three times their spread, and
 /// the test failed once.
 #[test]
-#[ignore = "statistical, half a minute: run where HEARTH_STATISTICAL_TESTS is set (CI)"]
+#[ignore = "statistical, half a minute of bootstraps: run where HEARTH_LONG_TESTS is set (CI)"]
 fn ks32_noise_matches_the_model() {
     let (client, server) = hearth_testkit::keys::keys(&DIGITS_KS32_128);
     let budget = DIGITS_KS32_128.budgets.half;

@@ -75,7 +75,7 @@ fn multi_bit_keys_round_trip_and_programs_are_exact() {
 /// standard deviations agree within 12% (3.4 times the relative spread of
 /// one measured on 400 samples).
 #[test]
-#[ignore = "statistical, half a minute: run where HEARTH_STATISTICAL_TESTS is set (CI)"]
+#[ignore = "statistical, half a minute of bootstraps: run where HEARTH_LONG_TESTS is set (CI)"]
 fn multi_bit_noise_matches_the_model() {
     let (client, server) = hearth_testkit::keys::keys(&DIGITS_MB4_128);
     let budget = DIGITS_MB4_128.budgets.half;
