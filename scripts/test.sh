@@ -110,6 +110,10 @@ else
 fi
 cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-features --features "$cli_features")
 "${cargo_test[@]}" --no-run
+# When each part ended, in seconds from the start, shown at the end: on
+# 2 cores the parts share the CPU, and the last to end is the one to trim.
+ends=$(mktemp)
+echo "build $SECONDS" >>"$ends"
 # The tests run in two streams at once, from that one build (the same
 # features for every shared crate, so neither rebuilds): the command's,
 # the server's and the benchmarks', which wait much of their time on
@@ -136,16 +140,26 @@ pytest_pid=""
 # What runs in the background stops with the script (a failing test, a
 # failed install).
 stop() {
-    rm -f "$pip_log" "$maturin_log" "$wasm_log" "$pytest_log" "$servers_log"
+    rm -f "$pip_log" "$maturin_log" "$wasm_log" "$pytest_log" "$servers_log" "$ends"
     for pid in $tests_pid $servers_pid $pytest_pid; do
         pkill -P "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
     done
 }
 trap stop EXIT
-"${servers[@]}" >"$servers_log" 2>&1 &
+{
+    status=0
+    "${servers[@]}" || status=$?
+    echo "server tests $SECONDS" >>"$ends"
+    exit "$status"
+} >"$servers_log" 2>&1 &
 servers_pid=$!
-"${rest[@]}" &
+{
+    status=0
+    "${rest[@]}" || status=$?
+    echo "library tests $SECONDS" >>"$ends"
+    exit "$status"
+} &
 tests_pid=$!
 if [ -n "$pip_pid" ]; then
     if ! wait "$pip_pid"; then
@@ -171,6 +185,7 @@ if [ -n "$pip_pid" ]; then
         fi
         rm -rf target/browser
         .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
+        echo "Python tests $SECONDS" >>"$ends"
         # The browser test's times beside native ones (docs/browser.md).
         if [ -f target/browser/report.md ]; then cat target/browser/report.md; fi
     ) >"$pytest_log" 2>&1 &
@@ -203,3 +218,4 @@ else
     echo "Python tests skipped: no $python >= 3.9 with venv (set PYTHON=...)" >&2
     [ -z "${HEARTH_REQUIRE_PYTHON:-}" ] || exit 1
 fi
+echo "ended (seconds from the start): $(paste -sd, "$ends" | sed 's/,/, /g')"
