@@ -139,11 +139,17 @@ servers_pid=""
 pytest_pid=""
 # What runs in the background stops with the script (a failing test, a
 # failed install).
+# A part is a subshell running cargo or pytest, which run the tests: the
+# whole tree goes.
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
 stop() {
     rm -f "$pip_log" "$maturin_log" "$wasm_log" "$pytest_log" "$servers_log" "$ends"
     for pid in $tests_pid $servers_pid $pytest_pid; do
-        pkill -P "$pid" 2>/dev/null || true
-        kill "$pid" 2>/dev/null || true
+        kill_tree "$pid"
     done
 }
 trap stop EXIT
