@@ -138,9 +138,8 @@ tests_pid=""
 servers_pid=""
 pytest_pid=""
 # What runs in the background stops with the script (a failing test, a
-# failed install).
-# A part is a subshell running cargo or pytest, which run the tests: the
-# whole tree goes.
+# failed install): each part's whole process tree (a subshell, cargo or
+# pytest, the test binaries or workers).
 kill_tree() {
     local child
     for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
