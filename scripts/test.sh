@@ -114,6 +114,14 @@ cargo_test=(cargo test --release --workspace "${exclude[@]}" --no-default-featur
 # 2 cores the parts share the CPU, and the last to end is the one to trim.
 ends=$(mktemp)
 echo "build $SECONDS" >>"$ends"
+# Runs a part's command, then notes when it ended; its status is the command's.
+part() {
+    local name=$1 status=0
+    shift
+    "$@" || status=$?
+    echo "$name $SECONDS" >>"$ends"
+    return "$status"
+}
 # The tests run in two streams at once, from that one build (the same
 # features for every shared crate, so neither rebuilds): the command's,
 # the server's and the benchmarks', which wait much of their time on
@@ -152,19 +160,9 @@ stop() {
     done
 }
 trap stop EXIT
-{
-    status=0
-    "${servers[@]}" || status=$?
-    echo "server tests $SECONDS" >>"$ends"
-    exit "$status"
-} >"$servers_log" 2>&1 &
+part "server tests" "${servers[@]}" >"$servers_log" 2>&1 &
 servers_pid=$!
-{
-    status=0
-    "${rest[@]}" || status=$?
-    echo "library tests $SECONDS" >>"$ends"
-    exit "$status"
-} &
+part "library tests" "${rest[@]}" &
 tests_pid=$!
 if [ -n "$pip_pid" ]; then
     if ! wait "$pip_pid"; then
@@ -189,8 +187,7 @@ if [ -n "$pip_pid" ]; then
             [ -z "${HEARTH_REQUIRE_BROWSER:-}" ] || exit 1
         fi
         rm -rf target/browser
-        .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
-        echo "Python tests $SECONDS" >>"$ends"
+        part "Python tests" .venv/bin/python -m pytest -q -n 2 crates/hearth-py/tests
         # The browser test's times beside native ones (docs/browser.md).
         if [ -f target/browser/report.md ]; then cat target/browser/report.md; fi
     ) >"$pytest_log" 2>&1 &

@@ -9,10 +9,10 @@
 //! paused server's late result is refused; a tenant at its daily limit is
 //! refused by every server. The counts are printed (`--nocapture`).
 //! Skipped, saying so, where PostgreSQL is not installed (unless
-//! `HEARTH_REQUIRE_POSTGRES`). Ignored by default (40 s of CPU, a fifth
-//! of what the server tests take): the test command runs it where
-//! `HEARTH_LONG_TESTS` is set, as CI does; the server's fleet tests
-//! (`crates/hearth-server/tests/e2e/fleet.rs`) run always.
+//! `HEARTH_REQUIRE_POSTGRES`). Ignored by default (43 s of CPU): the test
+//! command runs it where `HEARTH_LONG_TESTS` is set, as CI does; the
+//! server's fleet tests (`crates/hearth-server/tests/e2e/fleet.rs`) run
+//! always.
 
 use std::collections::BTreeMap;
 use std::path::Path;
