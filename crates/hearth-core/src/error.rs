@@ -289,6 +289,16 @@ pub enum BuildError {
         /// The upper end.
         hi: i64,
     },
+    /// The build was stopped by the [`crate::circuit::Meter`] in force.
+    #[error("the build was stopped {why}, after {bootstraps} bootstraps and {bytes} bytes")]
+    Stopped {
+        /// Bootstraps made until then, scratch builds included.
+        bootstraps: u64,
+        /// Bytes allocated until then.
+        bytes: u64,
+        /// Which limit it passed.
+        why: String,
+    },
 }
 
 /// A lookup table that cannot be built.

@@ -42,6 +42,7 @@ pub const UNIT_TESTS: &[(&str, testing::Tests)] = hearth_core::unit_tests![
     circuit,
     circuit::choice,
     circuit::cost,
+    circuit::meter,
     circuit::range,
     circuit::schedule,
     circuit::selectors,

@@ -5,6 +5,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::guard::Guards;
+use super::meter;
 use super::range::{gcd, Range};
 use super::table::Points;
 use super::{next_circuit_id, Bootstrap, Circuit, CircuitId, FreshId, LinearExpr};
@@ -24,6 +25,11 @@ pub struct Wire {
 struct WireData {
     expr: LinearExpr,
     range: Range,
+}
+
+/// The bytes a wire of `expr` holds, for the [`meter`].
+fn wire_bytes(expr: &LinearExpr) -> u64 {
+    (std::mem::size_of::<WireData>() + std::mem::size_of_val(&expr.terms[..])) as u64
 }
 
 /// Refuses `lo, lo + step, ..., hi` unless it is a non-empty progression.
@@ -271,6 +277,7 @@ impl CircuitBuilder {
     /// (which keep what [`CircuitBuilder::assume_range`] established).
     pub fn linear(&mut self, terms: &[(Wire, i64)], constant: i64) -> Result<Wire, BuildError> {
         let expr = self.expr_of(terms, constant)?;
+        meter::spend(0, wire_bytes(&expr))?;
         let m = self.params.message_modulus();
         let mut range = self.fresh_based_range(&expr);
         if let Some(r) = self.wire_based_range(terms, constant) {
@@ -617,7 +624,12 @@ impl CircuitBuilder {
                 }
             },
         };
+        let tables = self.circuit.tables.len();
         let (table_id, margin) = self.decode(points);
+        let table_bytes: usize = self.circuit.tables[tables..]
+            .iter()
+            .map(|t| 2 * std::mem::size_of_val(&t[..]))
+            .sum();
         let offsets: Vec<u64> = (0..luts.len() as u64).map(|j| j * span).collect();
         let ranges: Vec<Range> = outs.iter().map(|o| Range::covering(o, m)).collect();
         let key = (d.expr, table_id, offsets);
@@ -630,6 +642,12 @@ impl CircuitBuilder {
         let (expr, _, offsets) = key;
         let budget = self.params.budgets.at(margin.unwrap_or(Margin::Two));
         self.check_budget(&expr, node, budget)?;
+        // The bootstrap, its entry among those made, and its outputs' wires.
+        let bytes = std::mem::size_of::<Bootstrap>()
+            + 2 * (std::mem::size_of_val(&expr.terms[..]) + std::mem::size_of_val(&offsets[..]))
+            + ranges.len() * (std::mem::size_of::<WireData>() + 16)
+            + table_bytes;
+        meter::spend(1, bytes as u64)?;
         let depth = 1 + expr
             .terms
             .iter()

@@ -75,7 +75,11 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
             return Ok(v.clone());
         }
         let v = make()?;
-        self.map.borrow_mut().insert(key, v.clone());
+        // A choice made while a meter stopped the build compared
+        // candidates that could not be built: not kept.
+        if !super::meter::stopped() {
+            self.map.borrow_mut().insert(key, v.clone());
+        }
         Ok(v)
     }
 }

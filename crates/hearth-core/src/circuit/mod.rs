@@ -21,6 +21,7 @@ mod builder;
 pub(crate) mod choice;
 pub mod cost;
 pub mod guard;
+pub mod meter;
 pub(crate) mod range;
 pub mod schedule;
 pub mod selectors;
@@ -29,6 +30,7 @@ pub mod table;
 pub use builder::{CircuitBuilder, Wire};
 pub use choice::{cheapest, Memo};
 pub use cost::GpuCost;
+pub use meter::{Meter, Spent};
 pub use range::Range;
 pub use selectors::Selectors;
 
@@ -400,6 +402,29 @@ impl Circuit {
             *u += p as u32;
         }
         uses
+    }
+
+    /// The bytes it holds in memory (its tables, bootstraps, outputs and
+    /// depths, with their vectors' spare capacity): what a server keeping
+    /// it counts against its memory.
+    pub fn heap_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let expr = |e: &LinearExpr| size_of::<LinearExpr>() + e.terms.capacity() * 16;
+        let tables: usize = self
+            .tables
+            .iter()
+            .map(|t| size_of::<Vec<u64>>() + t.capacity() * 8)
+            .sum();
+        let bootstraps: usize = self
+            .bootstraps
+            .iter()
+            .map(|b| size_of::<Bootstrap>() + expr(&b.input) + b.offsets.capacity() * 8)
+            .sum::<usize>()
+            + (self.bootstraps.capacity() - self.bootstraps.len()) * size_of::<Bootstrap>();
+        let outputs: usize = self.outputs.iter().map(expr).sum();
+        let inputs = self.inputs.capacity() * size_of::<(FreshId, Range)>();
+        (size_of::<Circuit>() + tables + bootstraps + outputs + inputs + self.depth.capacity() * 4)
+            as u64
     }
 
     /// #PBS, depth, width per level and peak live ciphertexts.

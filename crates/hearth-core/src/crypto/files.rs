@@ -31,7 +31,7 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use bincode::Options;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde::Serialize;
 use tfhe::core_crypto::prelude::*;
 
@@ -557,6 +557,26 @@ pub fn decode_head<T: DeserializeOwned>(
     decode_with(path, bytes, expected, options().allow_trailing_bytes())
 }
 
+/// [`decode`] through a [`DeserializeSeed`]: a payload decoded into
+/// state of the caller's as it is read (a program file's operations, each
+/// built as it arrives), once header, size and CRC are checked.
+pub fn decode_seed<'de, S: DeserializeSeed<'de>>(
+    path: &Path,
+    bytes: &'de [u8],
+    expected: FileKind,
+    seed: S,
+) -> Result<(FileInfo, S::Value), Error> {
+    let (info, body) = checked_payload(path, bytes, expected)?;
+    let value = options()
+        .with_limit(info.payload_len)
+        .deserialize_seed(seed, body)
+        .map_err(|e| FileError::Malformed {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    Ok((info, value))
+}
+
 /// [`decode`] with bincode `options`.
 fn decode_with<T: DeserializeOwned>(
     path: &Path,
@@ -564,6 +584,24 @@ fn decode_with<T: DeserializeOwned>(
     expected: FileKind,
     options: impl Options,
 ) -> Result<(FileInfo, T), Error> {
+    let (info, body) = checked_payload(path, bytes, expected)?;
+    let value = options
+        .with_limit(info.payload_len)
+        .deserialize(body)
+        .map_err(|e| FileError::Malformed {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    Ok((info, value))
+}
+
+/// The header of `bytes` and its payload, once the header, the size and
+/// the CRC are checked.
+fn checked_payload<'b>(
+    path: &Path,
+    bytes: &'b [u8],
+    expected: FileKind,
+) -> Result<(FileInfo, &'b [u8]), Error> {
     let info = info_from_bytes(path, bytes)?;
     check_size(path, &info, expected, (bytes.len() - HEADER_LEN) as u64)?;
     let stored = u32::from_le_bytes(
@@ -578,14 +616,7 @@ fn decode_with<T: DeserializeOwned>(
         }
         .into());
     }
-    let value = options
-        .with_limit(info.payload_len)
-        .deserialize(body)
-        .map_err(|e| FileError::Malformed {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-    Ok((info, value))
+    Ok((info, body))
 }
 
 /// Reads the bytes of a file of kind `expected`: its size is checked

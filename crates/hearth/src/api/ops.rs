@@ -100,6 +100,18 @@ impl Op {
             .saturating_add(1)
     }
 
+    /// The bytes its operand lists hold outside itself (its clear
+    /// constants, a few words each, are not counted): for a program's
+    /// [`heap_bytes`](super::CompiledProgram::heap_bytes).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            Op::Int(IntOp::Sum(_) | IntOp::FusedSum { .. }) | Op::Word(WordOp::FusedSum { .. }) => {
+                std::mem::size_of_val(&self.operands()[..])
+            }
+            _ => 0,
+        }
+    }
+
     /// The values it reads, in order.
     pub fn operands(&self) -> Vec<ValueId> {
         match self {

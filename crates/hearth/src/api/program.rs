@@ -46,6 +46,8 @@ pub(crate) struct State {
     pub(super) output_ids: Vec<ValueId>,
     /// The thread count the first ops were planned for.
     pub(crate) threads: usize,
+    /// The plan in force before the last [`Op::PlanThreads`] recorded.
+    prior_plan: usize,
 }
 
 impl State {
@@ -57,6 +59,7 @@ impl State {
         }
         State {
             threads: builder.threads(),
+            prior_plan: builder.threads(),
             builder,
             error: None,
             inputs: Vec::new(),
@@ -71,12 +74,43 @@ impl State {
 
     /// Builds `op` and records it with its results (`ops` keeps `recorded`,
     /// the op as the user wrote it, which `op` may fuse).
+    ///
+    /// A thread plan that changes nothing is not recorded, and one right
+    /// after another takes its place: such ops cost a program file their
+    /// bytes, never memory.
     pub(super) fn push(&mut self, op: &Op, recorded: Op) -> Result<Vec<Val>, Error> {
+        if let Op::PlanThreads(t) = *op {
+            let t = t.max(1);
+            if t != self.builder.threads() {
+                match self.ops.last_mut() {
+                    // Back to the plan before the last: both go.
+                    Some(Op::PlanThreads(_)) if t == self.prior_plan => {
+                        self.ops.pop();
+                        self.op_pbs.pop();
+                    }
+                    Some(last @ Op::PlanThreads(_)) => *last = recorded,
+                    _ => {
+                        self.prior_plan = self.builder.threads();
+                        self.record(recorded, Vec::new(), 0);
+                    }
+                }
+                self.builder.set_threads(t);
+            }
+            return Ok(Vec::new());
+        }
         let before = self.builder.bootstrap_count();
         let vals = apply_checked(self, op)?;
         if let Op::Input(shape) = op {
             self.inputs.push(*shape);
         }
+        // What the record holds, for a meter bounding a rebuild.
+        let bytes = std::mem::size_of::<Op>()
+            + std::mem::size_of_val(&op.operands()[..])
+            + vals
+                .iter()
+                .map(|v| std::mem::size_of::<Val>() + std::mem::size_of_val(v.wires()))
+                .sum::<usize>();
+        crate::circuit::meter::spend(0, bytes as u64)?;
         self.record(
             recorded,
             vals.clone(),
@@ -477,6 +511,39 @@ impl CompiledProgram {
     /// ...`, `y0, ...`).
     pub fn signature(&self) -> &Signature {
         &self.signature
+    }
+
+    /// The bytes it holds in memory: its circuit, its signature and the
+    /// operations it was built from (unless dropped by
+    /// [`CompiledProgram::without_source`]).
+    pub fn heap_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let params = |ps: &[Param]| -> usize {
+            ps.iter()
+                .map(|p| size_of::<Param>() + p.name.capacity() + p.dims.capacity() * 8)
+                .sum()
+        };
+        let source = self.source.as_ref().map_or(0, |s| {
+            s.ops.capacity() * size_of::<Op>()
+                + s.ops.iter().map(Op::heap_bytes).sum::<usize>()
+                + s.outputs.capacity() * size_of::<ValueId>()
+        });
+        let shapes = (self.inputs.capacity() + self.outputs.capacity()) * size_of::<Shape>();
+        self.circuit.heap_bytes()
+            + (size_of::<CompiledProgram>()
+                + shapes
+                + params(&self.signature.inputs)
+                + params(&self.signature.outputs)
+                + source) as u64
+    }
+
+    /// The program without the operations it was built from: it runs as
+    /// before and holds only its circuit, but cannot be written to a file
+    /// ([`CompiledProgram::to_bytes`] refuses it). For a server that keeps
+    /// programs only to run them.
+    pub fn without_source(mut self) -> CompiledProgram {
+        self.source = None;
+        self
     }
 
     /// Names the inputs and outputs: each `(name, dims)` takes the next

@@ -42,14 +42,16 @@
 
 use std::path::Path;
 
+use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::api::ops::{Op, ValueId};
 use crate::api::program::{CompiledProgram, Program};
+use crate::circuit::{Meter, Spent};
 use crate::crypto::encoding::within;
-use crate::crypto::files::{
-    decode, encode, inconsistent, read_bytes, write_file, FileInfo, FileKind,
-};
+#[cfg(feature = "testing")]
+use crate::crypto::files::decode;
+use crate::crypto::files::{decode_seed, encode, inconsistent, read_bytes, write_file, FileKind};
 use crate::crypto::keys::KeyId;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
@@ -86,7 +88,8 @@ impl CompiledProgram {
     fn data(&self) -> Result<ProgramData, Error> {
         let Some(source) = &self.source else {
             return Err(Error::Config(
-                "a program with a custom operation (Word::from_circuit) cannot be written to a file"
+                "a program with a custom operation (Word::from_circuit), or without its operations \
+                 (CompiledProgram::without_source), cannot be written to a file"
                     .into(),
             ));
         };
@@ -136,8 +139,26 @@ impl CompiledProgram {
 
     /// Reads program bytes from anywhere (`origin` names them in errors).
     pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<CompiledProgram, Error> {
-        let (info, data) = decode_program(origin, bytes)?;
-        rebuild(origin, info.params, data)
+        CompiledProgram::from_bytes_within(origin, bytes, &Meter::unlimited()).0
+    }
+
+    /// [`CompiledProgram::from_bytes`] within `meter`'s limits on the
+    /// rebuild's work (every builder of this thread counted: scratch
+    /// builds of automatic choices too), and what the rebuild spent. A
+    /// build over a limit is refused with [`BuildError::Stopped`](crate::error::BuildError::Stopped) as soon
+    /// as it passes it. For a server, whose clients state a cost it
+    /// cannot check before it has paid for the rebuild.
+    ///
+    /// Each operation is built as it is decoded: the file's operation list
+    /// is never held whole, a custom operation is refused where it
+    /// stands, and a thread plan that changes nothing costs its bytes
+    /// only ([`Program::set_threads`]).
+    pub fn from_bytes_within(
+        origin: &Path,
+        bytes: &[u8],
+        meter: &Meter,
+    ) -> (Result<CompiledProgram, Error>, Spent) {
+        meter.run(|| rebuild(origin, bytes))
     }
 
     /// What program bytes state, checked as far as that is cheap (header,
@@ -149,62 +170,170 @@ impl CompiledProgram {
     }
 }
 
-/// Decodes program bytes: header, CRC, payload, and no key id (a program
-/// holds no key, so its header's key id is always 0).
-fn decode_program(origin: &Path, bytes: &[u8]) -> Result<(FileInfo, ProgramData), Error> {
-    let (info, data): (_, ProgramData) = decode(origin, bytes, FileKind::Program)?;
-    check_no_key(origin, &info)?;
-    Ok((info, data))
+/// A program file's operations replayed on a fresh program as they are
+/// decoded, within [`MAX_PROGRAM_WORK`].
+struct Replay<'a> {
+    program: Option<Program>,
+    params: ParamsId,
+    path: &'a Path,
+    work: u64,
+    /// Why the replay stopped (the decoder is told only that it did).
+    refused: Option<Error>,
 }
 
-/// Replays `data`'s operations on a fresh program of `params`.
-fn rebuild(path: &Path, params: ParamsId, data: ProgramData) -> Result<CompiledProgram, Error> {
-    let refused = |e: Error| inconsistent(path, format!("the program does not build: {e}"));
-    let bounded = |work: u64| {
+impl Replay<'_> {
+    fn refused(&self, e: Error) -> Error {
+        inconsistent(self.path, format!("the program does not build: {e}"))
+    }
+
+    /// Adds `work` to the running total, refused over [`MAX_PROGRAM_WORK`].
+    fn bounded(&mut self, work: u64) -> Result<(), Error> {
+        self.work = self.work.saturating_add(work);
         within(
             || "building the program (digit operations and outputs)".into(),
-            work,
+            self.work,
             MAX_PROGRAM_WORK,
         )
-        .map_err(refused)
-    };
-    let p = Program::new(params.params());
-    {
-        let mut st = p.state.borrow_mut();
-        st.builder.set_threads(data.head.threads);
-        st.threads = data.head.threads;
+        .map_err(|e| self.refused(e))
     }
-    let mut work = 0u64;
-    for op in data.ops {
+
+    /// The program the head plans: its ops come next.
+    fn start(&mut self, head: &ProgramHead) {
+        let p = Program::new(self.params.params());
+        {
+            let mut st = p.state.borrow_mut();
+            st.builder.set_threads(head.threads);
+            st.threads = head.threads;
+        }
+        self.program = Some(p);
+    }
+
+    /// Builds one decoded op.
+    fn apply(&mut self, op: Op) -> Result<(), Error> {
         if op == Op::Custom {
-            return Err(refused(Error::Config("it holds a custom operation".into())));
+            return Err(self.refused(Error::Config("it holds a custom operation".into())));
         }
-        work = work.saturating_add(op.work(|id| p.value_len(id)));
-        bounded(work)?;
+        let p = self.program.as_ref().expect("started by the head");
+        let work = op.work(|id| p.value_len(id));
+        self.bounded(work)?;
+        let p = self.program.as_ref().expect("started by the head");
         if p.apply(op).is_none() {
-            break;
+            let e = p.state.borrow_mut().error.take();
+            let e = e.unwrap_or_else(|| Error::Config("an operation failed".into()));
+            return Err(self.refused(e));
         }
+        Ok(())
     }
+
+    /// Stops the decoder, keeping why.
+    fn stop<E: de::Error>(&mut self, e: Error) -> E {
+        self.refused = Some(e);
+        E::custom("the program was refused")
+    }
+}
+
+/// Decodes a program file's payload ([`ProgramData`]'s fields in order)
+/// into a [`Replay`]: the head, then each op built as it is read, then
+/// the outputs, which are returned with the head.
+struct PayloadSeed<'r, 'a>(&'r mut Replay<'a>);
+
+/// Decodes the op list into the [`Replay`].
+struct OpsSeed<'r, 'a>(&'r mut Replay<'a>);
+
+impl<'de> DeserializeSeed<'de> for PayloadSeed<'_, '_> {
+    type Value = (ProgramHead, Vec<ValueId>);
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_struct("ProgramData", &["head", "ops", "outputs"], self)
+    }
+}
+
+impl<'de> Visitor<'de> for PayloadSeed<'_, '_> {
+    type Value = (ProgramHead, Vec<ValueId>);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a program: its head, its operations and its outputs")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let head: ProgramHead = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+        self.0.start(&head);
+        seq.next_element_seed(OpsSeed(&mut *self.0))?
+            .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+        let outputs: Vec<ValueId> = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(2, &self))?;
+        Ok((head, outputs))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for OpsSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OpsSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a program's operations")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(op) = seq.next_element::<Op>()? {
+            if let Err(e) = self.0.apply(op) {
+                return Err(self.0.stop(e));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Decodes program `bytes` and builds the program as its ops arrive
+/// (header, CRC and key id checked first: a program holds no key, so its
+/// header's key id is always 0), then marks its outputs and checks the
+/// cost it states.
+fn rebuild(path: &Path, bytes: &[u8]) -> Result<CompiledProgram, Error> {
+    let info = crate::crypto::files::info_from_bytes(path, bytes)?;
+    check_no_key(path, &info)?;
+    let mut replay = Replay {
+        program: None,
+        params: info.params,
+        path,
+        work: 0,
+        refused: None,
+    };
+    let decoded = decode_seed(path, bytes, FileKind::Program, PayloadSeed(&mut replay));
+    if let Some(e) = replay.refused.take() {
+        return Err(e);
+    }
+    let (_, (head, outputs)) = decoded?;
+    let p = replay.program.take().expect("the head was decoded");
     // Every output is counted before any is marked: a forged file naming
     // one wide value a million times is refused before it allocates.
-    let outputs = data
-        .outputs
+    let outputs_work = outputs
         .iter()
         .fold(0u64, |w, &id| w.saturating_add(p.value_len(id).max(1)));
-    bounded(work.saturating_add(outputs))?;
-    for id in data.outputs {
+    replay.bounded(outputs_work)?;
+    for id in outputs {
         p.output_id(id);
     }
-    let mut prog = p.build().map_err(refused)?;
-    prog.set_signature(data.head.signature).map_err(refused)?;
+    let mut prog = p.build().map_err(|e| replay.refused(e))?;
+    prog.set_signature(head.signature)
+        .map_err(|e| replay.refused(e))?;
     let stats = prog.circuit().stats();
-    if stats != data.head.stats {
+    if stats != head.stats {
         return Err(inconsistent(
             path,
             format!(
                 "the file states {} PBS at depth {}, this hearth builds {} PBS at depth {} \
                  (written by another version?)",
-                data.head.stats.pbs, data.head.stats.depth, stats.pbs, stats.depth
+                head.stats.pbs, head.stats.depth, stats.pbs, stats.depth
             ),
         ));
     }
@@ -225,6 +354,17 @@ fn forge(bytes: &[u8], change: impl FnOnce(&mut ProgramData)) -> Result<Vec<u8>,
         info.key_id,
         &data,
     )
+}
+
+/// [`forge`]: the program's operations replaced by `ops` (its outputs
+/// by `outputs`), its stated cost and signature left as they were.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub fn forge_ops(bytes: &[u8], ops: Vec<Op>, outputs: Vec<ValueId>) -> Result<Vec<u8>, Error> {
+    forge(bytes, |d| {
+        d.ops = ops;
+        d.outputs = outputs;
+    })
 }
 
 /// [`forge`]: the program's first output named `outputs` times, its
@@ -467,7 +607,117 @@ pub(crate) mod tests {
         }
     }
 
+    /// A file stating the cost of a sum of two 8-digit integers whose
+    /// operations ask for a product of two 1 020-digit ones (within
+    /// [`MAX_PROGRAM_WORK`]: about a million digit operations, seconds and
+    /// gigabytes to build): within a meter for its stated cost its rebuild
+    /// stops as soon as it passes the meter's limits, in a fraction of a
+    /// second, having built about that many bootstraps. The program it
+    /// states loads within the same meter.
+    pub(crate) fn a_rebuild_stops_at_its_meters_limits() {
+        let p = Program::new(&INSECURE_TEST_DIGITS);
+        let (a, b) = (p.input(8), p.input(8));
+        p.output(&(&a + &b));
+        let honest = p.build().unwrap().to_bytes().unwrap();
+        let wide = Shape::Int { digits: 1020 };
+        let ops = vec![
+            Op::Input(wide),
+            Op::Input(wide),
+            Op::Int(crate::api::ops::IntOp::Mul(ValueId(0), ValueId(1))),
+        ];
+        let forged = forge(&honest, |d| {
+            d.ops = ops;
+            d.outputs = vec![ValueId(2)];
+        })
+        .unwrap();
+        let meter = Meter {
+            bootstraps: 4096,
+            bytes: 64 << 20,
+            deadline: None,
+        };
+        let (ok, spent) = CompiledProgram::from_bytes_within(Path::new("honest"), &honest, &meter);
+        assert!(
+            ok.is_ok() && !spent.stopped && spent.bootstraps > 0,
+            "{spent:?}"
+        );
+        let start = Instant::now();
+        let (e, spent) = CompiledProgram::from_bytes_within(Path::new("forged"), &forged, &meter);
+        let took = start.elapsed();
+        let e = e.unwrap_err().to_string();
+        assert!(
+            e.contains("stopped") && e.contains("4096 bootstraps"),
+            "{e}"
+        );
+        assert!(spent.stopped && spent.bootstraps == 4097, "{spent:?}");
+        assert!(took < Duration::from_secs(1), "stopped after {took:?}");
+        // Bytes: the same file stopped by a small byte limit instead.
+        let bytes = Meter {
+            bootstraps: u64::MAX,
+            bytes: 1 << 20,
+            deadline: None,
+        };
+        let (e, spent) = CompiledProgram::from_bytes_within(Path::new("forged"), &forged, &bytes);
+        assert!(
+            e.is_err() && spent.stopped && spent.bytes > 1 << 20,
+            "{spent:?}"
+        );
+        // Past a deadline.
+        let late = Meter {
+            deadline: Some(Instant::now()),
+            ..Meter::unlimited()
+        };
+        let (e, spent) = CompiledProgram::from_bytes_within(Path::new("forged"), &forged, &late);
+        assert!(e.unwrap_err().to_string().contains("deadline") && spent.stopped);
+    }
+
+    /// A custom operation is refused where it stands: a file of a million
+    /// of them (4 MB) is refused without decoding the rest, and the thread
+    /// plans that change nothing, a million more, are neither recorded nor
+    /// refused: the program loads and builds what it states.
+    pub(crate) fn operations_are_built_as_they_are_decoded() {
+        let p = Program::new(&INSECURE_TEST_BITS);
+        let (a, b) = (U8::input(&p), U8::input(&p));
+        p.output(&(&a + &b));
+        let prog = p.build().unwrap();
+        let bytes = prog.to_bytes().unwrap();
+        let (_, data): (_, ProgramData) =
+            decode(Path::new("p"), &bytes, FileKind::Program).unwrap();
+        let threads = data.head.threads;
+        let bomb = forged(&bytes, |d| d.ops = vec![Op::Custom; 1_000_000]);
+        let start = Instant::now();
+        let (e, spent) =
+            CompiledProgram::from_bytes_within(Path::new("bomb"), &bomb, &Meter::unlimited());
+        assert!(e.unwrap_err().to_string().contains("custom operation"));
+        assert!(
+            start.elapsed() < Duration::from_millis(200),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(spent.bytes, 0, "nothing was built");
+
+        let padded = forged(&bytes, |d| {
+            let plans = std::iter::repeat_n(Op::PlanThreads(threads), 1_000_000);
+            let mut ops: Vec<Op> = plans.collect();
+            ops.extend(d.ops.drain(..));
+            // Plans in a row: only the last counts.
+            ops.extend([Op::PlanThreads(threads + 1), Op::PlanThreads(threads)]);
+            d.ops = ops;
+        });
+        let loaded = CompiledProgram::from_bytes(Path::new("padded"), &padded).unwrap();
+        let source = loaded.source.as_ref().unwrap();
+        assert_eq!(
+            source.ops, data.ops,
+            "the plans that change nothing are not kept"
+        );
+        assert_eq!(loaded.circuit().stats(), prog.circuit().stats());
+        let small = loaded.heap_bytes();
+        assert!(small < 1 << 20, "{small} bytes");
+        assert!(loaded.without_source().heap_bytes() < small);
+    }
+
     hearth_core::tests![
+        a_rebuild_stops_at_its_meters_limits,
+        operations_are_built_as_they_are_decoded,
         outputs_count_as_work,
         peek_states_what_the_rebuild_reports,
         peek_refuses_what_does_not_agree,
