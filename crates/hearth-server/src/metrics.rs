@@ -17,7 +17,7 @@
 //! | `hearth_stale_results_total` | counter (in a fleet: results this server computed after its lease on the job was lost, refused) | |
 //! | `hearth_leases_lost_total` | counter (in a fleet: running jobs whose lease this server could not renew, stopped) | |
 //! | `hearth_connections_open` | gauge | `listener` (api, metrics) |
-//! | `hearth_connections_refused_total` | counter (connections the server closed: before any request was served, or whose client stopped reading) | `listener`, `reason` (per_ip, handshake_timeout, handshake_failed, header_timeout; send_stalled: a client that did not read its answer) |
+//! | `hearth_connections_refused_total` | counter (connections the server closed: before any request was served, or whose client stopped reading) | `listener`, `reason` (per_ip, handshake_timeout, handshake_failed, header_timeout; evicted: an unproven connection dropped to make room; send_stalled: a client that did not read its answer) |
 //!
 //! The tenant of an open server (no tenants) is the empty string. In a
 //! fleet ([`crate::fleet`]) `hearth_jobs` and `hearth_queue_depth` are the

@@ -9,7 +9,8 @@
 //! it and admits the job by the cost it states against [`Limits`];
 //! [`build_program`] rebuilds the program (every check of the builder
 //! again, work bounded by
-//! [`hearth::formats::program_file::MAX_PROGRAM_WORK`], and the cost must be
+//! [`hearth::formats::program_file::MAX_PROGRAM_WORK`] and by what the
+//! stated cost allows as it goes, [`rebuild_meter`]; and the cost must be
 //! the stated one); [`read_bundle`] checks the bundle's entries against
 //! the program's inputs before it expands a compact bundle.
 //! [`parse_job`] runs them all. Each is public so that a fuzzer can call
@@ -17,7 +18,9 @@
 //! never panic.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
+use hearth::circuit::{Meter, Spent};
 use hearth::crypto::files::{info_from_bytes, FileInfo, FileKind};
 use hearth::{Bundle, CompiledProgram, Error, FileError, KeyId, ParameterSet};
 
@@ -214,14 +217,94 @@ pub fn stated_cost(parts: &JobParts<'_>, limits: &Limits) -> Result<Cost, ApiErr
     Ok(cost)
 }
 
-/// Rebuilds the program of `parts` with every check of the builder
-/// (CPU-heavy for large programs, bounded by
-/// [`hearth::formats::program_file::MAX_PROGRAM_WORK`]).
-pub fn build_program(parts: &JobParts<'_>) -> Result<CompiledProgram, ApiError> {
-    let program = CompiledProgram::from_bytes(Path::new("program"), parts.program)
-        .map_err(|e| file_error(ErrorCode::BadProgram, "program", e))?;
-    check_secure(program.circuit().params().params(), "program")?;
-    Ok(program)
+/// Bootstraps any rebuild may build whatever its program states (its
+/// whole cost when that is small): about 0.1 s and 20 MiB here.
+pub const REBUILD_BASE: u64 = 1 << 15;
+
+/// Bootstraps a rebuild may build per bootstrap its program states, on
+/// top of [`REBUILD_BASE`]. Building one costs about 3 µs, running one
+/// 20 ms: a rebuild within the limit costs well under the run it states.
+/// Measured with every automatic choice made afresh (a new thread, whose
+/// choices are not yet remembered): a `u128` product planned for 16
+/// threads builds 30 bootstraps per one it keeps (its candidates'
+/// scratch circuits), `Int` products 4 to 7, random programs of both
+/// families up to 110 with the dead code their outputs do not read. A
+/// program whose operations build more than this is refused: its file
+/// understates its cost, or most of it is dead code.
+pub const REBUILD_PER_PBS: u64 = 64;
+
+/// Bytes a rebuild may allocate for wires, bootstraps, tables and
+/// values (summed over the rebuild: a bound on its peak), per bootstrap
+/// of its limit; measured at 500 to 650. Plus [`REBUILD_BASE_BYTES`].
+pub const REBUILD_BYTES_PER_PBS: u64 = 1024;
+
+/// Bytes any rebuild may allocate: a program of no bootstrap is all
+/// wires and values.
+pub const REBUILD_BASE_BYTES: u64 = 16 << 20;
+
+/// The limits of the rebuild of a program stating `cost` (see
+/// [`REBUILD_BASE`], [`REBUILD_PER_PBS`]): its bootstraps and bytes,
+/// and a deadline of 2 s plus 20 µs per bootstrap of its limit (several
+/// times the measured pace, for a busy machine).
+pub fn rebuild_meter(cost: &Cost) -> Meter {
+    let bootstraps = REBUILD_BASE.saturating_add(cost.pbs.saturating_mul(REBUILD_PER_PBS));
+    let bytes = REBUILD_BASE_BYTES.saturating_add(bootstraps.saturating_mul(REBUILD_BYTES_PER_PBS));
+    let time = Duration::from_secs(2).saturating_add(
+        Duration::from_micros(20).saturating_mul(bootstraps.min(u32::MAX as u64) as u32),
+    );
+    Meter {
+        bootstraps,
+        bytes,
+        deadline: Instant::now().checked_add(time),
+    }
+}
+
+/// What a rebuild of [`Spent`] work is charged, in bootstraps of the
+/// day's limit: one per [`REBUILD_PER_PBS`] it built.
+pub fn rebuild_charge(spent: &Spent) -> u64 {
+    spent.bootstraps.div_ceil(REBUILD_PER_PBS)
+}
+
+/// Rebuilds the program of `parts`, which states `cost`, with every
+/// check of the builder, within [`rebuild_meter`]'s limits (a file that
+/// understates its cost is refused as soon as its rebuild passes them).
+/// The program keeps its circuit only (it is run, never written again).
+/// Returns what the rebuild spent either way.
+pub fn build_program(
+    parts: &JobParts<'_>,
+    cost: &Cost,
+) -> (Result<CompiledProgram, ApiError>, Spent) {
+    let (built, spent) = CompiledProgram::from_bytes_within(
+        Path::new("program"),
+        parts.program,
+        &rebuild_meter(cost),
+    );
+    let program = match built {
+        Ok(p) => p,
+        Err(_) if spent.stopped => {
+            return (
+                Err(ApiError::new(
+                    ErrorCode::BadProgram,
+                    format!(
+                        "program: its rebuild was stopped after {} bootstraps and {} MiB (scratch \
+                         builds of automatic choices included), over what a program stating {} \
+                         bootstraps may build ({} + {} per stated bootstrap) or past its \
+                         deadline: the file understates its cost, or most of its operations are \
+                         dead code that no output reads",
+                        spent.bootstraps,
+                        spent.bytes >> 20,
+                        cost.pbs,
+                        REBUILD_BASE,
+                        REBUILD_PER_PBS
+                    ),
+                )),
+                spent,
+            )
+        }
+        Err(e) => return (Err(file_error(ErrorCode::BadProgram, "program", e)), spent),
+    };
+    let checked = check_secure(program.circuit().params().params(), "program");
+    (checked.map(|()| program.without_source()), spent)
 }
 
 /// Checks the bundle of `parts` for `program` as [`read_bundle`] does,
@@ -251,7 +334,7 @@ pub fn read_bundle(program: &CompiledProgram, parts: &JobParts<'_>) -> Result<Bu
 pub fn parse_job(body: &[u8], limits: &Limits) -> Result<JobRequest, ApiError> {
     let parts = split_job(body, limits.max_body)?;
     let cost = stated_cost(&parts, limits)?;
-    let program = build_program(&parts)?;
+    let program = build_program(&parts, &cost).0?;
     let bundle = read_bundle(&program, &parts)?;
     Ok(JobRequest {
         program,

@@ -2,9 +2,12 @@
 //! and everything it will consume is taken before anything is spent on
 //! it: its slot in the queue, its bytes on disk (its request and the most
 //! its result can take), its tenant's bootstraps for the day. Only then
-//! is its program rebuilt (once: the program stays with the queued job,
-//! and among the programs built lately for the next jobs that send it),
-//! its bundle checked against it (a compact bundle is not expanded until
+//! is its program rebuilt, within what its stated cost allows
+//! ([`crate::request::rebuild_meter`]: a file that understates its cost
+//! is refused as soon as its rebuild passes that, and charged the work
+//! done), and kept among the programs built lately (counted in bytes,
+//! for the job when it runs and the next jobs that send it); then its
+//! bundle is checked against it (a compact bundle is not expanded until
 //! the job runs), and its file written before it is acknowledged.
 
 use std::sync::Arc;
@@ -17,7 +20,9 @@ use super::routes::heavy;
 use super::state::{today, DataFolder, Job, Jobs, Ledger, Phase, Shared};
 use crate::fleet::Admission;
 use crate::refusals;
-use crate::request::{build_program, check_bundle, split_job, stated_cost, Cost, JobParts};
+use crate::request::{
+    build_program, check_bundle, rebuild_charge, split_job, stated_cost, Cost, JobParts,
+};
 use crate::store::{JobMeta, Usage};
 use crate::tenants::{now_ms, Tenant};
 use crate::wire::{ApiError, JobId, Submitted};
@@ -128,14 +133,19 @@ impl Shared {
         }
     }
 
-    /// The program of `parts`, built (every check of the builder) or found
-    /// among the programs `tenant` sent lately. Each tenant's are its own:
-    /// how fast a program is admitted tells nothing of what others sent.
+    /// The program of `parts`, which states `cost`: found among the
+    /// programs `tenant` sent lately, or built (every check of the
+    /// builder, within what `cost` allows) and kept there. Each tenant's
+    /// are its own: how fast a program is admitted tells nothing of what
+    /// others sent. A refusal says how many bootstraps of the day's limit
+    /// its rebuild's work is charged ([`rebuild_charge`]; 0 where nothing
+    /// was built).
     pub(super) fn program(
         &self,
         tenant: &str,
         parts: &JobParts<'_>,
-    ) -> Result<Arc<CompiledProgram>, ApiError> {
+        cost: &Cost,
+    ) -> Result<Arc<CompiledProgram>, (ApiError, u64)> {
         let mut h = Sha3_256::new();
         h.update((tenant.len() as u64).to_le_bytes());
         h.update(tenant);
@@ -144,9 +154,35 @@ impl Shared {
         if let Some(p) = lock(&self.programs).get(&digest) {
             return Ok(p);
         }
-        let program = Arc::new(build_program(parts)?);
-        lock(&self.programs).put(digest, program.clone());
+        let (built, spent) = build_program(parts, cost);
+        let program = Arc::new(built.map_err(|e| (e, rebuild_charge(&spent)))?);
+        self.keep_program(digest, program.clone());
         Ok(program)
+    }
+
+    /// Charges `tenant` `pbs` more bootstraps of its day for work already
+    /// done (a refused rebuild): over the day's limit if need be, so its
+    /// day ends early.
+    fn charge_done(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) {
+        if tenant.limits.is_none() || pbs == 0 {
+            return;
+        }
+        let mut u = lock(&f.usage);
+        let day = today();
+        let mut next = if u.day == day {
+            u.clone()
+        } else {
+            Usage {
+                day,
+                ..Usage::default()
+            }
+        };
+        let used = next.pbs.entry(tenant.name.clone()).or_default();
+        *used = used.saturating_add(pbs);
+        match f.store.write_usage(&next) {
+            Ok(()) => *u = next,
+            Err(e) => tracing::error!(error = %e, "a charge could not be written"),
+        }
     }
 
     /// Admits, writes and queues a job of `tenant` whose headers were
@@ -181,9 +217,16 @@ impl Shared {
         let charged = cost.pbs.max(1);
         self.charge(f, tenant, charged)?;
         taken.pbs = charged;
-        let program = self
-            .program(&tenant.name, &parts)
-            .inspect_err(|_| taken.pbs = 0)?;
+        let program = match self.program(&tenant.name, &parts, &cost) {
+            Ok(p) => p,
+            Err((e, work)) => {
+                // The rebuild was spent: its charge is kept, and topped
+                // up to the work it did.
+                taken.pbs = 0;
+                self.charge_done(f, tenant, work.saturating_sub(charged));
+                return Err(e);
+            }
+        };
         check_bundle(&program, &parts)?;
         let id = JobId::random();
         let meta = job_meta(seq, &tenant.name, &parts, &cost);
@@ -197,7 +240,6 @@ impl Shared {
                     meta,
                     state: Phase::Queued,
                     held,
-                    program: Some(program),
                     finished: None,
                 },
             );
@@ -228,7 +270,8 @@ impl Shared {
         body: Vec<u8>,
     ) -> Result<Submitted, ApiError> {
         if self.folder().is_some() {
-            return heavy(self, move |s| {
+            let owner = tenant.name.clone();
+            return heavy(self, &owner, move |s| {
                 let Ledger::Folder(f) = &s.ledger else {
                     unreachable!("a server's ledger does not change")
                 };
@@ -276,10 +319,11 @@ impl Shared {
         let (name, request) = (tenant.name.clone(), body.clone());
         // The error, and whether it keeps the day's charge: a program
         // that does not build does (its rebuild was spent).
-        let checked = heavy(self, move |s| {
+        let owner = tenant.name.clone();
+        let checked = heavy(self, &owner, move |s| {
             let parts = split_job(&request, u64::MAX)?;
-            Ok(match s.program(&name, &parts) {
-                Err(e) => Err((e, true)),
+            Ok(match s.program(&name, &parts, &cost) {
+                Err((e, _)) => Err((e, true)),
                 Ok(p) => check_bundle(&p, &parts).map_err(|e| (e, false)),
             })
         })

@@ -1,6 +1,8 @@
 //! The server's caches, for what is costly to make again and large to
-//! keep: decompressed server keys and rebuilt programs, each in a small
-//! least-recently-used cache.
+//! keep: decompressed server keys and rebuilt programs, each a
+//! least-recently-used cache counted in bytes. Together they hold at most
+//! what `--max-memory` leaves beside the running jobs' estimates, and give
+//! way to a job that starts ([`super::state::Shared::make_room`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -20,11 +22,18 @@ pub(super) type ProgramCache = Lru<[u8; 32], Arc<CompiledProgram>>;
 /// How many built programs the server keeps for jobs to come.
 pub(super) const PROGRAMS_KEPT: usize = 16;
 
-/// At most `cap` values by key, the least recently used dropped first
-/// (a handful of entries: a linear scan is the fastest lookup).
+/// The bytes a decompressed server key holds.
+pub(super) fn key_bytes(key: &ServerKey) -> u64 {
+    hearth::ServerKeySizes::of(key.params()).decompressed()
+}
+
+/// At most `cap` values by key, and at most the bytes the caller allows
+/// at each insertion; the least recently used dropped first (a handful
+/// of entries: a linear scan is the fastest lookup).
 pub(super) struct Lru<K, V> {
     cap: usize,
-    entries: VecDeque<(K, V)>,
+    entries: VecDeque<(K, V, u64)>,
+    bytes: u64,
 }
 
 impl<K: PartialEq, V: Clone> Lru<K, V> {
@@ -33,34 +42,62 @@ impl<K: PartialEq, V: Clone> Lru<K, V> {
         Lru {
             cap,
             entries: VecDeque::new(),
+            bytes: 0,
         }
+    }
+
+    /// The bytes of the values kept.
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// The value of `key`, now the most recently used.
     pub(super) fn get(&mut self, key: &K) -> Option<V> {
-        let i = self.entries.iter().position(|(k, _)| k == key)?;
+        let i = self.entries.iter().position(|(k, _, _)| k == key)?;
         let entry = self.entries.remove(i)?;
         let value = entry.1.clone();
         self.entries.push_back(entry);
         Some(value)
     }
 
-    /// Keeps `value` under `key`, dropping the least recently used
-    /// entries beyond `cap`.
-    pub(super) fn put(&mut self, key: K, value: V) {
-        if self.cap == 0 {
-            return;
-        }
+    /// Keeps `value` (of `bytes`) under `key`, dropping the least
+    /// recently used entries beyond `cap` entries or beyond `room` bytes
+    /// in all; a value larger than `room` is not kept. Whether it was.
+    pub(super) fn put(&mut self, key: K, value: V, bytes: u64, room: u64) -> bool {
         self.remove(&key);
-        while self.entries.len() >= self.cap {
-            self.entries.pop_front();
+        if self.cap == 0 || bytes > room {
+            return false;
         }
-        self.entries.push_back((key, value));
+        while self.entries.len() >= self.cap {
+            self.pop();
+        }
+        self.shrink(room - bytes);
+        self.bytes += bytes;
+        self.entries.push_back((key, value, bytes));
+        true
+    }
+
+    /// Drops the least recently used entries until at most `room` bytes
+    /// are kept.
+    pub(super) fn shrink(&mut self, room: u64) {
+        while self.bytes > room {
+            self.pop();
+        }
+    }
+
+    fn pop(&mut self) {
+        if let Some((_, _, b)) = self.entries.pop_front() {
+            self.bytes -= b;
+        }
     }
 
     /// Forgets `key`.
     pub(super) fn remove(&mut self, key: &K) {
-        self.entries.retain(|(k, _)| k != key);
+        if let Some(i) = self.entries.iter().position(|(k, _, _)| k == key) {
+            if let Some((_, _, b)) = self.entries.remove(i) {
+                self.bytes -= b;
+            }
+        }
     }
 }
 
@@ -71,20 +108,43 @@ mod tests {
     #[test]
     fn the_least_recently_used_goes_first() {
         let mut c = Lru::new(2);
-        c.put(1, "a");
-        c.put(2, "b");
+        c.put(1, "a", 1, u64::MAX);
+        c.put(2, "b", 1, u64::MAX);
         assert_eq!(c.get(&1), Some("a"));
-        c.put(3, "c");
+        c.put(3, "c", 1, u64::MAX);
         assert_eq!(
             (c.get(&1), c.get(&2), c.get(&3)),
             (Some("a"), None, Some("c"))
         );
-        c.put(1, "A");
+        c.put(1, "A", 1, u64::MAX);
         assert_eq!(c.get(&1), Some("A"));
         c.remove(&1);
         assert_eq!(c.get(&1), None);
+        assert_eq!(c.bytes(), 1);
         let mut none = Lru::new(0);
-        none.put(1, 1);
+        assert!(!none.put(1, 1, 1, u64::MAX));
         assert_eq!(none.get(&1), None);
+    }
+
+    #[test]
+    fn bytes_are_bounded_by_the_room_given() {
+        let mut c = Lru::new(16);
+        assert!(c.put(1, 'a', 60, 100));
+        assert!(c.put(2, 'b', 30, 100));
+        assert_eq!(c.bytes(), 90);
+        // 50 more in 100: the oldest (60) goes.
+        assert!(c.put(3, 'c', 50, 100));
+        assert_eq!((c.get(&1), c.bytes()), (None, 80));
+        // Larger than the room: not kept, nothing dropped for it.
+        assert!(!c.put(4, 'd', 101, 100));
+        assert_eq!((c.get(&4), c.bytes()), (None, 80));
+        // Replacing a key counts its new size only.
+        assert!(c.put(2, 'B', 10, 100));
+        assert_eq!((c.get(&2), c.bytes()), (Some('B'), 60));
+        c.shrink(15);
+        assert_eq!(c.bytes(), 10);
+        assert_eq!((c.get(&3), c.get(&2)), (None, Some('B')));
+        c.shrink(0);
+        assert_eq!(c.bytes(), 0);
     }
 }

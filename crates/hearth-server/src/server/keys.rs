@@ -1,6 +1,6 @@
 //! Server keys: registered by tenants (in the data folder, or in the
-//! fleet's database and blob store), kept decompressed in a small
-//! least-recently-used cache.
+//! fleet's database and blob store), kept decompressed in a
+//! least-recently-used cache counted in bytes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ impl Shared {
         let file = self.key_file(tenant, id)?;
         let key = ServerKey::from_bytes(std::path::Path::new("server key"), &file);
         let key = Arc::new(key.map_err(key_error)?);
-        lock(&self.cache).put(name, key.clone());
+        self.keep_key(name, key.clone());
         Ok(key)
     }
 
@@ -99,7 +99,8 @@ impl Shared {
         bytes: Vec<u8>,
     ) -> Result<(StoredKey, bool), ApiError> {
         let Ledger::Fleet(fleet) = &self.ledger else {
-            return heavy(self, move |s| {
+            let owner = tenant.name.clone();
+            return heavy(self, &owner, move |s| {
                 let Ledger::Folder(f) = &s.ledger else {
                     unreachable!("a server's ledger does not change")
                 };
@@ -110,7 +111,7 @@ impl Shared {
         fleet.check_key_room(&tenant, self.config.max_keys).await?;
         let bytes = Arc::new(bytes);
         let file = bytes.clone();
-        let key = heavy(self, move |_| {
+        let key = heavy(self, &tenant.name, move |_| {
             ServerKey::from_bytes(std::path::Path::new("server key"), &file).map_err(key_error)
         })
         .await?;
@@ -128,7 +129,7 @@ impl Shared {
         };
         let (stored, new) = fleet.add_key(&tenant, stored, bytes, limits).await?;
         if new {
-            lock(&self.cache).put((tenant.name, info.key_id), Arc::new(key));
+            self.keep_key((tenant.name, info.key_id), Arc::new(key));
         }
         Ok((stored, new))
     }
@@ -168,7 +169,7 @@ impl Shared {
             };
             keys.insert(name.clone(), stored.clone());
             drop(keys);
-            lock(&self.cache).put(name, Arc::new(key));
+            self.keep_key(name, Arc::new(key));
             Ok((stored, true))
         })();
         if !matches!(registered, Ok((_, true))) {

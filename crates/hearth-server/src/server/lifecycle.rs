@@ -27,6 +27,23 @@ use crate::store::{Outcome, Recovered, Store};
 use crate::tenants::{self, TenantError, Tenants};
 use crate::tls::Tls;
 
+/// Request bodies and results are buffers of up to `--max-body` bytes,
+/// freed when their request ends. glibc's allocator would keep them for
+/// reuse once one was freed (its threshold for giving memory back to the
+/// system rises with the largest block freed), so that a burst of large
+/// uploads left the process holding their memory for good. Fixed
+/// thresholds keep blocks of 1 MiB or more in mappings of their own,
+/// given back as soon as they are freed. Process-wide; elsewhere than
+/// glibc, nothing.
+fn give_back_large_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets the allocator's parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 4 << 20);
+    }
+}
+
 /// The OpenAPI document of this API (`openapi.json` beside the crate's
 /// manifest; a test checks it against the routes and the error codes).
 pub const OPENAPI: &str = include_str!("../../openapi.json");
@@ -45,6 +62,7 @@ impl Server {
     /// recovers its keys and jobs (unfinished jobs are queued again, in
     /// submission order), and starts the job workers.
     pub fn open(config: Config) -> Result<Server, ServerError> {
+        give_back_large_buffers();
         if config.threads == 0 {
             return Err(ServerError::Config("--threads must be positive".into()));
         }
@@ -115,7 +133,12 @@ impl Server {
         };
         let shared = Arc::new(Shared {
             limits: config.limits(),
-            heavy: tokio::sync::Semaphore::new(config.threads),
+            heavy: Slots::new(
+                "rebuilds and key decompressions",
+                "half of --threads",
+                config.threads,
+                (config.threads / 2).max(1),
+            ),
             uploads: Slots::new(
                 "uploads",
                 "--max-uploads-per-tenant",
@@ -534,7 +557,6 @@ fn open_folder(
                 meta: j.meta,
                 state,
                 held,
-                program: None,
                 finished,
             },
         );

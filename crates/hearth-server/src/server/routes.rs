@@ -56,12 +56,18 @@ impl IntoResponse for ApiError {
 
 pub(super) type Shr = State<Arc<Shared>>;
 
-/// Runs `f` off the async threads, holding one of the heavy-work permits.
+/// Runs `f` off the async threads, holding one of the heavy-work permits
+/// (`--threads` of them), of which `owner` (a tenant) holds at most half:
+/// one tenant's rebuilds and key decompressions, however many, leave
+/// another tenant's a permit. Waits up to `--body-timeout` for it, else
+/// `queue_full`.
 pub(super) async fn heavy<T: Send + 'static>(
     s: &Arc<Shared>,
+    owner: &str,
     f: impl FnOnce(&Shared) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let _permit = s.heavy.acquire().await.map_err(internal)?;
+    let deadline = tokio::time::Instant::now() + s.config.body_timeout;
+    let _permit = s.heavy.acquire(owner.to_string(), deadline).await?;
     let s = s.clone();
     // The request's span goes along, for the events of the work.
     let span = tracing::Span::current();
@@ -474,6 +480,9 @@ pub(super) async fn authenticate(State(s): Shr, mut req: Request, next: Next) ->
         }
     };
     tracing::Span::current().record("tenant", tenant.name.as_str());
+    if let Some(proof) = req.extensions().get::<crate::conn::Proof>() {
+        proof.prove();
+    }
     req.extensions_mut().insert(tenant.clone());
     let mut r = next.run(req).await;
     // For `observe`, which counts the answer for its tenant.

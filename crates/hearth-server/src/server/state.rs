@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::caches::{KeyCache, KeyName, ProgramCache};
+use super::caches::{key_bytes, KeyCache, KeyName, ProgramCache};
 use super::lock::lock;
 use super::slots::Slots;
 use super::storage::Storage;
-use hearth::CompiledProgram;
+use hearth::{CompiledProgram, ServerKey};
 
 use crate::config::Config;
 use crate::fleet::Fleet;
@@ -36,9 +36,6 @@ pub(super) struct Job {
     /// most its result can take while it waits or runs, its result's
     /// bytes once done.
     pub(super) held: u64,
-    /// Its program, built at admission (none for a job found on disk at
-    /// start: built when it runs).
-    pub(super) program: Option<Arc<CompiledProgram>>,
     /// When it finished (Unix seconds), for `result_ttl`.
     pub(super) finished: Option<u64>,
 }
@@ -145,8 +142,10 @@ pub(super) struct Shared {
     /// running jobs' widths and memory, for whether another fits).
     pub(super) jobs: Mutex<Jobs>,
     pub(super) wake: Condvar,
+    /// Server keys decompressed lately ([`Shared::keep_key`]).
     pub(super) cache: Mutex<KeyCache>,
-    /// Programs built lately, for the jobs that send them again.
+    /// Programs built lately, for the jobs that run them and the jobs
+    /// that send them again ([`Shared::keep_program`]).
     pub(super) programs: Mutex<ProgramCache>,
     /// Permits for results being sent.
     pub(super) downloads: Arc<Slots>,
@@ -156,8 +155,9 @@ pub(super) struct Shared {
     /// Server keys converted for the GPU (`JobBackend::Gpu`).
     #[cfg(feature = "gpu")]
     pub(super) gpu_keys: Mutex<HashMap<KeyName, Arc<hearth::backend::GpuKey>>>,
-    /// Permits for CPU-heavy work off the async threads.
-    pub(super) heavy: tokio::sync::Semaphore,
+    /// Permits for CPU-heavy work off the async threads, shared fairly
+    /// by tenant.
+    pub(super) heavy: Arc<Slots>,
     /// Permits for request bodies in memory, shared fairly by tenant.
     pub(super) uploads: Arc<Slots>,
     pub(super) pool: Arc<rayon::ThreadPool>,
@@ -256,6 +256,43 @@ pub(super) fn today() -> u64 {
 }
 
 impl Shared {
+    /// Bytes the caches may hold together now: what `--max-memory`
+    /// leaves beside the running jobs' estimates.
+    pub(super) fn cache_room(&self) -> u64 {
+        let running = lock(&self.jobs).running_memory;
+        self.config.max_memory.saturating_sub(running)
+    }
+
+    /// Keeps a decompressed key for the jobs to come, if it fits beside
+    /// the programs kept (see [`Shared::cache_room`]).
+    pub(super) fn keep_key(&self, name: KeyName, key: Arc<ServerKey>) {
+        let room = self.cache_room();
+        let programs = lock(&self.programs).bytes();
+        let bytes = key_bytes(&key);
+        lock(&self.cache).put(name, key, bytes, room.saturating_sub(programs));
+    }
+
+    /// Keeps a built program for the job that runs it and those that send
+    /// it again, if it fits beside the keys kept (see
+    /// [`Shared::cache_room`]).
+    pub(super) fn keep_program(&self, digest: [u8; 32], program: Arc<CompiledProgram>) {
+        let room = self.cache_room();
+        let keys = lock(&self.cache).bytes();
+        let bytes = program.heap_bytes();
+        lock(&self.programs).put(digest, program, bytes, room.saturating_sub(keys));
+    }
+
+    /// Shrinks the caches to what `--max-memory` leaves beside the
+    /// running jobs, programs first (a job started: its memory was
+    /// counted).
+    pub(super) fn make_room(&self) {
+        let room = self.cache_room();
+        let keys = lock(&self.cache).bytes();
+        lock(&self.programs).shrink(room.saturating_sub(keys));
+        let programs = lock(&self.programs).bytes();
+        lock(&self.cache).shrink(room.saturating_sub(programs));
+    }
+
     /// The bytes `tenant` may keep stored: its own quota in the tenants
     /// file, else the server's `max_storage`.
     pub(super) fn quota(&self, tenant: &str) -> u64 {

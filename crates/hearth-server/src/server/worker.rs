@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hearth::backend::{CpuBackend, Evaluator};
-use hearth::{Bundle, CompiledProgram, ServerKey};
+use hearth::{Bundle, ServerKey};
 
 use super::lock::lock;
 use super::state::{internal, public, Ledger, Phase, Shared};
@@ -52,27 +52,23 @@ fn end_ranks_after(ranks: &Ranks, e: &hearth::Error) {
 
 impl Shared {
     /// Runs one job's `request` (its program file and bundle) and gives
-    /// its result. `program` is the one built at admission, if it is still
-    /// at hand; the run stops at its next step once `cancel` is set.
+    /// its result. Its program is the one built at admission if the
+    /// program cache still holds it, else built again (admitted again
+    /// against the limits the server has now: a job found on disk at
+    /// start); the run stops at its next step once `cancel` is set.
     fn run_job(
         &self,
         meta: &JobMeta,
         request: Vec<u8>,
-        program: Option<Arc<CompiledProgram>>,
         done: &Arc<AtomicU64>,
         cancel: Option<Arc<AtomicBool>>,
     ) -> Result<Bundle, ApiError> {
         let (program, bundle) = {
             let parts = split_job(&request, u64::MAX)?;
-            let program = match program {
-                Some(p) => p,
-                // Found on disk at start: admitted again against the
-                // limits the server has now.
-                None => {
-                    stated_cost(&parts, &self.limits)?;
-                    self.program(&meta.tenant, &parts)?
-                }
-            };
+            let cost = stated_cost(&parts, &self.limits)?;
+            let program = self
+                .program(&meta.tenant, &parts, &cost)
+                .map_err(|(e, _)| e)?;
             let bundle = read_bundle(&program, &parts)?;
             (program, bundle)
         };
@@ -203,7 +199,7 @@ impl Shared {
             Ledger::Fleet(fleet) => return self.work_in_fleet(fleet),
         };
         loop {
-            let (id, meta, program, done) = {
+            let (id, meta, done) = {
                 let mut jobs = lock(&self.jobs);
                 let (id, meta) = loop {
                     if self.stop.load(Ordering::Relaxed) {
@@ -217,8 +213,9 @@ impl Shared {
                 let done = Arc::new(AtomicU64::new(0));
                 let job = jobs.map.get_mut(&id).expect("queued jobs are known");
                 job.state = Phase::Running(done.clone());
-                (id, meta, job.program.take(), done)
+                (id, meta, done)
             };
+            self.make_room();
             let span = job_span(id, &meta);
             let _entered = span.enter();
             let start = Instant::now();
@@ -227,7 +224,7 @@ impl Shared {
                     tracing::info!(attempt, "job started");
                 }
                 let request = f.store.read_job(id)?.1;
-                self.guarded(|| self.run_job(&meta, request, program, &done, None))
+                self.guarded(|| self.run_job(&meta, request, &done, None))
                     .and_then(|out| f.store.write_result(id, &meta, &out))
             });
             let outcome = outcome.map_err(public);
@@ -311,6 +308,7 @@ impl Shared {
                 }
             };
             let (id, meta) = (claim.id, claim.meta.clone());
+            self.make_room();
             let span = job_span(id, &meta);
             let _entered = span.enter();
             if self.config.log {
@@ -319,13 +317,7 @@ impl Shared {
             let start = Instant::now();
             let outcome = fleet.request(&claim).and_then(|request| {
                 self.guarded(|| {
-                    self.run_job(
-                        &meta,
-                        request,
-                        None,
-                        &claim.done,
-                        Some(claim.cancel.clone()),
-                    )
+                    self.run_job(&meta, request, &claim.done, Some(claim.cancel.clone()))
                 })
             });
             let outcome = outcome.map_err(public);
@@ -451,7 +443,6 @@ impl Shared {
                 }
                 f.storage.give(&j.meta.tenant, j.held);
                 j.held = 0;
-                j.program = None;
                 j.state = Phase::Failed(e);
                 j.finished = Some(now);
             }
