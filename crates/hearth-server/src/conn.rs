@@ -21,6 +21,17 @@
 //!   descriptor. A connection from a client that has
 //!   [`Limits::per_client`] open is accepted and closed at once. Clients
 //!   are counted by address, an IPv6 client by its /64 ([`client_of`]).
+//! * **Unproven connections.** A connection is *unproven* until one of
+//!   its requests is let through by the API's authentication (a valid
+//!   token; on an open server, any request): until then it has cost its
+//!   client nothing but a socket. Unproven connections hold at most half
+//!   of [`Limits::max`] ([`Unproven`]), and at the cap, or when every
+//!   place is taken, the accept loop makes room by dropping one: the
+//!   oldest of the client holding the most. Addresses that hold half-sent
+//!   heads on every place they may therefore cannot keep a client out: a
+//!   newcomer is accepted, and its request, once proven, no longer
+//!   competes with them; a single connection of its own address is never
+//!   the one dropped while another address holds more.
 //! * **Slow readers.** A connection whose answers wait for the client to
 //!   read them must take them at [`Limits::min_send_rate`] or more, judged
 //!   over windows of [`Limits::send_window`]: a client that reads a large
@@ -73,6 +84,118 @@ pub(crate) const RESERVE: usize = 256;
 
 /// Connections the metrics address takes at once (a scraper or two).
 const METRICS_CONNECTIONS: usize = 8;
+
+/// The connections not proven yet (see the module's doc), by id, with
+/// their client, when they opened and how to drop them.
+pub(crate) struct Unproven {
+    cap: usize,
+    table: Mutex<UnprovenTable>,
+}
+
+#[derive(Default)]
+struct UnprovenTable {
+    next: u64,
+    conns: HashMap<u64, (IpAddr, tokio::time::Instant, Arc<tokio::sync::Notify>)>,
+    by_client: HashMap<IpAddr, usize>,
+}
+
+impl UnprovenTable {
+    fn remove(&mut self, id: u64) -> bool {
+        let Some((client, _, _)) = self.conns.remove(&id) else {
+            return false;
+        };
+        if let Some(n) = self.by_client.get_mut(&client) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_client.remove(&client);
+            }
+        }
+        true
+    }
+}
+
+/// A connection's entry among the [`Unproven`]: proving it takes it out;
+/// it goes when the connection ends.
+#[derive(Clone)]
+pub(crate) struct Proof {
+    unproven: Arc<Unproven>,
+    id: u64,
+}
+
+impl Proof {
+    /// The connection's request was let through: it may no longer be
+    /// dropped to make room.
+    pub(crate) fn prove(&self) {
+        self.unproven.table().remove(self.id);
+    }
+}
+
+impl Unproven {
+    fn new(cap: usize) -> Arc<Unproven> {
+        Arc::new(Unproven {
+            cap: cap.max(1),
+            table: Mutex::default(),
+        })
+    }
+
+    fn table(&self) -> MutexGuard<'_, UnprovenTable> {
+        // Only counts and entries: right whatever panicked.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a new connection of `client` as unproven, dropping another
+    /// beyond the cap: its proof, and what tells it to end.
+    fn enter(self: &Arc<Self>, client: IpAddr) -> (Proof, Arc<tokio::sync::Notify>) {
+        let evict = Arc::new(tokio::sync::Notify::new());
+        let mut t = self.table();
+        let id = t.next;
+        t.next += 1;
+        t.conns
+            .insert(id, (client, tokio::time::Instant::now(), evict.clone()));
+        *t.by_client.entry(client).or_default() += 1;
+        let over = t.conns.len() > self.cap;
+        drop(t);
+        if over {
+            self.evict_one();
+        }
+        let proof = Proof {
+            unproven: self.clone(),
+            id,
+        };
+        (proof, evict)
+    }
+
+    /// Drops the oldest unproven connection of the clients holding the
+    /// most; false if none is unproven.
+    fn evict_one(&self) -> bool {
+        let mut t = self.table();
+        let most = t.by_client.values().copied().max().unwrap_or(0);
+        let oldest = t
+            .conns
+            .iter()
+            .filter(|(_, c)| t.by_client.get(&c.0) == Some(&most))
+            .min_by_key(|(id, c)| (c.1, **id))
+            .map(|(&id, c)| (id, c.2.clone()));
+        let Some((id, evict)) = oldest else {
+            return false;
+        };
+        t.remove(id);
+        drop(t);
+        // A permit is stored: the connection ends even if it was not
+        // waiting yet.
+        evict.notify_one();
+        true
+    }
+}
+
+/// Ends a connection's entry among the unproven with the connection.
+struct Entered(Proof);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.0.prove();
+    }
+}
 
 /// What one listener allows its connections.
 #[derive(Clone, Debug)]
@@ -306,6 +429,7 @@ struct Each {
     router: Router,
     limits: Limits,
     counters: Counters,
+    unproven: Arc<Unproven>,
 }
 
 /// Resolves once the listener stops (or cannot say so any more).
@@ -332,21 +456,31 @@ pub(crate) async fn serve(
         open: Mutex::default(),
     });
     let (stop, stopping) = watch::channel(false);
+    let unproven = Unproven::new(limits.max / 2);
     let each = Arc::new(Each {
         tls,
         router,
         limits,
         counters,
+        unproven,
     });
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            biased;
-            () = &mut shutdown => break,
-            p = places.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
+        // A free place, or one an unproven connection is told to give up
+        // (it does at once: its task ends).
+        let permit = match places.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                each.unproven.evict_one();
+                tokio::select! {
+                    biased;
+                    () = &mut shutdown => break,
+                    p = places.clone().acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
+                }
+            }
         };
         let (tcp, peer) = tokio::select! {
             biased;
@@ -374,16 +508,35 @@ pub(crate) async fn serve(
     let _ = places.acquire_many(max).await;
 }
 
-/// One connection, from its TLS handshake (if any) to its end.
+/// One connection, unproven until a request of its passes the API's
+/// authentication: dropped if the accept loop needs its place meanwhile.
 async fn connection(
     tcp: TcpStream,
     peer: SocketAddr,
     each: Arc<Each>,
+    stopping: watch::Receiver<bool>,
+    place: Place,
+) {
+    let (proof, evict) = each.unproven.enter(client_of(peer.ip()));
+    let entered = Entered(proof.clone());
+    tokio::select! {
+        () = established(tcp, peer, &each, stopping, place, proof) => {}
+        () = evict.notified() => each.counters.refuse("evicted"),
+    }
+    drop(entered);
+}
+
+/// One connection, from its TLS handshake (if any) to its end.
+async fn established(
+    tcp: TcpStream,
+    peer: SocketAddr,
+    each: &Each,
     mut stopping: watch::Receiver<bool>,
     _place: Place,
+    proof: Proof,
 ) {
     let Some(acceptor) = &each.tls else {
-        return http(tcp, peer, &each, stopping).await;
+        return http(tcp, peer, each, stopping, proof).await;
     };
     let handshake = tokio::time::timeout(each.limits.handshake_timeout, acceptor.accept(tcp));
     let done = tokio::select! {
@@ -391,7 +544,7 @@ async fn connection(
         () = stopped(&mut stopping) => return,
     };
     match done {
-        Ok(Ok(tls)) => http(tls, peer, &each, stopping).await,
+        Ok(Ok(tls)) => http(tls, peer, each, stopping, proof).await,
         Ok(Err(_)) => each.counters.refuse("handshake_failed"),
         Err(_) => each.counters.refuse("handshake_timeout"),
     }
@@ -399,8 +552,13 @@ async fn connection(
 
 /// HTTP/1.1 on `io` until the client, the header timeout or a stalled
 /// answer ends it, or the listener stops.
-async fn http<I>(io: I, peer: SocketAddr, each: &Each, mut stopping: watch::Receiver<bool>)
-where
+async fn http<I>(
+    io: I,
+    peer: SocketAddr,
+    each: &Each,
+    mut stopping: watch::Receiver<bool>,
+    proof: Proof,
+) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let sending = Arc::new(Sending::default());
@@ -417,6 +575,7 @@ where
     let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         seen.store(true, Ordering::Relaxed);
         req.extensions_mut().insert(ConnectInfo(peer));
+        req.extensions_mut().insert(proof.clone());
         router.clone().call(req.map(Body::new))
     });
     let mut builder = http1::Builder::new();
@@ -577,6 +736,44 @@ mod tests {
         assert!(e.contains("--max-connections 1099511627776"), "{e}");
         config.max_connections = 0;
         assert!(prepare(&config).is_err());
+    }
+
+    /// Beyond the cap, the oldest unproven connection of the client
+    /// holding the most is told to end; a proven one never is, and a
+    /// client with a single connection keeps it while another holds more.
+    #[tokio::test]
+    async fn the_client_holding_the_most_unproven_loses_its_oldest() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let (attacker, tenant) = (ip("192.0.2.1"), ip("192.0.2.9"));
+        let u = Unproven::new(3);
+        let told = |n: &Arc<tokio::sync::Notify>| {
+            futures_util::FutureExt::now_or_never(n.notified()).is_some()
+        };
+        let (_, first) = u.enter(attacker);
+        let (mine, own) = u.enter(tenant);
+        let (_, second) = u.enter(attacker);
+        assert!(!told(&first) && !told(&own) && !told(&second));
+        // A fourth: the attacker's oldest goes.
+        let (_, third) = u.enter(attacker);
+        assert!(told(&first) && !told(&own) && !told(&second) && !told(&third));
+        // The tenant's connection proves itself: not counted, never told.
+        mine.prove();
+        assert_eq!(u.table().conns.len(), 2);
+        let (_, fourth) = u.enter(attacker);
+        let (_, fifth) = u.enter(attacker);
+        assert!(told(&second) && !told(&own));
+        assert!(!told(&fourth) && !told(&fifth) && !told(&third));
+        // Clients holding as many: the oldest of theirs goes, not the
+        // newcomer.
+        let v = Unproven::new(2);
+        let (_, a) = v.enter(ip("192.0.2.1"));
+        let (_, b) = v.enter(ip("192.0.2.2"));
+        let (_, c) = v.enter(ip("192.0.2.3"));
+        assert!(told(&a) && !told(&b) && !told(&c));
+        assert!(
+            v.evict_one() && v.evict_one() && !v.evict_one(),
+            "two left, then none"
+        );
     }
 
     #[test]
