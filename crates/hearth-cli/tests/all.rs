@@ -12,6 +12,8 @@ mod hostile;
 mod public_key;
 mod reference;
 mod server;
+#[cfg(target_os = "linux")]
+mod tenant_attacks;
 
 /// A loopback port free now, for a server that must keep its address
 /// across restarts (or that is started with its port on the command line).

@@ -131,13 +131,38 @@ def clear(m, x):
 
 
 def open_page(d, page_origin, url, token):
+    """The page, with the server's address and the token typed in (the page
+    takes no address from its link)."""
     from selenium.webdriver.common.by import By
 
-    d.get(f"{page_origin}/index.html?server={url}")
+    d.get(f"{page_origin}/index.html?server=http://attacker.invalid")
     until(d, "return window.hearth && window.hearth.state", lambda s: s == "ready")
+    server = d.find_element(By.ID, "server")
+    assert "attacker" not in server.get_attribute("value")
+    server.clear()
+    server.send_keys(url)
     field = d.find_element(By.ID, "token")
     field.clear()
     field.send_keys(token)
+
+
+# The key's bytes from the page's IndexedDB, base64: what any script of the
+# page's origin could read, and only such a script (the page hands the key
+# to no one).
+STORED_KEY = """
+const done = arguments[arguments.length - 1];
+const open = indexedDB.open("hearth", 1);
+open.onerror = () => done(null);
+open.onsuccess = () => {
+  const all = open.result.transaction("keys").objectStore("keys").getAll();
+  all.onsuccess = () => {
+    const b = all.result[0];
+    let s = "";
+    for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+    done(btoa(s));
+  };
+};
+"""
 
 
 def test_the_page_predicts_exactly_and_bundles_cross_to_native_hearth(
@@ -177,7 +202,8 @@ def test_the_page_predicts_exactly_and_bundles_cross_to_native_hearth(
 
     # Bundles across: the browser's key, read here.
     key_file = tmp_path / "browser.key"
-    key_file.write_bytes(base64.b64decode(driver.execute_script("return window.hearth.keyBase64()")))
+    assert driver.execute_script("return typeof window.hearth.keyBase64") == "undefined"
+    key_file.write_bytes(base64.b64decode(driver.execute_async_script(STORED_KEY)))
     key = hearth.ClientKey.load(key_file)
     assert key.key_id == key_id
     program = hearth.CompiledProgram.load(WEB / "reg" / "program.hprog")

@@ -218,8 +218,8 @@ pub fn stated_cost(parts: &JobParts<'_>, limits: &Limits) -> Result<Cost, ApiErr
 }
 
 /// Bootstraps any rebuild may build whatever its program states (its
-/// whole cost when that is small): about 0.1 s and 20 MiB here.
-pub const REBUILD_BASE: u64 = 1 << 15;
+/// whole cost when that is small): about 0.1 s and 30 MiB here.
+pub const REBUILD_BASE: u64 = 1 << 14;
 
 /// Bootstraps a rebuild may build per bootstrap its program states, on
 /// top of [`REBUILD_BASE`]. Building one costs about 3 µs, running one
@@ -231,27 +231,26 @@ pub const REBUILD_BASE: u64 = 1 << 15;
 /// families up to 110 with the dead code their outputs do not read. A
 /// program whose operations build more than this is refused: its file
 /// understates its cost, or most of it is dead code.
-pub const REBUILD_PER_PBS: u64 = 64;
+pub const REBUILD_PER_PBS: u64 = 128;
 
-/// Bytes a rebuild may allocate for wires, bootstraps, tables and
-/// values (summed over the rebuild: a bound on its peak), per bootstrap
-/// of its limit; measured at 500 to 650. Plus [`REBUILD_BASE_BYTES`].
-pub const REBUILD_BYTES_PER_PBS: u64 = 1024;
+/// Bytes any rebuild may allocate (the [`Meter`]'s count, about the rise
+/// of the server's peak memory): a program of few bootstraps.
+pub const REBUILD_BASE_BYTES: u64 = 24 << 20;
 
-/// Bytes any rebuild may allocate: a program of no bootstrap is all
-/// wires and values.
-pub const REBUILD_BASE_BYTES: u64 = 16 << 20;
+/// Bytes a rebuild may allocate per bootstrap its program states, on top
+/// of [`REBUILD_BASE_BYTES`]: 2 KiB per bootstrap it may build, each
+/// measured at 1.8 KiB.
+pub const REBUILD_BYTES_PER_PBS: u64 = 2048 * REBUILD_PER_PBS;
 
 /// The limits of the rebuild of a program stating `cost` (see
-/// [`REBUILD_BASE`], [`REBUILD_PER_PBS`]): its bootstraps and bytes,
-/// and a deadline of 2 s plus 20 µs per bootstrap of its limit (several
-/// times the measured pace, for a busy machine).
+/// [`REBUILD_BASE`], [`REBUILD_PER_PBS`], [`REBUILD_BASE_BYTES`]): its
+/// bootstraps and bytes, and a deadline of 2 s plus 20 µs per bootstrap
+/// of its limit (several times the measured pace, for a busy machine).
 pub fn rebuild_meter(cost: &Cost) -> Meter {
     let bootstraps = REBUILD_BASE.saturating_add(cost.pbs.saturating_mul(REBUILD_PER_PBS));
-    let bytes = REBUILD_BASE_BYTES.saturating_add(bootstraps.saturating_mul(REBUILD_BYTES_PER_PBS));
-    let time = Duration::from_secs(2).saturating_add(
-        Duration::from_micros(20).saturating_mul(bootstraps.min(u32::MAX as u64) as u32),
-    );
+    let bytes = REBUILD_BASE_BYTES.saturating_add(cost.pbs.saturating_mul(REBUILD_BYTES_PER_PBS));
+    let micros = bootstraps.saturating_mul(20);
+    let time = Duration::from_secs(2).saturating_add(Duration::from_micros(micros));
     Meter {
         bootstraps,
         bytes,

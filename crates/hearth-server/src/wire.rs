@@ -406,7 +406,8 @@ pub struct ServerInfo {
     #[serde(default)]
     pub store: String,
     /// Which server answered: its name in the fleet, or its host's name
-    /// and process id (empty from a server older than this field).
+    /// and process id; empty for a caller without a valid token on a
+    /// server with tenants (and from a server older than this field).
     #[serde(default)]
     pub server: String,
 }

@@ -27,6 +27,14 @@ struct WireData {
     range: Range,
 }
 
+/// What a bootstrap costs in memory beyond the bytes of its own fields:
+/// the allocations behind them (their headers, vectors' spare capacity)
+/// and the builder's maps, which find it again, its table and its facts.
+/// Measured: a rebuild stopped after 16 897 bootstraps raised the peak
+/// resident memory by 29 MiB, 1.8 KiB each, where their fields hold 410
+/// bytes.
+const BOOTSTRAP_OVERHEAD: usize = 1400;
+
 /// The bytes a wire of `expr` holds, for the [`meter`].
 fn wire_bytes(expr: &LinearExpr) -> u64 {
     (std::mem::size_of::<WireData>() + std::mem::size_of_val(&expr.terms[..])) as u64
@@ -643,7 +651,8 @@ impl CircuitBuilder {
         let budget = self.params.budgets.at(margin.unwrap_or(Margin::Two));
         self.check_budget(&expr, node, budget)?;
         // The bootstrap, its entry among those made, and its outputs' wires.
-        let bytes = std::mem::size_of::<Bootstrap>()
+        let bytes = BOOTSTRAP_OVERHEAD
+            + std::mem::size_of::<Bootstrap>()
             + 2 * (std::mem::size_of_val(&expr.terms[..]) + std::mem::size_of_val(&offsets[..]))
             + ranges.len() * (std::mem::size_of::<WireData>() + 16)
             + table_bytes;

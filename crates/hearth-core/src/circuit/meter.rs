@@ -8,8 +8,10 @@
 //! ([`super::cheapest`]) before one bootstrap lands in the program. A
 //! [`Meter`] set for a build counts what every builder on this thread
 //! makes while it runs (scratch builders too): bootstraps, and the bytes
-//! of the wires, bootstraps and tables they hold, summed over the build (a
-//! bound on its peak memory). The first bootstrap or byte past its limits,
+//! of the wires, bootstraps and tables they hold with what their
+//! allocations cost, summed over the build (a bound on its peak memory:
+//! measured within a few MiB of the rise of the process's peak resident
+//! memory). The first bootstrap or byte past its limits,
 //! or a step past its deadline, fails with [`BuildError::Stopped`]; so
 //! does every step after it, so the build unwinds through the algorithms'
 //! own error paths, and no [`super::Memo`] keeps a choice made meanwhile.

@@ -17,13 +17,13 @@ use sha3::{Digest, Sha3_256};
 
 use super::lock::lock;
 use super::routes::heavy;
-use super::state::{today, DataFolder, Job, Jobs, Ledger, Phase, Shared};
+use super::state::{DataFolder, Job, Jobs, Ledger, Phase, Shared};
 use crate::fleet::Admission;
 use crate::refusals;
 use crate::request::{
     build_program, check_bundle, rebuild_charge, split_job, stated_cost, Cost, JobParts,
 };
-use crate::store::{JobMeta, Usage};
+use crate::store::JobMeta;
 use crate::tenants::{now_ms, Tenant};
 use crate::wire::{ApiError, JobId, Submitted};
 
@@ -91,45 +91,22 @@ impl Shared {
         Ok(())
     }
 
-    /// Counts `pbs` against `tenant`'s bootstraps for today, or refuses.
-    /// The count is written to disk before it counts in memory: a failed
-    /// write leaves the tenant charged nothing.
+    /// Counts `pbs` against `tenant`'s bootstraps for today, or refuses;
+    /// on disk before it returns (a failed write charges nothing).
     fn charge(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) -> Result<(), ApiError> {
         let Some(l) = tenant.limits else {
             return Ok(());
         };
-        let mut u = lock(&f.usage);
-        let day = today();
-        let mut next = if u.day == day {
-            u.clone()
-        } else {
-            Usage {
-                day,
-                ..Usage::default()
-            }
-        };
-        let used = next.pbs.get(&tenant.name).copied().unwrap_or(0);
-        if used.saturating_add(pbs) > l.max_pbs_per_day {
-            return Err(refusals::daily_limit(pbs, used, l.max_pbs_per_day));
-        }
-        *next.pbs.entry(tenant.name.clone()).or_default() += pbs;
-        f.store.write_usage(&next)?;
-        *u = next;
-        Ok(())
+        let limit = l.max_pbs_per_day;
+        f.usage.charge(&f.store, &tenant.name, pbs, limit, |used| {
+            refusals::daily_limit(pbs, used, limit)
+        })
     }
 
-    /// Takes back a [`Shared::charge`] for a job that was not accepted. A
-    /// failed write leaves the file charged: the tenant's day may end
-    /// early, it never runs over.
+    /// Takes back a [`Shared::charge`] for a job that was not accepted.
     fn refund(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) {
         if tenant.limits.is_some() {
-            let mut u = lock(&f.usage);
-            if let Some(n) = u.pbs.get_mut(&tenant.name) {
-                *n = n.saturating_sub(pbs);
-            }
-            if let Err(e) = f.store.write_usage(&u) {
-                tracing::error!(error = %e, "a refund could not be written");
-            }
+            f.usage.refund(&f.store, &tenant.name, pbs);
         }
     }
 
@@ -164,24 +141,8 @@ impl Shared {
     /// done (a refused rebuild): over the day's limit if need be, so its
     /// day ends early.
     fn charge_done(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) {
-        if tenant.limits.is_none() || pbs == 0 {
-            return;
-        }
-        let mut u = lock(&f.usage);
-        let day = today();
-        let mut next = if u.day == day {
-            u.clone()
-        } else {
-            Usage {
-                day,
-                ..Usage::default()
-            }
-        };
-        let used = next.pbs.entry(tenant.name.clone()).or_default();
-        *used = used.saturating_add(pbs);
-        match f.store.write_usage(&next) {
-            Ok(()) => *u = next,
-            Err(e) => tracing::error!(error = %e, "a charge could not be written"),
+        if tenant.limits.is_some() && pbs > 0 {
+            f.usage.charge_done(&f.store, &tenant.name, pbs);
         }
     }
 

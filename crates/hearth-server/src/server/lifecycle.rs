@@ -573,7 +573,7 @@ fn open_folder(
         ),
         // Read (and checked) by the first request, as at every request.
         tenants: Mutex::new((None, Arc::new(Tenants::default()))),
-        usage: Mutex::new(usage),
+        usage: super::usage::UsageBook::new(usage),
         storage: used,
         had_tenants: AtomicBool::new(false),
     };

@@ -1,7 +1,8 @@
 //! The HTTP server, one file per concern: its life (`lifecycle.rs`), its
 //! routes (`routes.rs`, `body.rs`, `host.rs`), jobs (`admit.rs`,
-//! `worker.rs`), keys (`keys.rs`), storage (`storage.rs`, `slots.rs`) and
-//! the state they share (`state.rs`).
+//! `worker.rs`), keys (`keys.rs`), storage (`storage.rs`, `slots.rs`), the
+//! day's bootstraps (`usage.rs`), the caches (`caches.rs`) and the state
+//! they share (`state.rs`).
 //!
 //! # Scheduling
 //!
@@ -70,6 +71,7 @@ mod routes;
 mod slots;
 mod state;
 mod storage;
+mod usage;
 mod worker;
 
 pub use lifecycle::{run, start, Server, ServerHandle, OPENAPI};

@@ -329,7 +329,14 @@ pub(super) async fn delete_job(
     Ok(Json(Deleted { job_id: id }))
 }
 
-pub(super) async fn get_info(State(s): Shr) -> Json<ServerInfo> {
+/// `GET /v1/info`: the server's limits, to anyone who reaches it; which
+/// server answered (its fleet name, or its host's name and process id)
+/// only to a caller with a valid token (anyone on an open server): a
+/// stranger learns nothing of the machine behind the address.
+pub(super) async fn get_info(State(s): Shr, headers: HeaderMap) -> Json<ServerInfo> {
+    let known = s.tenants().is_ok_and(|t| {
+        t.is_open() || bearer(&headers).is_some_and(|b| t.authenticate(b).is_some())
+    });
     Json(ServerInfo {
         version: env!("CARGO_PKG_VERSION").into(),
         threads: s.config.threads,
@@ -344,7 +351,7 @@ pub(super) async fn get_info(State(s): Shr) -> Json<ServerInfo> {
             Ledger::Fleet(_) => "postgres",
         }
         .into(),
-        server: s.name.clone(),
+        server: if known { s.name.clone() } else { String::new() },
     })
 }
 

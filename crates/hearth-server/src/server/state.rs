@@ -16,7 +16,7 @@ use crate::fleet::Fleet;
 use crate::metrics::Metrics;
 use crate::request::Limits;
 use crate::schedule::{FairQueue, Lane};
-use crate::store::{JobMeta, Store, StoredKey, Usage};
+use crate::store::{JobMeta, Store, StoredKey};
 use crate::tenants::{self, now as now_s, Tenant, Tenants};
 use crate::wire::{ApiError, ErrorCode, JobId, JobState, JobStatus, KeyInfo};
 
@@ -183,7 +183,7 @@ pub(super) struct DataFolder {
     /// The tenants file as last read, and what it looked like on disk.
     pub(super) tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
     /// Bootstraps admitted today, by tenant (kept in `usage.json`).
-    pub(super) usage: Mutex<Usage>,
+    pub(super) usage: super::usage::UsageBook,
     /// Bytes stored, by tenant.
     pub(super) storage: Storage,
     /// Whether tenants were ever read from the folder (see

@@ -373,10 +373,14 @@ fn tls_handshakes_never_completed_are_capped_and_timed_out() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// At `--max-connections` the server accepts no more until one ends: a
-/// new connection waits in the kernel's backlog, then is served.
+/// At `--max-connections`, a connection that has not passed
+/// authentication gives way: a new connection is served at once, and the
+/// one dropped is the oldest of the address holding the most. When every
+/// place is held by a proven connection (one whose request passed
+/// authentication: on an open server, any API request), a new connection
+/// waits in the kernel's backlog until one ends, then is served.
 #[test]
-fn at_the_server_wide_cap_connections_wait_their_turn() {
+fn at_the_server_wide_cap_unproven_connections_give_way() {
     let d = dir("conn-cap");
     let mut cfg = short_config(&d);
     cfg.max_connections = 4;
@@ -386,27 +390,65 @@ fn at_the_server_wide_cap_connections_wait_their_turn() {
     let alone = legit_job(&api, &key, 5, 6);
     // The client's kept-alive connection goes first: the cap counts it.
     std::thread::sleep(SHORT + SHORT / 2);
+    let info = b"GET /v1/info HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 
     let rt = runtime();
-    let hostile: Vec<TcpStream> = (0..4)
+    let mut hostile: Vec<TcpStream> = (0..4)
         .map(|_| {
             let mut s = connect_from(&rt, "127.0.0.2", server.addr()).unwrap();
             s.write_all(b"GET /v1/info HT").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
             s
         })
         .collect();
     std::thread::sleep(Duration::from_millis(200));
     let t = Instant::now();
-    let answer = raw(
-        server.addr(),
-        b"GET /v1/info HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    let answer = raw(server.addr(), info);
+    let waited = t.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        waited < SHORT / 2,
+        "waited {waited:?} beside unproven connections"
     );
+    // The oldest hostile connection was dropped, the newest kept.
+    let mut buf = [0u8; 64];
+    hostile[0]
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    assert!(
+        matches!(hostile[0].read(&mut buf), Ok(0)),
+        "the oldest was dropped"
+    );
+    hostile[3]
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let kept = hostile[3].read(&mut buf);
+    assert!(
+        matches!(&kept, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+        "the newest is still waiting: {kept:?}"
+    );
+    drop(hostile);
+
+    // Four proven connections, kept alive: a fifth waits for one to end
+    // (the header timeout closes them when idle).
+    std::thread::sleep(Duration::from_millis(200));
+    let stats = b"GET /v1/stats HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    let proven: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut s = connect_from(&rt, "127.0.0.3", server.addr()).unwrap();
+            s.write_all(stats).unwrap();
+            assert_eq!(read_answer(&mut s).unwrap().0, 200);
+            s
+        })
+        .collect();
+    let t = Instant::now();
+    let answer = raw(server.addr(), info);
     let waited = t.elapsed();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let during = legit_job(&api, &key, 7, 8);
     eprintln!(
-        "cap: a connection waited {:.2} s for a place; the job took {:.0} ms alone, {:.0} ms \
-         after",
+        "cap: a connection waited {:.2} s for a place held by proven ones; the job took {:.0} \
+         ms alone, {:.0} ms after",
         waited.as_secs_f64(),
         alone.as_secs_f64() * 1e3,
         during.as_secs_f64() * 1e3
@@ -415,7 +457,7 @@ fn at_the_server_wide_cap_connections_wait_their_turn() {
         waited >= SHORT / 2 && waited < SHORT + SLACK,
         "waited {waited:?}"
     );
-    drop(hostile);
+    drop(proven);
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -87,11 +87,13 @@ fn two_servers_share_tenants_keys_jobs_and_limits() {
     let b = hearth_server::start(fleet_config(&d, &url, "server-b"), "127.0.0.1:0").unwrap();
     let (a_url, b_url) = (a.url(), b.url());
     for (u, name) in [(&a_url, "server-a"), (&b_url, "server-b")] {
-        let info = Client::new(u).unwrap().info().unwrap();
+        let info = as_tenant(u, &alice).info().unwrap();
         assert_eq!(
             (info.store.as_str(), info.server.as_str()),
             ("postgres", name)
         );
+        // A stranger is not told which server answered.
+        assert_eq!(Client::new(u).unwrap().info().unwrap().server, "");
     }
     let (alice_a, alice_b) = (as_tenant(&a_url, &alice), as_tenant(&b_url, &alice));
     let (bob_a, bob_b) = (as_tenant(&a_url, &bob), as_tenant(&b_url, &bob));

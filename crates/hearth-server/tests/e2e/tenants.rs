@@ -91,6 +91,18 @@ fn tenants_own_their_keys_and_jobs_over_tls() {
 
     let alice = client(&url, &tls.cert, Some(&alice_token));
     let bob = client(&url, &tls.cert, Some(&bob_token));
+    // Which machine answers is told to tenants only: a stranger, or a
+    // wrong token, learns nothing of its host's name or process id.
+    let told = alice.info().unwrap().server;
+    assert!(
+        told.ends_with(&format!("-{}", std::process::id())),
+        "{told}"
+    );
+    assert_eq!(anyone.info().unwrap().server, "");
+    assert_eq!(
+        client(&url, &tls.cert, Some(&wrong)).info().unwrap().server,
+        ""
+    );
     let alice_key = ClientKey::generate(&GATES_128);
     let key_file = d.join("alice.key");
     alice_key.compressed_server_key().save(&key_file).unwrap();

@@ -43,6 +43,19 @@ pub fn footprint(pid: u32, data: &Path) -> Option<Footprint> {
     })
 }
 
+/// The CPU time process `pid` has used (user and system, all its
+/// threads), from `/proc/PID/stat`; `None` once it has ended.
+pub fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces: fields are counted after its ')'.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 here.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(Duration::from_nanos(ticks * 1_000_000_000 / per_second))
+}
+
 /// The bytes of every file under `dir` (0 where it cannot be read).
 pub fn folder_bytes(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -143,6 +156,15 @@ mod tests {
         let f = footprint(std::process::id(), &dir).unwrap();
         assert!(f.rss > 0 && f.hwm >= f.rss && f.fds >= 3, "{f:?}");
         assert_eq!(f.disk, 1024);
+        // Spin a little: the CPU time grows.
+        let before = cpu_time(std::process::id()).unwrap();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+        }
+        assert!(cpu_time(std::process::id()).unwrap() > before);
+        assert!(cpu_time(u32::MAX).is_none());
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(folder_bytes(&dir), 0);
         assert!(footprint(u32::MAX, &dir).is_none());

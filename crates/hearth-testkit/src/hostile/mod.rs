@@ -16,5 +16,5 @@ pub mod net;
 pub mod payloads;
 mod process;
 
-pub use footprint::{footprint, Footprint, Peaks, Watch};
+pub use footprint::{cpu_time, footprint, Footprint, Peaks, Watch};
 pub use process::ServerProcess;

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use hearth::api::ops::{Op, ValueId, WordArith, WordOp};
 use hearth::api::{U128, U8};
 use hearth::{Bundle, ClientKey, CompiledProgram, Param, ParameterSet, Program, Shape, GATES_128};
 use num_bigint::BigInt;
@@ -118,6 +119,82 @@ pub fn output_bomb(key: &ClientKey) -> (Vec<u8>, Vec<u8>) {
     let bomb = crate::forge::program_with_outputs(&program, BOMB_OUTPUTS)
         .expect("the forge takes a valid program");
     (bomb, input)
+}
+
+/// A legitimate `u8` sum's program file with its operations replaced by
+/// `ops` (and its outputs by `outputs`), its stated cost (8 bootstraps)
+/// and signature left as they were and its header sealed again, with a
+/// valid bundle under `key` for the program it states.
+fn forged(key: &ClientKey, ops: Vec<Op>, outputs: Vec<ValueId>) -> (Vec<u8>, Vec<u8>) {
+    let sum = Kind::Add.program(&GATES_128);
+    let program = sum.to_bytes().expect("a program serializes");
+    let forged = crate::forge::program_with_ops(&program, ops, outputs)
+        .expect("the forge takes a valid program");
+    (forged, bundle(key, &sum, 1, 2))
+}
+
+/// Bytes of [`decoding_bomb`]'s program file, about.
+pub const DECODING_BOMB_BYTES: usize = 16 << 20;
+
+/// A decoding bomb: a program file of [`DECODING_BOMB_BYTES`] whose
+/// operations are two `u8` inputs and then custom operations (4 bytes
+/// each on the wire, tens in memory once decoded), stating the cost of a
+/// `u8` sum. Decoding it whole before refusing it cost hundreds of MiB.
+pub fn decoding_bomb(key: &ClientKey) -> (Vec<u8>, Vec<u8>) {
+    let word = Shape::Word {
+        bits: 8,
+        signed: false,
+    };
+    let mut ops = vec![Op::Input(word), Op::Input(word)];
+    ops.extend(std::iter::repeat_n(Op::Custom, DECODING_BOMB_BYTES / 4));
+    forged(key, ops, vec![ValueId(0)])
+}
+
+/// Bits of each factor of [`forged_cost`]'s product.
+pub const FORGED_BITS: usize = 1020;
+
+/// A program file that states the cost of a `u8` sum (8 bootstraps) and
+/// whose operations ask for the product of two [`FORGED_BITS`]-bit words:
+/// about a million bit operations, within the work a program file may
+/// ask for, that take a minute and gigabytes to build. A few hundred
+/// bytes.
+pub fn forged_cost(key: &ClientKey) -> (Vec<u8>, Vec<u8>) {
+    let word = Shape::Word {
+        bits: FORGED_BITS,
+        signed: false,
+    };
+    let ops = vec![
+        Op::Input(word),
+        Op::Input(word),
+        Op::Word(WordOp::Arith(WordArith::Mul, ValueId(0), ValueId(1))),
+    ];
+    forged(key, ops, vec![ValueId(2)])
+}
+
+/// A `u8` sum's program padded to about `bytes` with thread plans that
+/// change nothing (12 bytes each on the wire), stating its true cost,
+/// with a bundle under `key` whose sum is `a + b`. Built programs kept
+/// their operations: each such job held about ten times its size.
+pub fn padded_program(key: &ClientKey, bytes: usize, a: u8, b: u8) -> (Vec<u8>, Vec<u8>) {
+    let sum = Kind::Add.program(&GATES_128);
+    let program = sum.to_bytes().expect("a program serializes");
+    let threads = CompiledProgram::peek(Path::new("sum"), &program)
+        .expect("a program peeks")
+        .threads;
+    let word = Shape::Word {
+        bits: 8,
+        signed: false,
+    };
+    let mut ops = vec![Op::Input(word), Op::Input(word)];
+    ops.extend(std::iter::repeat_n(Op::PlanThreads(threads), bytes / 12));
+    ops.push(Op::Word(WordOp::Arith(
+        WordArith::Add,
+        ValueId(0),
+        ValueId(1),
+    )));
+    let padded = crate::forge::program_with_ops(&program, ops, vec![ValueId(2)])
+        .expect("the forge takes a valid program");
+    (padded, bundle(key, &sum, a, b))
 }
 
 /// Ciphertexts of [`wide_bundle`]: the most a compact bundle may hold.
