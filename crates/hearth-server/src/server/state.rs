@@ -17,7 +17,7 @@ use crate::metrics::Metrics;
 use crate::request::Limits;
 use crate::schedule::{FairQueue, Lane};
 use crate::store::{JobMeta, Store, StoredKey};
-use crate::tenants::{self, now as now_s, Tenant, Tenants};
+use crate::tenants::{self, Tenant, Tenants};
 use crate::wire::{ApiError, ErrorCode, JobId, JobState, JobStatus, KeyInfo};
 
 /// Where a job is in its life on this server (what a client sees of it
@@ -250,10 +250,6 @@ pub(super) fn stamp(m: &std::fs::Metadata) -> FileStamp {
     }
 }
 
-/// Days since 1970-01-01, UTC.
-pub(super) fn today() -> u64 {
-    now_s() / 86_400
-}
 
 impl Shared {
     /// Bytes the caches may hold together now: what `--max-memory`

@@ -9,9 +9,14 @@
 use std::sync::Mutex;
 
 use super::lock::lock;
-use super::state::today;
 use crate::store::{Store, Usage};
+use crate::tenants::now as now_s;
 use crate::wire::ApiError;
+
+/// Days since 1970-01-01, UTC.
+fn today() -> u64 {
+    now_s() / 86_400
+}
 
 /// `usage.json`'s contents in memory and on disk.
 pub(super) struct UsageBook {
