@@ -698,7 +698,7 @@ pub(crate) mod tests {
         let padded = forged(&bytes, |d| {
             let plans = std::iter::repeat_n(Op::PlanThreads(threads), 1_000_000);
             let mut ops: Vec<Op> = plans.collect();
-            ops.extend(d.ops.drain(..));
+            ops.append(&mut d.ops);
             // Plans in a row: only the last counts.
             ops.extend([Op::PlanThreads(threads + 1), Op::PlanThreads(threads)]);
             d.ops = ops;
