@@ -201,6 +201,37 @@ impl Postgres {
         self.port
     }
 
+    /// Makes a superuser `user` who must give `password` (SCRAM) on the
+    /// loopback address (every other user is trusted). Panics if it fails.
+    pub fn require_password(&self, user: &str, password: &str) {
+        self.psql(
+            "postgres",
+            &format!("CREATE ROLE {user} LOGIN SUPERUSER PASSWORD '{password}'"),
+        );
+        let hba = self.dir.join("data/pg_hba.conf");
+        let rules = std::fs::read_to_string(&hba).expect("pg_hba.conf");
+        std::fs::write(
+            &hba,
+            format!("host all {user} 127.0.0.1/32 scram-sha-256\n{rules}"),
+        )
+        .expect("pg_hba.conf written");
+        self.psql("postgres", "SELECT pg_reload_conf()");
+        // The reload is a signal: wait until the user is asked for it.
+        let start = Instant::now();
+        let port = self.port.to_string();
+        while Command::new(self.psql_path())
+            .args(["-h", "127.0.0.1", "-p", &port, "-U", user, "-d", "postgres"])
+            .args(["-w", "-X", "-q", "-c", "SELECT 1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            assert!(start.elapsed() < Duration::from_secs(30), "pg_hba.conf");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Logs every statement from now on, each line prefixed with its
     /// client's `application_name` and database (for
     /// [`Postgres::statements`]). Sessions open now follow at their next

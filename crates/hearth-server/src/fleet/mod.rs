@@ -375,3 +375,60 @@ impl Fleet {
         self.beats.silent() < self.lease
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{redacted, Database};
+
+    #[test]
+    fn passwords_are_never_shown() {
+        let secret = "s3cr%74-pw";
+        for (url, shown) in [
+            // In the URL's user part.
+            (
+                format!("postgres://hearth:{secret}@db.example:6543/fleet"),
+                "postgres://hearth:***@db.example:6543/fleet",
+            ),
+            // A query parameter, with the TLS mode kept.
+            (
+                format!("postgresql://hearth@db.example/fleet?password={secret}&sslmode=require"),
+                "postgres://hearth:***@db.example:5432/fleet?sslmode=require",
+            ),
+            // libpq's key=value form, plain and quoted.
+            (
+                format!("host=db.example user=hearth password={secret} dbname=fleet"),
+                "postgres://hearth:***@db.example/fleet",
+            ),
+            (
+                "host=db.example user=hearth password='two words' dbname=fleet".into(),
+                "postgres://hearth:***@db.example/fleet",
+            ),
+            // None at all.
+            (
+                "postgres://hearth@[::1]:5433/fleet?sslmode=disable".into(),
+                "postgres://hearth@[::1]:5433/fleet?sslmode=disable",
+            ),
+        ] {
+            let out = redacted(&url);
+            assert_eq!(out, shown, "{url}");
+            for part in ["s3cr", "pw", "two words"] {
+                assert!(!out.contains(part), "{url} shown as {out}");
+            }
+        }
+        // What cannot be read is not shown at all.
+        let bad = format!("host=x password={secret} port=notaport");
+        assert!(!redacted(&bad).contains("s3cr"), "{}", redacted(&bad));
+        // A database's Debug shows neither the URL's password nor its own.
+        let db = Database {
+            password: Some("apart-pw".into()),
+            ..Database::new(format!("postgres://hearth:{secret}@h/db"))
+        };
+        let debug = format!("{db:?}");
+        assert!(
+            !debug.contains("s3cr") && !debug.contains("apart"),
+            "{debug}"
+        );
+        assert!(db.password_in_url());
+        assert!(!Database::new("postgres://hearth@h/db").password_in_url());
+    }
+}
