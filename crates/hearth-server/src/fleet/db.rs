@@ -395,3 +395,73 @@ pub(crate) fn settings(
         .tcp_user_timeout(USER_TIMEOUT);
     Ok((config, tls(db.ca_cert.as_deref())?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_postgres::config::SslMode;
+
+    #[test]
+    fn every_connection_has_timeouts_keepalive_and_tls_as_asked() {
+        let (c, _) = settings(&Database::new(
+            "postgres://hearth@db.example/fleet?options=-c%20work_mem%3D8MB",
+        ))
+        .unwrap();
+        let options = c.get_options().unwrap();
+        assert!(
+            options.starts_with("-c statement_timeout=30000 "),
+            "{options}"
+        );
+        assert!(options.contains("idle_in_transaction_session_timeout=60000"));
+        assert!(
+            options.ends_with("-c work_mem=8MB"),
+            "the URL's own come last"
+        );
+        assert!(c.get_keepalives());
+        assert_eq!(c.get_keepalives_idle(), KEEPALIVE_IDLE);
+        assert_eq!(c.get_tcp_user_timeout(), Some(&USER_TIMEOUT));
+        assert_eq!(c.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
+        assert_eq!(c.get_application_name(), Some("hearth-server"));
+        assert_eq!(c.get_ssl_mode(), SslMode::Prefer);
+
+        // The password apart, once.
+        let apart = Database {
+            password: Some("pw".into()),
+            ..Database::new("postgres://hearth@db.example/fleet")
+        };
+        assert_eq!(settings(&apart).unwrap().0.get_password(), Some(&b"pw"[..]));
+        let twice = Database {
+            url: "postgres://hearth:other@db.example/fleet".into(),
+            ..apart
+        };
+        let e = settings(&twice).err().unwrap();
+        assert!(
+            e.contains("twice") && !e.contains("pw") && !e.contains("other"),
+            "{e}"
+        );
+
+        // A CA file: TLS required, whatever the URL says but `disable`,
+        // which is refused.
+        let dir = std::env::temp_dir().join(format!("hearth-db-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ca = dir.join("ca.pem");
+        let cert = rcgen::generate_simple_self_signed(vec!["db.example".into()]).unwrap();
+        std::fs::write(&ca, cert.cert.pem()).unwrap();
+        for url in [
+            "postgres://h@db.example/f",
+            "postgres://h@db.example/f?sslmode=prefer",
+        ] {
+            let db = Database {
+                ca_cert: Some(ca.clone()),
+                ..Database::new(url)
+            };
+            assert_eq!(settings(&db).unwrap().0.get_ssl_mode(), SslMode::Require);
+        }
+        let db = Database {
+            ca_cert: Some(ca.clone()),
+            ..Database::new("postgres://h@db.example/f?sslmode=disable")
+        };
+        assert!(settings(&db).err().unwrap().contains("sslmode=disable"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -501,11 +501,11 @@ impl Fleet {
 
     /// Commits a claimed job's outcome if this server still holds its
     /// lease with the claim's fence; else refuses it ([`Committed::Stale`])
-    /// and removes the result written for it. A commit whose answer was
-    /// lost (the connection broke) is tried again for up to a lease, and
-    /// found committed if it was; one that still cannot be told leaves the
-    /// result's blob to the orphan sweep ([`Fleet::collect_orphans`]): the
-    /// database may name it.
+    /// and removes the result written for it. A commit that fails (the
+    /// database out of reach, its answer lost) is tried again for up to a
+    /// lease, and found committed if it was; one that still cannot be told
+    /// leaves the result's blob to the orphan sweep
+    /// ([`Fleet::collect_orphans`]): the database may name it.
     pub(crate) fn commit(
         &self,
         claim: &Claim,
@@ -533,17 +533,31 @@ impl Fleet {
         if let Some(h) = lock(&self.held).get_mut(&claim.id) {
             h.committing = true;
         }
+        // Tried again while the lease may still be this server's (the
+        // database restarting, say); once any try may have committed, the
+        // outcome stays unsure unless a later try tells.
         let deadline = std::time::Instant::now() + self.lease;
         let mut pause = Duration::from_millis(50);
+        let mut unsure = false;
         let committed = loop {
-            match self.block(self.commit_once(claim, outcome, result.as_ref())) {
-                Err(Failure::Unsure(e)) if std::time::Instant::now() + pause < deadline => {
-                    tracing::warn!(error = %e.message, "committing: trying again");
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_secs(1));
+            let e = match self.block(self.commit_once(claim, outcome, result.as_ref())) {
+                Ok(c) => break Ok(c),
+                Err(Failure::Unsure(e)) => {
+                    unsure = true;
+                    e
                 }
-                other => break other,
+                Err(Failure::NotCommitted(e)) => e,
+            };
+            if std::time::Instant::now() + pause >= deadline {
+                break Err(if unsure {
+                    Failure::Unsure(e)
+                } else {
+                    Failure::NotCommitted(e)
+                });
             }
+            tracing::warn!(error = %e.message, "committing: trying again");
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(1));
         };
         lock(&self.held).remove(&claim.id);
         match &committed {
@@ -824,6 +838,16 @@ impl Fleet {
                 ));
             }
             let c = self.db.client().await?;
+            // Servers silent for a day (a server's default name changes at
+            // every start) hold no admission any more: forgotten.
+            sql::exec(
+                &c,
+                "DELETE FROM servers s WHERE seen < now() - interval '1 day' AND NOT EXISTS \
+                 (SELECT 1 FROM jobs WHERE state = 'admitting' AND admitted_by = s.id)",
+                &[],
+            )
+            .await
+            .map_err(db_err)?;
             // Finished jobs past their time: deleted with their events,
             // their bytes given back.
             let gone = sql::rows(

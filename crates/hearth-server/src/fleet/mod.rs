@@ -11,30 +11,76 @@
 //! requests and results; rows name them. Each server keeps only caches
 //! (decompressed keys, built programs) and its own counts and metrics.
 //!
+//! # The database's connections
+//!
+//! [`Database`]: the URL, the password apart from it (so that it is not in
+//! the process's arguments; [`redacted`] shows a URL without it, in every
+//! form), and a CA file that makes TLS with a checked certificate the only
+//! way in (`sslmode=require`: an attacker on the path cannot strip it).
+//! Every connection has a statement timeout, an idle-in-transaction
+//! timeout, TCP keepalive and a connect timeout (`db.rs`): a statement
+//! stuck behind a lock fails, a paused server's transaction is ended by
+//! the database, a vanished database is noticed. Requests and workers use
+//! a pool, which replaces connections the database closed (a restart);
+//! the heartbeats and the listener have one each.
+//!
+//! # Tokens
+//!
+//! Each server keeps the tenants (token hashes only) as it last read
+//! them. A request whose token they do not know, or without one, is
+//! refused without a query while they are younger than 2 s and no edit
+//! was announced (`hearth_tenants`);
+//! a known token costs one small query, so that a revoked one is refused
+//! at once. `/v1/health` asks the database nothing: it says whether the
+//! heartbeats were answered within the last lease.
+//!
 //! # Jobs
 //!
 //! * **Admission** (any server): in one transaction that locks the
 //!   tenant's `usage` row, the tenant's queue and storage limits and the
 //!   day's bootstraps are checked and taken, and the job is written as
-//!   `admitting`. Then its program is built and its bundle checked, the
-//!   request is written to the blob store, and the job becomes `queued`.
-//!   A refused or failed admission gives everything back (a program that
-//!   does not build keeps its charge, as on one server).
+//!   `admitting` under this server's name. Then its program is built and
+//!   its bundle checked, the request is written to the blob store, and the
+//!   job becomes `queued`. A refused or failed admission gives everything
+//!   back (a program that does not build keeps its charge, as on one
+//!   server). An admission whose server stopped heartbeating for longer
+//!   than its lease (it died admitting) is given back by any server's
+//!   sweeper, its day's charge kept (any admission, after ten minutes).
 //! * **Claiming** (a server with room): the next job in the fair order
 //!   (the lane served least recently first, then submission order) is
 //!   taken with `FOR UPDATE SKIP LOCKED`, so that two servers never take
 //!   the same job and none waits for another's claim. The claim adds one
 //!   to the job's **fence** and gives its server a **lease** (`--lease`).
-//! * **Heartbeats** renew the lease (a third of it apart) and publish the
-//!   job's progress. A server that cannot renew it (it was paused, cut off
-//!   from the database, or the lease was taken back) stops the job.
+//!   The program is built again where it runs: from the server's cache
+//!   (by tenant and program digest) where this server admitted it, else
+//!   anew, checked against this server's own limits; a build costs a
+//!   fraction of the run.
+//! * **Heartbeats** renew the leases (a third of one apart), publish the
+//!   jobs' progress and say the server lives (`servers`), in one statement
+//!   on a connection of their own, on the database's runtime: never behind
+//!   the sweeper (a lock, a slow listing of the blob store) or the pool. A
+//!   round not answered within its period is dropped with its connection.
+//!   A server that cannot renew a lease (it was paused, cut off from the
+//!   database, or the lease was taken back) stops the job.
 //! * **Committing**: the result is written to a blob named by its fence,
 //!   then the job is marked `done` only if the server still holds the
 //!   lease with the fence it claimed the job with. A server that lost it
 //!   has its late result refused (`job_events`: `refused`), so each job
-//!   commits exactly one result (a unique index holds it to that).
+//!   commits exactly one result (a unique index holds it to that). A
+//!   commit whose answer is lost is tried again for up to a lease and
+//!   found done if it was; a blob that a commit of unknown outcome wrote
+//!   is left to the orphan sweep, never deleted (the same for a key's
+//!   registration).
 //! * **Expired leases** (any server's sweeper): the job is queued again,
 //!   or fails as `crashed` once it was started `--max-attempts` times.
+//!
+//! # Keys
+//!
+//! A key upload is checked against the tenant's key count, storage and
+//! the disk's reserve before it is decoded. A deleted key is announced
+//! (`hearth_keys`) and leaves every server's caches; a cached key is used
+//! only while its row names the blob it was read from (a key deleted and
+//! registered again under its id is read again).
 //!
 //! # Guarantees
 //!
@@ -43,9 +89,9 @@
 //! delete). Per-tenant limits (queue, keys, storage, daily bootstraps)
 //! hold across the fleet; each server's own `--max-queue` and
 //! `--max-keys` bound the fleet's totals as that server sees them. A job
-//! may run more than once (a server that died or stalled mid-job), but
-//! only one run's result is kept. Clocks: leases, result times and the day
-//! are the database's.
+//! may run more than once (a server that died or stalled mid-job, a
+//! database out of reach longer than a lease), but only one run's result
+//! is kept. Clocks: leases, result times and the day are the database's.
 
 pub mod blobs;
 mod db;

@@ -5,13 +5,13 @@
 //! token works and a revoked one is refused from the next request on)
 //! and `tenants_required` (the fleet has had tenants: it stays closed to
 //! anyone without a token, as a folder with `tenants.required`). Every
-//! edit is announced ([`TENANTS`]): servers read the tenants again at
-//! once.
+//! edit is announced (`NOTIFY hearth_tenants`): servers read the tenants
+//! again at once.
 //!
 //! A server checks a request's token against the tenants as it last read
 //! them before it asks the database anything: a token they do not know
 //! (or none) is refused without a query while they are younger than
-//! [`TOKEN_CACHE`] and no edit was announced since. A token they know
+//! `TOKEN_CACHE` (2 s) and no edit was announced since. A token they know
 //! costs one small query (is the tenants' version still the one read?),
 //! so that a revoked token is refused from the next request on.
 

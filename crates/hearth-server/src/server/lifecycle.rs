@@ -184,7 +184,8 @@ impl Server {
         };
         let mut every = (shortest / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
         if let Some(fleet) = shared.fleet() {
-            // The sweeper also renews this server's leases.
+            // The sweeper takes back the fleet's lapsed leases as often as
+            // heartbeats renew them (the heartbeats run on their own).
             every = every.min(fleet.heartbeat_every());
         }
         let s = shared.clone();

@@ -391,6 +391,22 @@ fn the_database_is_reached_over_tls_and_its_certificate_checked() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// Each test's start: a throwaway cluster with a database `name`, a fresh
+/// folder, and a token of `tenant` (of `limits`, or the defaults) there.
+/// `None`: PostgreSQL is missing and the test skips.
+fn fleet_of(
+    name: &str,
+    tenant: &str,
+    limits: Option<TenantLimits>,
+) -> Option<(Postgres, PathBuf, String, String)> {
+    let pg = Postgres::start_or_skip(&format!("e2e-{name}"))?;
+    let d = dir(&format!("fleet-{name}"));
+    let url = pg.url(name);
+    let token =
+        fleet::tenants::edit(&Database::new(&url), |t| t.add_token(tenant, limits)).unwrap();
+    Some((pg, d, url, token))
+}
+
 /// Waits until `sql` on database `db` gives a non-empty first line, and
 /// gives it; fails after `limit`.
 fn wait_row(pg: &Postgres, db: &str, sql: &str, limit: Duration) -> String {
@@ -405,24 +421,20 @@ fn wait_row(pg: &Postgres, db: &str, sql: &str, limit: Duration) -> String {
     }
 }
 
-/// `a * b + a` on `u16`: 307 bootstraps, seconds of one core.
+/// `a * b * a` on `u16`: two products, seconds of one core (several
+/// leases of 1.5 s even on a machine a few times faster).
 fn long_program() -> CompiledProgram {
     use hearth::api::U16;
     let p = Program::new(&GATES_128);
     let (a, b) = (U16::input(&p), U16::input(&p));
-    p.output(&(&(&a * &b) + &a));
+    p.output(&(&(&a * &b) * &a));
     p.build().unwrap()
 }
 
 fn long_bundle(client: &ClientKey, prog: &CompiledProgram, a: u16, b: u16) -> Vec<u8> {
-    client
-        .encrypt_bundle(
-            &prog.signature().inputs,
-            &[vec![BigInt::from(a)], vec![BigInt::from(b)]],
-        )
-        .unwrap()
-        .to_bytes()
-        .unwrap()
+    let inputs = [a, b].map(|v| vec![BigInt::from(v)]);
+    let bundle = client.encrypt_bundle(&prog.signature().inputs, &inputs);
+    bundle.unwrap().to_bytes().unwrap()
 }
 
 /// The files under `dir` (recursively).
@@ -441,12 +453,9 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_commit_whose_answer_is_lost_keeps_what_it_committed() {
-    let Some(pg) = Postgres::start_or_skip("e2e-lost-reply") else {
+    let Some((pg, d, _, token)) = fleet_of("lost", "fay", None) else {
         return;
     };
-    let d = dir("fleet-lost-reply");
-    let url = pg.url("lost");
-    let token = fleet::tenants::edit(&Database::new(&url), |t| t.add_token("fay", None)).unwrap();
     // The server reaches its database through a proxy that can cut a
     // connection right after the database committed, before the answer.
     let proxy = Proxy::start(pg.port());
@@ -504,12 +513,9 @@ fn a_commit_whose_answer_is_lost_keeps_what_it_committed() {
 
 #[test]
 fn a_blocked_sweeper_costs_no_running_job_its_lease() {
-    let Some(pg) = Postgres::start_or_skip("e2e-sweeper") else {
+    let Some((pg, d, url, token)) = fleet_of("sweep", "gus", None) else {
         return;
     };
-    let d = dir("fleet-sweeper");
-    let url = pg.url("sweep");
-    let token = fleet::tenants::edit(&Database::new(&url), |t| t.add_token("gus", None)).unwrap();
     let lease = Duration::from_millis(1500);
     let mut cfg = fleet_config(&d, &url, "sweeper");
     if let Some(f) = &mut cfg.fleet {
@@ -544,7 +550,7 @@ fn a_blocked_sweeper_costs_no_running_job_its_lease() {
         std::thread::sleep(Duration::from_millis(20));
     }
 
-    // A job of a few seconds runs while the sweeper waits.
+    // A job of several leases runs while the sweeper waits.
     let api = as_tenant(&server.url(), &token);
     let client = ClientKey::generate(&GATES_128);
     api.upload_key(&client.compressed_server_key().to_bytes().unwrap())
@@ -588,7 +594,7 @@ fn a_blocked_sweeper_costs_no_running_job_its_lease() {
         .unwrap();
     assert_eq!(
         decrypt_one(&client, &api.result(id).unwrap()),
-        BigInt::from(300u16.wrapping_mul(7).wrapping_add(300))
+        BigInt::from(300u16.wrapping_mul(7).wrapping_mul(300))
     );
     eprintln!(
         "sweeper blocked: the job ran {:.1} s ({:.1} leases), its lease seen lapsed {lapsed} \
@@ -616,12 +622,9 @@ fn a_blocked_sweeper_costs_no_running_job_its_lease() {
 
 #[test]
 fn requests_without_a_valid_token_cost_the_database_nothing() {
-    let Some(pg) = Postgres::start_or_skip("e2e-flood") else {
+    let Some((pg, d, url, token)) = fleet_of("flood", "hal", None) else {
         return;
     };
-    let d = dir("fleet-flood");
-    let url = pg.url("flood");
-    let token = fleet::tenants::edit(&Database::new(&url), |t| t.add_token("hal", None)).unwrap();
     let server = hearth_server::start(fleet_config(&d, &url, "flooded"), "127.0.0.1:0").unwrap();
     let api = as_tenant(&server.url(), &token);
     let client = ClientKey::generate(&GATES_128);
@@ -683,23 +686,15 @@ fn requests_without_a_valid_token_cost_the_database_nothing() {
 
 #[test]
 fn an_admission_left_by_a_dead_server_frees_its_slot_at_once() {
-    let Some(pg) = Postgres::start_or_skip("e2e-admission") else {
+    // ida may have one job queued or running.
+    let one = TenantLimits {
+        max_keys: 4,
+        max_queue: 1,
+        max_pbs_per_day: 1000,
+    };
+    let Some((pg, d, url, token)) = fleet_of("admit", "ida", Some(one)) else {
         return;
     };
-    let d = dir("fleet-admission");
-    let url = pg.url("admit");
-    // ida may have one job queued or running.
-    let token = fleet::tenants::edit(&Database::new(&url), |t| {
-        t.add_token(
-            "ida",
-            Some(TenantLimits {
-                max_keys: 4,
-                max_queue: 1,
-                max_pbs_per_day: 1000,
-            }),
-        )
-    })
-    .unwrap();
     let server = hearth_server::start(fleet_config(&d, &url, "alive"), "127.0.0.1:0").unwrap();
     let api = as_tenant(&server.url(), &token);
     let client = ClientKey::generate(&GATES_128);
@@ -807,12 +802,9 @@ fn metric(server: &hearth_server::ServerHandle, line: &str) -> u64 {
 
 #[test]
 fn a_key_deleted_through_one_server_leaves_the_others_caches() {
-    let Some(pg) = Postgres::start_or_skip("e2e-stale-key") else {
+    let Some((pg, d, url, token)) = fleet_of("stale", "jo", None) else {
         return;
     };
-    let d = dir("fleet-stale-key");
-    let url = pg.url("stale");
-    let token = fleet::tenants::edit(&Database::new(&url), |t| t.add_token("jo", None)).unwrap();
     let mut cfg = fleet_config(&d, &url, "b");
     cfg.metrics_listen = Some("127.0.0.1:0".into());
     // b alone first: it runs a job under jo's key, and keeps the key.
