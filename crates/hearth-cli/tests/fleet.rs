@@ -108,6 +108,17 @@ fn start(hearth_bin: &Path, d: &Path, url: &str, i: usize, extra: &[&str]) -> Se
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Submits `program` with `bundle` through `api`, waits for the job and
+/// gives its result as `key` decrypts it.
+fn run_job(api: &Client, key: &ClientKey, program: &[u8], bundle: &[u8]) -> BigInt {
+    let id = api.submit(program, bundle).unwrap().job_id;
+    api.wait_timeout(id, Duration::from_millis(20), LIMIT)
+        .unwrap();
+    let out = api.result(id).unwrap();
+    let b = Bundle::from_bytes(Path::new("result"), &out).unwrap();
+    key.decrypt_bundle(&b).unwrap()[0].1[0].clone()
+}
+
 /// Pauses `server` (named `name`, SIGSTOP) while it runs a job other than
 /// `except`, and gives that job's id: a job that ends between the look
 /// and the signal (a fast machine) is not taken for one caught running.
@@ -126,32 +137,24 @@ fn pause_running(pg: &Postgres, server: &ServerProcess, name: &str, except: &str
     }
 }
 
-/// Waits until `sql` gives a row, and gives it.
+/// Waits until `sql` gives a row in the database `fleet`, and gives it.
 fn wait_row(pg: &Postgres, sql: &str, what: &str) -> String {
-    wait_row_in(pg, "fleet", sql, what)
+    pg.wait_row("fleet", sql, what, LIMIT)
 }
 
-/// [`wait_row`] in database `db`.
-fn wait_row_in(pg: &Postgres, db: &str, sql: &str, what: &str) -> String {
-    let t = Instant::now();
-    loop {
-        let out = pg.psql(db, sql);
-        if let Some(line) = out.lines().next().filter(|l| !l.is_empty()) {
-            return line.to_string();
-        }
-        assert!(t.elapsed() < LIMIT, "{what}: not within {LIMIT:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// A drill's start: a throwaway cluster and its database `fleet`, a
+/// fresh folder, the clock; `None` where PostgreSQL is missing.
+fn drill(name: &str) -> Option<(Postgres, std::path::PathBuf, String, Instant)> {
+    let pg = Postgres::start_or_skip(&format!("cli-{name}"))?;
+    let url = pg.url("fleet");
+    Some((pg, dir(name), url, Instant::now()))
 }
 
 #[test]
 fn a_fleet_finishes_every_job_once_through_kill_9_and_a_pause() {
-    let Some(pg) = Postgres::start_or_skip("cli-fleet") else {
+    let Some((pg, d, url, total)) = drill("fleet") else {
         return;
     };
-    let total = Instant::now();
-    let d = dir("fleet");
-    let url = pg.url("fleet");
     let hearth_bin = Path::new(env!("CARGO_BIN_EXE_hearth"));
     let prog = program();
     let p = prog.to_bytes().unwrap();
@@ -312,25 +315,15 @@ fn a_fleet_finishes_every_job_once_through_kill_9_and_a_pause() {
 
 /// Whether `GET /v1/health` of the server at `addr` says ok.
 fn healthy(addr: std::net::SocketAddr) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-    let _ = s.write_all(b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out.starts_with("HTTP/1.1 200")
+    let get = b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    hearth_testkit::hostile::net::raw(addr, get).is_ok_and(|(status, _)| status == 200)
 }
 
 #[test]
 fn a_fleet_rides_out_a_database_crash_under_load() {
-    let Some(pg) = Postgres::start_or_skip("cli-fleet-restart") else {
+    let Some((pg, d, url, total)) = drill("fleet-restart") else {
         return;
     };
-    let total = Instant::now();
-    let d = dir("fleet-restart");
-    let url = pg.url("fleet");
     let hearth_bin = Path::new(env!("CARGO_BIN_EXE_hearth"));
     let prog = program();
     let p = prog.to_bytes().unwrap();
@@ -414,16 +407,10 @@ fn a_fleet_rides_out_a_database_crash_under_load() {
             std::thread::sleep(Duration::from_millis(50));
         }
         let (a, b) = (11 + s as u8, 12);
-        let id = api(s)
-            .submit(&p, &bundle(&key, &prog, a, b))
-            .unwrap()
-            .job_id;
-        api(s)
-            .wait_timeout(id, Duration::from_millis(20), LIMIT)
-            .unwrap();
-        let out = api(1 - s).result(id).unwrap();
-        let r = Bundle::from_bytes(Path::new("result"), &out).unwrap();
-        assert_eq!(key.decrypt_bundle(&r).unwrap()[0].1[0], expected(a, b));
+        assert_eq!(
+            run_job(&api(s), &key, &p, &bundle(&key, &prog, a, b)),
+            expected(a, b)
+        );
     }
     eprintln!(
         "database crash: down {:.1} s (until both servers said so) under 2 running jobs; all \
@@ -485,15 +472,13 @@ fn the_database_password_stays_out_of_arguments_and_logs() {
     let (key, keyfile) = keys(1).pop().unwrap();
     api.upload_key(&keyfile).unwrap();
     let prog = program();
-    let id = api
-        .submit(&prog.to_bytes().unwrap(), &bundle(&key, &prog, 6, 7))
-        .unwrap()
-        .job_id;
-    api.wait_timeout(id, Duration::from_millis(20), LIMIT)
-        .unwrap();
-    let out = api.result(id).unwrap();
-    let b = Bundle::from_bytes(Path::new("result"), &out).unwrap();
-    assert_eq!(key.decrypt_bundle(&b).unwrap()[0].1[0], expected(6, 7));
+    let got = run_job(
+        &api,
+        &key,
+        &prog.to_bytes().unwrap(),
+        &bundle(&key, &prog, 6, 7),
+    );
+    assert_eq!(got, expected(6, 7));
     drop(server);
 
     // In the URL, in each of its places: the server starts (and warns),

@@ -334,6 +334,21 @@ impl Postgres {
         format!("postgres://hearth@127.0.0.1:{}/{db}", self.port)
     }
 
+    /// Runs `sql` in database `db` until it gives a non-empty first line,
+    /// and gives that line; panics after `limit`, saying `what` was
+    /// waited for.
+    pub fn wait_row(&self, db: &str, sql: &str, what: &str, limit: Duration) -> String {
+        let t = Instant::now();
+        loop {
+            let out = self.psql(db, sql);
+            if let Some(line) = out.lines().next().filter(|l| !l.is_empty()) {
+                return line.to_string();
+            }
+            assert!(t.elapsed() < limit, "{what}: not within {limit:?} ({sql})");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Runs `sql` in database `db` with `psql` (the cluster's own, else
     /// the one on the `PATH`) and gives its rows, one a line, fields
     /// separated by `|`. Panics if it fails.

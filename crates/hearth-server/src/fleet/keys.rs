@@ -6,6 +6,8 @@
 use hearth::crypto::params::ParameterSet;
 use hearth::KeyId;
 
+use tokio_postgres::Row;
+
 use super::db::{db_err, KEYS};
 use super::sql;
 use super::Fleet;
@@ -65,16 +67,22 @@ const COUNTS: &str =
     "SELECT (SELECT count(*) FROM keys WHERE tenant = $1), (SELECT count(*) FROM keys)";
 
 impl Fleet {
-    /// `tenant`'s key `id`, if it is registered.
-    pub(crate) async fn key(&self, tenant: &str, id: KeyId) -> Result<Option<StoredKey>, ApiError> {
+    /// The row of `tenant`'s key `id`, if it is registered.
+    async fn key_row(&self, tenant: &str, id: KeyId) -> Result<Option<Row>, ApiError> {
         let c = self.db.client().await?;
-        let row = sql::opt(
+        sql::opt(
             &c,
-            "SELECT key_id, params, compressed, bytes FROM keys WHERE tenant = $1 AND key_id = $2",
+            "SELECT key_id, params, compressed, bytes, blob FROM keys \
+             WHERE tenant = $1 AND key_id = $2",
             &[&tenant, &id.to_string()],
         )
         .await
-        .map_err(db_err)?;
+        .map_err(db_err)
+    }
+
+    /// `tenant`'s key `id`, if it is registered.
+    pub(crate) async fn key(&self, tenant: &str, id: KeyId) -> Result<Option<StoredKey>, ApiError> {
+        let row = self.key_row(tenant, id).await?;
         row.map(|r| stored(tenant, &r)).transpose()
     }
 
@@ -271,15 +279,7 @@ impl Fleet {
 
     /// The blob that `tenant`'s key `id` is registered with now.
     async fn key_blob(&self, tenant: &str, id: KeyId) -> Result<Option<String>, ApiError> {
-        let c = self.db.client().await?;
-        let row = sql::opt(
-            &c,
-            "SELECT blob FROM keys WHERE tenant = $1 AND key_id = $2",
-            &[&tenant, &id.to_string()],
-        )
-        .await
-        .map_err(db_err)?;
-        Ok(row.map(|r| r.get(0)))
+        Ok(self.key_row(tenant, id).await?.map(|r| r.get("blob")))
     }
 
     /// The file of `tenant`'s key `id` as uploaded (from a worker thread);

@@ -407,18 +407,12 @@ fn fleet_of(
     Some((pg, d, url, token))
 }
 
-/// Waits until `sql` on database `db` gives a non-empty first line, and
-/// gives it; fails after `limit`.
-fn wait_row(pg: &Postgres, db: &str, sql: &str, limit: Duration) -> String {
-    let t = Instant::now();
-    loop {
-        let out = pg.psql(db, sql);
-        if let Some(line) = out.lines().next().filter(|l| !l.is_empty()) {
-            return line.to_string();
-        }
-        assert!(t.elapsed() < limit, "{sql}: nothing within {limit:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Submits `program` with `bundle` through `api` and waits for the job.
+fn run_job(api: &Client, program: &[u8], bundle: &[u8]) -> hearth_server::JobId {
+    let id = api.submit(program, bundle).unwrap().job_id;
+    api.wait_timeout(id, Duration::from_millis(20), LIMIT)
+        .unwrap();
+    id
 }
 
 /// `a * b * a` on `u16`: two products, seconds of one core (several
@@ -482,12 +476,11 @@ fn a_commit_whose_answer_is_lost_keeps_what_it_committed() {
     // again, found done, and the result is kept.
     proxy.lose_commit_reply("UPDATE jobs SET state = 'done'");
     let prog = add_program(&GATES_128);
-    let id = api
-        .submit(&prog.to_bytes().unwrap(), &bundle(&client, &prog, 90, 9))
-        .unwrap()
-        .job_id;
-    api.wait_timeout(id, Duration::from_millis(20), LIMIT)
-        .unwrap();
+    let id = run_job(
+        &api,
+        &prog.to_bytes().unwrap(),
+        &bundle(&client, &prog, 90, 9),
+    );
     assert_eq!(proxy.lost(), 2, "the commit's answer was lost");
     assert_eq!(
         decrypt_one(&client, &api.result(id).unwrap()),
@@ -564,10 +557,10 @@ fn a_blocked_sweeper_costs_no_running_job_its_lease() {
         .unwrap()
         .job_id;
     let job = format!("'{id}'");
-    wait_row(
-        &pg,
+    pg.wait_row(
         "sweep",
         &format!("SELECT 1 FROM jobs WHERE id = {job} AND state = 'running'"),
+        "the job running",
         LIMIT,
     );
     let started = Instant::now();
@@ -816,13 +809,7 @@ fn a_key_deleted_through_one_server_leaves_the_others_caches() {
         .unwrap();
     let prog = add_program(&GATES_128);
     let p = prog.to_bytes().unwrap();
-    let id = via_b
-        .submit(&p, &bundle(&first, &prog, 5, 6))
-        .unwrap()
-        .job_id;
-    via_b
-        .wait_timeout(id, Duration::from_millis(20), LIMIT)
-        .unwrap();
+    let id = run_job(&via_b, &p, &bundle(&first, &prog, 5, 6));
     assert_eq!(
         decrypt_one(&first, &via_b.result(id).unwrap()),
         BigInt::from(11)
@@ -849,13 +836,7 @@ fn a_key_deleted_through_one_server_leaves_the_others_caches() {
 
     // b runs the next job: under the key registered now, not its copy of
     // the deleted one.
-    let id = via_b
-        .submit(&p, &bundle(&second, &prog, 70, 7))
-        .unwrap()
-        .job_id;
-    via_b
-        .wait_timeout(id, Duration::from_millis(20), LIMIT)
-        .unwrap();
+    let id = run_job(&via_b, &p, &bundle(&second, &prog, 70, 7));
     let ran_by = pg.psql(
         "stale",
         &format!("SELECT ran_by FROM jobs WHERE id = '{id}'"),
