@@ -148,8 +148,25 @@ impl Postgres {
             );
         }
         pg.options = options;
-        pg.launch()?;
-        Ok(pg)
+        // A port found free may be taken before the server binds it
+        // (clusters of tests side by side): another port, twice more.
+        let mut tries = 0;
+        loop {
+            match pg.launch() {
+                Ok(()) => return Ok(pg),
+                Err(e) if tries == 2 => {
+                    let log = std::fs::read_to_string(pg.dir.join("log")).unwrap_or_default();
+                    let tail: Vec<&str> = log.lines().rev().take(5).collect();
+                    return Err(format!("{e}; its log ends: {:?}", tail));
+                }
+                Err(_) => {
+                    tries += 1;
+                    let old = format!("-p {} ", pg.port);
+                    pg.port = free_port();
+                    pg.options = pg.options.replacen(&old, &format!("-p {} ", pg.port), 1);
+                }
+            }
+        }
     }
 
     /// Starts the server of the cluster made, and waits until it listens.
@@ -637,12 +654,17 @@ fn upstream(
     // message.
     loop {
         let (_, body) = message(&mut client, false)?;
-        send(&mut server, 0, &body)?;
         let code = body
             .get(..4)
             .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+        // Said before the request goes on: the server's one-byte answer
+        // must not be read as a message.
+        if code == Some(80_877_103) {
+            link.asked_tls.store(true, Ordering::SeqCst);
+        }
+        send(&mut server, 0, &body)?;
         match code {
-            Some(80_877_103) => link.asked_tls.store(true, Ordering::SeqCst),
+            Some(80_877_103) => {}
             Some(196_608) => break,
             _ => return Ok(()),
         }
