@@ -197,7 +197,8 @@ wait "$tests_pid"
 tests_pid=""
 # The long tests, ignored by default, where HEARTH_LONG_TESTS is set (CI
 # sets it, .ci/run): the noise model's statistical checks (a minute of
-# bootstraps) here, the fleet's fault drill after the server tests.
+# bootstraps). The fleet's fault drills (kill -9, SIGSTOP, the database
+# crashing) run with the server tests, always.
 if [ -n "${HEARTH_LONG_TESTS:-}" ]; then
     "${rest[@]}" --test all -- --ignored noise_matches_the_model
 fi
@@ -206,9 +207,6 @@ wait "$servers_pid" || status=$?
 servers_pid=""
 cat "$servers_log"
 [ "$status" = 0 ] || exit "$status"
-if [ -n "${HEARTH_LONG_TESTS:-}" ]; then
-    "${servers[@]}" --test all -- --ignored a_fleet_finishes
-fi
 
 if [ -n "$pytest_pid" ]; then
     status=0

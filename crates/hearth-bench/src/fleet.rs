@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hearth::{ClientKey, Error, GATES_128};
-use hearth_server::fleet::FleetConfig;
+use hearth_server::fleet::{Database, FleetConfig};
 use hearth_server::{Client, Config, JobId, ServerHandle};
 use hearth_testkit::postgres::Postgres;
 use rand::{Rng, SeedableRng};
@@ -67,11 +67,10 @@ impl Case {
                     .map(|i| {
                         let mut c = config(root.join(format!("unused-{n}-{i}")));
                         c.fleet = Some(FleetConfig {
-                            url: url.clone(),
+                            database: Database::new(url.clone()),
                             blobs: root.join(format!("blobs-{n}")),
                             server_id: format!("bench-{n}-{i}"),
                             lease: Duration::from_secs(30),
-                            ca_cert: None,
                         });
                         hearth_server::start(c, "127.0.0.1:0").map_err(|e| failed("start", e))
                     })

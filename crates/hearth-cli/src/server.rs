@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use hearth::Error;
 use hearth_cli::options::{parse_duration, parse_size, BackendArg, Engine, MaxMemory, Threads};
-use hearth_server::fleet::{self, FleetConfig};
+use hearth_server::fleet::{self, Database, FleetConfig};
 use hearth_server::tenants::{edit, TenantError, TenantLimits, Tenants};
 use hearth_server::{Config, JobBackend, TlsFiles};
 
@@ -32,9 +32,10 @@ pub struct Args {
     data: Option<PathBuf>,
     /// Where the server keeps tenants, keys, jobs and usage: `files` (the
     /// --data folder, this server's alone) or a fleet's database,
-    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DB, shared with the fleet's
-    /// other servers (with --blobs; any of them answers any request, and
-    /// a dead server's jobs finish on another).
+    /// postgres://USER@HOST[:PORT]/DB, shared with the fleet's other
+    /// servers (with --blobs; any of them answers any request, and a dead
+    /// server's jobs finish on another). Its password: HEARTH_STORE_PASSWORD
+    /// or --store-password-file, not the URL (the process list shows it).
     #[arg(long, value_name = "STORE", default_value = "files")]
     store: String,
     /// With --store postgres://: the folder of keys, requests and results
@@ -42,7 +43,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     blobs: Option<PathBuf>,
     #[command(flatten)]
-    store_ca: StoreCa,
+    store_access: StoreAccess,
     /// With --store postgres://: this server's name in the fleet, unique
     /// (default: its host's name and process id).
     #[arg(long, value_name = "NAME")]
@@ -240,14 +241,14 @@ enum ServerCommand {
         /// The data folder to move.
         #[arg(long, value_name = "DIR")]
         data: PathBuf,
-        /// The fleet's database: postgres://USER[:PASSWORD]@HOST[:PORT]/DB.
+        /// The fleet's database: postgres://USER@HOST[:PORT]/DB.
         #[arg(long, value_name = "STORE")]
         store: String,
         /// The fleet's blob folder.
         #[arg(long, value_name = "DIR")]
         blobs: PathBuf,
         #[command(flatten)]
-        store_ca: StoreCa,
+        store_access: StoreAccess,
     },
 }
 
@@ -302,16 +303,70 @@ enum TokenCommand {
     },
 }
 
-/// The CA of the fleet's database's TLS certificate.
+/// How the fleet's database is reached: the CA of its certificate, its
+/// password.
 #[derive(clap::Args)]
 #[group(skip)]
-struct StoreCa {
-    /// The CA (PEM) the fleet's database's TLS certificate is checked
-    /// against (default: HEARTH_STORE_CA_CERT, else the system's roots).
-    /// TLS is used where the database offers it, or as the URL's sslmode
-    /// says (require, disable).
+struct StoreAccess {
+    /// The CA (PEM) of the fleet's database's TLS certificate (default:
+    /// HEARTH_STORE_CA_CERT, else none). With one, every connection is TLS
+    /// with the certificate checked against it, or none is made (a URL
+    /// saying sslmode=disable is refused). Without, TLS where the database
+    /// offers it, or as the URL's sslmode says (require, disable), checked
+    /// against the system's roots.
     #[arg(long, value_name = "FILE", env = "HEARTH_STORE_CA_CERT")]
     store_ca_cert: Option<PathBuf>,
+    /// A file holding the fleet's database's password (its first line),
+    /// kept out of the URL and so out of the process list (default:
+    /// HEARTH_STORE_PASSWORD_FILE; else HEARTH_STORE_PASSWORD, the
+    /// password itself; else none, or the URL's).
+    #[arg(long, value_name = "FILE", env = "HEARTH_STORE_PASSWORD_FILE")]
+    store_password_file: Option<PathBuf>,
+}
+
+impl StoreAccess {
+    /// The database at `url`, with the password and CA given apart.
+    fn database(&self, url: &str) -> Result<Database, Error> {
+        let url = fleet_url(url)?;
+        let from_env = std::env::var("HEARTH_STORE_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty());
+        let password = match (&self.store_password_file, from_env) {
+            (Some(_), Some(_)) => {
+                return Err(Error::Config(
+                    "the database's password is given twice: HEARTH_STORE_PASSWORD and \
+                     --store-password-file (or HEARTH_STORE_PASSWORD_FILE); give one"
+                        .into(),
+                ))
+            }
+            (Some(file), None) => {
+                let text = std::fs::read_to_string(file).map_err(|e| {
+                    Error::Config(format!("--store-password-file {}: {e}", file.display()))
+                })?;
+                let line = text.lines().next().unwrap_or_default().to_string();
+                if line.is_empty() {
+                    return Err(Error::Config(format!(
+                        "--store-password-file {}: its first line is empty",
+                        file.display()
+                    )));
+                }
+                Some(line)
+            }
+            (None, p) => p,
+        };
+        let db = Database {
+            url: url.to_string(),
+            password,
+            ca_cert: self.store_ca_cert.clone(),
+        };
+        if db.password.is_none() && db.password_in_url() {
+            eprintln!(
+                "hearth: the database URL holds its password, which the process list shows: \
+                 give it with HEARTH_STORE_PASSWORD or --store-password-file"
+            );
+        }
+        Ok(db)
+    }
 }
 
 /// Where the tenants are: a data folder, or a fleet's database.
@@ -326,19 +381,19 @@ struct StoreArg {
         conflicts_with = "store"
     )]
     data: Option<PathBuf>,
-    /// A fleet's database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB
-    /// (default: none; or --data).
+    /// A fleet's database, postgres://USER@HOST[:PORT]/DB (default: none;
+    /// or --data).
     #[arg(long, value_name = "STORE")]
     store: Option<String>,
     #[command(flatten)]
-    store_ca: StoreCa,
+    store_access: StoreAccess,
 }
 
 impl StoreArg {
     /// Changes the tenants where they are, under that store's lock.
     fn edit<T>(&self, f: impl FnOnce(&mut Tenants) -> Result<T, TenantError>) -> Result<T, Error> {
         match (&self.data, &self.store) {
-            (_, Some(url)) => fleet::tenants::edit(fleet_url(url)?, self.ca(), f),
+            (_, Some(url)) => fleet::tenants::edit(&self.store_access.database(url)?, f),
             (Some(d), None) => edit(d, f),
             (None, None) => unreachable!("clap requires one"),
         }
@@ -347,7 +402,7 @@ impl StoreArg {
 
     fn load(&self) -> Result<Tenants, Error> {
         match (&self.data, &self.store) {
-            (_, Some(url)) => fleet::tenants::load(fleet_url(url)?, self.ca()),
+            (_, Some(url)) => fleet::tenants::load(&self.store_access.database(url)?),
             (Some(d), None) => Tenants::load(d),
             (None, None) => unreachable!("clap requires one"),
         }
@@ -356,15 +411,11 @@ impl StoreArg {
 
     fn reopen(&self) -> Result<Vec<String>, Error> {
         match (&self.data, &self.store) {
-            (_, Some(url)) => fleet::tenants::reopen(fleet_url(url)?, self.ca()),
+            (_, Some(url)) => fleet::tenants::reopen(&self.store_access.database(url)?),
             (Some(d), None) => hearth_server::tenants::reopen(d),
             (None, None) => unreachable!("clap requires one"),
         }
         .map_err(tenant_err)
-    }
-
-    fn ca(&self) -> Option<&std::path::Path> {
-        self.store_ca.store_ca_cert.as_deref()
     }
 
     /// How the store is named to the operator.
@@ -377,13 +428,19 @@ impl StoreArg {
     }
 }
 
-/// `url` if it names a PostgreSQL database.
+/// `url` if it names a PostgreSQL database (the error shows it without
+/// its password).
 fn fleet_url(url: &str) -> Result<&str, Error> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         Ok(url)
     } else {
         Err(Error::Config(format!(
-            "--store {url:?}: not a database URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DB)"
+            "--store {}: not a database URL (postgres://USER@HOST[:PORT]/DB)",
+            if url.contains('=') {
+                fleet::redacted(url)
+            } else {
+                format!("{url:?}")
+            }
         )))
     }
 }
@@ -486,11 +543,12 @@ fn reopen(data: &StoreArg, yes: bool) -> Result<(), Error> {
 fn migrate(
     data: &std::path::Path,
     store: &str,
-    ca: Option<&std::path::Path>,
+    access: &StoreAccess,
     blobs: &std::path::Path,
 ) -> Result<(), Error> {
-    let url = fleet_url(store)?;
-    let m = fleet::migrate::migrate(data, url, ca, blobs).map_err(Error::Config)?;
+    let db = access.database(store)?;
+    let url = db.url.as_str();
+    let m = fleet::migrate::migrate(data, &db, blobs).map_err(Error::Config)?;
     for n in &m.notes {
         eprintln!("hearth server migrate: {n}");
     }
@@ -538,8 +596,8 @@ pub fn run(args: Args) -> Result<(), Error> {
             data,
             store,
             blobs,
-            store_ca,
-        }) => return migrate(&data, &store, store_ca.store_ca_cert.as_deref(), &blobs),
+            store_access,
+        }) => return migrate(&data, &store, &store_access, &blobs),
         None => {}
     }
     let (mut config, at) = match (args.store.as_str(), args.data) {
@@ -549,7 +607,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         }
         ("files", None) => return Err(Error::Config("--data DIR is needed".into())),
         (url, data) => {
-            let url = fleet_url(url)?;
+            let database = args.store_access.database(url)?;
             if data.is_some() {
                 return Err(Error::Config(
                     "--data is a server's own folder; a fleet's servers keep everything in \
@@ -568,11 +626,10 @@ pub fn run(args: Args) -> Result<(), Error> {
             );
             let mut config = Config::new(&blobs);
             config.fleet = Some(FleetConfig {
-                url: url.to_string(),
+                database,
                 blobs,
                 server_id,
                 lease: args.lease,
-                ca_cert: args.store_ca.store_ca_cert,
             });
             (config, at)
         }

@@ -270,7 +270,7 @@ impl Config {
         }
         let tenants = match &self.fleet {
             None => Tenants::load(&self.data),
-            Some(f) => crate::fleet::tenants::load(&f.url, f.ca_cert.as_deref()),
+            Some(f) => crate::fleet::tenants::load(&f.database),
         }
         .map_err(|e| ServerError::Config(e.to_string()))?;
         let mut missing = Vec::new();

@@ -11,7 +11,7 @@ use hearth::Bundle;
 
 use super::db::{db_err, NOW_S, QUEUED};
 use super::sql;
-use super::{Fleet, Held};
+use super::{Fleet, Held, ADMISSION_DEADLINE};
 use crate::refusals;
 use crate::server::lock;
 use crate::store::JobMeta;
@@ -228,7 +228,8 @@ impl Fleet {
         sql::exec(
             &tx,
             "INSERT INTO jobs (id, tenant, lane, key_id, pbs, depth, memory, result_max, held, \
-             state, submitted_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'admitting', $10)",
+             state, submitted_ms, admitted_by) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'admitting', $10, $11)",
             &[
                 &a.id.to_string(),
                 &m.tenant,
@@ -240,6 +241,7 @@ impl Fleet {
                 &i(m.result_bytes),
                 &i(a.held),
                 &i(m.submitted_ms),
+                &self.server,
             ],
         )
         .await
@@ -299,7 +301,8 @@ impl Fleet {
             tx.commit().await.map_err(db_err)
         };
         if let Err(e) = released.await {
-            // Left as `admitting`: the sweeper removes it within the hour.
+            // Left as `admitting`: a sweeper removes it after
+            // `ADMISSION_DEADLINE`.
             tracing::error!(job = %id, error = %e.message, "an admission could not be given back");
         }
     }
@@ -482,6 +485,7 @@ impl Fleet {
                     fence,
                     done: claim.done.clone(),
                     cancel: claim.cancel.clone(),
+                    committing: false,
                 },
             );
             Ok(Some(claim))
@@ -497,7 +501,11 @@ impl Fleet {
 
     /// Commits a claimed job's outcome if this server still holds its
     /// lease with the claim's fence; else refuses it ([`Committed::Stale`])
-    /// and removes the result written for it.
+    /// and removes the result written for it. A commit that fails (the
+    /// database out of reach, its answer lost) is tried again for up to a
+    /// lease, and found committed if it was; one that still cannot be told
+    /// leaves the result's blob to the orphan sweep
+    /// ([`Fleet::collect_orphans`]): the database may name it.
     pub(crate) fn commit(
         &self,
         claim: &Claim,
@@ -511,145 +519,188 @@ impl Fleet {
                     .put_file(&name, &mut |p| {
                         bundle.save_len(p).map_err(std::io::Error::other)
                     })
-                    .map_err(|e| db_err(format!("writing the result: {e}")))?;
-                Some((name, n))
+                    .map_err(|e| db_err(format!("writing the result: {e}")));
+                match n {
+                    Ok(n) => Some((name, n)),
+                    Err(e) => {
+                        lock(&self.held).remove(&claim.id);
+                        return Err(e);
+                    }
+                }
             }
             Err(_) => None,
         };
-        let committed = self.block(async {
-            let mut c = self.db.client().await?;
-            let tx = c.transaction().await.map_err(db_err)?;
-            let Some(row) = sql::opt(
-                &tx,
-                "SELECT held, tenant FROM jobs WHERE id = $1 AND fence = $2 AND owner = $3 \
-                     AND state = 'running' FOR UPDATE",
-                &[&claim.id.to_string(), &claim.fence, &self.server],
-            )
-            .await
-            .map_err(db_err)?
-            else {
-                drop(tx);
-                event(&c, claim.id, claim.fence, &self.server, "refused").await?;
-                return Ok(Committed::Stale);
-            };
-            let (held, tenant): (i64, String) = (row.get(0), row.get(1));
-            let (kept, committed) = match (&result, outcome) {
-                (Some((name, n)), _) => {
-                    sql::exec(
-                        &tx,
-                        &format!(
-                            "UPDATE jobs SET state = 'done', result_blob = $2, result_bytes = $3, \
-                             held = $3, finished_s = {NOW_S}, owner = NULL, lease_until = NULL, \
-                             ran_by = $4, done_pbs = pbs, request_blob = NULL WHERE id = $1"
-                        ),
-                        &[&claim.id.to_string(), name, &i(*n), &self.server],
-                    )
-                    .await
-                    .map_err(db_err)?;
-                    (*n, Committed::Done(*n))
+        if let Some(h) = lock(&self.held).get_mut(&claim.id) {
+            h.committing = true;
+        }
+        // Tried again while the lease may still be this server's (the
+        // database restarting, say); once any try may have committed, the
+        // outcome stays unsure unless a later try tells.
+        let deadline = std::time::Instant::now() + self.lease;
+        let mut pause = Duration::from_millis(50);
+        let mut unsure = false;
+        let committed = loop {
+            let e = match self.block(self.commit_once(claim, outcome, result.as_ref())) {
+                Ok(c) => break Ok(c),
+                Err(Failure::Unsure(e)) => {
+                    unsure = true;
+                    e
                 }
-                (None, Err(e)) => {
-                    sql::exec(
-                        &tx,
-                        &format!(
-                            "UPDATE jobs SET state = 'failed', error_code = $2, \
-                             error_message = $3, \
-                             held = 0, finished_s = {NOW_S}, owner = NULL, lease_until = NULL, \
-                             ran_by = $4, request_blob = NULL WHERE id = $1"
-                        ),
-                        &[
-                            &claim.id.to_string(),
-                            &e.code.as_str(),
-                            &e.message,
-                            &self.server,
-                        ],
-                    )
-                    .await
-                    .map_err(db_err)?;
-                    (0, Committed::Failed)
-                }
-                (None, Ok(_)) => unreachable!("a result is written before it is committed"),
+                Err(Failure::NotCommitted(e)) => e,
             };
-            self.give(&tx, &tenant, u(held).saturating_sub(kept))
-                .await?;
-            event(&tx, claim.id, claim.fence, &self.server, "committed").await?;
-            tx.commit().await.map_err(db_err)?;
-            Ok::<_, ApiError>(committed)
-        });
+            if std::time::Instant::now() + pause >= deadline {
+                break Err(if unsure {
+                    Failure::Unsure(e)
+                } else {
+                    Failure::NotCommitted(e)
+                });
+            }
+            tracing::warn!(error = %e.message, "committing: trying again");
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(1));
+        };
         lock(&self.held).remove(&claim.id);
         match &committed {
-            Ok(Committed::Stale) | Err(_) => {
+            Ok(Committed::Stale) | Err(Failure::NotCommitted(_)) => {
                 if let Some((name, _)) = &result {
                     let _ = self.blobs.delete(name);
                 }
             }
+            // Maybe committed: the orphan sweep removes the result's blob
+            // an hour on if no row names it.
+            Err(Failure::Unsure(_)) => {}
             Ok(_) if !claim.request_blob.is_empty() => {
                 let _ = self.blobs.delete(&claim.request_blob);
             }
             Ok(_) => {}
         }
-        committed
+        committed.map_err(|(Failure::NotCommitted(e) | Failure::Unsure(e))| e)
     }
 
-    /// Renews the leases of the jobs this server runs and publishes their
-    /// progress; a job whose lease is gone (taken back while this server
-    /// was paused or cut off) is told to stop. Returns how many were lost.
-    pub(crate) fn heartbeat(&self) -> usize {
-        let held: Vec<(JobId, i64, u64, Arc<AtomicBool>)> = lock(&self.held)
-            .iter()
-            .map(|(id, h)| {
-                (
-                    *id,
-                    h.fence,
-                    h.done.load(Ordering::Relaxed),
-                    h.cancel.clone(),
+    /// One try of [`Fleet::commit`].
+    async fn commit_once(
+        &self,
+        claim: &Claim,
+        outcome: Result<&Bundle, &ApiError>,
+        result: Option<&(String, u64)>,
+    ) -> Result<Committed, Failure> {
+        let mut c = self.db.client().await.map_err(Failure::NotCommitted)?;
+        let tx = c
+            .transaction()
+            .await
+            .map_err(|e| Failure::NotCommitted(db_err(e)))?;
+        let no = |e: tokio_postgres::Error| Failure::NotCommitted(db_err(e));
+        let Some(row) = sql::opt(
+            &tx,
+            "SELECT held, tenant FROM jobs WHERE id = $1 AND fence = $2 AND owner = $3 \
+                 AND state = 'running' FOR UPDATE",
+            &[&claim.id.to_string(), &claim.fence, &self.server],
+        )
+        .await
+        .map_err(no)?
+        else {
+            drop(tx);
+            // A try before this one may have committed it, its answer lost.
+            let mine = sql::opt(
+                &c,
+                "SELECT state, result_bytes FROM jobs WHERE id = $1 AND fence = $2 \
+                     AND ran_by = $3 AND state IN ('done', 'failed')",
+                &[&claim.id.to_string(), &claim.fence, &self.server],
+            )
+            .await
+            .map_err(no)?;
+            if let Some(row) = mine {
+                return Ok(match row.get::<_, &str>(0) {
+                    "done" => Committed::Done(u(row.get::<_, Option<i64>>(1).unwrap_or(0))),
+                    _ => Committed::Failed,
+                });
+            }
+            event(&c, claim.id, claim.fence, &self.server, "refused")
+                .await
+                .map_err(Failure::NotCommitted)?;
+            return Ok(Committed::Stale);
+        };
+        let (held, tenant): (i64, String) = (row.get(0), row.get(1));
+        let (kept, committed) = match (result, outcome) {
+            (Some((name, n)), _) => {
+                sql::exec(
+                    &tx,
+                    &format!(
+                        "UPDATE jobs SET state = 'done', result_blob = $2, result_bytes = $3, \
+                         held = $3, finished_s = {NOW_S}, owner = NULL, lease_until = NULL, \
+                         ran_by = $4, done_pbs = pbs, request_blob = NULL WHERE id = $1"
+                    ),
+                    &[&claim.id.to_string(), name, &i(*n), &self.server],
                 )
-            })
-            .collect();
-        if held.is_empty() {
-            return 0;
-        }
-        let renewed = self.block(async {
-            let c = self.db.client().await?;
-            let mut lost = 0;
-            for (id, fence, done, cancel) in &held {
-                let n = sql::exec(
-                    &c,
-                    "UPDATE jobs SET lease_until = now() + make_interval(secs => $4), \
-                         done_pbs = $5 WHERE id = $1 AND fence = $2 AND owner = $3 \
-                         AND state = 'running'",
+                .await
+                .map_err(no)?;
+                (*n, Committed::Done(*n))
+            }
+            (None, Err(e)) => {
+                sql::exec(
+                    &tx,
+                    &format!(
+                        "UPDATE jobs SET state = 'failed', error_code = $2, \
+                         error_message = $3, \
+                         held = 0, finished_s = {NOW_S}, owner = NULL, lease_until = NULL, \
+                         ran_by = $4, request_blob = NULL WHERE id = $1"
+                    ),
                     &[
-                        &id.to_string(),
-                        fence,
+                        &claim.id.to_string(),
+                        &e.code.as_str(),
+                        &e.message,
                         &self.server,
-                        &self.lease.as_secs_f64(),
-                        &i(*done),
                     ],
                 )
                 .await
-                .map_err(db_err)?;
-                if n == 0 {
-                    cancel.store(true, Ordering::Relaxed);
-                    tracing::warn!(job = %id, fence, "the job's lease was lost: it stops here");
-                    lost += 1;
-                }
+                .map_err(no)?;
+                (0, Committed::Failed)
             }
-            Ok::<_, ApiError>(lost)
-        });
-        match renewed {
-            Ok(lost) => lost,
-            Err(e) => {
-                // The database is out of reach: the leases run out, and
-                // the results, if any, are refused at commit.
-                tracing::error!(error = %e.message, "heartbeat: the leases could not be renewed");
-                0
-            }
-        }
+            (None, Ok(_)) => unreachable!("a result is written before it is committed"),
+        };
+        self.give(&tx, &tenant, u(held).saturating_sub(kept))
+            .await
+            .map_err(Failure::NotCommitted)?;
+        event(&tx, claim.id, claim.fence, &self.server, "committed")
+            .await
+            .map_err(Failure::NotCommitted)?;
+        // Only now may the database have committed without this server
+        // hearing it.
+        tx.commit().await.map_err(|e| Failure::Unsure(db_err(e)))?;
+        Ok(committed)
     }
 
-    /// Makes the leases this server's name held expire (at start: they are
-    /// a previous run's).
-    pub(super) async fn release_own_leases(&self) -> Result<(), ApiError> {
+    /// Starts the heartbeats, on the database's runtime with a connection
+    /// of their own, apart from the sweeper (which may wait on a lock or a
+    /// slow listing of the blob store) and from the pool (which requests
+    /// may exhaust): every [`Fleet::heartbeat_every`] they renew the
+    /// leases of the jobs this server runs, publish their progress and
+    /// say this server lives (`servers`). A job whose lease is gone (taken
+    /// back while this server was paused or cut off) is told to stop. A
+    /// round the database does not answer within the period is given up
+    /// with its connection, and the next round connects again.
+    pub(super) fn start_heartbeats(&self) {
+        let (held, beats, server) = (self.held.clone(), self.beats.clone(), self.server.clone());
+        beats.answered();
+        self.db.spawn(heartbeats(
+            self.db.connector(),
+            held,
+            beats,
+            server,
+            self.heartbeat_every(),
+            self.lease,
+        ));
+    }
+
+    /// How many leases the heartbeats found lost since the last call (the
+    /// heartbeats run on their own: [`Fleet::open`]).
+    pub(crate) fn heartbeat(&self) -> usize {
+        self.beats.lost.swap(0, Ordering::Relaxed) as usize
+    }
+
+    /// At start: makes the leases this server's name held expire (they are
+    /// a previous run's), gives back its admissions, and says it lives.
+    pub(super) async fn take_over(&self) -> Result<(), ApiError> {
         let c = self.db.client().await?;
         sql::exec(
             &c,
@@ -659,7 +710,43 @@ impl Fleet {
         )
         .await
         .map_err(db_err)?;
+        beat(&c, &self.server, self.lease, &[])
+            .await
+            .map_err(db_err)?;
+        drop(c);
+        for id in self.release_admissions(Some(&self.server)).await? {
+            tracing::info!(job = %id, "an admission left by this server's previous run, removed");
+        }
         Ok(())
+    }
+
+    /// Removes the admissions (with their bytes against their tenants'
+    /// storage) left by a server whose heartbeats stopped for longer than
+    /// its lease, or by `also` (this server, at start), or older than
+    /// [`ADMISSION_DEADLINE`]; their day's bootstraps stay spent. Returns
+    /// their ids.
+    async fn release_admissions(&self, also: Option<&str>) -> Result<Vec<String>, ApiError> {
+        let c = self.db.client().await?;
+        let rows = sql::rows(
+            &c,
+            "WITH gone AS (DELETE FROM jobs j WHERE state = 'admitting' AND ( \
+                   admitted_by = $1 \
+                   OR created < now() - make_interval(secs => $2) \
+                   OR (admitted_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM servers s \
+                       WHERE s.id = j.admitted_by \
+                       AND s.seen + make_interval(secs => s.lease_ms / 1000.0) > now())) \
+                   OR (admitted_by IS NULL AND created < now() - interval '1 hour')) \
+                   RETURNING id, tenant, held), \
+                 fix AS (UPDATE usage SET stored_bytes = greatest(stored_bytes - g.total, 0) \
+                   FROM (SELECT tenant, sum(held)::bigint AS total FROM gone GROUP BY tenant) g \
+                   WHERE usage.tenant = g.tenant), \
+                 ev AS (DELETE FROM job_events e USING gone WHERE e.job_id = gone.id) \
+             SELECT id FROM gone",
+            &[&also, &ADMISSION_DEADLINE.as_secs_f64()],
+        )
+        .await
+        .map_err(db_err)?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     /// The fleet's upkeep, from any server (each step locks the rows it
@@ -667,7 +754,8 @@ impl Fleet {
     /// whose lease ran out are queued again, or fail as `crashed` after
     /// `max_attempts` starts; queued jobs older than `queue_ttl` fail as
     /// `expired`; results and failures older than `result_ttl` are
-    /// deleted; admissions left over by a server that died admitting are
+    /// deleted; admissions left over by a server that died admitting (its
+    /// heartbeats stopped for longer than its lease) are
     /// removed. Returns what was done, in words, for the log.
     pub(crate) fn expire(
         &self,
@@ -743,14 +831,30 @@ impl Fleet {
                 }
             }
             tx.commit().await.map_err(db_err)?;
-            // Finished jobs past their time, and admissions a dead server
-            // left: deleted with their events, their bytes given back.
+            drop(c);
+            for id in self.release_admissions(None).await? {
+                notes.push(format!(
+                    "job {id}: an admission left by a server that stopped, removed"
+                ));
+            }
+            let c = self.db.client().await?;
+            // Servers silent for a day (a server's default name changes at
+            // every start) hold no admission any more: forgotten.
+            sql::exec(
+                &c,
+                "DELETE FROM servers s WHERE seen < now() - interval '1 day' AND NOT EXISTS \
+                 (SELECT 1 FROM jobs WHERE state = 'admitting' AND admitted_by = s.id)",
+                &[],
+            )
+            .await
+            .map_err(db_err)?;
+            // Finished jobs past their time: deleted with their events,
+            // their bytes given back.
             let gone = sql::rows(
                 &c,
                 &format!(
                     "WITH gone AS (DELETE FROM jobs WHERE \
-                           (state IN ('done', 'failed') AND finished_s + $1 <= {NOW_S}) \
-                           OR (state = 'admitting' AND created < now() - interval '1 hour') \
+                           state IN ('done', 'failed') AND finished_s + $1 <= {NOW_S} \
                            RETURNING id, tenant, held, state, request_blob, result_blob), \
                          fix AS (UPDATE usage \
                            SET stored_bytes = greatest(stored_bytes - g.total, 0) \
@@ -758,21 +862,17 @@ impl Fleet {
                            GROUP BY tenant) g \
                            WHERE usage.tenant = g.tenant), \
                          ev AS (DELETE FROM job_events e USING gone WHERE e.job_id = gone.id) \
-                         SELECT id, state, request_blob, result_blob FROM gone"
+                         SELECT id, request_blob, result_blob FROM gone"
                 ),
                 &[&i(result_ttl.as_secs())],
             )
             .await
             .map_err(db_err)?;
             for row in gone {
-                let (id, state): (String, String) = (row.get(0), row.get(1));
+                let id: String = row.get(0);
+                blobs.extend(row.get::<_, Option<String>>(1));
                 blobs.extend(row.get::<_, Option<String>>(2));
-                blobs.extend(row.get::<_, Option<String>>(3));
-                notes.push(if state == "admitting" {
-                    format!("job {id}: an admission left by a server that stopped, removed")
-                } else {
-                    format!("job {id} expired and deleted")
-                });
+                notes.push(format!("job {id} expired and deleted"));
             }
             Ok::<_, ApiError>(notes)
         })?;
@@ -894,6 +994,127 @@ async fn event(
     .await
     .map_err(db_err)?;
     Ok(())
+}
+
+/// Why a commit did not go through.
+enum Failure {
+    /// Before the transaction's `COMMIT` was sent: nothing was committed.
+    NotCommitted(ApiError),
+    /// At `COMMIT`: the database may have committed it.
+    Unsure(ApiError),
+}
+
+/// Says `server` lives (`servers`, its lease with it) and renews the
+/// leases of `held` (id, fence, bootstraps done), in one statement;
+/// returns the ids whose lease it renewed.
+async fn beat(
+    c: &tokio_postgres::Client,
+    server: &str,
+    lease: Duration,
+    held: &[(String, i64, i64)],
+) -> Result<Vec<String>, tokio_postgres::Error> {
+    let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+    let (ids, fences, done): (Vec<&str>, Vec<i64>, Vec<i64>) = held
+        .iter()
+        .map(|(id, fence, done)| (id.as_str(), *fence, *done))
+        .fold(Default::default(), |(mut a, mut b, mut c), (x, y, z)| {
+            a.push(x);
+            b.push(y);
+            c.push(z);
+            (a, b, c)
+        });
+    let rows = c
+        .query(
+            "WITH alive AS (INSERT INTO servers (id, seen, lease_ms) VALUES ($1, now(), $2) \
+             ON CONFLICT (id) DO UPDATE SET seen = now(), lease_ms = $2) \
+         UPDATE jobs j SET lease_until = now() + make_interval(secs => $2 / 1000.0), \
+             done_pbs = h.done \
+         FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS h(id, fence, done) \
+         WHERE j.id = h.id AND j.fence = h.fence AND j.owner = $1 AND j.state = 'running' \
+         RETURNING j.id",
+            &[&server, &lease_ms, &ids, &fences, &done],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// The heartbeats ([`Fleet::start_heartbeats`]), until the runtime stops.
+async fn heartbeats(
+    connector: super::db::Connector,
+    held: super::HeldJobs,
+    beats: Arc<super::Beats>,
+    server: String,
+    every: Duration,
+    lease: Duration,
+) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut client: Option<tokio_postgres::Client> = None;
+    // Said once per outage, not at every round.
+    let mut failing = false;
+    loop {
+        tick.tick().await;
+        let jobs: Vec<(String, i64, i64)> = lock(&held)
+            .iter()
+            .map(|(id, h)| (id.to_string(), h.fence, i(h.done.load(Ordering::Relaxed))))
+            .collect();
+        let round = async {
+            let c = match client.take().filter(|c| !c.is_closed()) {
+                Some(c) => c,
+                None => connector.connect().await?,
+            };
+            let renewed = beat(&c, &server, lease, &jobs).await;
+            Ok::<_, tokio_postgres::Error>((c, renewed?))
+        };
+        let renewed = match tokio::time::timeout(every, round).await {
+            Ok(Ok((c, renewed))) => {
+                client = Some(c);
+                renewed
+            }
+            // The connection is dropped with the round: the next one
+            // connects again.
+            Ok(Err(e)) => {
+                if !failing {
+                    tracing::error!(error = %super::db::chain(&e), "heartbeat: the leases could not be renewed");
+                }
+                failing = true;
+                continue;
+            }
+            Err(_) => {
+                if !failing {
+                    tracing::error!(
+                        "heartbeat: the database did not answer within {every:?}; connecting again"
+                    );
+                }
+                failing = true;
+                continue;
+            }
+        };
+        if failing {
+            tracing::info!("heartbeat: the database answers again");
+            failing = false;
+        }
+        beats.answered();
+        let held = lock(&held);
+        for (id, fence, _) in &jobs {
+            if renewed.contains(id) {
+                continue;
+            }
+            let Ok(job) = id.parse::<JobId>() else {
+                continue;
+            };
+            // A job whose outcome is being committed, or that ended
+            // meanwhile, did not lose its lease.
+            if let Some(h) = held
+                .get(&job)
+                .filter(|h| h.fence == *fence && !h.committing)
+            {
+                h.cancel.store(true, Ordering::Relaxed);
+                beats.lost.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(job = %id, fence, "the job's lease was lost: it stops here");
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,10 +6,13 @@
 use hearth::crypto::params::ParameterSet;
 use hearth::KeyId;
 
-use super::db::db_err;
+use tokio_postgres::Row;
+
+use super::db::{db_err, KEYS};
 use super::sql;
 use super::Fleet;
 use crate::refusals;
+use crate::server::lock;
 use crate::store::StoredKey;
 use crate::tenants::Tenant;
 use crate::wire::{parse_key_id, ApiError};
@@ -64,16 +67,22 @@ const COUNTS: &str =
     "SELECT (SELECT count(*) FROM keys WHERE tenant = $1), (SELECT count(*) FROM keys)";
 
 impl Fleet {
-    /// `tenant`'s key `id`, if it is registered.
-    pub(crate) async fn key(&self, tenant: &str, id: KeyId) -> Result<Option<StoredKey>, ApiError> {
+    /// The row of `tenant`'s key `id`, if it is registered.
+    async fn key_row(&self, tenant: &str, id: KeyId) -> Result<Option<Row>, ApiError> {
         let c = self.db.client().await?;
-        let row = sql::opt(
+        sql::opt(
             &c,
-            "SELECT key_id, params, compressed, bytes FROM keys WHERE tenant = $1 AND key_id = $2",
+            "SELECT key_id, params, compressed, bytes, blob FROM keys \
+             WHERE tenant = $1 AND key_id = $2",
             &[&tenant, &id.to_string()],
         )
         .await
-        .map_err(db_err)?;
+        .map_err(db_err)
+    }
+
+    /// `tenant`'s key `id`, if it is registered.
+    pub(crate) async fn key(&self, tenant: &str, id: KeyId) -> Result<Option<StoredKey>, ApiError> {
+        let row = self.key_row(tenant, id).await?;
         row.map(|r| stored(tenant, &r)).transpose()
     }
 
@@ -84,25 +93,39 @@ impl Fleet {
         Ok(row.get::<_, i64>(0) as usize)
     }
 
-    /// Refuses a new key of `tenant` beyond its limit or the fleet's
-    /// (checked before the upload is decoded, and again when it is
-    /// registered).
+    /// Refuses a new key of `bytes` bytes of `tenant` beyond its key
+    /// limit or the fleet's, its storage quota or the disk's reserve: the
+    /// cheap checks, before the upload is decoded (a compressed key is
+    /// expanded), made again when it is registered.
     pub(crate) async fn check_key_room(
         &self,
         tenant: &Tenant,
-        max_keys: usize,
+        bytes: u64,
+        limits: &KeyLimits,
     ) -> Result<(), ApiError> {
         let c = self.db.client().await?;
-        let row = sql::one(&c, COUNTS, &[&tenant.name])
-            .await
-            .map_err(db_err)?;
-        check_room(tenant, row.get(0), row.get(1), max_keys)
+        let row = sql::one(
+            &c,
+            "SELECT (SELECT count(*) FROM keys WHERE tenant = $1), (SELECT count(*) FROM keys), \
+             (SELECT stored_bytes FROM usage WHERE tenant = $1)",
+            &[&tenant.name],
+        )
+        .await
+        .map_err(db_err)?;
+        check_room(tenant, row.get(0), row.get(1), limits.max_keys)?;
+        let stored = u64::try_from(row.get::<_, Option<i64>>(2).unwrap_or(0)).unwrap_or(0);
+        if stored.saturating_add(bytes) > limits.quota {
+            return Err(refusals::storage_limit(bytes, stored, limits.quota));
+        }
+        refusals::check_disk(self.free_bytes(), bytes, limits.reserve)
     }
 
     /// Registers `key` (checked by the caller) of `tenant` with the file
     /// `bytes`: the file goes to the blob store first, then the row and
     /// the bytes against the tenant's storage in one transaction. A key
-    /// registered already is answered as it is (`false`: not new).
+    /// registered already is answered as it is (`false`: not new). A
+    /// registration whose commit was not answered leaves the file to the
+    /// orphan sweep (the database may name it).
     pub(crate) async fn add_key(
         &self,
         tenant: &Tenant,
@@ -116,43 +139,63 @@ impl Fleet {
         refusals::check_disk(self.free_bytes(), bytes.len() as u64, limits.reserve)?;
         let blob = blob_name(&tenant.name, key.key_id);
         self.put_blob(&blob, bytes).await?;
-        let registered = self.register(tenant, &key, &blob, &limits).await;
-        if !matches!(registered, Ok((_, true))) {
-            self.delete_blob(&blob).await;
+        match self.register(tenant, &key, &blob, &limits).await {
+            Ok((k, true)) => {
+                lock(&self.loaded).insert((tenant.name.clone(), key.key_id), blob);
+                Ok((k, true))
+            }
+            Ok((k, false)) => {
+                self.delete_blob(&blob).await;
+                Ok((k, false))
+            }
+            Err((e, false)) => {
+                self.delete_blob(&blob).await;
+                Err(e)
+            }
+            Err((e, true)) => {
+                tracing::warn!(
+                    blob,
+                    "a key's registration was not answered: its file is left"
+                );
+                Err(e)
+            }
         }
-        registered
     }
 
+    /// The transaction of [`Fleet::add_key`]; an error says whether the
+    /// database may have committed it all the same (its `COMMIT` was
+    /// sent, the answer lost).
     async fn register(
         &self,
         tenant: &Tenant,
         key: &StoredKey,
         blob: &str,
         limits: &KeyLimits,
-    ) -> Result<(StoredKey, bool), ApiError> {
-        let mut c = self.db.client().await?;
-        let tx = c.transaction().await.map_err(db_err)?;
-        let used = self.lock_usage(&tx, &tenant.name).await?;
+    ) -> Result<(StoredKey, bool), (ApiError, bool)> {
+        let no = |e: ApiError| (e, false);
+        let mut c = self.db.client().await.map_err(no)?;
+        let tx = c.transaction().await.map_err(|e| no(db_err(e)))?;
+        let used = self.lock_usage(&tx, &tenant.name).await.map_err(no)?;
         if let Some(row) = sql::opt(
             &tx,
             "SELECT key_id, params, compressed, bytes FROM keys WHERE tenant = $1 AND key_id = $2",
             &[&tenant.name, &key.key_id.to_string()],
         )
         .await
-        .map_err(db_err)?
+        .map_err(|e| no(db_err(e)))?
         {
-            return Ok((stored(&tenant.name, &row)?, false));
+            return Ok((stored(&tenant.name, &row).map_err(no)?, false));
         }
         let row = sql::one(&tx, COUNTS, &[&tenant.name])
             .await
-            .map_err(db_err)?;
-        check_room(tenant, row.get(0), row.get(1), limits.max_keys)?;
+            .map_err(|e| no(db_err(e)))?;
+        check_room(tenant, row.get(0), row.get(1), limits.max_keys).map_err(no)?;
         if used.stored.saturating_add(key.bytes) > limits.quota {
-            return Err(refusals::storage_limit(
+            return Err(no(refusals::storage_limit(
                 key.bytes,
                 used.stored,
                 limits.quota,
-            ));
+            )));
         }
         sql::exec(
             &tx,
@@ -168,15 +211,15 @@ impl Fleet {
             ],
         )
         .await
-        .map_err(db_err)?;
+        .map_err(|e| no(db_err(e)))?;
         sql::exec(
             &tx,
             "UPDATE usage SET stored_bytes = stored_bytes + $2 WHERE tenant = $1",
             &[&tenant.name, &(key.bytes as i64)],
         )
         .await
-        .map_err(db_err)?;
-        tx.commit().await.map_err(db_err)?;
+        .map_err(|e| no(db_err(e)))?;
+        tx.commit().await.map_err(|e| (db_err(e), true))?;
         Ok((key.clone(), true))
     }
 
@@ -221,30 +264,57 @@ impl Fleet {
         .await
         .map_err(db_err)?;
         self.give(&tx, tenant, key.bytes).await?;
+        // Every server drops it from its caches (delivered at commit).
+        sql::exec(
+            &tx,
+            "SELECT pg_notify($1, $2)",
+            &[&KEYS, &format!("{tenant}/{key_id}")],
+        )
+        .await
+        .map_err(db_err)?;
         tx.commit().await.map_err(db_err)?;
         self.delete_blob(&blob).await;
         Ok(key)
     }
 
-    /// The file of `tenant`'s key `id` as uploaded (from a worker thread).
-    pub(crate) fn key_bytes(&self, tenant: &str, id: KeyId) -> Result<Vec<u8>, ApiError> {
-        let blob: Option<String> = self.block(async {
-            let c = self.db.client().await?;
-            let row = sql::opt(
-                &c,
-                "SELECT blob FROM keys WHERE tenant = $1 AND key_id = $2",
-                &[&tenant, &id.to_string()],
-            )
-            .await
-            .map_err(db_err)?;
-            Ok::<_, ApiError>(row.map(|r| r.get(0)))
-        })?;
-        let blob = blob.ok_or_else(|| {
-            ApiError::new(
-                crate::wire::ErrorCode::UnknownKey,
-                format!("no server key {id} is registered"),
-            )
-        })?;
-        self.blobs.get(&blob).map_err(db_err)
+    /// The blob that `tenant`'s key `id` is registered with now.
+    async fn key_blob(&self, tenant: &str, id: KeyId) -> Result<Option<String>, ApiError> {
+        Ok(self.key_row(tenant, id).await?.map(|r| r.get("blob")))
     }
+
+    /// The file of `tenant`'s key `id` as uploaded (from a worker thread);
+    /// the blob it was read from is remembered ([`Fleet::key_current`]).
+    pub(crate) fn key_bytes(&self, tenant: &str, id: KeyId) -> Result<Vec<u8>, ApiError> {
+        let blob = self
+            .block(self.key_blob(tenant, id))?
+            .ok_or_else(|| unknown(id))?;
+        let bytes = self.blobs.get(&blob).map_err(db_err)?;
+        lock(&self.loaded).insert((tenant.to_string(), id), blob);
+        Ok(bytes)
+    }
+
+    /// Whether a key this server loaded (and may have cached) is still
+    /// registered with the file it was read from (from a worker thread,
+    /// before a job runs with the cached key): `false` if it was deleted
+    /// and registered again, an `unknown_key` error if it was deleted.
+    pub(crate) fn key_current(&self, tenant: &str, id: KeyId) -> Result<bool, ApiError> {
+        let now = self
+            .block(self.key_blob(tenant, id))?
+            .ok_or_else(|| unknown(id))?;
+        let name = (tenant.to_string(), id);
+        Ok(lock(&self.loaded).get(&name) == Some(&now))
+    }
+
+    /// Forgets which file `tenant`'s key `id` was loaded from (it left the
+    /// caches).
+    pub(crate) fn forget_loaded(&self, tenant: &str, id: KeyId) {
+        lock(&self.loaded).remove(&(tenant.to_string(), id));
+    }
+}
+
+fn unknown(id: KeyId) -> ApiError {
+    ApiError::new(
+        crate::wire::ErrorCode::UnknownKey,
+        format!("no server key {id} is registered"),
+    )
 }

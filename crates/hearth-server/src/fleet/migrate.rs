@@ -57,18 +57,12 @@ enum Row {
     },
 }
 
-/// Moves the data folder `data` into the fleet at `url` (its TLS checked
-/// against `ca_cert`, else the system's roots) whose blobs are in the
+/// Moves the data folder `data` into the fleet at `db` whose blobs are in the
 /// folder `blobs`. Refused if the fleet has tenants, keys or jobs
 /// already, or if the folder is closed (it has had tenants and lost its
 /// file). Blobs are written first, then every row in one transaction: a
 /// failure leaves the fleet as it was (and the blobs written removed).
-pub fn migrate(
-    data: &Path,
-    url: &str,
-    ca_cert: Option<&Path>,
-    blobs: &Path,
-) -> Result<Migrated, String> {
+pub fn migrate(data: &Path, db: &super::Database, blobs: &Path) -> Result<Migrated, String> {
     let store = Store::open(data).map_err(|e| e.message)?;
     let t = Tenants::load(data).map_err(|e| e.to_string())?;
     let required = tenants::required(data);
@@ -76,7 +70,7 @@ pub fn migrate(
     let Recovered { keys, jobs, notes } = store.recover().map_err(|e| e.message)?;
     let folder: Arc<dyn BlobStore> =
         Arc::new(Folder::open(blobs).map_err(|e| format!("{}: {e}", blobs.display()))?);
-    let db = Db::connect(url, ca_cert, 2)?;
+    let db = Db::connect(db, 2)?;
     db.block(async { check_empty(&db.client().await.map_err(|e| e.message)?).await })?;
     // This run's blobs have names of their own: a run that fails removes
     // only what it wrote.

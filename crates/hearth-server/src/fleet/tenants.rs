@@ -4,18 +4,41 @@
 //! at every edit: servers read them again when it changes, so a new
 //! token works and a revoked one is refused from the next request on)
 //! and `tenants_required` (the fleet has had tenants: it stays closed to
-//! anyone without a token, as a folder with `tenants.required`).
+//! anyone without a token, as a folder with `tenants.required`). Every
+//! edit is announced (`NOTIFY hearth_tenants`): servers read the tenants
+//! again at once.
+//!
+//! A server checks a request's token against the tenants as it last read
+//! them before it asks the database anything: a token they do not know
+//! (or none) is refused without a query while they are younger than
+//! `TOKEN_CACHE` (2 s) and no edit was announced since. A token they know
+//! costs one small query (is the tenants' version still the one read?),
+//! so that a revoked token is refused from the next request on.
 
-use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use deadpool_postgres::GenericClient;
 
-use super::db::Db;
+use super::db::{Db, TENANTS};
 use super::sql;
-use super::Fleet;
+use super::{Database, Fleet};
 use crate::server::lock;
 use crate::tenants::{TenantError, TenantLimits, Tenants, TokenRecord};
+
+/// How long the tenants as last read are trusted to refuse a token they
+/// do not know, without a query. A token made meanwhile is announced at
+/// once; if that announcement is lost, it works within this.
+pub(crate) const TOKEN_CACHE: Duration = Duration::from_secs(2);
+
+/// The tenants as a server last read them.
+pub(crate) struct Seen {
+    version: i64,
+    tenants: Arc<Tenants>,
+    /// When the database last said `version` is current.
+    at: Instant,
+}
 
 /// What the database says of the tenants.
 struct Read {
@@ -137,6 +160,8 @@ async fn write(c: &impl GenericClient, t: &Tenants) -> Result<(), tokio_postgres
         &[&!t.is_open()],
     )
     .await?;
+    // Delivered when the transaction commits.
+    sql::exec(c, &format!("NOTIFY {TENANTS}"), &[]).await?;
     Ok(())
 }
 
@@ -154,10 +179,9 @@ fn checked(r: Read) -> Result<Tenants, TenantError> {
     Ok(r.tenants)
 }
 
-/// The tenants of the fleet at `url` (`hearth server token list --store`;
-/// the database's TLS checked against `ca_cert`, else the system's roots).
-pub fn load(url: &str, ca_cert: Option<&Path>) -> Result<Tenants, TenantError> {
-    let db = Db::connect(url, ca_cert, 2).map_err(database)?;
+/// The tenants of the fleet at `db` (`hearth server token list --store`).
+pub fn load(db: &Database) -> Result<Tenants, TenantError> {
+    let db = Db::connect(db, 2).map_err(database)?;
     db.block(async {
         let c = db.client().await.map_err(|e| database(e.message))?;
         checked(read(&c, false).await.map_err(database)?)
@@ -169,11 +193,10 @@ pub fn load(url: &str, ca_cert: Option<&Path>) -> Result<Tenants, TenantError> {
 /// back if `f` succeeds (`hearth server token add | revoke --store`).
 /// Running servers see the change at their next request.
 pub fn edit<T>(
-    url: &str,
-    ca_cert: Option<&Path>,
+    db: &Database,
     f: impl FnOnce(&mut Tenants) -> Result<T, TenantError>,
 ) -> Result<T, TenantError> {
-    let db = Db::connect(url, ca_cert, 2).map_err(database)?;
+    let db = Db::connect(db, 2).map_err(database)?;
     db.block(async {
         let mut c = db.client().await.map_err(|e| database(e.message))?;
         let tx = c.transaction().await.map_err(database)?;
@@ -189,8 +212,8 @@ pub fn edit<T>(
 /// Opens the fleet on purpose (`hearth server reopen --store`): removes
 /// every tenant and token and the fleet's mark of having had tenants, in
 /// one transaction; returns the names of the tenants removed.
-pub fn reopen(url: &str, ca_cert: Option<&Path>) -> Result<Vec<String>, TenantError> {
-    let db = Db::connect(url, ca_cert, 2).map_err(database)?;
+pub fn reopen(db: &Database) -> Result<Vec<String>, TenantError> {
+    let db = Db::connect(db, 2).map_err(database)?;
     db.block(async {
         let mut c = db.client().await.map_err(|e| database(e.message))?;
         let tx = c.transaction().await.map_err(database)?;
@@ -231,23 +254,33 @@ impl Fleet {
     /// last request (one small query a request). Every failure is a
     /// reason to close the server, never to open it.
     pub(crate) async fn tenants(&self) -> Result<Arc<Tenants>, String> {
+        // Cleared before the query: an edit announced during it marks
+        // the tenants stale again.
+        self.tenants_stale.store(false, Ordering::Relaxed);
         let c = self.db.client().await.map_err(|e| e.message)?;
         let (v, required) = version(&c)
             .await
             .map_err(|e| format!("the database: {e}"))?;
-        let cached = lock(&self.tenants)
-            .as_ref()
-            .filter(|(at, _)| *at == v)
-            .map(|(_, t)| t.clone());
+        let cached = {
+            let mut seen = lock(&self.tenants);
+            seen.as_mut().filter(|s| s.version == v).map(|s| {
+                s.at = Instant::now();
+                s.tenants.clone()
+            })
+        };
         let t = match cached {
             Some(t) => t,
             None => {
                 let r = read(&c, false)
                     .await
                     .map_err(|e| format!("the database: {e}"))?;
-                let v = r.version;
+                let version = r.version;
                 let t = Arc::new(checked(r).map_err(|e| e.to_string())?);
-                *lock(&self.tenants) = Some((v, t.clone()));
+                *lock(&self.tenants) = Some(Seen {
+                    version,
+                    tenants: t.clone(),
+                    at: Instant::now(),
+                });
                 t
             }
         };
@@ -257,9 +290,25 @@ impl Fleet {
         Ok(t)
     }
 
+    /// The tenants as last read, if they refuse `token` (a request's
+    /// bearer token, if any) without asking the database: they have
+    /// tenants, do not know the token, are younger than [`TOKEN_CACHE`]
+    /// and no edit was announced since. `None`: ask [`Fleet::tenants`].
+    pub(crate) fn refuses(&self, token: Option<&str>) -> Option<Arc<Tenants>> {
+        if self.tenants_stale.load(Ordering::Relaxed) {
+            return None;
+        }
+        let seen = lock(&self.tenants);
+        let s = seen.as_ref()?;
+        let refused = s.at.elapsed() < TOKEN_CACHE
+            && !s.tenants.is_open()
+            && token.and_then(|t| s.tenants.authenticate(t)).is_none();
+        refused.then(|| s.tenants.clone())
+    }
+
     /// The tenants as last read (for the few callers that cannot wait on
     /// the database: whether the server is open, at start).
     pub(crate) fn tenants_seen(&self) -> Option<Arc<Tenants>> {
-        lock(&self.tenants).as_ref().map(|(_, t)| t.clone())
+        lock(&self.tenants).as_ref().map(|s| s.tenants.clone())
     }
 }

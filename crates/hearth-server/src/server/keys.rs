@@ -24,6 +24,13 @@ impl Shared {
     /// decompressed) from the data folder or the fleet's blob store.
     pub(super) fn server_key(&self, tenant: &str, id: KeyId) -> Result<Arc<ServerKey>, ApiError> {
         let name = (tenant.to_string(), id);
+        // In a fleet, a cached key is used only while it is registered with
+        // the file it was read from (another server may have deleted it).
+        if let Ledger::Fleet(fleet) = &self.ledger {
+            if !fleet.key_current(tenant, id)? {
+                self.forget(tenant, id);
+            }
+        }
         if let Some(k) = lock(&self.cache).get(&name) {
             self.metrics.key_cache.with_label_values(&["hit"]).inc();
             return Ok(k);
@@ -108,7 +115,14 @@ impl Shared {
             })
             .await;
         };
-        fleet.check_key_room(&tenant, self.config.max_keys).await?;
+        let limits = KeyLimits {
+            quota: self.quota(&tenant.name),
+            max_keys: self.config.max_keys,
+            reserve: self.config.disk_reserve,
+        };
+        fleet
+            .check_key_room(&tenant, bytes.len() as u64, &limits)
+            .await?;
         let bytes = Arc::new(bytes);
         let file = bytes.clone();
         let key = heavy(self, &tenant.name, move |_| {
@@ -121,11 +135,6 @@ impl Shared {
             params: info.params,
             compressed: info.kind == FileKind::CompressedServerKey,
             bytes: bytes.len() as u64,
-        };
-        let limits = KeyLimits {
-            quota: self.quota(&tenant.name),
-            max_keys: self.config.max_keys,
-            reserve: self.config.disk_reserve,
         };
         let (stored, new) = fleet.add_key(&tenant, stored, bytes, limits).await?;
         if new {
@@ -181,9 +190,25 @@ impl Shared {
     /// Forgets key `id` of `tenant` everywhere it is kept in memory (the
     /// cache, the GPU's copies).
     pub(super) fn forget_key(&self, stored: &StoredKey) {
-        let name = (stored.tenant.clone(), stored.key_id);
+        self.forget(&stored.tenant, stored.key_id);
+    }
+
+    /// Forgets `tenant`'s key `id` everywhere it is kept in memory.
+    pub(super) fn forget(&self, tenant: &str, id: KeyId) {
+        let name = (tenant.to_string(), id);
         lock(&self.cache).remove(&name);
         #[cfg(feature = "gpu")]
         lock(&self.gpu_keys).remove(&name);
+        if let Ledger::Fleet(fleet) = &self.ledger {
+            fleet.forget_loaded(tenant, id);
+        }
+    }
+
+    /// Forgets every key kept in memory (a fleet's announcements of
+    /// deleted keys may have been missed).
+    pub(super) fn forget_all_keys(&self) {
+        *lock(&self.cache) = super::caches::KeyCache::new(self.config.key_cache);
+        #[cfg(feature = "gpu")]
+        lock(&self.gpu_keys).clear();
     }
 }

@@ -21,7 +21,7 @@ use super::state::{Counts, DataFolder, Job, Jobs, Ledger, Phase, Shared};
 use super::storage::Storage;
 use crate::config::{Config, JobBackend, ServerError};
 use crate::conn;
-use crate::fleet::Fleet;
+use crate::fleet::{Event as FleetEvent, Fleet};
 use crate::metrics::Metrics;
 use crate::store::{Outcome, Recovered, Store};
 use crate::tenants::{self, TenantError, Tenants};
@@ -170,10 +170,16 @@ impl Server {
             shared.log(|| format!("{recovered} unfinished jobs queued again"));
         }
         if let Some(fleet) = shared.fleet() {
-            // Idle workers wake when a job is queued anywhere in the fleet.
+            // Idle workers wake when a job is queued anywhere in the fleet;
+            // a key deleted anywhere leaves the caches.
             let s = Arc::downgrade(&shared);
-            fleet.on_queued(move || {
+            fleet.on_event(move |event| {
                 if let Some(s) = s.upgrade() {
+                    match event {
+                        FleetEvent::Queued => {}
+                        FleetEvent::KeyDeleted(tenant, id) => s.forget(&tenant, id),
+                        FleetEvent::Missed => s.forget_all_keys(),
+                    }
                     s.wake.notify_all();
                 }
             });
@@ -201,7 +207,8 @@ impl Server {
         };
         let mut every = (shortest / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
         if let Some(fleet) = shared.fleet() {
-            // The sweeper also renews this server's leases.
+            // The sweeper takes back the fleet's lapsed leases as often as
+            // heartbeats renew them (the heartbeats run on their own).
             every = every.min(fleet.heartbeat_every());
         }
         let s = shared.clone();
