@@ -188,7 +188,13 @@ fn a_fleet_finishes_every_job_once_through_kill_9_and_a_pause() {
         .collect();
     let api = |t: usize, s: usize| Client::builder(&urls[s]).token(&tokens[t]).build().unwrap();
     for (i, u) in urls.iter().enumerate() {
-        let info = Client::new(u).unwrap().info().unwrap();
+        // The server's name is told to tenants only.
+        let info = Client::builder(u)
+            .token(&tokens[0])
+            .build()
+            .unwrap()
+            .info()
+            .unwrap();
         assert_eq!(
             (info.store.as_str(), info.server),
             ("postgres", format!("s{i}"))

@@ -250,7 +250,6 @@ pub(super) fn stamp(m: &std::fs::Metadata) -> FileStamp {
     }
 }
 
-
 impl Shared {
     /// Bytes the caches may hold together now: what `--max-memory`
     /// leaves beside the running jobs' estimates.
