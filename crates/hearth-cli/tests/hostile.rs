@@ -211,15 +211,18 @@ impl Tenant {
     }
 }
 
-/// The output bomb: a program of one `u128` input named as an output a
-/// million times (a few MB), its stated cost small and its header sealed
-/// again. It made admission build a million outputs; now it is refused
-/// as `bad_program` before anything is built, and memory stays flat.
-#[test]
-fn a_the_output_bomb() {
-    let st = Stage::new("a (output bomb)");
+/// A bomb (a program file and its bundle) sent four times, one after
+/// another, by a tenant of its own while a legitimate tenant runs a job
+/// of `kind` (exact): each refusal's code, the legitimate job's time
+/// beside them and alone, and the window's peaks; the scenario's line
+/// printed.
+pub(crate) fn bombard(
+    st: &Stage,
+    bomb: &[u8],
+    input: &[u8],
+    kind: Kind,
+) -> (Vec<ErrorCode>, Peaks) {
     let (legit, bomber) = (st.token("legit", &[]), st.token("bomber", &[]));
-    let (bomb, input) = output_bomb(key());
     let server = st.start(&[]);
     let legit = Tenant::join(&server.url, &legit, None);
     let bomber = Tenant::join(&server.url, &bomber, None);
@@ -231,11 +234,11 @@ fn a_the_output_bomb() {
             (0..4)
                 .map(|_| {
                     let t = Instant::now();
-                    (code(bomber.api.submit(&bomb, &input)), t.elapsed())
+                    (code(bomber.api.submit(bomb, input)), t.elapsed())
                 })
                 .collect::<Vec<_>>()
         });
-        let during = legit.job(Kind::Add, 200, 100);
+        let during = legit.job(kind, 200, 100);
         (during, attack.join().unwrap())
     });
     let peaks = watch.stop();
@@ -243,7 +246,8 @@ fn a_the_output_bomb() {
     st.report(
         &peaks,
         &format!(
-            "bad_program ({} bombs of {:.1} MiB, each refused in at most {:.2} s)",
+            "{:?} ({} bombs of {:.1} MiB, each refused in at most {:.2} s)",
+            refused.iter().map(|r| r.0).collect::<Vec<_>>(),
             refused.len(),
             mib(bomb.len() as u64),
             slowest.as_secs_f64()
@@ -251,8 +255,20 @@ fn a_the_output_bomb() {
         during,
         alone,
     );
+    (refused.into_iter().map(|r| r.0).collect(), peaks)
+}
+
+/// The output bomb: a program of one `u128` input named as an output a
+/// million times (a few MB), its stated cost small and its header sealed
+/// again. It made admission build a million outputs; now it is refused
+/// as `bad_program` before anything is built, and memory stays flat.
+#[test]
+fn a_the_output_bomb() {
+    let st = Stage::new("a (output bomb)");
+    let (bomb, input) = output_bomb(key());
+    let (refused, peaks) = bombard(&st, &bomb, &input, Kind::Add);
     assert!(
-        refused.iter().all(|r| r.0 == ErrorCode::BadProgram),
+        refused.iter().all(|c| *c == ErrorCode::BadProgram),
         "{refused:?}"
     );
     assert_flat_rss("the output bomb", &peaks);

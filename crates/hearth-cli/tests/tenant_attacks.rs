@@ -29,7 +29,7 @@ use hearth_testkit::hostile::payloads::{
 };
 use num_bigint::BigInt;
 
-use crate::hostile::{assert_flat_rss, key, Stage, Tenant, RSS_MARGIN};
+use crate::hostile::{assert_flat_rss, bombard, key, Stage, Tenant, RSS_MARGIN};
 use crate::server::code;
 
 /// A refused program may raise the server's peak memory by its own size
@@ -42,42 +42,11 @@ const REFUSED_MARGIN: u64 = 64 << 20;
 #[test]
 fn i_the_decoding_bomb() {
     let st = Stage::new("i (decoding bomb)");
-    let (legit, bomber) = (st.token("legit", &[]), st.token("bomber", &[]));
     let (bomb, input) = decoding_bomb(key());
-    let server = st.start(&[]);
-    let legit = Tenant::join(&server.url, &legit, None);
-    let bomber = Tenant::join(&server.url, &bomber, None);
-    let alone = legit.job(Kind::Add, 41, 42);
-
-    let watch = st.watch(&server);
-    let (during, refused) = std::thread::scope(|s| {
-        let attack = s.spawn(|| {
-            (0..4)
-                .map(|_| {
-                    let t = Instant::now();
-                    (code(bomber.api.submit(&bomb, &input)), t.elapsed())
-                })
-                .collect::<Vec<_>>()
-        });
-        let during = legit.job(Kind::Mul, 43, 44);
-        (during, attack.join().unwrap())
-    });
-    let peaks = watch.stop();
-    let slowest = refused.iter().map(|r| r.1).max().unwrap();
-    st.report(
-        &peaks,
-        &format!(
-            "bad_program ({} bombs of {:.1} MiB, each refused in at most {:.2} s)",
-            refused.len(),
-            mib(bomb.len() as u64),
-            slowest.as_secs_f64()
-        ),
-        during,
-        alone,
-    );
+    let (refused, peaks) = bombard(&st, &bomb, &input, Kind::Mul);
     assert!(bomb.len() >= DECODING_BOMB_BYTES);
     assert!(
-        refused.iter().all(|r| r.0 == ErrorCode::BadProgram),
+        refused.iter().all(|c| *c == ErrorCode::BadProgram),
         "{refused:?}"
     );
     let raised = peaks.peak.rss.saturating_sub(peaks.idle.rss);

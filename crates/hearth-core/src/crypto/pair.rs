@@ -386,6 +386,18 @@ fn rotate_paired<S: SmallWord>(
     );
 }
 
+/// Whether the calling half waits for a helper.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Helper {
+    /// Offer the helper half; if no thread took it once this thread has
+    /// switched its half of the key, do the rest alone.
+    Offer,
+    /// Wait for a helper (tests: the paired path, whatever the load; the
+    /// pool must have a second thread).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    Await,
+}
+
 /// Key switch, modulus switch and blind rotation of `input` into `glwe`
 /// (the accumulator, `2N` coefficients), on two threads when the pool
 /// lends a second. Returns whether it was paired.
@@ -398,6 +410,20 @@ pub(crate) fn key_switch_and_rotate<S: SmallWord>(
     fft: FftView<'_>,
     stack: &mut PodStack,
 ) -> bool {
+    rotate_with(params, ksk, bsk, input, glwe, fft, stack, Helper::Offer)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rotate_with<S: SmallWord>(
+    params: &ParameterSet,
+    ksk: &LweKeyswitchKeyOwned<S>,
+    bsk: FourierLweBootstrapKeyView<'_>,
+    input: &[u64],
+    glwe: &mut [u64],
+    fft: FftView<'_>,
+    stack: &mut PodStack,
+    helper: Helper,
+) -> bool {
     let n = params.polynomial_size.0;
     debug_assert_eq!(glwe.len(), 2 * n);
     let log_modulus = params.polynomial_size.to_blind_rotation_input_modulus_log();
@@ -407,6 +433,11 @@ pub(crate) fn key_switch_and_rotate<S: SmallWord>(
         || {
             switch_half(&ex, ksk, input, 0);
             ex.publish(0, 1);
+            if helper == Helper::Await {
+                while ex.state.load(Ordering::Acquire) == OPEN {
+                    std::thread::yield_now();
+                }
+            }
             if ex
                 .state
                 .compare_exchange(OPEN, SOLO, Ordering::AcqRel, Ordering::Acquire)
@@ -468,8 +499,8 @@ pub(crate) mod tests {
 
     /// On both key-switch widths, a bootstrap given two threads gives the
     /// one-thread bootstrap's ciphertexts bit for bit (whether a helper
-    /// joined or not) and decrypts to the table's value; on an idle pool
-    /// of two, helpers join.
+    /// joined or not) and decrypts to the table's value; the paired path
+    /// itself, forced, equals tfhe-rs's one-thread rotation.
     pub(crate) fn paired_bootstrap_is_the_single_one_bit_for_bit() {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
@@ -489,7 +520,6 @@ pub(crate) mod tests {
             let mut single = PbsScratch::new(params, fft.as_view());
             let mut paired = PbsScratch::new(params, fft.as_view());
             paired.set_threads(2);
-            let mut joined = 0;
             for x in 0..half {
                 let ct = client.encrypt(x as i64).unwrap();
                 let mut outs = [
@@ -513,45 +543,84 @@ pub(crate) mod tests {
                     "{}: x = {x}",
                     params.name
                 );
-                // Directly, to see whether a helper joined.
-                let mut glwe = acc.as_ref().to_vec();
+                // Directly, with the caller waiting for its helper, so the
+                // paired path runs whatever the machine's load: it equals
+                // tfhe-rs's whole key switch and blind rotation.
                 let input = ct.lwe().as_ref();
-                let view = bsk.as_view();
-                let mut buffers = ComputationBuffers::new();
-                buffers.resize(
-                    blind_rotate_assign_mem_optimized_requirement::<u64>(
-                        params.glwe_dimension.to_glwe_size(),
-                        params.polynomial_size,
-                        fft.as_view(),
-                    )
-                    .unaligned_bytes_required(),
-                );
-                let stack = buffers.stack();
-                let was_paired = pool.install(|| match &server.data.keyswitch_key {
-                    KeySwitchKey::Native(ksk) => key_switch_and_rotate(
-                        params,
-                        ksk,
-                        view,
-                        input,
-                        &mut glwe,
-                        fft.as_view(),
-                        stack,
-                    ),
-                    KeySwitchKey::Narrow(ksk) => key_switch_and_rotate(
-                        params,
-                        ksk,
-                        view,
-                        input,
-                        &mut glwe,
-                        fft.as_view(),
-                        stack,
-                    ),
-                });
-                joined += was_paired as usize;
+                let (paired, alone) = match &server.data.keyswitch_key {
+                    KeySwitchKey::Native(ksk) => {
+                        both_ways(&pool, params, ksk, bsk.as_view(), input, acc.as_ref(), &fft)
+                    }
+                    KeySwitchKey::Narrow(ksk) => {
+                        both_ways(&pool, params, ksk, bsk.as_view(), input, acc.as_ref(), &fft)
+                    }
+                };
+                assert_eq!(paired, alone, "{}: x = {x}", params.name);
             }
-            eprintln!("{}: {joined} of {half} paired", params.name);
-            assert!(joined > 0, "{}: no helper ever joined", params.name);
         }
+    }
+
+    /// The accumulator rotated by `input` on two halves (the caller
+    /// waiting for its helper), and by tfhe-rs's whole key switch and
+    /// blind rotation.
+    fn both_ways<S: SmallWord>(
+        pool: &rayon::ThreadPool,
+        params: &ParameterSet,
+        ksk: &LweKeyswitchKeyOwned<S>,
+        bsk: FourierLweBootstrapKeyView<'_>,
+        input: &[u64],
+        acc: &[u64],
+        fft: &Fft,
+    ) -> (Vec<u64>, Vec<u64>) {
+        let mut buffers = ComputationBuffers::new();
+        buffers.resize(
+            blind_rotate_assign_mem_optimized_requirement::<u64>(
+                params.glwe_dimension.to_glwe_size(),
+                params.polynomial_size,
+                fft.as_view(),
+            )
+            .unaligned_bytes_required(),
+        );
+        let mut paired = acc.to_vec();
+        let joined = pool.install(|| {
+            rotate_with(
+                params,
+                ksk,
+                bsk,
+                input,
+                &mut paired,
+                fft.as_view(),
+                buffers.stack(),
+                Helper::Await,
+            )
+        });
+        assert!(
+            joined,
+            "{}: the caller went on without its helper",
+            params.name
+        );
+        let mut small = vec![S::ZERO; ksk.output_lwe_size().0];
+        S::key_switch(
+            &ksk.as_view(),
+            &LweCiphertext::from_container(input, CiphertextModulus::new_native()),
+            &mut LweCiphertext::from_container(&mut small[..], ksk.ciphertext_modulus()),
+        );
+        let mut alone = acc.to_vec();
+        blind_rotate_assign_mem_optimized(
+            &switched(
+                &small,
+                params.polynomial_size.to_blind_rotation_input_modulus_log(),
+            ),
+            &mut GlweCiphertext::from_container(
+                &mut alone[..],
+                params.polynomial_size,
+                CiphertextModulus::new_native(),
+            ),
+            &bsk,
+            fft.as_view(),
+            buffers.stack(),
+        );
+        (paired, alone)
     }
 
     /// The fused rotation and decomposition equal tfhe-rs's monomial
