@@ -7,7 +7,7 @@ use tfhe::core_crypto::fft_impl::common::modulus_switch;
 use tfhe::core_crypto::prelude::*;
 
 use crate::crypto::keys::{FourierKey, KeySwitchKey, ServerKey};
-use crate::crypto::pair;
+use crate::crypto::pair::{self, Helper::Offer};
 use crate::crypto::params::ParameterSet;
 
 /// Per-thread buffers reused by every bootstrap the thread runs.
@@ -136,10 +136,10 @@ impl ServerKey {
                 let bsk = bsk.as_view();
                 match &self.data.keyswitch_key {
                     KeySwitchKey::Native(ksk) => {
-                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft, stack)
+                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft, stack, Offer)
                     }
                     KeySwitchKey::Narrow(ksk) => {
-                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft, stack)
+                        pair::key_switch_and_rotate(p, ksk, bsk, input, glwe, fft, stack, Offer)
                     }
                 };
             }

@@ -388,7 +388,7 @@ fn rotate_paired<S: SmallWord>(
 
 /// Whether the calling half waits for a helper.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Helper {
+pub(crate) enum Helper {
     /// Offer the helper half; if no thread took it once this thread has
     /// switched its half of the key, do the rest alone.
     Offer,
@@ -401,20 +401,8 @@ enum Helper {
 /// Key switch, modulus switch and blind rotation of `input` into `glwe`
 /// (the accumulator, `2N` coefficients), on two threads when the pool
 /// lends a second. Returns whether it was paired.
-pub(crate) fn key_switch_and_rotate<S: SmallWord>(
-    params: &ParameterSet,
-    ksk: &LweKeyswitchKeyOwned<S>,
-    bsk: FourierLweBootstrapKeyView<'_>,
-    input: &[u64],
-    glwe: &mut [u64],
-    fft: FftView<'_>,
-    stack: &mut PodStack,
-) -> bool {
-    rotate_with(params, ksk, bsk, input, glwe, fft, stack, Helper::Offer)
-}
-
 #[allow(clippy::too_many_arguments)]
-fn rotate_with<S: SmallWord>(
+pub(crate) fn key_switch_and_rotate<S: SmallWord>(
     params: &ParameterSet,
     ksk: &LweKeyswitchKeyOwned<S>,
     bsk: FourierLweBootstrapKeyView<'_>,
@@ -583,7 +571,7 @@ pub(crate) mod tests {
         );
         let mut paired = acc.to_vec();
         let joined = pool.install(|| {
-            rotate_with(
+            key_switch_and_rotate(
                 params,
                 ksk,
                 bsk,
