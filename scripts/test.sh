@@ -61,7 +61,8 @@ if [ -n "${HEARTH_REQUIRE_BROWSER:-}" ] && ! browser_tools && command -v apt-get
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null || true
 fi
 wasm_bindgen_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print }' Cargo.lock)
-page_tools() { browser_tools && [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" = "$wasm_bindgen_version" ]; }
+bindgen_is() { [ "$("$1" --version 2>/dev/null | cut -d' ' -f2)" = "$wasm_bindgen_version" ]; }
+page_tools() { browser_tools && { bindgen_is wasm-bindgen || bindgen_is target/tools/bin/wasm-bindgen; }; }
 
 features=hearth/testing
 if mpi_tools; then

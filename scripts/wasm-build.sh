@@ -18,15 +18,22 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
     rustup target add wasm32-unknown-unknown
 fi
 # The command must match the crate: both read one wire format.
+# One on PATH of that version serves; else it is installed into
+# target/tools and called there by its path (a CI's PATH need not hold
+# cargo's bin folder).
 version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print }' Cargo.lock)
-if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$version" ]; then
+bindgen=wasm-bindgen
+if [ "$("$bindgen" --version 2>/dev/null | cut -d' ' -f2)" != "$version" ]; then
+    bindgen=$PWD/target/tools/bin/wasm-bindgen
+fi
+if [ "$("$bindgen" --version 2>/dev/null | cut -d' ' -f2)" != "$version" ]; then
     # Not --locked: its lock file names versions a registry mirror may lack.
-    cargo install -q wasm-bindgen-cli --version "=$version"
+    cargo install -q --root target/tools wasm-bindgen-cli --version "=$version"
 fi
 
 cargo build -q --release -p hearth-wasm --target wasm32-unknown-unknown
 mkdir -p "$out"
-wasm-bindgen --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/hearth_wasm.wasm
+"$bindgen" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/hearth_wasm.wasm
 cp web/index.html web/app.js web/worker.js web/style.css "$out/"
 
 # The page's program and its model in the clear (to show both answers).
