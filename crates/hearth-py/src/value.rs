@@ -647,11 +647,7 @@ impl Value {
         match self.family() {
             Family::Int => self.one(
                 py,
-                IntOp::ToWord {
-                    value: self.id,
-                    bits,
-                    signed,
-                },
+                IntOp::ToWord(self.id, bits, signed),
             ),
             Family::Bool => {
                 let w = self.one(py, BoolOp::ToWord(self.id, bits))?;

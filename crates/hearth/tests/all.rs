@@ -20,6 +20,7 @@ mod kernels;
 mod kernels_encrypted;
 mod ks32;
 mod multi_bit;
+mod op_table;
 mod program_files;
 mod programs;
 mod twos;

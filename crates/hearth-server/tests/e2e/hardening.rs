@@ -256,12 +256,14 @@ fn a_delete_racing_the_queue_expiry_is_not_undone() {
     let waiting: Vec<JobId> = (0..48)
         .map(|_| api.submit(&p, &input).unwrap().job_id)
         .collect();
+    // Until the first is out of the queue: expired, or (on a loaded machine
+    // whose worker reached it before its TTL) run.
     let start = Instant::now();
-    while !matches!(
+    while matches!(
         api.status(waiting[0]).unwrap().state,
-        JobState::Failed { .. }
+        JobState::Queued { .. }
     ) {
-        assert!(start.elapsed() < LIMIT, "never expired");
+        assert!(start.elapsed() < LIMIT, "never left the queue");
         std::thread::sleep(Duration::from_millis(2));
     }
     let refused: Vec<(JobId, ErrorCode)> = std::thread::scope(|s| {

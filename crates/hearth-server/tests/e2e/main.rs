@@ -53,7 +53,7 @@ fn add_program(params: &'static hearth::ParameterSet) -> CompiledProgram {
     p.build().unwrap()
 }
 
-/// `a * b` on bytes: 71 bootstraps.
+/// `a * b` on bytes: 69 bootstraps.
 fn mul_program() -> CompiledProgram {
     let p = Program::new(&GATES_128);
     let a = U8::input(&p);

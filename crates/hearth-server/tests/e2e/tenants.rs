@@ -161,7 +161,7 @@ fn tenants_own_their_keys_and_jobs_over_tls() {
         "{alice_stats:?}"
     );
 
-    // alice's queue: two products (71 PBS each) fill it; a third waits.
+    // alice's queue: two products (69 PBS each) fill it; a third waits.
     let mul = mul_program();
     let m = mul.to_bytes().unwrap();
     let mut products = Vec::new();
@@ -189,8 +189,8 @@ fn tenants_own_their_keys_and_jobs_over_tls() {
             BigInt::from(want)
         );
     }
-    // 8 + 71 + 71 = 150 bootstraps today; one more add (158) fits, the
-    // next (166) is over 160. A refusal for the queue was not counted.
+    // 8 + 69 + 69 = 146 bootstraps today; one more add (154) fits, the
+    // next (162) is over 160. A refusal for the queue was not counted.
     alice.submit(&p, &bundle(&alice_key, &add, 1, 1)).unwrap();
     assert_eq!(
         code(alice.submit(&p, &bundle(&alice_key, &add, 1, 1))),

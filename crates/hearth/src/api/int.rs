@@ -178,6 +178,11 @@ impl<'p> Int<'p> {
         self.unary(IntOp::Abs)
     }
 
+    /// `|self - other|`, exact.
+    pub fn abs_diff(&self, other: &Int<'_>) -> Int<'p> {
+        self.binary(other, IntOp::AbsDiff)
+    }
+
     /// `max(x, 0)`.
     pub fn relu(&self) -> Int<'p> {
         self.unary(IntOp::Relu)
@@ -304,11 +309,7 @@ impl<'p> Int<'p> {
         program.int(
             products
                 .zip(scaled)
-                .map(|(products, scaled)| IntOp::FusedSum {
-                    products,
-                    scaled,
-                    bias: bias.clone(),
-                }),
+                .map(|(products, scaled)| IntOp::FusedSum(products, scaled, bias.clone())),
         )
     }
 

@@ -1,294 +1,243 @@
-//! The integer family's operations as data ([`IntOp`]): what each reads,
-//! what building it may cost, and how it is built on the signed-binary
-//! digits family. [`super::Int`]'s methods (`int.rs`) record them; this
-//! file is the one place an integer operation is named and evaluated.
+//! The integer family's operations ([`IntOp`]), a row each: what each
+//! reads, what building it may cost, and how it is built on the
+//! signed-binary digits family ([`op_table!`]). [`super::Int`]'s methods
+//! (`int.rs`) record them; Python calls the rows marked `python` by name.
 
 use num_bigint::BigInt;
 use num_traits::One;
-use serde::{Deserialize, Serialize};
 
 use super::operand::{
-    bits_work, fused_operands, int, product_work, products_within, sum_work, width_within, Val,
-    ValueId,
+    bits_work, int, product_work, products_within, sum_work, width_within, Val, ValueId,
 };
+use super::table::op_table;
 use crate::bits::convert;
-use crate::circuit::CircuitBuilder;
 use crate::comparison::Comparison;
 use crate::crypto::encoding::{digits_within, within, MAX_PRODUCTS};
 use crate::digits::{self, Digits, MulAlgorithm};
-use crate::error::Error;
 
-/// An operation of the integer family (`Int`, signed-binary digits).
-/// Operands are values made before it; lengths come from the operands.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum IntOp {
-    /// A clear integer (trivial digits).
-    Const(BigInt),
-    /// `x + y`.
-    Add(ValueId, ValueId),
-    /// `x - y`.
-    Sub(ValueId, ValueId),
-    /// `x * y`, exact.
-    Mul(ValueId, ValueId),
-    /// `-x`.
-    Neg(ValueId),
-    /// `x + c`.
-    AddConst(ValueId, BigInt),
-    /// `x * k` for a clear `k`.
-    ScalarMul(ValueId, BigInt),
-    /// `x << k`.
-    Shl(ValueId, usize),
-    /// `max(x, y)`.
-    Max(ValueId, ValueId),
-    /// `min(x, y)`.
-    Min(ValueId, ValueId),
-    /// `|x|`.
-    Abs(ValueId),
-    /// `max(x, 0)`.
-    Relu(ValueId),
-    /// `x * x`.
-    Square(ValueId),
-    /// The sign of `x`.
-    Signum(ValueId),
-    /// `x` rounded to a multiple of `2^i`.
-    Round(ValueId, usize),
-    /// `x <op> y` as one digit, 1 or 0.
-    Compare(ValueId, ValueId, Comparison),
-    /// The two's-complement bits of `x` as an integer's digits.
-    ToBits(ValueId),
-    /// `x` wrapped to `n` bits.
-    Wrap(ValueId, usize),
-    /// `x + y` wrapped to `n` bits.
-    WrappingAdd(ValueId, ValueId, usize),
-    /// `x * y` wrapped to `n` bits.
-    WrappingMul(ValueId, ValueId, usize),
-    /// `floor(x / 2^k)`.
-    ShrFloor(ValueId, usize),
-    /// `x` on at least `n` digits (zero digits on top).
-    Widen(ValueId, usize),
-    /// The sum of the values.
-    Sum(Vec<ValueId>),
-    /// `sum x_i y_i + sum k_j z_j + bias`, exact, in one compression.
-    FusedSum {
-        /// The encrypted products.
-        products: Vec<(ValueId, ValueId)>,
-        /// The values with clear factors.
-        scaled: Vec<(ValueId, BigInt)>,
-        /// A clear constant.
-        bias: BigInt,
-    },
-    /// An integer modulo `2^bits` as a word ([`super::Word::from_int`]).
-    ToWord {
-        /// The integer.
-        value: ValueId,
-        /// The word's width.
-        bits: usize,
-        /// Whether two's complement.
-        signed: bool,
-    },
+/// One integer value, the result of a build.
+fn one(d: Digits) -> Result<Vec<Val>, crate::error::Error> {
+    Ok(vec![Val::Int(d)])
 }
 
-impl IntOp {
-    /// The values it reads, in order.
-    pub fn operands(&self) -> Vec<ValueId> {
-        use IntOp::*;
-        match self {
-            Const(_) => Vec::new(),
-            Neg(x)
-            | AddConst(x, _)
-            | ScalarMul(x, _)
-            | Shl(x, _)
-            | Abs(x)
-            | Relu(x)
-            | Square(x)
-            | Signum(x)
-            | Round(x, _)
-            | ToBits(x)
-            | Wrap(x, _)
-            | ShrFloor(x, _)
-            | Widen(x, _)
-            | ToWord { value: x, .. } => vec![*x],
-            Add(x, y)
-            | Sub(x, y)
-            | Mul(x, y)
-            | Max(x, y)
-            | Min(x, y)
-            | Compare(x, y, _)
-            | WrappingAdd(x, y, _)
-            | WrappingMul(x, y, _) => vec![*x, *y],
-            Sum(xs) => xs.clone(),
-            FusedSum {
-                products, scaled, ..
-            } => fused_operands(products, scaled),
-        }
-    }
+op_table! {
+    /// An operation of the integer family (`Int`, signed-binary digits).
+    /// Operands are values made before it; lengths come from the operands.
+    pub enum IntOp;
 
-    /// Its own share of [`super::Op::work`] (reading the operands is
-    /// counted there): products of lengths for multiplications.
-    pub(crate) fn work(&self, len: &dyn Fn(ValueId) -> u64) -> u64 {
-        use IntOp::*;
-        match self {
-            Const(k) => bits_work(k),
-            Mul(a, b) | WrappingMul(a, b, _) => product_work(len, *a, *b),
-            Square(a) => product_work(len, *a, *a),
-            ScalarMul(a, k) => len(*a).saturating_mul(bits_work(k)),
-            FusedSum {
-                products,
-                scaled,
-                bias,
-            } => sum_work(len, products, scaled, bias),
-            Shl(_, k) | Round(_, k) | Wrap(_, k) | ShrFloor(_, k) | WrappingAdd(_, _, k) => {
-                *k as u64
-            }
-            ToWord { bits, .. } => *bits as u64,
-            _ => 0,
+    /// A clear integer (trivial digits).
+    Const(value: BigInt) "constant" python: false,
+        work(len) { bits_work(value) }
+        build(b, args) {
+            digits_within("a constant", value.bits())?;
+            one(Digits::constant(b, value))
         }
-    }
-
-    /// Builds it on `b` from its operands' values (`args`, in the order of
-    /// [`IntOp::operands`]).
-    pub(crate) fn apply(&self, b: &mut CircuitBuilder, args: &[&Val]) -> Result<Vec<Val>, Error> {
-        let x = || args[0];
-        let y = || args[1];
-        let one_int = |d: Digits| Ok(vec![Val::Int(d)]);
-        match self {
-            IntOp::Const(v) => {
-                digits_within("a constant", v.bits())?;
-                one_int(Digits::constant(b, v))
-            }
-            IntOp::Add(..) => one_int(digits::add(b, int(x())?, int(y())?)?),
-            IntOp::Sub(..) => one_int(digits::sub(b, int(x())?, int(y())?)?),
-            IntOp::Mul(..) => {
-                let (p, q) = (int(x())?, int(y())?);
-                products_within(p.len(), q.len())?;
-                one_int(digits::mul(b, p, q, MulAlgorithm::Auto)?)
-            }
-            IntOp::Neg(_) => one_int(int(x())?.neg(b)?),
-            IntOp::AddConst(_, c) => one_int(digits::add_const(b, int(x())?, c)?),
-            IntOp::ScalarMul(_, k) => {
-                let d = int(x())?;
-                digits_within("a scalar product", d.len() as u64 + k.bits())?;
-                one_int(digits::scalar_mul(b, d, k)?)
-            }
-            IntOp::Shl(_, k) => {
-                let d = int(x())?;
-                digits_within("a shift", (d.len() as u64).saturating_add(*k as u64))?;
-                one_int(d.shl(b, *k))
-            }
-            IntOp::Max(..) => one_int(digits::max(b, int(x())?, int(y())?)?),
-            IntOp::Min(..) => one_int(digits::min(b, int(x())?, int(y())?)?),
-            IntOp::Abs(_) => one_int(digits::abs(b, int(x())?)?),
-            IntOp::Relu(_) => one_int(digits::relu(b, int(x())?)?),
-            IntOp::Square(_) => {
-                let d = int(x())?;
-                products_within(d.len(), d.len())?;
-                one_int(digits::square(b, d, MulAlgorithm::Auto)?)
-            }
-            IntOp::Signum(_) => {
-                let w = digits::signum(b, int(x())?)?;
-                one_int(Digits::from_wires(b, vec![w])?)
-            }
-            IntOp::Round(_, i) => {
-                let d = int(x())?;
-                digits_within("a rounding position", *i as u64)?;
-                one_int(digits::round(b, d, *i)?)
-            }
-            IntOp::Compare(_, _, c) => {
-                let w = digits::compare(b, int(x())?, int(y())?, *c)?;
-                one_int(Digits::from_wires(b, vec![w])?)
-            }
-            IntOp::ToBits(_) => {
-                let bits = digits::to_bits(b, int(x())?)?;
-                one_int(Digits::from_wires(b, bits)?)
-            }
-            IntOp::Widen(_, n) => {
-                digits_within("a widened value", *n as u64)?;
-                let d = int(x())?;
-                let mut wires = d.wires().to_vec();
-                while wires.len() < *n {
-                    wires.push(b.constant(0));
-                }
-                one_int(Digits::from_wires(b, wires)?)
-            }
-            IntOp::Wrap(_, n) => {
-                digits_within("a wrapped value", *n as u64)?;
-                one_int(digits::wrap(b, int(x())?, *n)?)
-            }
-            IntOp::WrappingAdd(_, _, n) => {
-                let (p, q) = (int(x())?, int(y())?);
-                digits_within("a wrapped value", *n as u64)?;
-                if let Some(s) = digits::convert::wrapping_add_bits(b, p, q, *n)? {
-                    return one_int(s);
-                }
-                let (pl, _) = p.split(*n);
-                let (ql, _) = q.split(*n);
-                let s = digits::add(b, &pl, &ql)?;
-                one_int(digits::wrap(b, &s, *n)?)
-            }
-            IntOp::WrappingMul(_, _, n) => {
-                let (p, q) = (int(x())?, int(y())?);
-                digits_within("a wrapped value", *n as u64)?;
-                let (pl, _) = p.split(*n);
-                let (ql, _) = q.split(*n);
-                products_within(pl.len(), ql.len())?;
-                one_int(digits::mul_wrapping(b, &pl, &ql, *n)?)
-            }
-            IntOp::ShrFloor(_, k) => {
-                let d = int(x())?;
-                if *k == 0 {
-                    return one_int(d.clone());
-                }
-                digits_within("a shift", *k as u64)?;
-                let half = BigInt::one() << (k - 1);
-                let shifted = digits::add_const(b, d, &-half)?;
-                let r = digits::round(b, &shifted, *k)?;
-                one_int(r.split(*k).1)
-            }
-            IntOp::Sum(_) => {
-                let ds = args
-                    .iter()
-                    .map(|v| int(v).cloned())
-                    .collect::<Result<Vec<_>, _>>()?;
-                one_int(digits::sum(b, &ds)?)
-            }
-            IntOp::FusedSum {
-                products,
-                scaled,
-                bias,
-            } => {
-                let (pa, sa) = args.split_at(2 * products.len());
-                let pairs = pa
-                    .chunks(2)
-                    .map(|p| Ok((int(p[0])?, int(p[1])?)))
-                    .collect::<Result<Vec<_>, Error>>()?;
-                let count: u64 = pairs
-                    .iter()
-                    .map(|(p, q)| p.len() as u64 * q.len() as u64)
-                    .sum();
-                within(
-                    || "a fused sum (digit products)".into(),
-                    count,
-                    MAX_PRODUCTS,
-                )?;
-                let scaled = sa
-                    .iter()
-                    .zip(scaled)
-                    .map(|(v, (_, k))| Ok((int(v)?, k)))
-                    .collect::<Result<Vec<_>, Error>>()?;
-                one_int(digits::dot(b, &pairs, &scaled, bias)?)
-            }
-            IntOp::ToWord {
-                bits: n, signed, ..
-            } => {
-                let d = int(x())?;
-                width_within(*n)?;
-                let bits = convert::from_digits(b, d)?;
-                Ok(vec![Val::Word(
-                    convert::resize(b, &bits, *n, true),
-                    *signed,
-                )])
-            }
+    /// `x + y`.
+    Add(x: ValueId, y: ValueId) "add" python: false,
+        work(len) { 0 }
+        build(b, args) { one(digits::add(b, int(args[0])?, int(args[1])?)?) }
+    /// `x - y`.
+    Sub(x: ValueId, y: ValueId) "sub" python: false,
+        work(len) { 0 }
+        build(b, args) { one(digits::sub(b, int(args[0])?, int(args[1])?)?) }
+    /// `x * y`, exact.
+    Mul(x: ValueId, y: ValueId) "mul" python: false,
+        work(len) { product_work(len, *x, *y) }
+        build(b, args) {
+            let (p, q) = (int(args[0])?, int(args[1])?);
+            products_within(p.len(), q.len())?;
+            one(digits::mul(b, p, q, MulAlgorithm::Auto)?)
         }
-    }
+    /// `-x`.
+    Neg(x: ValueId) "neg" python: false,
+        work(len) { 0 }
+        build(b, args) { one(int(args[0])?.neg(b)?) }
+    /// `x + c`.
+    AddConst(x: ValueId, c: BigInt) "add_const" python: false,
+        work(len) { 0 }
+        build(b, args) { one(digits::add_const(b, int(args[0])?, c)?) }
+    /// `x * k` for a clear `k`.
+    ScalarMul(x: ValueId, k: BigInt) "scalar_mul" python: false,
+        work(len) { len(*x).saturating_mul(bits_work(k)) }
+        build(b, args) {
+            let d = int(args[0])?;
+            digits_within("a scalar product", d.len() as u64 + k.bits())?;
+            one(digits::scalar_mul(b, d, k)?)
+        }
+    /// `x << k`.
+    Shl(x: ValueId, k: usize) "shl" python: false,
+        work(len) { *k as u64 }
+        build(b, args) {
+            let d = int(args[0])?;
+            digits_within("a shift", (d.len() as u64).saturating_add(*k as u64))?;
+            one(d.shl(b, *k))
+        }
+    /// `max(x, y)`.
+    Max(x: ValueId, y: ValueId) "max" python: false,
+        work(len) { 0 }
+        build(b, args) { one(digits::max(b, int(args[0])?, int(args[1])?)?) }
+    /// `min(x, y)`.
+    Min(x: ValueId, y: ValueId) "min" python: false,
+        work(len) { 0 }
+        build(b, args) { one(digits::min(b, int(args[0])?, int(args[1])?)?) }
+    /// `|x|`.
+    Abs(x: ValueId) "abs" python: false,
+        work(len) { 0 }
+        build(b, args) { one(digits::abs(b, int(args[0])?)?) }
+    /// `max(x, 0)`.
+    Relu(x: ValueId) "relu" python: false,
+        work(len) { 0 }
+        build(b, args) { one(digits::relu(b, int(args[0])?)?) }
+    /// `x * x`.
+    Square(x: ValueId) "square" python: false,
+        work(len) { product_work(len, *x, *x) }
+        build(b, args) {
+            let d = int(args[0])?;
+            products_within(d.len(), d.len())?;
+            one(digits::square(b, d, MulAlgorithm::Auto)?)
+        }
+    /// The sign: -1, 0 or 1 (exact integers).
+    Signum(x: ValueId) "signum" python: true,
+        work(len) { 0 }
+        build(b, args) {
+            let w = digits::signum(b, int(args[0])?)?;
+            one(Digits::from_wires(b, vec![w])?)
+        }
+    /// Rounded to a multiple of ``2**i`` (exact integers).
+    Round(x: ValueId, i: usize) "round" python: true,
+        work(len) { *i as u64 }
+        build(b, args) {
+            let d = int(args[0])?;
+            digits_within("a rounding position", *i as u64)?;
+            one(digits::round(b, d, *i)?)
+        }
+    /// `x <op> y` as one digit, 1 or 0.
+    Compare(x: ValueId, y: ValueId, c: Comparison) "compare" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let w = digits::compare(b, int(args[0])?, int(args[1])?, *c)?;
+            one(Digits::from_wires(b, vec![w])?)
+        }
+    /// The two's-complement bits of ``x`` (one more than its digits) as
+    /// an integer's digits: its value is ``x`` modulo ``2**(len(x) + 1)``.
+    ToBits(x: ValueId) "to_bits" python: true,
+        work(len) { 0 }
+        build(b, args) {
+            let bits = digits::to_bits(b, int(args[0])?)?;
+            one(Digits::from_wires(b, bits)?)
+        }
+    /// Reduced to ``n``-bit two's complement (exact integers).
+    Wrap(x: ValueId, n: usize) "wrap" python: true,
+        work(len) { *n as u64 }
+        build(b, args) {
+            digits_within("a wrapped value", *n as u64)?;
+            one(digits::wrap(b, int(args[0])?, *n)?)
+        }
+    /// ``(x + y)`` reduced to ``n``-bit two's complement.
+    WrappingAdd(x: ValueId, y: ValueId, n: usize) "wrapping_add" python: true,
+        work(len) { *n as u64 }
+        build(b, args) {
+            let (p, q) = (int(args[0])?, int(args[1])?);
+            digits_within("a wrapped value", *n as u64)?;
+            if let Some(s) = digits::convert::wrapping_add_bits(b, p, q, *n)? {
+                return one(s);
+            }
+            let (pl, _) = p.split(*n);
+            let (ql, _) = q.split(*n);
+            let s = digits::add(b, &pl, &ql)?;
+            one(digits::wrap(b, &s, *n)?)
+        }
+    /// ``(x * y)`` reduced to ``n``-bit two's complement.
+    WrappingMul(x: ValueId, y: ValueId, n: usize) "wrapping_mul" python: true,
+        work(len) { product_work(len, *x, *y) }
+        build(b, args) {
+            let (p, q) = (int(args[0])?, int(args[1])?);
+            digits_within("a wrapped value", *n as u64)?;
+            let (pl, _) = p.split(*n);
+            let (ql, _) = q.split(*n);
+            products_within(pl.len(), ql.len())?;
+            one(digits::mul_wrapping(b, &pl, &ql, *n)?)
+        }
+    /// `floor(x / 2^k)`.
+    ShrFloor(x: ValueId, k: usize) "shr_floor" python: false,
+        work(len) { *k as u64 }
+        build(b, args) {
+            let d = int(args[0])?;
+            if *k == 0 {
+                return one(d.clone());
+            }
+            digits_within("a shift", *k as u64)?;
+            let half = BigInt::one() << (k - 1);
+            let shifted = digits::add_const(b, d, &-half)?;
+            let r = digits::round(b, &shifted, *k)?;
+            one(r.split(*k).1)
+        }
+    /// The same integer on at least ``n`` digits (zero digits on top).
+    Widen(x: ValueId, n: usize) "widen" python: true,
+        work(len) { 0 }
+        build(b, args) {
+            digits_within("a widened value", *n as u64)?;
+            let d = int(args[0])?;
+            let mut wires = d.wires().to_vec();
+            while wires.len() < *n {
+                wires.push(b.constant(0));
+            }
+            one(Digits::from_wires(b, wires)?)
+        }
+    /// The sum of the values.
+    Sum(xs: Vec<ValueId>) "sum" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let ds = args
+                .iter()
+                .map(|v| int(v).cloned())
+                .collect::<Result<Vec<_>, _>>()?;
+            one(digits::sum(b, &ds)?)
+        }
+    /// `sum x_i y_i + sum k_j z_j + bias`, exact, in one compression.
+    FusedSum(products: Vec<(ValueId, ValueId)>, scaled: Vec<(ValueId, BigInt)>, bias: BigInt)
+        "fused_sum" python: false,
+        work(len) { sum_work(len, products, scaled, bias) }
+        build(b, args) {
+            let (pa, sa) = args.split_at(2 * products.len());
+            let pairs = pa
+                .chunks(2)
+                .map(|p| Ok((int(p[0])?, int(p[1])?)))
+                .collect::<Result<Vec<_>, crate::error::Error>>()?;
+            let count: u64 = pairs
+                .iter()
+                .map(|(p, q)| p.len() as u64 * q.len() as u64)
+                .sum();
+            within(
+                || "a fused sum (digit products)".into(),
+                count,
+                MAX_PRODUCTS,
+            )?;
+            let scaled = sa
+                .iter()
+                .zip(scaled)
+                .map(|(v, (_, k))| Ok((int(v)?, k)))
+                .collect::<Result<Vec<_>, crate::error::Error>>()?;
+            one(digits::dot(b, &pairs, &scaled, bias)?)
+        }
+    /// An integer modulo `2^bits` as a word ([`super::Word::from_int`]),
+    /// two's complement if `signed`.
+    ToWord(x: ValueId, bits: usize, signed: bool) "to_word" python: false,
+        work(len) { *bits as u64 }
+        build(b, args) {
+            let d = int(args[0])?;
+            width_within(*bits)?;
+            let wires = convert::from_digits(b, d)?;
+            Ok(vec![Val::Word(
+                convert::resize(b, &wires, *bits, true),
+                *signed,
+            )])
+        }
+    /// ``|x - y|``, exact.
+    AbsDiff(x: ValueId, y: ValueId) "abs_diff" python: true,
+        work(len) { 0 }
+        build(b, args) {
+            let d = digits::sub(b, int(args[0])?, int(args[1])?)?;
+            one(digits::abs(b, &d)?)
+        }
 }

@@ -12,6 +12,7 @@ pub mod int_op;
 mod operand;
 pub mod ops;
 pub mod program;
+pub mod table;
 pub mod word;
 pub mod word_op;
 

@@ -589,11 +589,9 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
         let program = x.owner();
         Self::made(
             program,
-            program.id_of(x, "an integer").map(|value| IntOp::ToWord {
-                value,
-                bits: BITS,
-                signed: SIGNED,
-            }),
+            program
+                .id_of(x, "an integer")
+                .map(|value| IntOp::ToWord(value, BITS, SIGNED)),
         )
     }
 }

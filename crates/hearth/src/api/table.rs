@@ -1,0 +1,314 @@
+//! Operation tables: a family's operations written once, a row each, with
+//! [`op_table!`]. A row names the operation (its Rust variant and its
+//! snake-case name), its fields, whether Python offers it as a method, its
+//! work estimate and the algorithm that builds it. From the rows come the
+//! enum, its operands, work and building, construction by name
+//! ([`Arg`], for Python's generic dispatch) and the [`Row`]s that Python's
+//! type stubs are written from.
+//!
+//! Rows are variants in order: program files (bincode) name a variant by
+//! its position, so a new row goes last, and a test pins the order.
+
+use num_bigint::BigInt;
+use num_traits::ToPrimitive;
+
+use super::operand::ValueId;
+use crate::comparison::Comparison;
+use crate::error::Error;
+
+/// An argument of an operation built by name (`from_name`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// A value of the program.
+    Value(ValueId),
+    /// Values of the program.
+    Values(Vec<ValueId>),
+    /// A clear integer: a constant, a factor, a count or a width.
+    Int(BigInt),
+    /// A comparison.
+    Comparison(Comparison),
+    /// A flag.
+    Bool(bool),
+}
+
+/// What a field holds: how it is given by name and typed in stubs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A value of the program ([`ValueId`]).
+    Value,
+    /// Values of the program.
+    Values,
+    /// A clear integer of any size.
+    Int,
+    /// A count or width (`usize`).
+    Count,
+    /// A comparison.
+    Comparison,
+    /// A flag.
+    Bool,
+    /// A structure of values and constants, built only by its typed
+    /// method (a fused sum's terms).
+    Terms,
+}
+
+/// A field type of an operation row.
+pub trait Field: Sized {
+    /// How it is given by name.
+    const KIND: Kind;
+
+    /// The field from an argument, if the argument is of its kind.
+    fn from_arg(arg: &Arg) -> Option<Self>;
+
+    /// Appends the program values it reads, in order.
+    fn push_operands(&self, _out: &mut Vec<ValueId>) {}
+}
+
+impl Field for ValueId {
+    const KIND: Kind = Kind::Value;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Value(v) => Some(*v),
+            _ => None,
+        }
+    }
+    fn push_operands(&self, out: &mut Vec<ValueId>) {
+        out.push(*self);
+    }
+}
+
+impl Field for Vec<ValueId> {
+    const KIND: Kind = Kind::Values;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Values(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+    fn push_operands(&self, out: &mut Vec<ValueId>) {
+        out.extend_from_slice(self);
+    }
+}
+
+impl Field for BigInt {
+    const KIND: Kind = Kind::Int;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Int(k) => Some(k.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl Field for usize {
+    const KIND: Kind = Kind::Count;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Int(k) => k.to_usize(),
+            _ => None,
+        }
+    }
+}
+
+impl Field for bool {
+    const KIND: Kind = Kind::Bool;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+impl Field for Comparison {
+    const KIND: Kind = Kind::Comparison;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Comparison(c) => Some(*c),
+            _ => None,
+        }
+    }
+}
+
+impl Field for Vec<(ValueId, ValueId)> {
+    const KIND: Kind = Kind::Terms;
+    fn from_arg(_: &Arg) -> Option<Self> {
+        None
+    }
+    fn push_operands(&self, out: &mut Vec<ValueId>) {
+        out.extend(self.iter().flat_map(|&(x, y)| [x, y]));
+    }
+}
+
+impl Field for Vec<(ValueId, BigInt)> {
+    const KIND: Kind = Kind::Terms;
+    fn from_arg(_: &Arg) -> Option<Self> {
+        None
+    }
+    fn push_operands(&self, out: &mut Vec<ValueId>) {
+        out.extend(self.iter().map(|(x, _)| *x));
+    }
+}
+
+/// One row of a table, as data: for stubs, docs and dispatch.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    /// The Rust variant.
+    pub variant: &'static str,
+    /// The snake-case name it is built by ([`Arg`]s in field order).
+    pub name: &'static str,
+    /// Whether Python's `Value` offers it as a method of this name (its
+    /// first field the value itself).
+    pub python: bool,
+    /// Its fields, named, in order.
+    pub fields: &'static [(&'static str, Kind)],
+    /// Its doc comment.
+    pub doc: &'static str,
+}
+
+/// Field `i` (named `field`) of operation `op` from `args`.
+pub(crate) fn field<T: Field>(op: &str, args: &[Arg], i: usize, field: &str) -> Result<T, Error> {
+    let arg = args
+        .get(i)
+        .ok_or_else(|| Error::Config(format!("{op}: argument {} ({field}) is missing", i + 1)))?;
+    T::from_arg(arg).ok_or_else(|| {
+        Error::Config(format!(
+            "{op}: argument {} ({field}) must be {}, not {arg:?}",
+            i + 1,
+            kind_name(T::KIND)
+        ))
+    })
+}
+
+/// A kind in words, for errors.
+pub fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Value => "a value",
+        Kind::Values => "a list of values",
+        Kind::Int => "an integer",
+        Kind::Count => "a non-negative integer (a count)",
+        Kind::Comparison => "a comparison",
+        Kind::Bool => "a flag",
+        Kind::Terms => "terms (built only by the typed method)",
+    }
+}
+
+/// Writes a family's operations as rows. Each row:
+///
+/// ```text
+/// /// Doc.
+/// Variant(field: Type, ...) "snake_name" python: true,
+///     work(len) { estimate }
+///     build(b, args) { algorithm }
+/// ```
+///
+/// `len` is the operands' lengths (`&dyn Fn(ValueId) -> u64`), `b` the
+/// circuit builder, `args` the operands' values in operand order; the
+/// fields are bound by reference in both blocks.
+macro_rules! op_table {
+    (
+        $(#[doc = $edoc:literal])*
+        pub enum $E:ident;
+        $(
+            $(#[doc = $doc:literal])*
+            $V:ident($($f:ident: $t:ty),*) $name:literal python: $py:literal,
+                work($len:ident) $work:block
+                build($b:ident, $args:ident) $build:block
+        )*
+    ) => {
+        $(#[doc = $edoc])*
+        #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        #[non_exhaustive]
+        pub enum $E {
+            $( $(#[doc = $doc])* $V($($t),*), )*
+        }
+
+        #[allow(unused_variables)]
+        impl $E {
+            /// Every operation of the family, in variant order.
+            pub const ROWS: &'static [$crate::api::table::Row] = &[
+                $($crate::api::table::Row {
+                    variant: stringify!($V),
+                    name: $name,
+                    python: $py,
+                    fields: &[$((stringify!($f), <$t as $crate::api::table::Field>::KIND)),*],
+                    doc: concat!($($doc, "\n",)*),
+                },)*
+            ];
+
+            /// Its snake-case name (its row's).
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $($E::$V(..) => $name,)*
+                }
+            }
+
+            /// The values it reads, in order.
+            pub fn operands(&self) -> Vec<$crate::api::operand::ValueId> {
+                let mut out = Vec::new();
+                match self {
+                    $($E::$V($($f),*) => {
+                        $($crate::api::table::Field::push_operands($f, &mut out);)*
+                    })*
+                }
+                out
+            }
+
+            /// The operation named `name` with these fields (in row
+            /// order), or a typed error for an unknown name or a wrong
+            /// argument. The operands are checked when it is built.
+            pub fn from_name(
+                name: &str,
+                args: &[$crate::api::table::Arg],
+            ) -> Result<Self, $crate::error::Error> {
+                $(if name == $name {
+                    let fields: &[&str] = &[$(stringify!($f)),*];
+                    if args.len() != fields.len() {
+                        return Err($crate::error::Error::Config(format!(
+                            "{name} takes {} arguments ({}), not {}",
+                            fields.len(),
+                            fields.join(", "),
+                            args.len()
+                        )));
+                    }
+                    let mut i = 0;
+                    $(let $f: $t = $crate::api::table::field($name, args, i, stringify!($f))?;
+                    i += 1;)*
+                    let _ = i;
+                    return Ok($E::$V($($f),*));
+                })*
+                Err($crate::error::Error::Config(format!(
+                    "no operation named {name} in {}",
+                    stringify!($E)
+                )))
+            }
+
+            /// Its own share of the work bound (reading the operands is
+            /// counted by [`Op`](crate::api::Op)): products of lengths for
+            /// multiplications.
+            pub(crate) fn work(&self, len: &dyn Fn($crate::api::operand::ValueId) -> u64) -> u64 {
+                match self {
+                    $($E::$V($($f),*) => {
+                        let $len = len;
+                        $work
+                    })*
+                }
+            }
+
+            /// Builds it on `b` from its operands' values (`args`, in
+            /// the order of its operands).
+            pub(crate) fn apply(
+                &self,
+                b: &mut $crate::circuit::CircuitBuilder,
+                args: &[&$crate::api::operand::Val],
+            ) -> Result<Vec<$crate::api::operand::Val>, $crate::error::Error> {
+                match self {
+                    $($E::$V($($f),*) => {
+                        let ($b, $args) = (b, args);
+                        $build
+                    })*
+                }
+            }
+        }
+    };
+}
+pub(crate) use op_table;
