@@ -8,14 +8,16 @@
 //! comparisons of integers give an integer 0 or 1, of words a ``bool``.
 
 use hearth::api::ops::{Overflowing, WordArith};
+use hearth::api::table::{kind_name, Arg, Kind};
 use hearth::api::{BoolOp, IntOp, Op, Shape, ValueId, WordOp};
 use hearth::bits::gates::Gate;
 use hearth::bits::shift::ShiftKind;
 use hearth::comparison::Comparison;
 use num_bigint::BigInt;
 use pyo3::basic::CompareOp;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
 
 use crate::convert::{dtype_name, is_bool, parse_dtype};
 use crate::errors::BuildError;
@@ -586,56 +588,64 @@ impl Value {
         }
     }
 
-    /// The sign: -1, 0 or 1 (exact integers).
-    fn signum(&self, py: Python<'_>) -> PyResult<Value> {
-        match self.family() {
-            Family::Int => self.one(py, IntOp::Signum(self.id)),
-            _ => Err(self.unsupported("signum")),
-        }
-    }
-
-    /// Rounded to a multiple of ``2**i`` (exact integers).
-    fn round(&self, py: Python<'_>, i: usize) -> PyResult<Value> {
-        self.int_only("round")?;
-        self.one(py, IntOp::Round(self.id, i))
-    }
-
     /// ``floor(self / 2**k)`` for any ``k``.
     fn shr_floor(&self, py: Python<'_>, k: u64) -> PyResult<Value> {
         let k = k.into_pyobject(py)?.into_any();
         self.shift(py, &k, self.right_kind())
     }
 
-    /// Reduced to ``n``-bit two's complement (exact integers).
-    fn wrap(&self, py: Python<'_>, n: usize) -> PyResult<Value> {
-        self.int_only("wrap")?;
-        self.one(py, IntOp::Wrap(self.id, n))
-    }
-
-    /// ``(self + other)`` reduced to ``n``-bit two's complement.
-    fn wrapping_add(&self, py: Python<'_>, other: &Bound<'_, Value>, n: usize) -> PyResult<Value> {
-        self.int_only("wrapping_add")?;
-        let y = self.operand(py, &Rhs::Value(other.clone()))?;
-        self.one(py, IntOp::WrappingAdd(self.id, y.id, n))
-    }
-
-    /// ``(self * other)`` reduced to ``n``-bit two's complement.
-    fn wrapping_mul(&self, py: Python<'_>, other: &Bound<'_, Value>, n: usize) -> PyResult<Value> {
-        self.int_only("wrapping_mul")?;
-        let y = self.operand(py, &Rhs::Value(other.clone()))?;
-        self.one(py, IntOp::WrappingMul(self.id, y.id, n))
-    }
-
-    /// The same integer on at least ``n`` digits.
-    fn widen(&self, py: Python<'_>, n: usize) -> PyResult<Value> {
-        self.int_only("widen")?;
-        self.one(py, IntOp::Widen(self.id, n))
-    }
-
-    /// An integer's two's-complement bits as its digits (same value).
-    fn to_bits(&self, py: Python<'_>) -> PyResult<Value> {
-        self.int_only("to_bits")?;
-        self.one(py, IntOp::ToBits(self.id))
+    /// The operation of the integer table named `name` on this value
+    /// and `args` (or the fields named in `kwargs`): the methods the
+    /// package installs from the table (``hearth._hearth._int_ops``) call
+    /// it.
+    #[pyo3(signature = (name, *args, **kwargs))]
+    fn _apply(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Value> {
+        let row = IntOp::ROWS
+            .iter()
+            .find(|r| r.python && r.name == name)
+            .ok_or_else(|| PyAttributeError::new_err(format!("no operation named {name}")))?;
+        self.int_only(name)?;
+        let params = &row.fields[1..];
+        if args.len() > params.len() {
+            return Err(PyTypeError::new_err(format!(
+                "{name}() takes {} arguments, not {}",
+                params.len(),
+                args.len()
+            )));
+        }
+        let mut given = vec![Arg::Value(self.id)];
+        let mut named = 0;
+        for (i, (field, kind)) in params.iter().enumerate() {
+            let obj = if i < args.len() {
+                args.get_item(i)?
+            } else if let Some(v) = kwargs.map(|k| k.get_item(field)).transpose()?.flatten() {
+                named += 1;
+                v
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "{name}() is missing its argument {field}"
+                )));
+            };
+            given.push(self.table_arg(py, name, field, *kind, &obj)?);
+        }
+        if kwargs.map_or(0, |k| k.len()) != named {
+            return Err(PyTypeError::new_err(format!(
+                "{name}() got an unexpected keyword argument (its arguments: {})",
+                params
+                    .iter()
+                    .map(|(f, _)| *f)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let op = IntOp::from_name(name, &given).map_err(crate::errors::to_py)?;
+        self.one(py, op)
     }
 
     /// An integer modulo ``2**bits`` as a word of type `dtype`, or a
@@ -645,10 +655,7 @@ impl Value {
             return Err(PyValueError::new_err(format!("{dtype} is not a word type")));
         };
         match self.family() {
-            Family::Int => self.one(
-                py,
-                IntOp::ToWord(self.id, bits, signed),
-            ),
+            Family::Int => self.one(py, IntOp::ToWord(self.id, bits, signed)),
             Family::Bool => {
                 let w = self.one(py, BoolOp::ToWord(self.id, bits))?;
                 w.one(
@@ -808,10 +815,88 @@ impl Value {
 }
 
 impl Value {
+    /// A table operation's argument `field` of kind `kind` from `obj`.
+    fn table_arg(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        field: &str,
+        kind: Kind,
+        obj: &Bound<'_, PyAny>,
+    ) -> PyResult<Arg> {
+        let wrong = || {
+            PyTypeError::new_err(format!(
+                "{op}(): {field} must be {}, not {}",
+                kind_name(kind),
+                obj.get_type()
+                    .name()
+                    .map_or_else(|_| "?".into(), |n| n.to_string())
+            ))
+        };
+        Ok(match kind {
+            Kind::Value => {
+                let r = rhs(obj).ok_or_else(wrong)?;
+                Arg::Value(self.operand(py, &r)?.id)
+            }
+            Kind::Values => {
+                let vs: Vec<Bound<'_, Value>> = obj.extract().map_err(|_| wrong())?;
+                let ids = vs
+                    .into_iter()
+                    .map(|v| Ok(self.operand(py, &Rhs::Value(v))?.id))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Arg::Values(ids)
+            }
+            Kind::Int => Arg::Int(obj.extract().map_err(|_| wrong())?),
+            Kind::Count => {
+                let n: usize = obj.extract().map_err(|_| {
+                    PyValueError::new_err(format!("{op}(): {field} must be an int >= 0"))
+                })?;
+                Arg::Int(BigInt::from(n))
+            }
+            Kind::Bool => Arg::Bool(obj.extract().map_err(|_| wrong())?),
+            Kind::Comparison | Kind::Terms => return Err(wrong()),
+        })
+    }
+
     fn int_only(&self, what: &str) -> PyResult<()> {
         match self.family() {
             Family::Int => Ok(()),
             _ => Err(self.unsupported(what)),
         }
+    }
+}
+
+/// A table operation as Python sees it: its name, its arguments after
+/// the value itself (name, stub type), its docstring.
+type TableMethod = (&'static str, Vec<(&'static str, &'static str)>, String);
+
+/// The integer table's rows that Python offers as methods of `Value`:
+/// `(name, [(field, type)], doc)`, the value itself left out. The package
+/// installs them (`hearth/__init__.py`), its stubs are written from them
+/// (`tests/test_package.py` compares).
+#[pyfunction]
+pub fn _int_ops() -> Vec<TableMethod> {
+    IntOp::ROWS
+        .iter()
+        .filter(|r| r.python)
+        .map(|r| {
+            let fields = r.fields[1..]
+                .iter()
+                .map(|(f, k)| (*f, python_type(*k)))
+                .collect();
+            let doc = r.doc.lines().map(str::trim).collect::<Vec<_>>().join("\n");
+            (r.name, fields, doc.trim().to_string())
+        })
+        .collect()
+}
+
+/// A field kind's type in the stubs.
+fn python_type(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Value => "_Operand",
+        Kind::Values => "list[Value]",
+        Kind::Int | Kind::Count => "int",
+        Kind::Bool => "bool",
+        Kind::Comparison | Kind::Terms => "Any",
     }
 }

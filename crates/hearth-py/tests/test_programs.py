@@ -2,6 +2,7 @@
 on the clear backend, against Python's int arithmetic: exact for the
 digits family, reduced to the width for words."""
 
+import inspect
 import random
 
 import pytest
@@ -132,7 +133,39 @@ def int_ops(rng):
         ("==", 2, lambda a, b: a == b, lambda x, y: int(x == y)),
         (">=", 2, lambda a, b: a >= b, lambda x, y: int(x >= y)),
         ("wrap", 1, lambda a: a.wrap(k + 3), lambda x: wrap(x, k + 3, True)),
+        ("abs_diff", 2, lambda a, b: a.abs_diff(b), lambda x, y: abs(x - y)),
+        ("wrapping_add", 2, lambda a, b: a.wrapping_add(b, n=k + 3), lambda x, y: wrap(x + y, k + 3, True)),
+        ("wrapping_mul", 2, lambda a, b: a.wrapping_mul(b, k + 3), lambda x, y: wrap(x * y, k + 3, True)),
+        ("round", 1, lambda a: a.round(k), lambda x: ((x + (1 << k >> 1)) >> k) << k),
+        ("widen", 1, lambda a: a.widen(k + 4), lambda x: x),
+        ("abs_diff c", 1, lambda a: a.abs_diff(c), lambda x: abs(x - c)),
     ]
+
+
+def test_table_methods_are_methods_and_refuse_what_they_cannot_build():
+    """The methods installed from the operation tables: real methods with
+    the rows' signatures and docs, typed errors for what they refuse."""
+    sig = inspect.signature(hearth.Value.wrapping_add)
+    assert list(sig.parameters) == ["self", "y", "n"]
+    assert "abs_diff" in dir(hearth.Value) and "exact" in hearth.Value.abs_diff.__doc__
+    p = hearth.Program("DIGITS_128")
+    x = p.input("x", "digits4")
+    w = p.input("w", "u8")
+    with pytest.raises(TypeError, match="not defined on u8"):
+        w.abs_diff(w)
+    with pytest.raises(TypeError, match="missing"):
+        x.wrapping_add(x)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        x.wrap(n=3, m=4)
+    with pytest.raises(TypeError, match="takes 1 arguments"):
+        x.wrap(3, 4)
+    with pytest.raises(ValueError, match="int >= 0"):
+        x.wrap(-1)
+    with pytest.raises(TypeError, match="exact integers combine only"):
+        x.abs_diff(w)
+    q = hearth.Program("DIGITS_128")
+    with pytest.raises(hearth.BuildError, match="two programs"):
+        x.abs_diff(q.input("y", "digits4"))
 
 
 def random_int_program(rng):

@@ -23,6 +23,7 @@ fn all_ops(params: &'static ParameterSet) -> (hearth::api::CompiledProgram, Vec<
         "max",
         "round(x, 3)",
         "bits(x)",
+        "|x - y|",
     ];
     p.output(&(&x + &y));
     p.output(&(&x - &y));
@@ -35,6 +36,7 @@ fn all_ops(params: &'static ParameterSet) -> (hearth::api::CompiledProgram, Vec<
     p.output(&x.round(3));
     // Two's-complement bits, as digits in {0, 1}.
     p.output(&x.to_bits_as_int());
+    p.output(&x.abs_diff(&y));
     (p.build().unwrap(), names)
 }
 
@@ -49,6 +51,7 @@ fn reference(name: &str, x: i64, y: i64) -> BigInt {
         "sign x" => x.signum(),
         "max" => x.max(y),
         "round(x, 3)" => (x + 4).div_euclid(8) * 8,
+        "|x - y|" => (x - y).abs(),
         "bits(x)" => x.rem_euclid(1 << 9),
         _ => unreachable!(),
     };

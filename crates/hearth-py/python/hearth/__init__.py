@@ -64,7 +64,10 @@ from ._hearth import (
     relu,
 )
 from ._array import Array
+from ._ops import install as _install_ops
 from ._trace import compile, select
+
+_install_ops()
 
 __all__ = [
     "Array",

@@ -27,6 +27,7 @@ _Only = Union[str, Sequence[str], None]
 # array per output (a tuple of them for several outputs), which the
 # program's signature decides at run time.
 
+def _int_ops() -> list[tuple[str, list[tuple[str, str]], str]]: ...
 def parameter_sets() -> list[str]:
     """The names of the parameter sets a program can use (secure only)."""
 
@@ -190,22 +191,8 @@ class Value:
         """``max(self, 0)``."""
     def square(self) -> Value:
         """``self * self``."""
-    def signum(self) -> Value:
-        """The sign: -1, 0 or 1 (exact integers)."""
-    def round(self, i: int) -> Value:
-        """Rounded to a multiple of ``2**i`` (exact integers)."""
     def shr_floor(self, k: int) -> Value:
         """``floor(self / 2**k)`` for any ``k``."""
-    def wrap(self, n: int) -> Value:
-        """Reduced to ``n``-bit two's complement (exact integers)."""
-    def wrapping_add(self, other: Value, n: int) -> Value:
-        """``(self + other)`` reduced to ``n``-bit two's complement."""
-    def wrapping_mul(self, other: Value, n: int) -> Value:
-        """``(self * other)`` reduced to ``n``-bit two's complement."""
-    def widen(self, n: int) -> Value:
-        """The same integer on at least ``n`` digits."""
-    def to_bits(self) -> Value:
-        """An integer's two's-complement bits as its digits (same value)."""
     def to_word(self, dtype: str) -> Value:
         """An integer modulo ``2**bits`` as a word of type `dtype`, or a
         boolean as an unsigned word (0 or 1)."""
@@ -245,6 +232,27 @@ class Value:
     def select(self, x: _Operand, y: _Operand) -> Value:
         """``if self { x } else { y }`` for a boolean and two words of
         one type."""
+    def _apply(self, name: str, *args: Any, **kwargs: Any) -> Value: ...
+    # The operation tables' methods (hearth._ops.stubs); regenerate with
+    # HEARTH_BLESS=1 pytest crates/hearth-py/tests/test_package.py
+    def signum(self) -> Value:
+        """The sign: -1, 0 or 1 (exact integers)."""
+    def round(self, i: int) -> Value:
+        """Rounded to a multiple of ``2**i`` (exact integers)."""
+    def to_bits(self) -> Value:
+        """The two's-complement bits of ``x`` (one more than its digits) as
+        an integer's digits: its value is ``x`` modulo ``2**(len(x) + 1)``."""
+    def wrap(self, n: int) -> Value:
+        """Reduced to ``n``-bit two's complement (exact integers)."""
+    def wrapping_add(self, y: _Operand, n: int) -> Value:
+        """``(x + y)`` reduced to ``n``-bit two's complement."""
+    def wrapping_mul(self, y: _Operand, n: int) -> Value:
+        """``(x * y)`` reduced to ``n``-bit two's complement."""
+    def widen(self, n: int) -> Value:
+        """The same integer on at least ``n`` digits (zero digits on top)."""
+    def abs_diff(self, y: _Operand) -> Value:
+        """``|x - y|``, exact."""
+    # End of the operation tables' methods.
 
 class CompiledProgram:
     """A finished program: its circuit, signature and cost. Holds no key;
