@@ -1,7 +1,8 @@
 //! The integer family's operations ([`IntOp`]), a row each: what each
 //! reads, what building it may cost, and how it is built on the
-//! signed-binary digits family ([`op_table!`]). [`super::Int`]'s methods
-//! (`int.rs`) record them; Python calls the rows marked `python` by name.
+//! signed-binary digits family (`op_table!` in `table.rs`).
+//! [`super::Int`]'s methods (`int.rs`) record them; Python calls the rows
+//! marked `python` by name.
 
 use num_bigint::BigInt;
 use num_traits::One;

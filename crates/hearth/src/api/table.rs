@@ -1,5 +1,5 @@
 //! Operation tables: a family's operations written once, a row each, with
-//! [`op_table!`]. A row names the operation (its Rust variant and its
+//! `op_table!`. A row names the operation (its Rust variant and its
 //! snake-case name), its fields, whether Python offers it as a method, its
 //! work estimate and the algorithm that builds it. From the rows come the
 //! enum, its operands, work and building, construction by name
