@@ -854,7 +854,7 @@ impl Value {
                 Arg::Int(BigInt::from(n))
             }
             Kind::Bool => Arg::Bool(obj.extract().map_err(|_| wrong())?),
-            Kind::Comparison | Kind::Terms => return Err(wrong()),
+            Kind::Comparison | Kind::Gate | Kind::Terms => return Err(wrong()),
         })
     }
 
@@ -897,6 +897,6 @@ fn python_type(kind: Kind) -> &'static str {
         Kind::Values => "list[Value]",
         Kind::Int | Kind::Count => "int",
         Kind::Bool => "bool",
-        Kind::Comparison | Kind::Terms => "Any",
+        Kind::Comparison | Kind::Gate | Kind::Terms => "Any",
     }
 }

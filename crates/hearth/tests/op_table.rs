@@ -1,10 +1,11 @@
 //! The integer family's operation table: every row built by its name
 //! gives Rust's integer arithmetic on the clear backend, for every pair of
-//! 4-digit inputs, and rows keep their places in program files.
+//! 4-digit inputs (the boolean rows on every pair of bits), and rows keep
+//! their places in program files.
 
-use hearth::api::ops::{IntOp, Op, ValueId};
+use hearth::api::ops::{BoolOp, IntOp, Op, ValueId};
 use hearth::api::table::{Arg, Kind};
-use hearth::{Comparison, Program, Shape, INSECURE_TEST_DIGITS};
+use hearth::{Comparison, Program, Shape, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
 use num_bigint::BigInt;
 
 /// The variants in their program-file order: a new row goes last.
@@ -47,7 +48,7 @@ fn arg(row: &str, field: &str, kind: Kind, x: ValueId, y: ValueId) -> Arg {
         (Kind::Count, _) => Arg::Int(BigInt::from(3)),
         (Kind::Comparison, _) => Arg::Comparison(Comparison::Lt),
         (Kind::Bool, _) => Arg::Bool(true),
-        (Kind::Terms, _) => unreachable!("not built by name"),
+        (Kind::Gate | Kind::Terms, _) => unreachable!("no integer row takes {kind:?}"),
     }
 }
 
@@ -176,4 +177,78 @@ fn bad_names_and_arguments_are_typed_errors() {
     assert!(p
         .push(IntOp::from_name("abs_diff", &[Arg::Value(x), Arg::Value(ValueId(7))]).unwrap())
         .is_err());
+}
+
+/// The boolean family's rows, in program-file order.
+const BOOL_ORDER: &[&str] = &["Gate", "Not", "Select", "ToWord"];
+
+#[test]
+fn every_boolean_row_built_by_name_gives_rusts_answer() {
+    use hearth::bits::gates::Gate;
+    let variants: Vec<&str> = BoolOp::ROWS.iter().map(|r| r.variant).collect();
+    assert_eq!(variants, BOOL_ORDER);
+    let gates: [(Gate, fn(bool, bool) -> bool); 6] = [
+        (Gate::And, |a, b| a & b),
+        (Gate::Or, |a, b| a | b),
+        (Gate::Xor, |a, b| a ^ b),
+        (Gate::Nand, |a, b| !(a & b)),
+        (Gate::Nor, |a, b| !(a | b)),
+        (Gate::Xnor, |a, b| !(a ^ b)),
+    ];
+    let byte = Shape::Word {
+        bits: 8,
+        signed: false,
+    };
+    let bit = Shape::Word {
+        bits: 1,
+        signed: false,
+    };
+    for (g, f) in gates {
+        let p = Program::new(&INSECURE_TEST_BITS);
+        let x = p.push(Op::Input(bit)).unwrap()[0];
+        let y = p.push(Op::Input(bit)).unwrap()[0];
+        let args = [Arg::Gate(g), Arg::Value(x), Arg::Value(y)];
+        let out = p.push(BoolOp::from_name("gate", &args).unwrap()).unwrap()[0];
+        p.output_value(out).unwrap();
+        let prog = p.build().unwrap();
+        for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
+            let got = prog
+                .run_clear(&[vec![BigInt::from(a as u8)], vec![BigInt::from(b as u8)]])
+                .unwrap();
+            assert_eq!(got, vec![vec![BigInt::from(f(a, b) as u8)]], "{g:?}");
+        }
+    }
+    // not, select and to_word in one program.
+    let p = Program::new(&INSECURE_TEST_BITS);
+    let c = p.push(Op::Input(bit)).unwrap()[0];
+    let x = p.push(Op::Input(byte)).unwrap()[0];
+    let y = p.push(Op::Input(byte)).unwrap()[0];
+    for (name, args) in [
+        ("not", vec![Arg::Value(c)]),
+        ("select", vec![Arg::Value(c), Arg::Value(x), Arg::Value(y)]),
+        ("to_word", vec![Arg::Value(c), Arg::Int(BigInt::from(8))]),
+    ] {
+        let out = p.push(BoolOp::from_name(name, &args).unwrap()).unwrap()[0];
+        p.output_value(out).unwrap();
+    }
+    let prog = p.build().unwrap();
+    for c in [0u8, 1] {
+        for (x, y) in [(0u8, 255u8), (17, 200), (255, 3)] {
+            let got = prog
+                .run_clear(&[
+                    vec![BigInt::from(c)],
+                    vec![BigInt::from(x)],
+                    vec![BigInt::from(y)],
+                ])
+                .unwrap();
+            let want = [1 - c, if c == 1 { x } else { y }, c];
+            let want: Vec<Vec<BigInt>> = want.iter().map(|&v| vec![BigInt::from(v)]).collect();
+            assert_eq!(got, want, "c {c} x {x} y {y}");
+        }
+    }
+    // A word where a boolean must be: refused when built.
+    let p = Program::new(&INSECURE_TEST_BITS);
+    let x = p.push(Op::Input(byte)).unwrap()[0];
+    let args = [Arg::Value(x)];
+    assert!(p.push(BoolOp::from_name("not", &args).unwrap()).is_err());
 }

@@ -92,7 +92,7 @@ impl Op {
             Op::PlanThreads(_) | Op::Custom => 0,
             Op::Int(op) => op.work(&len),
             Op::Word(op) => op.work(&len),
-            Op::Bool(op) => op.work(),
+            Op::Bool(op) => op.work(&len),
         };
         self.operands()
             .iter()

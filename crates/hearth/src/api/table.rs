@@ -13,6 +13,7 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
 use super::operand::ValueId;
+use crate::bits::gates::Gate;
 use crate::comparison::Comparison;
 use crate::error::Error;
 
@@ -27,6 +28,8 @@ pub enum Arg {
     Int(BigInt),
     /// A comparison.
     Comparison(Comparison),
+    /// A gate.
+    Gate(Gate),
     /// A flag.
     Bool(bool),
 }
@@ -44,6 +47,8 @@ pub enum Kind {
     Count,
     /// A comparison.
     Comparison,
+    /// A two-input gate.
+    Gate,
     /// A flag.
     Bool,
     /// A structure of values and constants, built only by its typed
@@ -129,6 +134,16 @@ impl Field for Comparison {
     }
 }
 
+impl Field for Gate {
+    const KIND: Kind = Kind::Gate;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Gate(g) => Some(*g),
+            _ => None,
+        }
+    }
+}
+
 impl Field for Vec<(ValueId, ValueId)> {
     const KIND: Kind = Kind::Terms;
     fn from_arg(_: &Arg) -> Option<Self> {
@@ -187,6 +202,7 @@ pub fn kind_name(kind: Kind) -> &'static str {
         Kind::Int => "an integer",
         Kind::Count => "a non-negative integer (a count)",
         Kind::Comparison => "a comparison",
+        Kind::Gate => "a gate",
         Kind::Bool => "a flag",
         Kind::Terms => "terms (built only by the typed method)",
     }
