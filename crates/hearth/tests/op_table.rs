@@ -187,7 +187,8 @@ fn every_boolean_row_built_by_name_gives_rusts_answer() {
     use hearth::bits::gates::Gate;
     let variants: Vec<&str> = BoolOp::ROWS.iter().map(|r| r.variant).collect();
     assert_eq!(variants, BOOL_ORDER);
-    let gates: [(Gate, fn(bool, bool) -> bool); 6] = [
+    type Rust = fn(bool, bool) -> bool;
+    let gates: [(Gate, Rust); 6] = [
         (Gate::And, |a, b| a & b),
         (Gate::Or, |a, b| a | b),
         (Gate::Xor, |a, b| a ^ b),
