@@ -8,7 +8,7 @@ use hearth::crypto::files::write_atomic;
 use hearth::Error;
 use hearth_cli::options::parse_duration;
 use hearth_cli::progress::pbs_bar;
-use hearth_server::JobState;
+use hearth_client::JobState;
 use indicatif::ProgressBar;
 
 use crate::remote::{client_err, JobArg, UrlArg};

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use hearth::Error;
-use hearth_server::{Client, ClientError, JobId};
+use hearth_client::{Client, ClientError, JobId};
 
 /// `--url`, `--token` and `--ca-cert`, shared by the client commands.
 #[derive(clap::Args, Clone, Debug)]

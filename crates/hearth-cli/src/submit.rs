@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<(), Error> {
             key.key_id, key.params, key.bytes
         );
     }
-    let key_id = hearth_server::wire::parse_key_id(&key.key_id)
+    let key_id = hearth_client::parse_key_id(&key.key_id)
         .ok_or_else(|| Error::Config(format!("the server answered key id {:?}", key.key_id)))?;
     let program = read(&args.program)?;
     let bundle = read(&args.bundle)?;

@@ -1,5 +1,5 @@
 //! `hearth.Client` and `hearth.Job`: the compute server (`hearth server`)
-//! from Python, on the Rust client (`hearth_server::Client`). Every call
+//! from Python, on the Rust client (`hearth_client::Client`). Every call
 //! releases the GIL while it waits for the network; a refusal is raised
 //! as the `ServerError` subclass of its code.
 
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hearth_server::{ClientError, JobId, JobState, JobStatus, KeySource};
+use hearth_client::{ClientError, JobId, JobState, JobStatus, KeySource};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -59,7 +59,7 @@ fn to_dict<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Boun
 /// HTTPS instead of the system's.
 #[pyclass(module = "hearth", frozen)]
 pub struct Client {
-    inner: Arc<hearth_server::Client>,
+    inner: Arc<hearth_client::Client>,
 }
 
 #[pymethods]
@@ -67,7 +67,7 @@ impl Client {
     #[new]
     #[pyo3(signature = (url, token = None, ca_cert = None))]
     fn new(url: &str, token: Option<String>, ca_cert: Option<PathBuf>) -> PyResult<Self> {
-        let mut builder = hearth_server::Client::builder(url);
+        let mut builder = hearth_client::Client::builder(url);
         if let Some(t) = token {
             builder = builder.token(t);
         }
@@ -153,7 +153,7 @@ impl Client {
     /// The job of this id (from ``Job.id``, e.g. after a restart of the
     /// client).
     fn job(&self, py: Python<'_>, id: &str) -> PyResult<Job> {
-        let id: JobId = id.parse().map_err(|e: hearth_server::ApiError| {
+        let id: JobId = id.parse().map_err(|e: hearth_client::ApiError| {
             server_error(e.code.as_str(), None, &e.message)
         })?;
         let inner = self.inner.clone();
@@ -174,7 +174,7 @@ impl Client {
 /// One job on a compute server, from ``Client.submit``.
 #[pyclass(module = "hearth", frozen)]
 pub struct Job {
-    client: Arc<hearth_server::Client>,
+    client: Arc<hearth_client::Client>,
     id: JobId,
     pbs: u64,
     depth: u64,

@@ -1,4 +1,5 @@
-//! A compute server for hearth programs, and its client.
+//! A compute server for hearth programs, and (re-exported from the crate
+//! `hearth-client`, which a client builds without the server) its client.
 //!
 //! Clients register server keys by id, then submit jobs: a program file
 //! and a bundle of encrypted inputs under a registered key. Each job is
@@ -81,7 +82,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod client;
 pub mod config;
 mod conn;
 pub mod fleet;
@@ -93,17 +93,21 @@ pub mod server;
 pub mod store;
 pub mod tenants;
 pub mod tls;
-pub mod wire;
 
-pub use client::{Client, ClientBuilder, ClientError, KeySource};
+// The client and the API's types live in hearth-client (a client builds it
+// without axum, hyper's server, tokio or tokio-postgres); their paths here
+// (`hearth_server::Client`, `hearth_server::wire::JobId`, ...) stay.
+pub use hearth_client::{client, wire};
+
 #[cfg(feature = "mpi")]
 pub use config::Ranks;
 pub use config::{Config, JobBackend, ServerError};
+pub use hearth_client::{
+    ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats,
+    Submitted,
+};
+pub use hearth_client::{Client, ClientBuilder, ClientError, KeySource};
 pub use request::{parse_job, split_job, JobRequest, Limits};
 pub use server::{run, start, Server, ServerHandle, OPENAPI};
 pub use tenants::{Tenant, TenantLimits, Tenants};
 pub use tls::TlsFiles;
-pub use wire::{
-    ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats,
-    Submitted,
-};

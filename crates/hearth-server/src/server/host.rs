@@ -18,7 +18,7 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::routes::Shr;
+use super::routes::{Refused, Shr};
 use crate::wire::{ApiError, ErrorCode};
 
 /// Refuses (`misdirected`) a request to an open server whose `Host` is
@@ -55,14 +55,14 @@ fn foreign(req: &Request) -> Option<String> {
 
 /// The refusal of a request addressed to `host`; `who` says why.
 fn misdirected(host: &str, who: &str) -> Response {
-    ApiError::new(
+    Refused(ApiError::new(
         ErrorCode::Misdirected,
         format!(
             "{who} answers only requests addressed to an IP address or localhost, not to {:?}: \
              a web page could reach it under that name (DNS rebinding)",
             host.chars().take(64).collect::<String>()
         ),
-    )
+    ))
     .into_response()
 }
 

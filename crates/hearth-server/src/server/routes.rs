@@ -28,9 +28,22 @@ use crate::wire::{
     ServerStats, Submitted,
 };
 
-impl IntoResponse for ApiError {
+/// A refusal as an HTTP answer: its code's status, the JSON body, and
+/// `Retry-After` or `WWW-Authenticate` where its code has one. A newtype:
+/// [`ApiError`] is hearth-client's (a client builds it without axum), so
+/// the server cannot implement axum's `IntoResponse` for it. Handlers
+/// answer `Result<_, Refused>`; `?` turns an `ApiError` into one.
+pub(super) struct Refused(pub(super) ApiError);
+
+impl From<ApiError> for Refused {
+    fn from(e: ApiError) -> Refused {
+        Refused(e)
+    }
+}
+
+impl IntoResponse for Refused {
     fn into_response(self) -> Response {
-        let e = public(self);
+        let e = public(self.0);
         let status =
             StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut r = (status, Json(e.body())).into_response();
@@ -80,7 +93,7 @@ pub(super) async fn post_key(
     State(s): Shr,
     Extension(t): Extension<Tenant>,
     req: Request,
-) -> Result<(StatusCode, Json<KeyInfo>), ApiError> {
+) -> Result<(StatusCode, Json<KeyInfo>), Refused> {
     let (bytes, _upload) = read_body(&s, req).await?;
     let info = check_key_header(&bytes, s.config.max_body)?;
     if let Some(k) = s.key(&t.name, info.key_id).await? {
@@ -104,12 +117,12 @@ pub(super) async fn get_key(
     path: Result<Path<String>, PathRejection>,
 ) -> Response {
     let Some(id) = path.ok().and_then(|Path(p)| parse_key_id(&p)) else {
-        return refusals::unknown_key().into_response();
+        return Refused(refusals::unknown_key()).into_response();
     };
     match s.key(&t.name, id).await {
         Ok(Some(k)) => Json(key_info(&k, false)).into_response(),
-        Ok(None) => refusals::unknown_key().into_response(),
-        Err(e) => e.into_response(),
+        Ok(None) => Refused(refusals::unknown_key()).into_response(),
+        Err(e) => Refused(e).into_response(),
     }
 }
 
@@ -121,7 +134,7 @@ pub(super) async fn delete_key(
     State(s): Shr,
     Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
-) -> Result<Json<KeyInfo>, ApiError> {
+) -> Result<Json<KeyInfo>, Refused> {
     let id = path
         .ok()
         .and_then(|Path(p)| parse_key_id(&p))
@@ -132,7 +145,7 @@ pub(super) async fn delete_key(
                 let mut keys = lock(&f.keys);
                 let name = (t.name.clone(), id);
                 if !keys.contains_key(&name) {
-                    return Err(refusals::unknown_key());
+                    return Err(refusals::unknown_key().into());
                 }
                 let jobs = lock(&s.jobs);
                 let key_id = id.to_string();
@@ -143,7 +156,7 @@ pub(super) async fn delete_key(
                     .filter(|j| matches!(j.state, Phase::Queued | Phase::Running(_)))
                     .count();
                 if busy > 0 {
-                    return Err(refusals::key_in_use(busy, id));
+                    return Err(refusals::key_in_use(busy, id).into());
                 }
                 drop(jobs);
                 keys.remove(&name).expect("checked above")
@@ -175,7 +188,7 @@ pub(super) async fn post_job(
     Extension(t): Extension<Tenant>,
     query: Result<Query<SubmitQuery>, QueryRejection>,
     req: Request,
-) -> Result<(StatusCode, Json<Submitted>), ApiError> {
+) -> Result<(StatusCode, Json<Submitted>), Refused> {
     let Query(query) =
         query.map_err(|e| ApiError::new(ErrorCode::BadRequest, format!("the query: {e}")))?;
     let named = match query.key {
@@ -196,7 +209,8 @@ pub(super) async fn post_job(
                 "the bundle is under key {}, the request names key {k}",
                 parts.key_id
             ),
-        ));
+        )
+        .into());
     }
     let key = s.key(&t.name, parts.key_id).await?;
     let key = key.ok_or_else(|| {
@@ -217,7 +231,8 @@ pub(super) async fn post_job(
                 key.params.params().name,
                 parts.params.name
             ),
-        ));
+        )
+        .into());
     }
     s.check_room(&t).await?;
     let submitted = s.submit(t, bytes).await?;
@@ -233,7 +248,7 @@ pub(super) async fn get_job(
     State(s): Shr,
     Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
-) -> Result<Json<JobStatus>, ApiError> {
+) -> Result<Json<JobStatus>, Refused> {
     Ok(Json(s.status(job_id(path)?, &t).await?.0))
 }
 
@@ -242,7 +257,7 @@ pub(super) async fn get_result(
     Extension(t): Extension<Tenant>,
     request: axum::http::request::Parts,
     path: Result<Path<String>, PathRejection>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, Refused> {
     let id = job_id(path)?;
     let (status, file) = s.status(id, &t).await?;
     match status.state {
@@ -251,13 +266,13 @@ pub(super) async fn get_result(
             return Err(ApiError::new(
                 ErrorCode::JobFailed,
                 format!("the job failed ({code}): {message}"),
-            ))
+            )
+            .into())
         }
         JobState::Queued { .. } | JobState::Running { .. } => {
-            return Err(ApiError::new(
-                ErrorCode::NotReady,
-                format!("job {id} has not finished"),
-            ))
+            return Err(
+                ApiError::new(ErrorCode::NotReady, format!("job {id} has not finished")).into(),
+            )
         }
     }
     // One of the download permits, kept by the body until it is sent;
@@ -271,8 +286,8 @@ pub(super) async fn get_result(
     let file = match tokio::fs::File::open(path).await {
         Ok(f) => f,
         // Deleted meanwhile.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(id)),
-        Err(e) => return Err(internal(e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(id).into()),
+        Err(e) => return Err(internal(e).into()),
     };
     let len = file.metadata().await.map_err(internal)?.len();
     // Streamed from disk: one chunk in memory at a time, whatever its size.
@@ -297,14 +312,14 @@ pub(super) async fn delete_job(
     State(s): Shr,
     Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
-) -> Result<Json<Deleted>, ApiError> {
+) -> Result<Json<Deleted>, Refused> {
     let id = job_id(path)?;
     match &s.ledger {
         Ledger::Folder(f) => {
             {
                 let mut jobs = lock(&s.jobs);
                 match jobs.owned(id, &t.name)?.state {
-                    Phase::Running(_) => return Err(refusals::job_running(id)),
+                    Phase::Running(_) => return Err(refusals::job_running(id).into()),
                     Phase::Queued => {
                         jobs.queue.remove(id);
                     }
@@ -358,7 +373,7 @@ pub(super) async fn get_info(State(s): Shr, headers: HeaderMap) -> Json<ServerIn
 pub(super) async fn get_stats(
     State(s): Shr,
     Extension(t): Extension<Tenant>,
-) -> Result<Json<ServerStats>, ApiError> {
+) -> Result<Json<ServerStats>, Refused> {
     let mut st = ServerStats::default();
     for (state, _, n) in s.job_counts(Some(&t.name)).await? {
         match state.as_str() {
@@ -398,11 +413,11 @@ pub(super) async fn get_openapi() -> Response {
 /// query of its own: callers without a token cost the database nothing).
 pub(super) async fn get_health(State(s): Shr) -> Response {
     if s.stop.load(Ordering::Relaxed) {
-        return ApiError::new(ErrorCode::Internal, "stopping").into_response();
+        return Refused(ApiError::new(ErrorCode::Internal, "stopping")).into_response();
     }
     if s.fleet().is_some_and(|f| !f.reachable()) {
-        return ApiError::new(ErrorCode::Internal, "the fleet's database is out of reach")
-            .into_response();
+        let e = ApiError::new(ErrorCode::Internal, "the fleet's database is out of reach");
+        return Refused(e).into_response();
     }
     Json(serde_json::json!({"status": "ok"})).into_response()
 }
@@ -439,18 +454,18 @@ pub(super) async fn get_metrics(State(s): Shr) -> Response {
         .into_response()
 }
 
-pub(super) async fn no_route() -> ApiError {
-    ApiError::new(
+pub(super) async fn no_route() -> Refused {
+    Refused(ApiError::new(
         ErrorCode::NotFound,
         "no such endpoint (see GET /v1/openapi.json)",
-    )
+    ))
 }
 
-pub(super) async fn no_method() -> ApiError {
-    ApiError::new(
+pub(super) async fn no_method() -> Refused {
+    Refused(ApiError::new(
         ErrorCode::BadRequest,
         "this endpoint does not take that method",
-    )
+    ))
 }
 
 /// Lets a request through with the tenant its bearer token names (or as
@@ -464,7 +479,7 @@ pub(super) async fn authenticate(State(s): Shr, mut req: Request, next: Next) ->
         Some(t) => t,
         None => match s.tenants_now().await {
             Ok(t) => t,
-            Err(e) => return e.into_response(),
+            Err(e) => return Refused(e).into_response(),
         },
     };
     let tenant = if tenants.is_open() {
@@ -474,19 +489,19 @@ pub(super) async fn authenticate(State(s): Shr, mut req: Request, next: Next) ->
         match token.map(|t| tenants.authenticate(t)) {
             Some(Some(t)) => t,
             Some(None) => {
-                return ApiError::new(
+                return Refused(ApiError::new(
                     ErrorCode::Unauthorized,
                     "the token is not valid (unknown, mistyped or revoked)",
-                )
+                ))
                 .into_response()
             }
             None => {
-                return ApiError::new(
+                return Refused(ApiError::new(
                     ErrorCode::Unauthorized,
                     "this server needs an API token: Authorization: Bearer TOKEN \
                      (hearth --token or HEARTH_TOKEN; the operator makes one with \
                      `hearth server token add`)",
-                )
+                ))
                 .into_response()
             }
         }

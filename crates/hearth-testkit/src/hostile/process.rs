@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use hearth_server::Client;
+use hearth_client::Client;
 
 /// A `hearth server` child process: killed when dropped.
 pub struct ServerProcess {

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hearth::crypto::files::info_from_bytes;
-use hearth::{Bundle, KeyId};
+use hearth_core::crypto::files::info_from_bytes;
+use hearth_core::formats::Bundle;
+use hearth_core::KeyId;
 use serde::de::DeserializeOwned;
 
 use crate::wire::{
@@ -49,7 +50,7 @@ pub enum ClientError {
     Timeout(JobId),
     /// A local file could not be read.
     #[error(transparent)]
-    Hearth(#[from] hearth::Error),
+    Hearth(#[from] hearth_core::Error),
     /// A setting that cannot be used: a URL that is not `http(s)://`, a
     /// CA file without a certificate.
     #[error("{0}")]
@@ -200,7 +201,7 @@ impl ClientBuilder {
 
 fn read_file(path: &Path) -> Result<Vec<u8>, ClientError> {
     std::fs::read(path).map_err(|source| {
-        hearth::Error::from(hearth::FileError::Io {
+        hearth_core::Error::from(hearth_core::FileError::Io {
             path: path.to_path_buf(),
             source,
         })
@@ -351,8 +352,8 @@ impl Client {
     }
 
     /// Submits a job (`POST /v1/jobs`): program file bytes
-    /// ([`hearth::CompiledProgram::to_bytes`]) and input bundle bytes
-    /// ([`hearth::Bundle::to_bytes`]), sent one after the other. The
+    /// (`hearth::CompiledProgram::to_bytes`) and input bundle bytes
+    /// ([`Bundle::to_bytes`]), sent one after the other. The
     /// bundle's key must be registered.
     pub fn submit(&self, program: &[u8], bundle: &[u8]) -> Result<Submitted, ClientError> {
         self.submit_to("/v1/jobs".into(), program, bundle)

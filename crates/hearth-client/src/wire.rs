@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use hearth::KeyId;
+use hearth_core::KeyId;
 use serde::{Deserialize, Serialize};
 
 /// Why a request was refused: a stable string in the JSON body's `code`,
