@@ -23,5 +23,4 @@ mod multi_bit;
 mod program_files;
 mod programs;
 mod twos;
-mod unit;
 mod words;
