@@ -567,14 +567,15 @@ impl BatchExecutor for ClearBatch {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
     use crate::ClearBackend;
     use hearth_core::testing::circuits::random_circuit;
 
-    pub(crate) fn blocks_reuse_and_merge() {
+    #[test]
+    fn blocks_reuse_and_merge() {
         let mut b = Blocks::default();
         let x = b.take(4);
         let y = b.take(2);
@@ -627,7 +628,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn plans_match_the_clear_backend() {
+    #[test]
+    fn plans_match_the_clear_backend() {
         for (params, seeds) in [
             (&INSECURE_TEST_DIGITS, 0..40u64),
             (&INSECURE_TEST_BITS, 0..20),
@@ -653,7 +655,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn packed_rows_are_each_launchs_rows_in_plan_order() {
+    #[test]
+    fn packed_rows_are_each_launchs_rows_in_plan_order() {
         for seed in 0..10u64 {
             let rc = random_circuit(&INSECURE_TEST_DIGITS, seed, 3, 60, 3).unwrap();
             let plan = Plan::new(&rc.circuit).unwrap();
@@ -677,7 +680,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn launches_too_wide_for_32_bit_offsets_are_split() {
+    #[test]
+    fn launches_too_wide_for_32_bit_offsets_are_split() {
         // A limit of a few ciphertexts stands for 2^32 words: every group
         // is cut into launches of 1 to 5 bootstraps, and the plans still
         // compute what the clear backend computes.
@@ -713,7 +717,8 @@ pub(crate) mod tests {
         );
     }
 
-    pub(crate) fn a_cancelled_run_stops_at_the_next_launch() {
+    #[test]
+    fn a_cancelled_run_stops_at_the_next_launch() {
         let rc = random_circuit(&INSECURE_TEST_DIGITS, 7, 3, 60, 2).unwrap();
         let plan = Plan::new(&rc.circuit).unwrap();
         let total = plan.bootstraps();
@@ -736,12 +741,4 @@ pub(crate) mod tests {
             other => panic!("expected Cancelled, got {other:?}"),
         }
     }
-
-    hearth_core::tests![
-        blocks_reuse_and_merge,
-        plans_match_the_clear_backend,
-        packed_rows_are_each_launchs_rows_in_plan_order,
-        launches_too_wide_for_32_bit_offsets_are_split,
-        a_cancelled_run_stops_at_the_next_launch,
-    ];
 }

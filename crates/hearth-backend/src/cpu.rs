@@ -466,14 +466,15 @@ impl<'a> Run<'a> {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
     /// Bootstrap 0 finishes the moment it is started (as it may when the
     /// thread starting the roots is preempted) and starts its reader, 2;
     /// 2 must not be started again when the roots' loop reaches it.
-    pub(crate) fn a_reader_made_ready_while_roots_start_is_started_once() {
+    #[test]
+    fn a_reader_made_ready_while_roots_start_is_started_once() {
         let pending: Vec<AtomicU32> = [0, 0, 1].into_iter().map(AtomicU32::new).collect();
         let mut started = Vec::new();
         start_roots(&pending, |b| {
@@ -485,6 +486,4 @@ pub(crate) mod tests {
         started.sort_unstable();
         assert_eq!(started, [0, 1, 2]);
     }
-
-    hearth_core::tests![a_reader_made_ready_while_roots_start_is_started_once];
 }

@@ -84,13 +84,14 @@ impl DeviceNeeds {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::params::DIGITS_128;
     use hearth_core::testing::circuits::random_circuit;
 
-    pub(crate) fn a_run_that_does_not_fit_is_refused_naming_its_largest_buffer() {
+    #[test]
+    fn a_run_that_does_not_fit_is_refused_naming_its_largest_buffer() {
         let rc = random_circuit(&DIGITS_128, 3, 16, 4000, 8).unwrap();
         let plan = Plan::new(&rc.circuit).unwrap();
         let packed = plan.packed();
@@ -122,6 +123,4 @@ pub(crate) mod tests {
             Err(Error::TooLarge { limit: 0, .. })
         ));
     }
-
-    hearth_core::tests![a_run_that_does_not_fit_is_refused_naming_its_largest_buffer];
 }

@@ -109,9 +109,3 @@ fn check_input_count(circuit: &Circuit, found: usize) -> Result<(), Error> {
     }
     Ok(())
 }
-
-/// This crate's unit tests, by module (`hearth_testkit::unit` runs them).
-#[cfg(feature = "testing")]
-#[doc(hidden)]
-pub const UNIT_TESTS: &[(&str, hearth_core::testing::Tests)] =
-    hearth_core::unit_tests![batch, cpu, device_memory];

@@ -12,15 +12,12 @@
 //! the same names (`hearth::crypto`, `hearth::circuit`, ...). The
 //! repository's `ARCHITECTURE.md` gives the crates' layers.
 
-// `hearth_core::tests!` names this crate the same way from inside it.
-extern crate self as hearth_core;
-
 pub mod circuit;
 pub mod comparison;
 pub mod crypto;
 pub mod error;
 pub mod formats;
-#[cfg(feature = "testing")]
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use circuit::{Circuit, CircuitBuilder, Stats, Wire};
@@ -34,25 +31,3 @@ pub use crypto::params::{
 };
 pub use crypto::public_key::{CompactList, PublicKey};
 pub use error::{BuildError, Error, FileError, LutError, Result};
-
-/// This crate's unit tests, by module (`hearth_testkit::unit` runs them).
-#[cfg(feature = "testing")]
-#[doc(hidden)]
-pub const UNIT_TESTS: &[(&str, testing::Tests)] = hearth_core::unit_tests![
-    circuit,
-    circuit::choice,
-    circuit::cost,
-    circuit::meter,
-    circuit::range,
-    circuit::schedule,
-    circuit::selectors,
-    circuit::table,
-    formats::bundle,
-    crypto::compressed,
-    crypto::files,
-    crypto::lut,
-    crypto::noise,
-    crypto::pair,
-    crypto::public_key,
-    testing::keys,
-];

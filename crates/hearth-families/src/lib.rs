@@ -10,24 +10,12 @@
 //! the circuits they build. Users depend on `hearth`, which re-exports
 //! both modules (`hearth::digits`, `hearth::bits`).
 
-// The core's modules under the names the families' code uses.
-#[cfg(feature = "testing")]
+// The unit tests evaluate circuits on the clear and count backends (a
+// dev-dependency: the backends know nothing of the families).
+#[cfg(test)]
 use hearth_backend as backend;
+// The core's modules under the names the families' code uses.
 use hearth_core::{circuit, comparison, crypto, error};
 
 pub mod bits;
 pub mod digits;
-
-/// This crate's unit tests, by module (`hearth_testkit::unit` runs them).
-#[cfg(feature = "testing")]
-#[doc(hidden)]
-pub const UNIT_TESTS: &[(&str, hearth_core::testing::Tests)] = hearth_core::unit_tests![
-    bits::compare,
-    bits::counters,
-    bits::gates,
-    bits::packed_compare,
-    digits::asc,
-    digits::mul,
-    digits::wide,
-    digits::recoding,
-];

@@ -1,9 +1,8 @@
 //! hearth's test kit: random programs of both families (with shrinking),
 //! forged files, the compute server's hostile clients and footprint probes
-//! (`hostile`), and the registry that runs every crate's unit tests;
-//! with the core's random circuits and shared keys re-exported. Shared by
-//! the tests, the benchmarks and `hearth-bench fuzz-programs`; not part of
-//! the library's API.
+//! (`hostile`), with the core's random circuits and shared keys
+//! re-exported. Shared by the tests, the benchmarks and `hearth-bench
+//! fuzz-programs`; not part of the library's API.
 //!
 //! The random programs use the library's public API only; the circuit-level
 //! helpers (`circuits`, `keys`) live in `hearth_core::testing`, where the
@@ -15,7 +14,6 @@ pub mod hostile;
 #[cfg(unix)]
 pub mod postgres;
 pub mod programs;
-pub mod unit;
 pub mod word_programs;
 
 pub use hearth_core::testing::{circuits, keys};
@@ -54,7 +52,3 @@ pub(crate) fn without_each<T: Clone, I>(
         })
         .collect()
 }
-
-/// This crate's unit tests, by module (`unit` runs them).
-const UNIT_TESTS: &[(&str, hearth_core::testing::Tests)] =
-    hearth_core::unit_tests![programs, word_programs];

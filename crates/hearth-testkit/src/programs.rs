@@ -742,12 +742,14 @@ impl fmt::Display for ProgramSpec {
     }
 }
 
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use hearth::crypto::params::INSECURE_TEST_DIGITS as P;
     use rand::SeedableRng;
 
-    pub(crate) fn oversized_operations_become_negations() {
+    #[test]
+    fn oversized_operations_become_negations() {
         let spec = ProgramSpec {
             inputs: vec![vec![1; 16]],
             twos: vec![],
@@ -761,7 +763,8 @@ pub(crate) mod tests {
         assert!(spec.to_string().contains("let v2 = -&v1;"));
     }
 
-    pub(crate) fn a_wrong_reference_is_caught() {
+    #[test]
+    fn a_wrong_reference_is_caught() {
         let spec = ProgramSpec {
             inputs: vec![vec![1, 0, -1]],
             twos: vec![true],
@@ -778,7 +781,8 @@ pub(crate) mod tests {
         ));
     }
 
-    pub(crate) fn random_programs_pass() {
+    #[test]
+    fn random_programs_pass() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for _ in 0..200 {
             let spec = ProgramSpec::random(&mut rng, &Limits::default());
@@ -787,10 +791,4 @@ pub(crate) mod tests {
             }
         }
     }
-
-    hearth_core::tests![
-        oversized_operations_become_negations,
-        a_wrong_reference_is_caught,
-        random_programs_pass,
-    ];
 }

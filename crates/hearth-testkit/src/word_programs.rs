@@ -864,7 +864,8 @@ pub fn encrypted_equals_clear<B: Backend<Digit = Ciphertext>>(
     Ok((out, clear))
 }
 
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use hearth::crypto::params::INSECURE_TEST_BITS as P;
     use rand::SeedableRng;
@@ -881,7 +882,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn random_word_programs_pass() {
+    #[test]
+    fn random_word_programs_pass() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         for _ in 0..100 {
             passes(&WordSpec::random(&mut rng, 6), &[&P], &[2]);
@@ -891,7 +893,8 @@ pub(crate) mod tests {
     /// Found by `fuzz-programs --family words --seed 2026` (program 15581,
     /// shrunk): the top bit of a difference is a heavy sum, and leading
     /// zeros paired it with another term over the budget of `GATES_128`.
-    pub(crate) fn leading_zeros_of_a_difference() {
+    #[test]
+    fn leading_zeros_of_a_difference() {
         let spec = WordSpec {
             bits: 32,
             signed: true,
@@ -911,7 +914,8 @@ pub(crate) mod tests {
     /// sum with a clear constant, whose bits are unrefreshed sums, with
     /// one of its own operands. The tracked range of a chunk's difference
     /// was wider than its values and than the packed comparison's table.
-    pub(crate) fn comparison_of_a_sum_with_its_operand() {
+    #[test]
+    fn comparison_of_a_sum_with_its_operand() {
         let spec = WordSpec {
             bits: 8,
             signed: true,
@@ -932,7 +936,8 @@ pub(crate) mod tests {
     /// Found by `fuzz-programs --family words --seed 2026` (program 75419,
     /// shrunk): a remainder by a clear constant (heavy linear bits) fed
     /// to a product by a clear constant.
-    pub(crate) fn product_of_a_remainder_by_constants() {
+    #[test]
+    fn product_of_a_remainder_by_constants() {
         let spec = WordSpec {
             bits: 64,
             signed: true,
@@ -947,7 +952,8 @@ pub(crate) mod tests {
         passes(&spec, &[&P, &hearth::crypto::params::GATES_128], &[2]);
     }
 
-    pub(crate) fn a_wrong_reference_is_caught() {
+    #[test]
+    fn a_wrong_reference_is_caught() {
         let spec = WordSpec {
             bits: 8,
             signed: false,
@@ -973,7 +979,8 @@ pub(crate) mod tests {
 
     /// Found by `fuzz-programs --family words --seed 204` (program 31174,
     /// shrunk): a shift by an encrypted amount on DIGITS_128's rules.
-    pub(crate) fn shift_by_a_quotient_on_the_digits_key() {
+    #[test]
+    fn shift_by_a_quotient_on_the_digits_key() {
         let spec = WordSpec {
             bits: 64,
             signed: true,
@@ -989,7 +996,8 @@ pub(crate) mod tests {
     }
 
     /// The reference's casts are Rust's `as`.
-    pub(crate) fn reference_casts_are_rusts() {
+    #[test]
+    fn reference_casts_are_rusts() {
         let (u8s, i8s) = (
             Ref {
                 bits: 8,
@@ -1017,7 +1025,8 @@ pub(crate) mod tests {
 
     /// Each way out of the program's type and back (every other word type,
     /// `Int`, `Bool`), on every program type, on both families' rules.
-    pub(crate) fn programs_through_every_type() {
+    #[test]
+    fn programs_through_every_type() {
         let sets: [&'static ParameterSet; 2] = [&P, &hearth::crypto::params::INSECURE_TEST_DIGITS];
         for (bits, signed) in CAST_TYPES.into_iter().filter(|&(b, _)| b <= 64) {
             let m = mask(bits) as u64;
@@ -1043,7 +1052,8 @@ pub(crate) mod tests {
 
     /// The programs `tests/programs.proptest-regressions` saved (its seeds
     /// stand for other programs once [`WordOp::KINDS`] grows).
-    pub(crate) fn saved_property_test_failures() {
+    #[test]
+    fn saved_property_test_failures() {
         use WordOp::*;
         let specs = [
             (8, false, vec![0], vec![Not(0), Sub(126, 67), Lt(0, 2)]),
@@ -1095,16 +1105,4 @@ pub(crate) mod tests {
             );
         }
     }
-
-    hearth_core::tests![
-        reference_casts_are_rusts,
-        programs_through_every_type,
-        saved_property_test_failures,
-        shift_by_a_quotient_on_the_digits_key,
-        random_word_programs_pass,
-        leading_zeros_of_a_difference,
-        comparison_of_a_sum_with_its_operand,
-        product_of_a_remainder_by_constants,
-        a_wrong_reference_is_caught,
-    ];
 }

@@ -78,9 +78,3 @@ pub use hearth_core::{
     PublicKey, Result, ServerKey, ServerKeySizes, Stats, Wire, BITS_128, DIGITS_128,
     DIGITS_KS32_128, DIGITS_MB4_128, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
 };
-
-/// This crate's unit tests, by module (`hearth_testkit::unit` runs them).
-#[cfg(feature = "testing")]
-#[doc(hidden)]
-pub const UNIT_TESTS: &[(&str, hearth_core::testing::Tests)] =
-    hearth_core::unit_tests![formats::program_file, kernels::io, kernels::linalg];

@@ -24,5 +24,4 @@ mod op_table;
 mod program_files;
 mod programs;
 mod twos;
-mod unit;
 mod words;

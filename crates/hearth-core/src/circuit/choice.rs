@@ -90,12 +90,13 @@ impl<K: Eq + Hash, V: Clone> Default for Memo<K, V> {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
     /// A value is made once per key; a failure is returned, not kept.
-    pub(crate) fn a_memo_makes_each_value_once_and_keeps_no_failure() {
+    #[test]
+    fn a_memo_makes_each_value_once_and_keeps_no_failure() {
         let memo: Memo<u32, u64> = Memo::new();
         let made = std::cell::Cell::new(0);
         let square = |k: u32| {
@@ -113,7 +114,8 @@ pub(crate) mod tests {
 
     /// A value made from smaller ones of the same memo (a choice that
     /// measures its parts): no borrow is held while it is made.
-    pub(crate) fn a_memo_value_may_be_made_from_the_same_memo() {
+    #[test]
+    fn a_memo_value_may_be_made_from_the_same_memo() {
         fn fib(memo: &Memo<u64, u64>, n: u64) -> u64 {
             memo.get_or(n, || {
                 if n < 2 {
@@ -126,9 +128,4 @@ pub(crate) mod tests {
         let memo = Memo::new();
         assert_eq!(fib(&memo, 90), 2_880_067_194_370_816_120);
     }
-
-    hearth_core::tests![
-        a_memo_makes_each_value_once_and_keeps_no_failure,
-        a_memo_value_may_be_made_from_the_same_memo,
-    ];
 }

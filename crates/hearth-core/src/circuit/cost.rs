@@ -48,13 +48,14 @@ impl GpuCost {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::params::{DIGITS_128, DIGITS_MB4_128, GATES_128};
 
     /// The plan's thread count is latency x throughput, at least one.
-    pub(crate) fn plan_width_is_latency_times_throughput() {
+    #[test]
+    fn plan_width_is_latency_times_throughput() {
         assert_eq!(GpuCost::of(&DIGITS_128).plan_threads(), 95);
         assert_eq!(GpuCost::of(&DIGITS_MB4_128).plan_threads(), 39);
         assert_eq!(GpuCost::of(&GATES_128).plan_threads(), 118);
@@ -64,6 +65,4 @@ pub(crate) mod tests {
         };
         assert_eq!(one.plan_threads(), 1, "never below one thread");
     }
-
-    hearth_core::tests![plan_width_is_latency_times_throughput,];
 }

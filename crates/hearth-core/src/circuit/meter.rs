@@ -144,14 +144,15 @@ pub fn stopped() -> bool {
     ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|a| a.spent.stopped))
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use std::time::Duration;
 
     /// Counts add up, the first step over a limit and every one after it
     /// fail, and outside a run nothing is counted.
-    pub(crate) fn a_meter_stops_at_its_limits_and_stays_stopped() {
+    #[test]
+    fn a_meter_stops_at_its_limits_and_stays_stopped() {
         assert_eq!(spend(1 << 40, 1 << 40), Ok(()), "no meter in force");
         let meter = Meter {
             bootstraps: 3,
@@ -184,7 +185,8 @@ pub(crate) mod tests {
 
     /// A deadline in the past stops the build within [`CLOCK_EVERY`]
     /// steps.
-    pub(crate) fn a_meter_stops_past_its_deadline() {
+    #[test]
+    fn a_meter_stops_past_its_deadline() {
         let meter = Meter {
             deadline: Some(Instant::now() - Duration::from_millis(1)),
             ..Meter::unlimited()
@@ -196,7 +198,8 @@ pub(crate) mod tests {
 
     /// An inner run's counts go to the outer one, which is in force again
     /// afterwards; a panic inside a run puts the outer one back too.
-    pub(crate) fn runs_nest() {
+    #[test]
+    fn runs_nest() {
         let outer = Meter {
             bootstraps: 5,
             ..Meter::unlimited()
@@ -212,10 +215,4 @@ pub(crate) mod tests {
         });
         assert_eq!(spent.bootstraps, 6);
     }
-
-    hearth_core::tests![
-        a_meter_stops_at_its_limits_and_stays_stopped,
-        a_meter_stops_past_its_deadline,
-        runs_nest,
-    ];
 }

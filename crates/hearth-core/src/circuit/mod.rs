@@ -467,14 +467,15 @@ impl Circuit {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::lut::Lut;
     use crate::crypto::params::INSECURE_TEST_DIGITS as P;
     use crate::error::BuildError;
 
-    pub(crate) fn exact_weights_and_ranges() {
+    #[test]
+    fn exact_weights_and_ranges() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         let y = b.input(-1, 1).unwrap();
@@ -488,7 +489,8 @@ pub(crate) mod tests {
         assert_eq!(b.range(s).unwrap(), Range::new(-4, 6));
     }
 
-    pub(crate) fn over_budget_is_refused_with_node_name() {
+    #[test]
+    fn over_budget_is_refused_with_node_name() {
         let mut b = CircuitBuilder::new(&P);
         let (x, y, z) = (
             b.input(-1, 1).unwrap(),
@@ -520,7 +522,8 @@ pub(crate) mod tests {
         assert!(b.output(big).is_ok());
     }
 
-    pub(crate) fn spread_selectors_get_the_wide_budget() {
+    #[test]
+    fn spread_selectors_get_the_wide_budget() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         // 11 x takes -11, 0, 11: far apart, so the 2-unit-margin budget
@@ -534,7 +537,8 @@ pub(crate) mod tests {
         assert!(b.bootstrap(spread, &sign).is_ok());
     }
 
-    pub(crate) fn constant_tables_fold() {
+    #[test]
+    fn constant_tables_fold() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         let zero = Lut::from_fn(5, -1, 1, |_| 0).unwrap();
@@ -545,7 +549,8 @@ pub(crate) mod tests {
 
     /// Tables of one rotation that are constant on the selector's range
     /// are constants; the others still share one rotation.
-    pub(crate) fn constant_tables_of_a_rotation_fold() {
+    #[test]
+    fn constant_tables_of_a_rotation_fold() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(0, 3).unwrap();
         // x in 0..=3: `x >= 4` is constant, `x & 1` and `x >> 1` are not.
@@ -564,7 +569,8 @@ pub(crate) mod tests {
         assert_eq!(c.bootstraps()[0].offsets.len(), 2);
     }
 
-    pub(crate) fn uncovered_selector_is_refused() {
+    #[test]
+    fn uncovered_selector_is_refused() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         let y = b.input(-1, 1).unwrap();
@@ -583,7 +589,8 @@ pub(crate) mod tests {
         assert!(b.bootstrap(wide, &partial).is_err());
     }
 
-    pub(crate) fn foreign_wires_are_refused() {
+    #[test]
+    fn foreign_wires_are_refused() {
         let mut a = CircuitBuilder::new(&P);
         let mut b = CircuitBuilder::new(&P);
         let x = a.input(0, 1).unwrap();
@@ -592,7 +599,8 @@ pub(crate) mod tests {
         assert!(matches!(b.output(x), Err(BuildError::ForeignWire { .. })));
     }
 
-    pub(crate) fn constant_bootstraps_fold() {
+    #[test]
+    fn constant_bootstraps_fold() {
         let mut b = CircuitBuilder::new(&P);
         let c = b.constant(-3);
         let lut = Lut::from_fn(5, -8, 7, |v| 2 * v).unwrap();
@@ -601,7 +609,8 @@ pub(crate) mod tests {
         assert_eq!(b.build().stats().pbs, 0);
     }
 
-    pub(crate) fn stats_of_a_small_dag() {
+    #[test]
+    fn stats_of_a_small_dag() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(0, 3).unwrap();
         let id = Lut::from_fn(5, 0, 15, |v| v).unwrap();
@@ -618,7 +627,8 @@ pub(crate) mod tests {
         assert_eq!(st.peak_live, 3);
     }
 
-    pub(crate) fn identical_bootstraps_are_made_once() {
+    #[test]
+    fn identical_bootstraps_are_made_once() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(0, 3).unwrap();
         let id = Lut::from_fn(5, 0, 15, |v| v).unwrap();
@@ -635,7 +645,8 @@ pub(crate) mod tests {
         assert_eq!(b.build().stats().pbs, 3);
     }
 
-    pub(crate) fn unread_bootstraps_are_pruned() {
+    #[test]
+    fn unread_bootstraps_are_pruned() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(0, 3).unwrap();
         let id = Lut::from_fn(5, 0, 15, |v| v).unwrap();
@@ -671,18 +682,4 @@ pub(crate) mod tests {
         assert_eq!(c.outputs()[1].terms, vec![(1, 1)]);
         assert_eq!(c.depths(), &[0, 1, 0, 2]);
     }
-
-    hearth_core::tests![
-        identical_bootstraps_are_made_once,
-        unread_bootstraps_are_pruned,
-        exact_weights_and_ranges,
-        over_budget_is_refused_with_node_name,
-        spread_selectors_get_the_wide_budget,
-        constant_tables_fold,
-        constant_tables_of_a_rotation_fold,
-        uncovered_selector_is_refused,
-        foreign_wires_are_refused,
-        constant_bootstraps_fold,
-        stats_of_a_small_dag,
-    ];
 }

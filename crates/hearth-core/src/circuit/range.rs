@@ -204,14 +204,15 @@ impl Range {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
     /// The closed form against the residues themselves: every range of
     /// small bounds and steps, every residue, moduli 2 to 64 (and a
     /// non-power of two).
-    pub(crate) fn contains_residue_is_membership_in_the_residues() {
+    #[test]
+    fn contains_residue_is_membership_in_the_residues() {
         for m in [2u64, 4, 8, 16, 32, 64, 12] {
             for lo in -70i64..70 {
                 for step in 1i64..40 {
@@ -233,7 +234,8 @@ pub(crate) mod tests {
         assert!((0..64).all(|x| big.contains_residue(x, 64)));
     }
 
-    pub(crate) fn covering_prefers_short_signed_arcs() {
+    #[test]
+    fn covering_prefers_short_signed_arcs() {
         assert_eq!(Range::covering(&[31, 0, 1], 32), Range::new(-1, 1));
         assert_eq!(Range::covering(&[3, 4, 5], 32), Range::new(3, 5));
         assert_eq!(Range::covering(&[16], 32), Range::point(-16));
@@ -246,7 +248,8 @@ pub(crate) mod tests {
         assert_eq!(Range::covering(&[7, 1], 8), Range::with_step(-1, 1, 2));
     }
 
-    pub(crate) fn canonical_forms() {
+    #[test]
+    fn canonical_forms() {
         let m = 8;
         assert_eq!(Range::new(5, 7).canonical(m), Range::new(-3, -1));
         assert_eq!(
@@ -268,7 +271,8 @@ pub(crate) mod tests {
         );
     }
 
-    pub(crate) fn residues_and_membership() {
+    #[test]
+    fn residues_and_membership() {
         let r = Range::with_step(-1, 3, 2);
         assert_eq!(r.count(8), 3);
         assert_eq!(r.residues(8), vec![7, 1, 3]);
@@ -276,11 +280,4 @@ pub(crate) mod tests {
         assert!(r.is_within(-1, 3, 8) && !r.is_within(0, 3, 8));
         assert!(Range::new(-1, 1).is_within(-1, 1, 32));
     }
-
-    hearth_core::tests![
-        contains_residue_is_membership_in_the_residues,
-        covering_prefers_short_signed_arcs,
-        canonical_forms,
-        residues_and_membership,
-    ];
 }

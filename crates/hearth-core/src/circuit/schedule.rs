@@ -192,8 +192,8 @@ impl Circuit {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::testing::circuits::random_circuit;
     use crate::INSECURE_TEST_DIGITS;
@@ -205,7 +205,8 @@ pub(crate) mod tests {
     }
 
     /// One slot runs every bootstrap in turn.
-    pub(crate) fn one_slot_runs_every_bootstrap_in_turn() {
+    #[test]
+    fn one_slot_runs_every_bootstrap_in_turn() {
         let c = chain_and_fan();
         let p = simulate(&c, &Machine::host(1, 0.01));
         assert!((p.wall_s - 0.01 * c.bootstraps().len() as f64).abs() < 1e-6);
@@ -216,7 +217,8 @@ pub(crate) mod tests {
     /// Greedy list scheduling lies between the depth and work bounds and
     /// within work + critical path; workers take bootstraps only when
     /// rank 0's threads are full.
-    pub(crate) fn wall_is_between_the_depth_and_the_work_bounds() {
+    #[test]
+    fn wall_is_between_the_depth_and_the_work_bounds() {
         let c = chain_and_fan();
         let st = c.stats();
         for (ranks, threads) in [(1, 2), (2, 1), (4, 4), (64, 16)] {
@@ -254,7 +256,8 @@ pub(crate) mod tests {
     }
 
     /// Oversubscribed cores slow every bootstrap evenly.
-    pub(crate) fn oversubscribed_cores_slow_every_bootstrap() {
+    #[test]
+    fn oversubscribed_cores_slow_every_bootstrap() {
         let c = chain_and_fan();
         let mut m = Machine::uniform(4, 1, 0.01, 0.0, 0.0);
         let free = simulate(&c, &m).wall_s;
@@ -272,7 +275,8 @@ pub(crate) mod tests {
     /// only its fourth runs paired (4 + 0.6); on 8 threads its second
     /// starts while the four others are still running, its last two run
     /// paired (2 + 2 x 0.6).
-    pub(crate) fn a_chain_beside_a_level_on_two_threads() {
+    #[test]
+    fn a_chain_beside_a_level_on_two_threads() {
         use crate::circuit::CircuitBuilder;
         use crate::crypto::lut::Lut;
         let mut b = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
@@ -301,11 +305,4 @@ pub(crate) mod tests {
             0
         );
     }
-
-    hearth_core::tests![
-        one_slot_runs_every_bootstrap_in_turn,
-        wall_is_between_the_depth_and_the_work_bounds,
-        oversubscribed_cores_slow_every_bootstrap,
-        a_chain_beside_a_level_on_two_threads,
-    ];
 }

@@ -153,12 +153,13 @@ impl Selectors {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::params::INSECURE_TEST_DIGITS as P;
 
-    pub(crate) fn independent_terms_are_left_alone() {
+    #[test]
+    fn independent_terms_are_left_alone() {
         let mut b = CircuitBuilder::new(&P);
         let xs: Vec<Wire> = (0..4).map(|_| b.input(-1, 1).unwrap()).collect();
         let terms: Vec<(Wire, i64)> = xs.iter().zip([1, 2, 4, 8]).map(|(&w, c)| (w, c)).collect();
@@ -167,7 +168,8 @@ pub(crate) mod tests {
         assert_eq!(b.build().stats().pbs, 0);
     }
 
-    pub(crate) fn copies_are_refreshed_until_the_weight_fits() {
+    #[test]
+    fn copies_are_refreshed_until_the_weight_fits() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         let nx = b.neg(x).unwrap();
@@ -178,7 +180,8 @@ pub(crate) mod tests {
         assert_eq!(b.build().stats().pbs, 0);
     }
 
-    pub(crate) fn two_copies_when_one_is_not_enough() {
+    #[test]
+    fn two_copies_when_one_is_not_enough() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input(-1, 1).unwrap();
         // 15 x weighs 225; 7 x + 8 x' weighs 113; two copies are needed.
@@ -191,10 +194,4 @@ pub(crate) mod tests {
         assert!(b.quadratic_weight(t).unwrap() <= 112);
         assert_eq!(b.build().stats().pbs, 2);
     }
-
-    hearth_core::tests![
-        independent_terms_are_left_alone,
-        copies_are_refreshed_until_the_weight_fits,
-        two_copies_when_one_is_not_enough,
-    ];
 }

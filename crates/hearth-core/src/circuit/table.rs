@@ -83,11 +83,12 @@ impl Points {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
-    pub(crate) fn dense_tables_keep_the_usual_layout() {
+    #[test]
+    fn dense_tables_keep_the_usual_layout() {
         let table: Vec<u64> = (0..8).map(|x| x * 3 % 8).collect();
         let mut p = Points::new(8);
         for x in 0..4 {
@@ -107,7 +108,8 @@ pub(crate) mod tests {
         assert_eq!(p.margin(), Some(Margin::Half));
     }
 
-    pub(crate) fn spread_points_get_wide_margins() {
+    #[test]
+    fn spread_points_get_wide_margins() {
         // AND on bits stored as 0 or 2: selector a + b at 0, 2, 4 with
         // outputs -1, -1, 1 (then + 1).
         let mut p = Points::new(8);
@@ -124,15 +126,10 @@ pub(crate) mod tests {
         assert!(!x.insert(4, 7));
     }
 
-    pub(crate) fn constant_outputs_need_no_decoding() {
+    #[test]
+    fn constant_outputs_need_no_decoding() {
         let mut p = Points::new(8);
         assert!(p.insert(1, 0) && p.insert(2, 0));
         assert_eq!(p.margin(), None);
     }
-
-    hearth_core::tests![
-        dense_tables_keep_the_usual_layout,
-        spread_points_get_wide_margins,
-        constant_outputs_need_no_decoding,
-    ];
 }

@@ -508,8 +508,8 @@ impl CompressedServerKey {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::params::{DIGITS_128, DIGITS_KS32_128, INSECURE_TEST_DIGITS};
     use crate::error::FileError;
@@ -518,7 +518,8 @@ pub(crate) mod tests {
     /// Every field that must fit the set, changed one at a time and written
     /// with a valid header and checksum: each file is refused as
     /// inconsistent, naming what does not fit.
-    pub(crate) fn forged_fields_are_refused() {
+    #[test]
+    fn forged_fields_are_refused() {
         let d = std::env::temp_dir().join(format!("hearth-compressed-unit-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let client = ClientKey::generate(&INSECURE_TEST_DIGITS);
@@ -635,7 +636,8 @@ pub(crate) mod tests {
         );
     }
 
-    pub(crate) fn keyswitch_noise_is_the_sets() {
+    #[test]
+    fn keyswitch_noise_is_the_sets() {
         for params in [&DIGITS_128, &DIGITS_KS32_128] {
             let client = ClientKey::generate(params);
             let big = client.big_key();
@@ -660,6 +662,4 @@ pub(crate) mod tests {
             }
         }
     }
-
-    hearth_core::tests![forged_fields_are_refused, keyswitch_noise_is_the_sets,];
 }

@@ -729,39 +729,11 @@ pub fn ciphertexts_from_bytes(
     Ok(cts)
 }
 
-/// Unit tests, and a scratch folder other layers' tests share.
-#[cfg(feature = "testing")]
-#[doc(hidden)]
-pub mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::params::INSECURE_TEST_DIGITS;
-
-    /// An empty folder of this process for one test, removed when dropped.
-    pub struct Scratch(PathBuf);
-
-    impl Scratch {
-        /// The folder of test `name`.
-        pub fn new(name: &str) -> Self {
-            let d = std::env::temp_dir().join(format!("hearth-unit-{name}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&d);
-            std::fs::create_dir_all(&d).unwrap();
-            Scratch(d)
-        }
-    }
-
-    impl std::ops::Deref for Scratch {
-        type Target = Path;
-
-        fn deref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testing::Scratch;
 
     /// The names in folder `d`, sorted.
     fn names(d: &Path) -> Vec<String> {
@@ -790,7 +762,8 @@ pub mod tests {
     /// for payloads smaller and larger than the write buffer, with the
     /// CRC-32 of the covered bytes; the size returned is the file's; they
     /// read back.
-    pub(crate) fn streamed_files_are_the_encoded_bytes() {
+    #[test]
+    fn streamed_files_are_the_encoded_bytes() {
         let d = Scratch::new("streamed");
         let id = INSECURE_TEST_DIGITS.id;
         let payloads: [Vec<u64>; 3] = [
@@ -822,7 +795,8 @@ pub mod tests {
     /// A write that fails midway leaves the old file as it was and no
     /// temporary file; a write into a folder that does not exist is an
     /// I/O error.
-    pub(crate) fn failed_writes_leave_the_old_file() {
+    #[test]
+    fn failed_writes_leave_the_old_file() {
         let d = Scratch::new("failed-write");
         let path = d.join("f");
         write_atomic(&path, b"old", false).unwrap();
@@ -841,7 +815,8 @@ pub mod tests {
     /// Durable removal removes what is there and says whether it was;
     /// syncing a folder opens it (a missing one is an error); a bare file
     /// name's folder is the current one.
-    pub(crate) fn removals_and_folder_syncs() {
+    #[test]
+    fn removals_and_folder_syncs() {
         let d = Scratch::new("remove");
         let path = d.join("f");
         write_atomic(&path, b"x", false).unwrap();
@@ -855,10 +830,4 @@ pub mod tests {
         assert_eq!(folder(Path::new("f")), Path::new("."));
         assert_eq!(folder(&path), &*d);
     }
-
-    hearth_core::tests![
-        streamed_files_are_the_encoded_bytes,
-        failed_writes_leave_the_old_file,
-        removals_and_folder_syncs,
-    ];
 }

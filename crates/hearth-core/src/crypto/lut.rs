@@ -195,11 +195,12 @@ impl Lut {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
-    pub(crate) fn parmesan_example_3() {
+    #[test]
+    fn parmesan_example_3() {
         // pi = 3: (1, 2, o, -3) is (1, 2, o, -3, -1, -2, o, 3).
         let a = Lut::parse(3, "1, 2, o, -3").unwrap();
         assert_eq!(a.table(), &[1, 2, 0, 5, 7, 6, 0, 3]);
@@ -212,7 +213,8 @@ pub(crate) mod tests {
         assert!(b.covers(3) && !b.covers(2));
     }
 
-    pub(crate) fn non_negacyclic_function_is_refused() {
+    #[test]
+    fn non_negacyclic_function_is_refused() {
         // Identity on all of Z_8 is not negacyclic.
         let err = Lut::from_fn(3, 0, 7, |x| x).unwrap_err();
         assert!(matches!(err, LutError::NotNegacyclic { .. }));
@@ -222,7 +224,8 @@ pub(crate) mod tests {
         assert!(id.covers(-2) && !id.covers(2));
     }
 
-    pub(crate) fn negacyclic_extends_first_half() {
+    #[test]
+    fn negacyclic_extends_first_half() {
         let l = Lut::negacyclic(5, |x| x).unwrap();
         for x in 0..16 {
             assert_eq!(l.eval(x), x as u64);
@@ -230,7 +233,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn bad_listings() {
+    #[test]
+    fn bad_listings() {
         assert!(matches!(
             Lut::parse(3, "1, 2, 3, 4, 5"),
             Err(LutError::TooLong { .. })
@@ -247,11 +251,4 @@ pub(crate) mod tests {
             Err(LutError::NotNegacyclic { .. })
         ));
     }
-
-    hearth_core::tests![
-        parmesan_example_3,
-        non_negacyclic_function_is_refused,
-        negacyclic_extends_first_half,
-        bad_listings,
-    ];
 }

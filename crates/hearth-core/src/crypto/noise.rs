@@ -181,12 +181,13 @@ fn log2_erfc_asymptotic(x: f64) -> f64 {
     ln / std::f64::consts::LN_2
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::params::{BITS_128, DIGITS_128, DIGITS_KS32_128, DIGITS_MB4_128, GATES_128};
 
-    pub(crate) fn stated_budgets_match_tfhe_formulas() {
+    #[test]
+    fn stated_budgets_match_tfhe_formulas() {
         for p in [
             &DIGITS_128,
             &DIGITS_KS32_128,
@@ -213,7 +214,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn digits_budget_at_both_targets() {
+    #[test]
+    fn digits_budget_at_both_targets() {
         let model = NoiseModel::of(&DIGITS_128);
         assert_eq!(model.budget(5, -64.0), 1373);
         assert_eq!(model.budget(5, -128.0), 112);
@@ -221,7 +223,8 @@ pub(crate) mod tests {
         assert!(model.budget(5, -128.0) >= 85);
     }
 
-    pub(crate) fn source_decomposition_would_give_a_smaller_budget() {
+    #[test]
+    fn source_decomposition_would_give_a_smaller_budget() {
         let mut source = DIGITS_128;
         source.ks_base_log = tfhe::core_crypto::prelude::DecompositionBaseLog(4);
         source.ks_level = tfhe::core_crypto::prelude::DecompositionLevelCount(4);
@@ -230,7 +233,8 @@ pub(crate) mod tests {
 
     /// The multi-bit set with its source's key switch (2^3 x 5) would sit
     /// under the digits family's 41; with 2^3 x 6 it carries it.
-    pub(crate) fn multi_bit_key_switch_raises_the_budget_past_41() {
+    #[test]
+    fn multi_bit_key_switch_raises_the_budget_past_41() {
         let mut source = DIGITS_MB4_128;
         source.ks_level = tfhe::core_crypto::prelude::DecompositionLevelCount(5);
         assert_eq!(NoiseModel::of(&source).budget(5, -128.0), 38);
@@ -243,19 +247,12 @@ pub(crate) mod tests {
         assert!(model.modulus_switch < classic.modulus_switch);
     }
 
-    pub(crate) fn asymptotic_erfc_matches_libm_where_both_work() {
+    #[test]
+    fn asymptotic_erfc_matches_libm_where_both_work() {
         for x in [12.0, 20.0, 25.0] {
             let exact = libm::erfc(x).log2();
             assert!((log2_erfc_asymptotic(x) - exact).abs() < 0.01, "{x}");
         }
         assert!(log2_erfc(30.0) < log2_erfc(29.0));
     }
-
-    hearth_core::tests![
-        stated_budgets_match_tfhe_formulas,
-        digits_budget_at_both_targets,
-        source_decomposition_would_give_a_smaller_budget,
-        multi_bit_key_switch_raises_the_budget_past_41,
-        asymptotic_erfc_matches_libm_where_both_work,
-    ];
 }

@@ -394,7 +394,7 @@ pub(crate) enum Helper {
     Offer,
     /// Wait for a helper (tests: the paired path, whatever the load; the
     /// pool must have a second thread).
-    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    #[cfg_attr(not(test), allow(dead_code))]
     Await,
 }
 
@@ -475,8 +475,8 @@ pub(crate) fn key_switch_and_rotate<S: SmallWord>(
     paired
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::crypto::bootstrap::{accumulator, dense_slots, PbsScratch};
     use crate::crypto::keys::{FourierKey, KeySwitchKey};
@@ -489,7 +489,8 @@ pub(crate) mod tests {
     /// one-thread bootstrap's ciphertexts bit for bit (whether a helper
     /// joined or not) and decrypts to the table's value; the paired path
     /// itself, forced, equals tfhe-rs's one-thread rotation.
-    pub(crate) fn paired_bootstrap_is_the_single_one_bit_for_bit() {
+    #[test]
+    fn paired_bootstrap_is_the_single_one_bit_for_bit() {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
@@ -614,7 +615,8 @@ pub(crate) mod tests {
     /// The fused rotation and decomposition equal tfhe-rs's monomial
     /// product and `SignedDecomposer`, on random polynomials, every kind
     /// of turn, and the values that round to exactly half a base.
-    pub(crate) fn fused_decomposition_is_tfhe_rs_one() {
+    #[test]
+    fn fused_decomposition_is_tfhe_rs_one() {
         use rand::Rng;
         let mut rng = rand::thread_rng();
         for base_log in [23, 22, 10] {
@@ -659,9 +661,4 @@ pub(crate) mod tests {
             }
         }
     }
-
-    hearth_core::tests![
-        paired_bootstrap_is_the_single_one_bit_for_bit,
-        fused_decomposition_is_tfhe_rs_one,
-    ];
 }

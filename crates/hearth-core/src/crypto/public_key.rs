@@ -372,7 +372,7 @@ impl CompactList {
 
     /// The list with its last word dropped: one that fits no count (for
     /// forged-file tests).
-    #[cfg(feature = "testing")]
+    #[cfg(test)]
     pub(crate) fn without_last_word(&self) -> CompactList {
         let mut data = self.data.clone();
         data.pop();
@@ -421,17 +421,18 @@ impl CompactList {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
-    use crate::crypto::files::tests::Scratch;
     use crate::crypto::noise::NoiseModel;
     use crate::crypto::params::{ALL, GATES_128, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
-    use hearth_core::testing::keys::keys;
+    use crate::testing::keys::keys;
+    use crate::testing::Scratch;
 
     /// Every digit value, both signs, decrypts exactly, one at a time and
     /// as a compact list longer than one mask's `k N`.
-    pub(crate) fn public_key_ciphertexts_decrypt_under_the_client_key() {
+    #[test]
+    fn public_key_ciphertexts_decrypt_under_the_client_key() {
         for p in [&INSECURE_TEST_DIGITS, &INSECURE_TEST_BITS] {
             let (client, _) = keys(p);
             let public = client.public_key().unwrap();
@@ -454,7 +455,8 @@ pub(crate) mod tests {
     }
 
     /// Typed values: integers and words, one by one and in one list.
-    pub(crate) fn typed_values_round_trip() {
+    #[test]
+    fn typed_values_round_trip() {
         let (client, _) = keys(&INSECURE_TEST_DIGITS);
         let public = client.public_key().unwrap();
         let x = public.encrypt_int(-12345, 16).unwrap();
@@ -479,7 +481,8 @@ pub(crate) mod tests {
 
     /// Files: compressed as made, whole when read from a whole file; a
     /// truncated or foreign-set payload is a typed error.
-    pub(crate) fn public_key_files_round_trip() {
+    #[test]
+    fn public_key_files_round_trip() {
         let dir = Scratch::new("public-key");
         let (client, _) = keys(&INSECURE_TEST_DIGITS);
         let public = client.public_key().unwrap();
@@ -528,7 +531,8 @@ pub(crate) mod tests {
     /// The sets with a public key, and its noise against the budgets: a
     /// public-key input must be no noisier than the bootstrap output every
     /// budget assumes, for every secure set that has one.
-    pub(crate) fn public_key_noise_fits_every_budget() {
+    #[test]
+    fn public_key_noise_fits_every_budget() {
         let (client, _) = keys(&INSECURE_TEST_DIGITS);
         assert!(client.public_key().is_ok());
         assert!(unsupported(&GATES_128).is_some());
@@ -547,11 +551,4 @@ pub(crate) mod tests {
             assert!(v < pbs / 1e6, "{}", p.name);
         }
     }
-
-    hearth_core::tests![
-        public_key_ciphertexts_decrypt_under_the_client_key,
-        typed_values_round_trip,
-        public_key_files_round_trip,
-        public_key_noise_fits_every_budget,
-    ];
 }

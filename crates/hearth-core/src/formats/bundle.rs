@@ -640,12 +640,12 @@ impl ClientKey {
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
-    use crate::crypto::files::tests::Scratch;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
-    use hearth_core::testing::keys::keys;
+    use crate::testing::keys::keys;
+    use crate::testing::Scratch;
 
     fn int(name: &str, digits: usize, dims: &[usize]) -> Param {
         Param::new(name, Shape::Int { digits }, dims)
@@ -697,7 +697,8 @@ pub(crate) mod tests {
     /// [`Bundle::save_len`] writes [`Bundle::to_bytes`] exactly, compact
     /// or full, and returns its size; a full bundle's size is
     /// [`full_file_len`] of its entries.
-    pub(crate) fn saved_bundles_are_their_bytes() {
+    #[test]
+    fn saved_bundles_are_their_bytes() {
         let d = Scratch::new("bundle-save");
         let (client, _) = keys(&INSECURE_TEST_DIGITS);
         let (compact, full) = compact_and_full(client, &entries());
@@ -745,7 +746,8 @@ pub(crate) mod tests {
     /// refused from its decoded entries, in far less time than an
     /// expansion; as is one of another parameter set. A small forged
     /// bundle of the same layout reads (so the refusal is the check's).
-    pub(crate) fn mismatched_bundles_are_refused_before_expansion() {
+    #[test]
+    fn mismatched_bundles_are_refused_before_expansion() {
         let id = INSECURE_TEST_DIGITS.id;
         let takes = [int("a", 4, &[]), int("b", 4, &[])];
         let wide = vec![int("x", 16, &[MAX_SEEDED_CIPHERTEXTS / 16])];
@@ -777,7 +779,8 @@ pub(crate) mod tests {
     /// Bytes that fit read as [`Bundle::from_bytes`] reads them, compact
     /// or full; bytes that do not are refused with the errors of
     /// [`crate::CompiledProgram::check_bundle`]'s check.
-    pub(crate) fn expected_bundles_read_as_from_bytes() {
+    #[test]
+    fn expected_bundles_read_as_from_bytes() {
         let (client, _) = keys(&INSECURE_TEST_DIGITS);
         let id = client.params().id;
         let takes = entries();
@@ -802,7 +805,8 @@ pub(crate) mod tests {
 
     /// A compact bundle that fits is checked without its expansion: 65 536
     /// ciphertexts in milliseconds; a list one body short is refused.
-    pub(crate) fn compact_bundles_are_checked_without_expansion() {
+    #[test]
+    fn compact_bundles_are_checked_without_expansion() {
         let id = INSECURE_TEST_DIGITS.id;
         let wide = vec![int("x", 16, &[MAX_SEEDED_CIPHERTEXTS / 16])];
         let bytes = forged_compact(id, wide.clone());
@@ -829,7 +833,8 @@ pub(crate) mod tests {
     /// Entry names are compared in linear time: 200 000 empty entries and
     /// one named like the first are refused at once (comparing each with
     /// every earlier one took minutes).
-    pub(crate) fn many_names_are_checked_at_once() {
+    #[test]
+    fn many_names_are_checked_at_once() {
         let mut entries: Vec<Entry> = (0..200_000)
             .map(|i| Entry {
                 param: int(&format!("e{i}"), 4, &[0]),
@@ -853,7 +858,8 @@ pub(crate) mod tests {
     /// each; the joined bundle reads back from its bytes, stays compact
     /// (one list per part), decrypts to every value, and passes the checks
     /// a server makes. Parts under another key or set are refused.
-    pub(crate) fn public_key_parts_combine_into_one_bundle() {
+    #[test]
+    fn public_key_parts_combine_into_one_bundle() {
         let (client, _) = keys(&INSECURE_TEST_DIGITS);
         let public = client.public_key().unwrap();
         let mut all = entries();
@@ -905,7 +911,8 @@ pub(crate) mod tests {
 
     /// A compact list cut short, resealed: refused before expansion, by
     /// the server's check and by a read.
-    pub(crate) fn forged_compact_lists_are_refused() {
+    #[test]
+    fn forged_compact_lists_are_refused() {
         let (client, _) = keys(&INSECURE_TEST_DIGITS);
         let public = client.public_key().unwrap();
         let all = entries();
@@ -930,14 +937,4 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("compact list"), "{e}");
         assert!(Bundle::from_bytes(origin, &forged).is_err());
     }
-
-    hearth_core::tests![
-        public_key_parts_combine_into_one_bundle,
-        forged_compact_lists_are_refused,
-        many_names_are_checked_at_once,
-        saved_bundles_are_their_bytes,
-        mismatched_bundles_are_refused_before_expansion,
-        compact_bundles_are_checked_without_expansion,
-        expected_bundles_read_as_from_bytes,
-    ];
 }

@@ -23,19 +23,18 @@ pub fn keys(params: &'static ParameterSet) -> &'static (ClientKey, ServerKey) {
     })
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::INSECURE_TEST_BITS;
 
     /// Keys of one set are the same keys every time, of another set others.
-    pub(crate) fn each_set_has_one_pair() {
+    #[test]
+    fn each_set_has_one_pair() {
         let (a, b) = (keys(&INSECURE_TEST_BITS), keys(&INSECURE_TEST_BITS));
         assert!(std::ptr::eq(a, b));
         assert_eq!(a.0.key_id(), a.1.key_id());
         let other = keys(&crate::INSECURE_TEST_DIGITS);
         assert_ne!(other.0.key_id(), a.0.key_id());
     }
-
-    hearth_core::tests![each_set_has_one_pair];
 }

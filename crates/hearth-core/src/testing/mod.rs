@@ -1,32 +1,36 @@
-//! Test support below the typed API (feature `testing`, not part of the
-//! API): the unit-test lists every layer's `tests` module ends with, keys
-//! shared by the tests of one process, and random circuits.
+//! Test support below the typed API, not part of the API: keys shared by
+//! the tests of one process, random circuits and scratch folders. Compiled
+//! for this crate's own tests and, with the feature `testing`, for the
+//! tests of the crates above (their dev-dependencies enable it).
+
+use std::path::{Path, PathBuf};
 
 pub mod circuits;
 pub mod keys;
 
-/// A module's unit tests, by name (`hearth_testkit::unit` runs them).
-pub type Tests = &'static [(&'static str, fn())];
+/// An empty folder of this process for one test, removed when dropped.
+pub struct Scratch(PathBuf);
 
-/// Lists a `tests` module's test functions as its `TESTS`.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! tests {
-    ($($name:ident),* $(,)?) => {
-        /// This module's unit tests, by name (`hearth_testkit::unit`).
-        pub const TESTS: $crate::testing::Tests = &[$((stringify!($name), $name)),*];
-    };
+impl Scratch {
+    /// The folder of test `name`.
+    pub fn new(name: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("hearth-unit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
 }
 
-/// `[(path, TESTS)]` for the modules named, in the crate that names them:
-/// a crate's `UNIT_TESTS`. A module left out is dead code (the lints catch
-/// it), and so is a test left out of its module's `tests!`.
-#[macro_export]
-#[doc(hidden)]
-// `crate` on purpose: the modules are the calling crate's.
-#[allow(clippy::crate_in_macro_def)]
-macro_rules! unit_tests {
-    ($($($m:ident)::+),* $(,)?) => {
-        &[$((stringify!($($m)::+), crate::$($m)::+::tests::TESTS)),*]
-    };
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

@@ -489,15 +489,14 @@ fn extreme_side(
     )
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
-    pub(crate) fn two_blocks_on_two_threads() {
+    #[test]
+    fn two_blocks_on_two_threads() {
         assert_eq!(best_split(32, 1), 1);
         assert_eq!(best_split(32, 2), 2);
         assert!(best_split(32, 16) > 2);
     }
-
-    hearth_core::tests![two_blocks_on_two_threads];
 }

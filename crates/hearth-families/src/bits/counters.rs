@@ -496,8 +496,8 @@ fn fold_constants(b: &mut CircuitBuilder, columns: &mut [Vec<Wire>]) -> Result<(
     Ok(())
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::backend::{Backend, ClearBackend};
     use crate::crypto::params::INSECURE_TEST_DIGITS;
@@ -505,7 +505,8 @@ pub(crate) mod tests {
     /// A column holding one wire twice: its count `2a + b + ... + f` is no
     /// symmetric function, which the 7-bit counters of `pi = 5` do not
     /// cover (it panicked). Every input against the plain sum.
-    pub(crate) fn a_column_with_a_repeated_wire_sums_exactly() {
+    #[test]
+    fn a_column_with_a_repeated_wire_sums_exactly() {
         let mut b = CircuitBuilder::new(&INSECURE_TEST_DIGITS);
         let xs: Vec<Wire> = (0..6)
             .map(|_| b.input_with_step(0, ONE, ONE).unwrap())
@@ -527,7 +528,8 @@ pub(crate) mod tests {
     /// Every rule sums columns of every height exactly, on `pi = 5` and
     /// `pi = 3`: random bits in columns of random heights (up to 20) over
     /// 6 bits, against the plain weighted sum modulo 64.
-    pub(crate) fn every_rule_sums_columns_exactly() {
+    #[test]
+    fn every_rule_sums_columns_exactly() {
         use crate::crypto::params::INSECURE_TEST_BITS;
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(11);
@@ -572,9 +574,4 @@ pub(crate) mod tests {
             }
         }
     }
-
-    hearth_core::tests![
-        a_column_with_a_repeated_wire_sums_exactly,
-        every_rule_sums_columns_exactly
-    ];
 }

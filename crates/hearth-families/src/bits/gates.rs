@@ -601,8 +601,8 @@ pub(crate) fn sum_bit(
     xor3(b, sel, x, y, z)
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::backend::{Backend, ClearBackend};
     use crate::crypto::params::{DIGITS_128, INSECURE_TEST_BITS as P};
@@ -612,7 +612,8 @@ pub(crate) mod tests {
     /// `1 << 64` computing the all-ones truth table, a panic in debug
     /// builds. Constant functions of six inputs are now folded like those
     /// of fewer.
-    pub(crate) fn six_input_functions_fold_constants() {
+    #[test]
+    fn six_input_functions_fold_constants() {
         let mut b = CircuitBuilder::new(&P);
         let x: Vec<Wire> = (0..6)
             .map(|_| b.input_with_step(0, 2, 2).unwrap())
@@ -630,7 +631,8 @@ pub(crate) mod tests {
     }
 
     /// Every gate, majority, XOR3 and MUX on every input combination.
-    pub(crate) fn gates_are_exact_on_every_input() {
+    #[test]
+    fn gates_are_exact_on_every_input() {
         for params in [&P, &DIGITS_128] {
             let mut b = CircuitBuilder::new(params);
             let x: Vec<Wire> = (0..3)
@@ -667,7 +669,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn forms_on_gates_128() {
+    #[test]
+    fn forms_on_gates_128() {
         let b = CircuitBuilder::new(&P);
         let and = form(&b, 2, 0b1000).unwrap();
         assert_eq!(
@@ -688,7 +691,8 @@ pub(crate) mod tests {
         assert!(form(&b, 3, mux_truth).is_none());
     }
 
-    pub(crate) fn constants_and_copies_are_free() {
+    #[test]
+    fn constants_and_copies_are_free() {
         let mut b = CircuitBuilder::new(&P);
         let x = b.input_with_step(0, 2, 2).unwrap();
         let one = b.constant(2);
@@ -701,11 +705,4 @@ pub(crate) mod tests {
         assert_eq!(b.quadratic_weight(nx).unwrap(), 1);
         assert_eq!(b.build().stats().pbs, 0);
     }
-
-    hearth_core::tests![
-        six_input_functions_fold_constants,
-        gates_are_exact_on_every_input,
-        forms_on_gates_128,
-        constants_and_copies_are_free,
-    ];
 }

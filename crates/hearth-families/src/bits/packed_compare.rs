@@ -281,16 +281,15 @@ fn with_one_bit_chunk(
     Ok(Some(as_bit(b, w)?))
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
-    pub(crate) fn chunk_sizes_on_five_bits() {
+    #[test]
+    fn chunk_sizes_on_five_bits() {
         // |d| <= 14 < 16: the signs and the zero tests of 3-bit chunks.
         assert_eq!(chunk_bits(16), 3);
         assert_eq!(chunk_bits(8), 2);
         assert_eq!(chunk_bits(4), 1);
     }
-
-    hearth_core::tests![chunk_sizes_on_five_bits];
 }

@@ -544,8 +544,8 @@ fn window_values(recode: fn(&[bool]) -> Vec<i8>) -> Vec<u32> {
     set.into_iter().collect()
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::digits::recoding::koyama_tsuruoka;
 
@@ -556,7 +556,8 @@ pub(crate) mod tests {
             .expect("one line per odd k")
     }
 
-    pub(crate) fn embedded_chains_are_well_formed() {
+    #[test]
+    fn embedded_chains_are_well_formed() {
         for k in (1..=MAX_K).step_by(2) {
             let c = chain(k);
             let vals = c.elements().expect("well formed");
@@ -579,7 +580,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn embedded_table_matches_search() {
+    #[test]
+    fn embedded_table_matches_search() {
         let mut ks: Vec<u32> = (1..256).step_by(2).collect();
         ks.extend([805, 885, 2731, 3195, 4093, 4095]);
         for k in ks {
@@ -591,7 +593,8 @@ pub(crate) mod tests {
 
     /// The whole table regenerates byte for byte (fast: well under a second in
     /// release mode).
-    pub(crate) fn embedded_table_regenerates() {
+    #[test]
+    fn embedded_table_regenerates() {
         let start = std::time::Instant::now();
         let text = table_text();
         println!("table_text() took {:?}", start.elapsed());
@@ -601,7 +604,8 @@ pub(crate) mod tests {
         );
     }
 
-    pub(crate) fn parmesan_appendix_b() {
+    #[test]
+    fn parmesan_appendix_b() {
         let values = parmesan_window_values();
         assert_eq!(values.len(), 1792);
         assert!(values.iter().all(|&v| v % 2 == 1 && v <= MAX_K));
@@ -640,7 +644,8 @@ pub(crate) mod tests {
         assert_eq!((ours.len(), total), (1552, 4720));
     }
 
-    pub(crate) fn paper_examples() {
+    #[test]
+    fn paper_examples() {
         assert_eq!(chain(1).additions(), 0);
         assert_eq!(chain(1).eval(), 1);
         assert!(chain(805).additions() <= 3);
@@ -659,7 +664,8 @@ pub(crate) mod tests {
     /// 3 additions (elements `≤ SEARCH_BOUND`, any order, no pruning) are
     /// exactly those with a table entry of at most 3, at that length; all
     /// others have 4.
-    pub(crate) fn lengths_are_optimal_within_bound() {
+    #[test]
+    fn lengths_are_optimal_within_bound() {
         fn oddpart(x: u64) -> u64 {
             x >> x.trailing_zeros()
         }
@@ -704,7 +710,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn lines_round_trip() {
+    #[test]
+    fn lines_round_trip() {
         // 3 = (1 + 5) / 2: a drop, and a subtraction of the unshifted operand.
         let c = Chain {
             steps: vec![
@@ -779,14 +786,4 @@ pub(crate) mod tests {
         };
         assert_eq!(neg.elements(), None);
     }
-
-    hearth_core::tests![
-        embedded_chains_are_well_formed,
-        embedded_table_matches_search,
-        embedded_table_regenerates,
-        parmesan_appendix_b,
-        paper_examples,
-        lengths_are_optimal_within_bound,
-        lines_round_trip,
-    ];
 }

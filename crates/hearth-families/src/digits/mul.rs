@@ -721,15 +721,16 @@ fn measure(params: ParamsId, op: Op, n: usize, m: usize) -> Result<MulAlgorithm,
     Ok(algo)
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::backend::{Backend, ClearBackend};
     use crate::crypto::params::INSECURE_TEST_DIGITS as P;
 
     /// Baugh-Wooley on every pair of two's-complement values of 1 to 5
     /// bits (whether or not `Auto` would pick it), against `i64` products.
-    pub(crate) fn twos_products_are_exact() {
+    #[test]
+    fn twos_products_are_exact() {
         for n in 1..=5usize {
             for m in 1..=5usize {
                 let mut b = CircuitBuilder::new(&P);
@@ -775,7 +776,8 @@ pub(crate) mod tests {
     }
 
     /// The two's-complement square on every value of 1 to 7 bits.
-    pub(crate) fn twos_squares_are_exact() {
+    #[test]
+    fn twos_squares_are_exact() {
         for n in 1..=7usize {
             let mut b = CircuitBuilder::new(&P);
             let x = Digits::input_twos(&mut b, n).unwrap();
@@ -807,7 +809,8 @@ pub(crate) mod tests {
     /// [0, 2] and [0, 3] (as block products leave them, with tall columns
     /// so groups above 7 occur), widths 1 to 12: the two rows are bits and
     /// sum to the columns' total modulo `2^n`.
-    pub(crate) fn compressed_rows_keep_the_sum() {
+    #[test]
+    fn compressed_rows_keep_the_sum() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for n in 1..=12usize {
@@ -865,10 +868,4 @@ pub(crate) mod tests {
             }
         }
     }
-
-    hearth_core::tests![
-        twos_products_are_exact,
-        twos_squares_are_exact,
-        compressed_rows_keep_the_sum,
-    ];
 }

@@ -190,8 +190,8 @@ pub fn windows(digits: &[i8], width: usize) -> Vec<Window> {
     out
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
@@ -280,7 +280,8 @@ pub(crate) mod tests {
         out
     }
 
-    pub(crate) fn kt_round_trip_small() {
+    #[test]
+    fn kt_round_trip_small() {
         for n in 0..=5000u128 {
             let bits = bits_of(n);
             let kt = koyama_tsuruoka(&bits);
@@ -290,7 +291,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn kt_round_trip_large() {
+    #[test]
+    fn kt_round_trip_large() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x4b54);
         for _ in 0..500 {
             let bits: Vec<bool> = (0..200).map(|_| rng.gen()).collect();
@@ -330,7 +332,8 @@ pub(crate) mod tests {
         limbs
     }
 
-    pub(crate) fn kt_round_trip_u128() {
+    #[test]
+    fn kt_round_trip_u128() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for _ in 0..2000 {
             let n: u128 = rng.gen::<u128>() >> rng.gen_range(8..=127);
@@ -338,7 +341,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn kt_weight_is_minimal() {
+    #[test]
+    fn kt_weight_is_minimal() {
         for n in 0..(1u128 << 14) {
             let kt = koyama_tsuruoka(&bits_of(n));
             assert!(weight(&kt) <= weight(&naf(n as i128)), "{n}: {kt:?}");
@@ -346,7 +350,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn textbook_variant_is_exact_but_not_minimal() {
+    #[test]
+    fn textbook_variant_is_exact_but_not_minimal() {
         assert_eq!(koyama_tsuruoka(&bits_of(7)), [-1, 0, 0, 1]);
         assert_eq!(koyama_tsuruoka_textbook(&bits_of(7)), [1, 1, 1]);
         let mut worse = 0;
@@ -359,7 +364,8 @@ pub(crate) mod tests {
         assert_eq!(worse, 1485);
     }
 
-    pub(crate) fn kt_example_from_parmesan() {
+    #[test]
+    fn kt_example_from_parmesan() {
         // Figure 3 of PARMESAN: windows (885, 30), (-3247, 16), (1087, 0).
         let n = 950_048_719_935u128;
         let kt = koyama_tsuruoka(&bits_of(n));
@@ -370,7 +376,8 @@ pub(crate) mod tests {
         assert_eq!(got, [(885, 30), (-3247, 16), (1087, 0)]);
     }
 
-    pub(crate) fn windows_are_odd_bounded_and_exact() {
+    #[test]
+    fn windows_are_odd_bounded_and_exact() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         for width in [1, 2, 5, 12] {
             for n in 0..=5000u128 {
@@ -412,14 +419,4 @@ pub(crate) mod tests {
         assert!(windows(&[], 12).is_empty());
         assert!(windows(&[0, 0, 0], 12).is_empty());
     }
-
-    hearth_core::tests![
-        kt_round_trip_small,
-        kt_round_trip_large,
-        kt_round_trip_u128,
-        kt_weight_is_minimal,
-        textbook_variant_is_exact_but_not_minimal,
-        kt_example_from_parmesan,
-        windows_are_odd_bounded_and_exact,
-    ];
 }

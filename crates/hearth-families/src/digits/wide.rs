@@ -306,8 +306,8 @@ pub(crate) fn any_flag(
     }
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
     use crate::backend::{Backend, ClearBackend, CountBackend};
     use crate::crypto::params::{DIGITS_128, INSECURE_TEST_DIGITS as P};
@@ -328,7 +328,8 @@ pub(crate) mod tests {
     /// `(x + y) + w`, `x - y`, every comparison of `x + y` with `w`
     /// (unrefreshed operands), and the sum back as binary digits, against
     /// integer arithmetic on random digit strings (every digit value).
-    pub(crate) fn composed_operations_are_exact() {
+    #[test]
+    fn composed_operations_are_exact() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
         for k in [2u32, 3] {
             let radix = 1i64 << k;
@@ -398,7 +399,8 @@ pub(crate) mod tests {
     }
 
     /// From signed-binary digits and back, through an addition.
-    pub(crate) fn conversions_round_trip() {
+    #[test]
+    fn conversions_round_trip() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
         for k in [2u32, 3] {
             let mut b = CircuitBuilder::new(&P);
@@ -425,7 +427,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn an_addition_costs_one_bootstrap_per_digit() {
+    #[test]
+    fn an_addition_costs_one_bootstrap_per_digit() {
         for k in [2u32, 3] {
             let mut b = CircuitBuilder::new(&DIGITS_128);
             let x = Wide::input(&mut b, 16, k).unwrap();
@@ -437,10 +440,4 @@ pub(crate) mod tests {
             let _ = CountBackend;
         }
     }
-
-    hearth_core::tests![
-        composed_operations_are_exact,
-        conversions_round_trip,
-        an_addition_costs_one_bootstrap_per_digit,
-    ];
 }

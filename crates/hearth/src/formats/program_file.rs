@@ -49,7 +49,7 @@ use crate::api::ops::{Op, ValueId};
 use crate::api::program::{CompiledProgram, Program};
 use crate::circuit::{Meter, Spent};
 use crate::crypto::encoding::within;
-#[cfg(feature = "testing")]
+#[cfg(any(test, feature = "testing"))]
 use crate::crypto::files::decode;
 use crate::crypto::files::{decode_seed, encode, inconsistent, read_bytes, write_file, FileKind};
 use crate::crypto::keys::KeyId;
@@ -342,8 +342,8 @@ fn rebuild(path: &Path, bytes: &[u8]) -> Result<CompiledProgram, Error> {
 
 /// Program file `bytes` with its payload changed by `change`, its header
 /// sealed again: a forged file, as a hostile client would send it (for
-/// tests; [`hearth_core::testing::forge`]).
-#[cfg(feature = "testing")]
+/// tests; `hearth_testkit::forge`).
+#[cfg(any(test, feature = "testing"))]
 fn forge(bytes: &[u8], change: impl FnOnce(&mut ProgramData)) -> Result<Vec<u8>, Error> {
     let (info, mut data): (_, ProgramData) = decode(Path::new("forged"), bytes, FileKind::Program)?;
     change(&mut data);
@@ -378,8 +378,8 @@ pub fn forge_outputs(bytes: &[u8], outputs: usize) -> Result<Vec<u8>, Error> {
     })
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use std::time::{Duration, Instant};
 
     use num_bigint::BigInt;
@@ -388,11 +388,11 @@ pub(crate) mod tests {
     use crate::api::{Int, U16, U8};
     use crate::backend::CpuBackend;
     use crate::crypto::encoding::Shape;
-    use crate::crypto::files::tests::Scratch;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
     use crate::error::FileError;
     use crate::formats::Bundle;
     use hearth_core::testing::keys::keys;
+    use hearth_core::testing::Scratch;
 
     /// Programs of both families, with tensors, named signatures, both
     /// integer encodings and outputs of several shapes.
@@ -473,7 +473,8 @@ pub(crate) mod tests {
     /// allows loads; one output more is refused, and so, in well under a
     /// second, is a forged file naming it a million times. A million
     /// outputs never made are a typed error too.
-    pub(crate) fn outputs_count_as_work() {
+    #[test]
+    fn outputs_count_as_work() {
         let word = Shape::Word {
             bits: 8,
             signed: false,
@@ -516,7 +517,8 @@ pub(crate) mod tests {
     /// The summary of a program file states what the program built before
     /// the file and the program rebuilt from it report: parameter set,
     /// thread count, signature, cost, memory estimate and result size.
-    pub(crate) fn peek_states_what_the_rebuild_reports() {
+    #[test]
+    fn peek_states_what_the_rebuild_reports() {
         for prog in programs() {
             let bytes = prog.to_bytes().unwrap();
             let summary = CompiledProgram::peek(Path::new("p"), &bytes).unwrap();
@@ -537,7 +539,8 @@ pub(crate) mod tests {
 
     /// A summary whose signature and stated cost disagree, or a program
     /// file naming a key, is refused without a rebuild.
-    pub(crate) fn peek_refuses_what_does_not_agree() {
+    #[test]
+    fn peek_refuses_what_does_not_agree() {
         let bytes = programs()[0].to_bytes().unwrap();
         let peek = |b: &[u8]| CompiledProgram::peek(Path::new("forged"), b);
         let mut keyed = bytes.clone();
@@ -567,7 +570,8 @@ pub(crate) mod tests {
     /// summary states; the results are the clear run's. A bundle for
     /// another program is refused as [`CompiledProgram::check_bundle`]
     /// refuses it.
-    pub(crate) fn results_are_the_size_stated() {
+    #[test]
+    fn results_are_the_size_stated() {
         let d = Scratch::new("results");
         let progs = programs();
         for (i, prog) in progs.iter().enumerate() {
@@ -614,7 +618,8 @@ pub(crate) mod tests {
     /// stops as soon as it passes the meter's limits, in a fraction of a
     /// second, having built about that many bootstraps. The program it
     /// states loads within the same meter.
-    pub(crate) fn a_rebuild_stops_at_its_meters_limits() {
+    #[test]
+    fn a_rebuild_stops_at_its_meters_limits() {
         let p = Program::new(&INSECURE_TEST_DIGITS);
         let (a, b) = (p.input(8), p.input(8));
         p.output(&(&a + &b));
@@ -674,7 +679,8 @@ pub(crate) mod tests {
     /// of them (4 MB) is refused without decoding the rest, and the thread
     /// plans that change nothing, a million more, are neither recorded nor
     /// refused: the program loads and builds what it states.
-    pub(crate) fn operations_are_built_as_they_are_decoded() {
+    #[test]
+    fn operations_are_built_as_they_are_decoded() {
         let p = Program::new(&INSECURE_TEST_BITS);
         let (a, b) = (U8::input(&p), U8::input(&p));
         p.output(&(&a + &b));
@@ -714,13 +720,4 @@ pub(crate) mod tests {
         assert!(small < 1 << 20, "{small} bytes");
         assert!(loaded.without_source().heap_bytes() < small);
     }
-
-    hearth_core::tests![
-        a_rebuild_stops_at_its_meters_limits,
-        operations_are_built_as_they_are_decoded,
-        outputs_count_as_work,
-        peek_states_what_the_rebuild_reports,
-        peek_refuses_what_does_not_agree,
-        results_are_the_size_stated,
-    ];
 }

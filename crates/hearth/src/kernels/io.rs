@@ -270,15 +270,16 @@ pub fn write_csv<T: std::fmt::Display>(
     write(path.as_ref(), text.as_bytes())
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
     fn tmp(name: &str) -> PathBuf {
         std::env::temp_dir().join(format!("hearth-io-{}-{name}", std::process::id()))
     }
 
-    pub(crate) fn npy_round_trips_and_refuses_damage() {
+    #[test]
+    fn npy_round_trips_and_refuses_damage() {
         let t = Tensor::new(&[2, 3], vec![1, -2, 3, i64::MIN, 0, i64::MAX]).unwrap();
         let p = tmp("a.npy");
         write_npy(&p, &t).unwrap();
@@ -297,7 +298,8 @@ pub(crate) mod tests {
         std::fs::remove_file(p).ok();
     }
 
-    pub(crate) fn npy_reads_narrow_and_big_endian_integers() {
+    #[test]
+    fn npy_reads_narrow_and_big_endian_integers() {
         let header = |d: &str| {
             let mut h = format!("{{'descr': '{d}', 'fortran_order': False, 'shape': (3,), }}");
             while (10 + h.len() + 1) % 16 != 0 {
@@ -323,7 +325,8 @@ pub(crate) mod tests {
         );
     }
 
-    pub(crate) fn csv_reads_and_refuses_bad_rows() {
+    #[test]
+    fn csv_reads_and_refuses_bad_rows() {
         let p = tmp("a.csv");
         write_csv(&p, &["a", "b"], &[vec![1, -2], vec![3, 4]]).unwrap();
         let t = read_csv(&p).unwrap();
@@ -339,10 +342,4 @@ pub(crate) mod tests {
         std::fs::remove_file(&p).ok();
         assert!(matches!(read_csv(&p), Err(Error::File(_))));
     }
-
-    hearth_core::tests![
-        npy_round_trips_and_refuses_damage,
-        npy_reads_narrow_and_big_endian_integers,
-        csv_reads_and_refuses_bad_rows,
-    ];
 }

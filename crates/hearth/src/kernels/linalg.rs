@@ -236,11 +236,12 @@ fn naf_weight(w: &BigInt) -> usize {
     count
 }
 
-#[cfg(feature = "testing")]
-pub(crate) mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
-    pub(crate) fn windows_rebuild_every_weight_with_fewer_digits() {
+    #[test]
+    fn windows_rebuild_every_weight_with_fewer_digits() {
         let (mut windowed, mut plain) = (0, 0);
         for v in -5000i64..5000 {
             let s = Windows::of(&BigInt::from(v));
@@ -255,6 +256,4 @@ pub(crate) mod tests {
             "{windowed} window digits vs {plain} NAF digits"
         );
     }
-
-    hearth_core::tests![windows_rebuild_every_weight_with_fewer_digits];
 }
