@@ -15,7 +15,8 @@ use crate::crypto::compressed::{
 use crate::crypto::encoding::{
     signed_binary_value, value_digits, word_value, Encrypted, Plain, Shape,
 };
-use crate::crypto::files::{check_ids, decode, inconsistent, read_bytes, write_file, FileKind};
+use crate::crypto::files::{check_ids, inconsistent, FileInfo, FileKind};
+use crate::crypto::key_files::KeyFile;
 use crate::crypto::keys::{
     as_ggsw_list, digit_from_i64, round_to_digit, signed_digit, Ciphertext, KeyId, KeySwitchKey,
     ServerKey, ServerKeyData,
@@ -294,58 +295,24 @@ impl ClientKey {
     /// for a client that stores them itself (the WebAssembly client keeps
     /// them in the browser's IndexedDB).
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
-        crate::crypto::files::encode(
-            Path::new("<client key>"),
-            FileKind::ClientKey,
-            self.params().id,
-            self.key_id(),
-            &self.to_data(),
-        )
+        KeyFile::to_bytes(self)
     }
 
     /// Writes the secret keys (file mode 0600).
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_file(
-            path,
-            FileKind::ClientKey,
-            self.params().id,
-            self.key_id(),
-            &self.to_data(),
-            true,
-        )
-        .map(drop)
+        KeyFile::save(self, path)
     }
 
     /// Reads secret keys written by [`ClientKey::save`], checking every
     /// field: the file's bytes, then [`ClientKey::from_bytes`].
     pub fn load(path: &Path) -> Result<ClientKey, Error> {
-        ClientKey::from_bytes(path, &read_bytes(path, FileKind::ClientKey)?)
+        <ClientKey as KeyFile>::load(path)
     }
 
     /// Reads client-key file bytes from anywhere (`origin` names them in
     /// errors), with every check of [`ClientKey::load`].
     pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<ClientKey, Error> {
-        let (info, data): (_, ClientKeyData) = decode(origin, bytes, FileKind::ClientKey)?;
-        check_ids(origin, &info, data.params, data.key_id)?;
-        let p = info.params.params();
-        // The polynomial size first: tfhe derives the GLWE dimension by
-        // dividing by it (a forged 0 panicked, found by fuzzing).
-        if data.glwe_secret_key.polynomial_size() != p.polynomial_size
-            || data.lwe_secret_key.lwe_dimension() != p.lwe_dimension
-            || data.glwe_secret_key.glwe_dimension() != p.glwe_dimension
-            || data
-                .lwe_secret_key
-                .as_ref()
-                .iter()
-                .chain(data.glwe_secret_key.as_ref())
-                .any(|&b| b > 1)
-        {
-            return Err(inconsistent(
-                origin,
-                format!("secret keys do not fit {}", p.name),
-            ));
-        }
-        Ok(ClientKey::from_data(data))
+        <ClientKey as KeyFile>::from_bytes(origin, bytes)
     }
 
     /// Encrypts `value` on `n` signed-binary digits (`|value| < 2^n`).
@@ -522,5 +489,44 @@ impl ClientKey {
             seeder.as_mut(),
         );
         Ok((seed.0, seeded.into_container()))
+    }
+}
+
+impl KeyFile for ClientKey {
+    const KIND: FileKind = FileKind::ClientKey;
+    const LABEL: &'static str = "<client key>";
+    const SECRET: bool = true;
+    type Payload<'a> = ClientKeyData;
+    type Stored = ClientKeyData;
+
+    fn file_ids(&self) -> (ParamsId, KeyId) {
+        (self.params().id, self.key_id())
+    }
+
+    fn payload(&self) -> ClientKeyData {
+        self.to_data()
+    }
+
+    fn from_stored(origin: &Path, info: &FileInfo, data: ClientKeyData) -> Result<Self, Error> {
+        check_ids(origin, info, data.params, data.key_id)?;
+        let p = info.params.params();
+        // The polynomial size first: tfhe derives the GLWE dimension by
+        // dividing by it (a forged 0 panicked, found by fuzzing).
+        if data.glwe_secret_key.polynomial_size() != p.polynomial_size
+            || data.lwe_secret_key.lwe_dimension() != p.lwe_dimension
+            || data.glwe_secret_key.glwe_dimension() != p.glwe_dimension
+            || data
+                .lwe_secret_key
+                .as_ref()
+                .iter()
+                .chain(data.glwe_secret_key.as_ref())
+                .any(|&b| b > 1)
+        {
+            return Err(inconsistent(
+                origin,
+                format!("secret keys do not fit {}", p.name),
+            ));
+        }
+        Ok(ClientKey::from_data(data))
     }
 }

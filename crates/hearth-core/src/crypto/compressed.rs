@@ -19,9 +19,8 @@ use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::commons::math::random::{Seed, Uniform};
 use tfhe::core_crypto::prelude::*;
 
-use crate::crypto::files::{
-    check_ids, decode, encode, inconsistent, read_bytes, write_file, FileKind,
-};
+use crate::crypto::files::{check_ids, inconsistent, FileInfo, FileKind};
+use crate::crypto::key_files::KeyFile;
 use crate::crypto::keys::{as_ggsw_list, KeyId, KeySwitchKey, ServerKey, ServerKeyData};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
@@ -450,28 +449,14 @@ impl CompressedServerKey {
 
     /// Writes the compressed keys (a [`FileKind::CompressedServerKey`] file).
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_file(
-            path,
-            FileKind::CompressedServerKey,
-            self.data.params,
-            self.data.key_id,
-            &self.data,
-            false,
-        )
-        .map(drop)
+        KeyFile::save(self, path)
     }
 
     /// The file bytes [`CompressedServerKey::save`] writes; both
     /// [`CompressedServerKey::from_bytes`] and [`ServerKey::from_bytes`]
     /// read them.
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
-        encode(
-            Path::new("<compressed server key>"),
-            FileKind::CompressedServerKey,
-            self.data.params,
-            self.data.key_id,
-            &self.data,
-        )
+        KeyFile::to_bytes(self)
     }
 
     /// Reads keys written by [`CompressedServerKey::save`], checking the
@@ -480,16 +465,37 @@ impl CompressedServerKey {
     /// [`FileError`](crate::FileError)): the file's bytes, then
     /// [`CompressedServerKey::from_bytes`].
     pub fn load(path: &Path) -> Result<CompressedServerKey, Error> {
-        CompressedServerKey::from_bytes(path, &read_bytes(path, FileKind::CompressedServerKey)?)
+        <CompressedServerKey as KeyFile>::load(path)
     }
 
     /// Reads compressed-server-key file bytes from anywhere (`origin`
     /// names them in errors), with every check of
     /// [`CompressedServerKey::load`].
     pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<CompressedServerKey, Error> {
-        let (info, data): (_, CompressedServerKeyData) =
-            decode(origin, bytes, FileKind::CompressedServerKey)?;
-        check_ids(origin, &info, data.params, data.key_id)?;
+        <CompressedServerKey as KeyFile>::from_bytes(origin, bytes)
+    }
+}
+
+impl KeyFile for CompressedServerKey {
+    const KIND: FileKind = FileKind::CompressedServerKey;
+    const LABEL: &'static str = "<compressed server key>";
+    type Payload<'a> = &'a CompressedServerKeyData;
+    type Stored = CompressedServerKeyData;
+
+    fn file_ids(&self) -> (ParamsId, KeyId) {
+        (self.data.params, self.data.key_id)
+    }
+
+    fn payload(&self) -> &CompressedServerKeyData {
+        &self.data
+    }
+
+    fn from_stored(
+        origin: &Path,
+        info: &FileInfo,
+        data: CompressedServerKeyData,
+    ) -> Result<Self, Error> {
+        check_ids(origin, info, data.params, data.key_id)?;
         let p = info.params.params();
         let ksk = match (&data.keyswitch_key, p.ks32) {
             (SeededKeySwitchKey::Native(k), false) => k.misfit(p),
@@ -511,6 +517,7 @@ impl CompressedServerKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::files::write_file;
     use crate::crypto::params::{DIGITS_128, DIGITS_KS32_128, INSECURE_TEST_DIGITS};
     use crate::error::FileError;
     use crate::ClientKey;

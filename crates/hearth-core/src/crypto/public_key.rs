@@ -32,7 +32,8 @@ use tfhe::core_crypto::prelude::*;
 
 use crate::crypto::compressed::fresh_seed;
 use crate::crypto::encoding::{value_digits, Encrypted, Plain, Shape};
-use crate::crypto::files::{check_ids, decode, inconsistent, read_bytes, write_file, FileKind};
+use crate::crypto::files::{inconsistent, FileInfo, FileKind};
+use crate::crypto::key_files::KeyFile;
 use crate::crypto::keys::{digit_from_i64, Ciphertext, ClientKey, KeyId};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
@@ -53,14 +54,14 @@ pub struct PublicKey {
 
 /// A compact public key as a seed (its mask) and its body.
 #[derive(Clone, Serialize, Deserialize)]
-struct SeededKey {
+pub(crate) struct SeededKey {
     seed: u128,
     body: Vec<u64>,
 }
 
 /// What a public-key file holds (the ids are in the header).
 #[derive(Serialize, Deserialize)]
-enum Stored {
+pub(crate) enum Stored {
     /// The mask and the body, `2 k N` words.
     Full(Vec<u64>),
     /// The mask's seed and the body, `k N` words.
@@ -291,39 +292,43 @@ impl PublicKey {
 
     /// Bytes of its file (compressed when it was made here or read so).
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
-        crate::crypto::files::encode(
-            Path::new("<public key>"),
-            FileKind::PublicKey,
-            self.params,
-            self.key_id,
-            &self.stored(),
-        )
+        KeyFile::to_bytes(self)
     }
 
     /// Writes the key (seed and body where it can: `k N` words plus a
     /// header, 16 KiB on `DIGITS_128`).
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_file(
-            path,
-            FileKind::PublicKey,
-            self.params,
-            self.key_id,
-            &self.stored(),
-            false,
-        )
-        .map(drop)
+        KeyFile::save(self, path)
     }
 
     /// Reads a key written by [`PublicKey::save`].
     pub fn load(path: &Path) -> Result<PublicKey, Error> {
-        PublicKey::from_bytes(path, &read_bytes(path, FileKind::PublicKey)?)
+        <PublicKey as KeyFile>::load(path)
     }
 
     /// Reads public-key file bytes from anywhere (`origin` names them in
     /// errors), checking every field.
     pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<PublicKey, Error> {
-        let (info, stored): (_, Stored) = decode(origin, bytes, FileKind::PublicKey)?;
-        check_ids(origin, &info, info.params, info.key_id)?;
+        <PublicKey as KeyFile>::from_bytes(origin, bytes)
+    }
+}
+
+impl KeyFile for PublicKey {
+    const KIND: FileKind = FileKind::PublicKey;
+    const LABEL: &'static str = "<public key>";
+    type Payload<'a> = Stored;
+    type Stored = Stored;
+
+    fn file_ids(&self) -> (ParamsId, KeyId) {
+        (self.params, self.key_id)
+    }
+
+    fn payload(&self) -> Stored {
+        self.stored()
+    }
+
+    /// The ids are the header's (the payload holds none).
+    fn from_stored(origin: &Path, info: &FileInfo, stored: Stored) -> Result<Self, Error> {
         let p = info.params.params();
         if unsupported(p).is_some() {
             return Err(inconsistent(
