@@ -30,6 +30,8 @@ pub enum Op {
     Eq,
     /// Rounding at digit position `i`.
     Round(usize),
+    /// `|x - y|`.
+    AbsDiff,
 }
 
 /// How a benchmarked operation's inputs are encrypted.
@@ -57,7 +59,7 @@ pub struct Reference {
 
 impl Op {
     /// Every operation of `hearth bench ops`.
-    pub const ALL: [Op; 15] = [
+    pub const ALL: [Op; 16] = [
         Op::Add,
         Op::Sub,
         Op::Mul,
@@ -73,6 +75,7 @@ impl Op {
         Op::Lt,
         Op::Eq,
         Op::Round(5),
+        Op::AbsDiff,
     ];
 
     /// Its name in tables.
@@ -89,13 +92,21 @@ impl Op {
             Op::Lt => "lt".into(),
             Op::Eq => "eq".into(),
             Op::Round(i) => format!("round at {i}"),
+            Op::AbsDiff => "abs diff".into(),
         }
     }
 
     /// Number of inputs.
     pub fn arity(self) -> usize {
         match self {
-            Op::Add | Op::Sub | Op::Mul | Op::MulWrapping | Op::Max | Op::Lt | Op::Eq => 2,
+            Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::MulWrapping
+            | Op::Max
+            | Op::Lt
+            | Op::Eq
+            | Op::AbsDiff => 2,
             _ => 1,
         }
     }
@@ -115,6 +126,7 @@ impl Op {
             Op::ScalarMul(k) => x * k as i128,
             Op::Signum => x.signum(),
             Op::Max => x.max(y),
+            Op::AbsDiff => (x - y).abs(),
             Op::Lt => (x < y) as i128,
             Op::Round(i) => {
                 if i == 0 {
@@ -165,6 +177,7 @@ impl Op {
             Op::Lt => x.lt(&input()),
             Op::Eq => x.eq(&input()),
             Op::Round(i) => x.round(i),
+            Op::AbsDiff => x.abs_diff(&input()),
         };
         p.output(&out);
         p.build()
