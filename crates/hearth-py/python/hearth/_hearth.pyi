@@ -27,7 +27,7 @@ _Only = Union[str, Sequence[str], None]
 # array per output (a tuple of them for several outputs), which the
 # program's signature decides at run time.
 
-def _int_ops() -> list[tuple[str, list[tuple[str, str]], str]]: ...
+def _table_ops() -> list[tuple[str, list[tuple[str, str]], str]]: ...
 def parameter_sets() -> list[str]:
     """The names of the parameter sets a program can use (secure only)."""
 
@@ -219,16 +219,6 @@ class Value:
         encrypted unsigned word."""
     def rotate_right(self, amount: _Operand) -> Value:
         """Rotated right."""
-    def count_ones(self) -> Value:
-        """Bits set, as a ``u32``."""
-    def leading_zeros(self) -> Value:
-        """Leading zero bits, as a ``u32``."""
-    def reverse_bits(self) -> Value:
-        """The bits in reverse order."""
-    def swap_bytes(self) -> Value:
-        """The bytes in reverse order."""
-    def bit(self, i: int) -> Value:
-        """Bit ``i`` as a boolean."""
     def select(self, x: _Operand, y: _Operand) -> Value:
         """``if self { x } else { y }`` for a boolean and two words of
         one type."""
