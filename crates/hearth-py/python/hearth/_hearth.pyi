@@ -242,6 +242,16 @@ class Value:
         """The same integer on at least ``n`` digits (zero digits on top)."""
     def abs_diff(self, y: _Operand) -> Value:
         """``|x - y|``, exact."""
+    def count_ones(self) -> Value:
+        """The bits set, as a ``u32`` (Rust's ``count_ones``; words)."""
+    def leading_zeros(self) -> Value:
+        """The leading zero bits, as a ``u32`` (Rust's ``leading_zeros``; words)."""
+    def reverse_bits(self) -> Value:
+        """The bits in reverse order (words)."""
+    def swap_bytes(self) -> Value:
+        """The bytes in reverse order (words of whole bytes)."""
+    def bit(self, i: int) -> Value:
+        """Bit ``i`` (0 the lowest) as a boolean (words)."""
     # End of the operation tables' methods.
 
 class CompiledProgram:
