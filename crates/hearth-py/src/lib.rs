@@ -42,7 +42,7 @@ fn _hearth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(backends, m)?)?;
     m.add_class::<program::Program>()?;
     m.add_class::<value::Value>()?;
-    m.add_function(wrap_pyfunction!(value::_int_ops, m)?)?;
+    m.add_function(wrap_pyfunction!(value::_table_ops, m)?)?;
     m.add_class::<compiled::CompiledProgram>()?;
     m.add_class::<keys::ClientKey>()?;
     m.add_class::<keys::PublicKey>()?;

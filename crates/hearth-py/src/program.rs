@@ -194,12 +194,7 @@ impl Program {
     ) -> PyResult<Bound<'py, PyAny>> {
         let op: Op = match parse_dtype(dtype)? {
             Shape::Int { .. } | Shape::TwosInt { .. } => IntOp::Const(value).into(),
-            Shape::Word { bits, signed } => WordOp::Const {
-                bits,
-                signed,
-                value,
-            }
-            .into(),
+            Shape::Word { bits, signed } => WordOp::Const(bits, signed, value).into(),
         };
         let this = slf.get();
         let id = this.push(op)?[0];

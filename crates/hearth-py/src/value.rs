@@ -8,7 +8,7 @@
 //! comparisons of integers give an integer 0 or 1, of words a ``bool``.
 
 use hearth::api::ops::{Overflowing, WordArith};
-use hearth::api::table::{kind_name, Arg, Kind};
+use hearth::api::table::{kind_name, Arg, Kind, Row};
 use hearth::api::{BoolOp, IntOp, Op, Shape, ValueId, WordOp};
 use hearth::bits::gates::Gate;
 use hearth::bits::shift::ShiftKind;
@@ -105,12 +105,7 @@ impl Value {
     /// A clear value of this value's type.
     fn constant(&self, py: Python<'_>, k: BigInt) -> PyResult<Value> {
         let op: Op = match self.shape {
-            Shape::Word { bits, signed } => WordOp::Const {
-                bits,
-                signed,
-                value: k,
-            }
-            .into(),
+            Shape::Word { bits, signed } => WordOp::Const(bits, signed, k).into(),
             _ => IntOp::Const(k).into(),
         };
         self.one(py, op)
@@ -257,14 +252,7 @@ fn word_binary(
             let adjust = a.one(py, BoolOp::Gate(Gate::And, nonzero.id, differ.id))?;
             if op == Bin::FloorDiv {
                 let one = a.one(py, BoolOp::ToWord(adjust.id, bits))?;
-                let one = a.one(
-                    py,
-                    WordOp::Cast {
-                        value: one.id,
-                        bits,
-                        signed,
-                    },
-                )?;
+                let one = a.one(py, WordOp::Cast(one.id, bits, signed))?;
                 a.one(py, WordOp::Arith(WordArith::Sub, q.id, one.id))
             } else {
                 let add = a.one(py, BoolOp::Select(adjust.id, b.id, zero.id))?;
@@ -594,10 +582,10 @@ impl Value {
         self.shift(py, &k, self.right_kind())
     }
 
-    /// The operation of the integer table named `name` on this value
-    /// and `args` (or the fields named in `kwargs`): the methods the
-    /// package installs from the table (``hearth._hearth._int_ops``) call
-    /// it.
+    /// The operation named `name` of this value's family's table (the
+    /// integer, word or boolean rows Python offers) on this value and
+    /// `args` (or the fields named in `kwargs`): the methods the package
+    /// installs from the tables (``hearth._hearth._table_ops``) call it.
     #[pyo3(signature = (name, *args, **kwargs))]
     fn _apply(
         &self,
@@ -606,11 +594,15 @@ impl Value {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Value> {
-        let row = IntOp::ROWS
-            .iter()
-            .find(|r| r.python && r.name == name)
-            .ok_or_else(|| PyAttributeError::new_err(format!("no operation named {name}")))?;
-        self.int_only(name)?;
+        let row = self.rows().iter().find(|r| r.python && r.name == name);
+        let Some(row) = row else {
+            if python_rows().any(|r| r.name == name) {
+                return Err(self.unsupported(name));
+            }
+            return Err(PyAttributeError::new_err(format!(
+                "no operation named {name}"
+            )));
+        };
         let params = &row.fields[1..];
         if args.len() > params.len() {
             return Err(PyTypeError::new_err(format!(
@@ -644,7 +636,12 @@ impl Value {
                     .join(", ")
             )));
         }
-        let op = IntOp::from_name(name, &given).map_err(crate::errors::to_py)?;
+        let op: Op = match self.family() {
+            Family::Int => IntOp::from_name(name, &given).map(Op::from),
+            Family::Word { .. } => WordOp::from_name(name, &given).map(Op::from),
+            Family::Bool => BoolOp::from_name(name, &given).map(Op::from),
+        }
+        .map_err(crate::errors::to_py)?;
         self.one(py, op)
     }
 
@@ -658,14 +655,7 @@ impl Value {
             Family::Int => self.one(py, IntOp::ToWord(self.id, bits, signed)),
             Family::Bool => {
                 let w = self.one(py, BoolOp::ToWord(self.id, bits))?;
-                w.one(
-                    py,
-                    WordOp::Cast {
-                        value: w.id,
-                        bits,
-                        signed,
-                    },
-                )
+                w.one(py, WordOp::Cast(w.id, bits, signed))
             }
             Family::Word { .. } => Err(self.unsupported("to_word (use cast)")),
         }
@@ -689,14 +679,7 @@ impl Value {
         let Shape::Word { bits, signed } = parse_dtype(dtype)? else {
             return Err(PyValueError::new_err(format!("{dtype} is not a word type")));
         };
-        self.one(
-            py,
-            WordOp::Cast {
-                value: self.id,
-                bits,
-                signed,
-            },
-        )
+        self.one(py, WordOp::Cast(self.id, bits, signed))
     }
 
     /// Rust's truncating ``(self / other, self % other)`` (words; a zero
@@ -748,36 +731,6 @@ impl Value {
     fn rotate_right(&self, py: Python<'_>, amount: &Bound<'_, PyAny>) -> PyResult<Value> {
         self.word_only("rotate_right")?;
         self.shift(py, amount, ShiftKind::RotateRight)
-    }
-
-    /// Bits set, as a ``u32``.
-    fn count_ones(&self, py: Python<'_>) -> PyResult<Value> {
-        self.word_only("count_ones")?;
-        self.one(py, WordOp::CountOnes(self.id))
-    }
-
-    /// Leading zero bits, as a ``u32``.
-    fn leading_zeros(&self, py: Python<'_>) -> PyResult<Value> {
-        self.word_only("leading_zeros")?;
-        self.one(py, WordOp::LeadingZeros(self.id))
-    }
-
-    /// The bits in reverse order.
-    fn reverse_bits(&self, py: Python<'_>) -> PyResult<Value> {
-        self.word_only("reverse_bits")?;
-        self.one(py, WordOp::ReverseBits(self.id))
-    }
-
-    /// The bytes in reverse order.
-    fn swap_bytes(&self, py: Python<'_>) -> PyResult<Value> {
-        self.word_only("swap_bytes")?;
-        self.one(py, WordOp::SwapBytes(self.id))
-    }
-
-    /// Bit ``i`` as a boolean.
-    fn bit(&self, py: Python<'_>, i: usize) -> PyResult<Value> {
-        self.word_only("bit")?;
-        self.one(py, WordOp::Bit(self.id, i))
     }
 
     /// ``if self { x } else { y }`` for a boolean and two words of one type.
@@ -854,31 +807,46 @@ impl Value {
                 Arg::Int(BigInt::from(n))
             }
             Kind::Bool => Arg::Bool(obj.extract().map_err(|_| wrong())?),
+            Kind::Ints => Arg::Ints(obj.extract().map_err(|_| wrong())?),
+            Kind::Choice(_) => Arg::Choice(obj.extract().map_err(|_| wrong())?),
             Kind::Comparison | Kind::Gate | Kind::Terms => return Err(wrong()),
         })
     }
 
-    fn int_only(&self, what: &str) -> PyResult<()> {
+    /// The rows of this value's family's table.
+    fn rows(&self) -> &'static [Row] {
         match self.family() {
-            Family::Int => Ok(()),
-            _ => Err(self.unsupported(what)),
+            Family::Int => IntOp::ROWS,
+            Family::Word { .. } => WordOp::ROWS,
+            Family::Bool => BoolOp::ROWS,
         }
     }
+}
+
+/// The rows Python offers, of every family's table.
+fn python_rows() -> impl Iterator<Item = &'static Row> {
+    [IntOp::ROWS, WordOp::ROWS, BoolOp::ROWS]
+        .into_iter()
+        .flatten()
+        .filter(|r| r.python)
 }
 
 /// A table operation as Python sees it: its name, its arguments after
 /// the value itself (name, stub type), its docstring.
 type TableMethod = (&'static str, Vec<(&'static str, &'static str)>, String);
 
-/// The integer table's rows that Python offers as methods of `Value`:
-/// `(name, [(field, type)], doc)`, the value itself left out. The package
-/// installs them (`hearth/__init__.py`), its stubs are written from them
-/// (`tests/test_package.py` compares).
+/// The tables' rows that Python offers as methods of `Value` (integer,
+/// word and boolean rows, once per name): `(name, [(field, type)], doc)`,
+/// the value itself left out. The package installs them
+/// (`hearth/_ops.py`), its stubs are written from them
+/// (`tests/test_package.py` compares). A method applies the row of its
+/// value's own family (`Value._apply`); a name two families offer must
+/// take the same arguments (`tests/op_table.rs` checks).
 #[pyfunction]
-pub fn _int_ops() -> Vec<TableMethod> {
-    IntOp::ROWS
-        .iter()
-        .filter(|r| r.python)
+pub fn _table_ops() -> Vec<TableMethod> {
+    let mut seen = std::collections::HashSet::new();
+    python_rows()
+        .filter(|r| seen.insert(r.name))
         .map(|r| {
             let fields = r.fields[1..]
                 .iter()
@@ -896,6 +864,8 @@ fn python_type(kind: Kind) -> &'static str {
         Kind::Value => "_Operand",
         Kind::Values => "list[Value]",
         Kind::Int | Kind::Count => "int",
+        Kind::Ints => "list[int]",
+        Kind::Choice(_) => "str",
         Kind::Bool => "bool",
         Kind::Comparison | Kind::Gate | Kind::Terms => "Any",
     }

@@ -168,6 +168,31 @@ def test_table_methods_are_methods_and_refuse_what_they_cannot_build():
         x.abs_diff(q.input("y", "digits4"))
 
 
+def test_word_rows_are_methods_of_words_only():
+    """The word table's Python rows (``count_ones``, ``bit``, ...) are
+    methods built on a word's own row; on an exact integer or a boolean
+    they are the TypeError of any word-only method."""
+    for name in ["count_ones", "leading_zeros", "reverse_bits", "swap_bytes", "bit"]:
+        assert inspect.getdoc(getattr(hearth.Value, name)), name
+    assert list(inspect.signature(hearth.Value.bit).parameters) == ["self", "i"]
+    p = hearth.Program("DIGITS_128")
+    x = p.input("x", "digits4")
+    w = p.input("w", "u8")
+    with pytest.raises(TypeError, match="count_ones is not defined on digits4"):
+        x.count_ones()
+    with pytest.raises(TypeError, match="bit is not defined on digits4"):
+        x.bit(1)
+    with pytest.raises(TypeError, match="reverse_bits is not defined on bool"):
+        (w < 3).reverse_bits()
+    with pytest.raises(TypeError, match="signum is not defined on u8"):
+        w.signum()
+    with pytest.raises(AttributeError, match="no operation named"):
+        w._apply("no_such_op")
+    assert w.bit(i=7).dtype == "bool" and w.count_ones().dtype == "u32"
+    with pytest.raises(hearth.HearthError, match="bit 8 of a 8-bit word"):
+        w.bit(8)
+
+
 def random_int_program(rng):
     p = hearth.Program("DIGITS_128")
     ins, vals = [], []

@@ -27,7 +27,7 @@ _Only = Union[str, Sequence[str], None]
 # array per output (a tuple of them for several outputs), which the
 # program's signature decides at run time.
 
-def _int_ops() -> list[tuple[str, list[tuple[str, str]], str]]: ...
+def _table_ops() -> list[tuple[str, list[tuple[str, str]], str]]: ...
 def parameter_sets() -> list[str]:
     """The names of the parameter sets a program can use (secure only)."""
 
@@ -219,16 +219,6 @@ class Value:
         encrypted unsigned word."""
     def rotate_right(self, amount: _Operand) -> Value:
         """Rotated right."""
-    def count_ones(self) -> Value:
-        """Bits set, as a ``u32``."""
-    def leading_zeros(self) -> Value:
-        """Leading zero bits, as a ``u32``."""
-    def reverse_bits(self) -> Value:
-        """The bits in reverse order."""
-    def swap_bytes(self) -> Value:
-        """The bytes in reverse order."""
-    def bit(self, i: int) -> Value:
-        """Bit ``i`` as a boolean."""
     def select(self, x: _Operand, y: _Operand) -> Value:
         """``if self { x } else { y }`` for a boolean and two words of
         one type."""
@@ -252,6 +242,16 @@ class Value:
         """The same integer on at least ``n`` digits (zero digits on top)."""
     def abs_diff(self, y: _Operand) -> Value:
         """``|x - y|``, exact."""
+    def count_ones(self) -> Value:
+        """The bits set, as a ``u32`` (Rust's ``count_ones``; words)."""
+    def leading_zeros(self) -> Value:
+        """The leading zero bits, as a ``u32`` (Rust's ``leading_zeros``; words)."""
+    def reverse_bits(self) -> Value:
+        """The bits in reverse order (words)."""
+    def swap_bytes(self) -> Value:
+        """The bytes in reverse order (words of whole bytes)."""
+    def bit(self, i: int) -> Value:
+        """Bit ``i`` (0 the lowest) as a boolean (words)."""
     # End of the operation tables' methods.
 
 class CompiledProgram:

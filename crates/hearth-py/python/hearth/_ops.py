@@ -29,14 +29,14 @@ def _method(name: str, fields: list[tuple[str, str]], doc: str) -> Callable[...,
 
 def install() -> None:
     """Adds each table operation to ``Value`` as a method."""
-    for name, fields, doc in _hearth._int_ops():
+    for name, fields, doc in _hearth._table_ops():
         setattr(_hearth.Value, name, _method(name, fields, doc))
 
 
 def stubs() -> str:
     """The table operations' part of the stubs, as ``_hearth.pyi`` has it."""
     out = []
-    for name, fields, doc in _hearth._int_ops():
+    for name, fields, doc in _hearth._table_ops():
         params = "".join(f", {f}: {t}" for f, t in fields)
         body = doc.replace("\n", "\n        ")
         out.append(f"    def {name}(self{params}) -> Value:\n        \"\"\"{body}\"\"\"\n")

@@ -60,13 +60,13 @@ struct Form {
 
 impl Form {
     fn op(&self) -> WordOp {
-        WordOp::FusedSum {
-            bits: self.bits,
-            signed: self.signed,
-            products: self.products.clone(),
-            scaled: self.scaled.clone(),
-            bias: self.bias.clone(),
-        }
+        WordOp::FusedSum(
+            self.bits,
+            self.signed,
+            self.products.clone(),
+            self.scaled.clone(),
+            self.bias.clone(),
+        )
     }
 }
 
@@ -94,7 +94,7 @@ impl View<'_> {
     /// The clear value of `v` when a `Const` op made it.
     fn constant(&self, v: ValueId) -> Option<&BigInt> {
         match self.word_op(v)? {
-            WordOp::Const { value, .. } => Some(value),
+            WordOp::Const(_, _, value) => Some(value),
             _ => None,
         }
     }
@@ -120,7 +120,7 @@ impl View<'_> {
                     || self.constant(*y).is_some()
                     || (products && c.is_one())
             }
-            WordOp::FusedSum { products: p, .. } => p.is_empty() || (products && c.is_one()),
+            WordOp::FusedSum(_, _, p, ..) => p.is_empty() || (products && c.is_one()),
             _ => false,
         }
     }
@@ -248,12 +248,7 @@ impl View<'_> {
                     (Some(k), None) => terms.push((*y, c * k)),
                     (None, None) => form.products.push((*x, *y)),
                 },
-                WordOp::FusedSum {
-                    products: p,
-                    scaled: s,
-                    bias,
-                    ..
-                } => {
+                WordOp::FusedSum(_, _, p, s, bias) => {
                     form.products.extend(p.iter().copied());
                     terms.extend(s.iter().map(|(z, k)| (*z, &c * k)));
                     form.bias += &c * bias;
@@ -316,12 +311,7 @@ impl View<'_> {
         if degree < 2 || products == 0 {
             return None;
         }
-        let op = WordOp::Polynomial {
-            bits: shape.0,
-            signed: shape.1,
-            x,
-            coefficients: c[..=degree].to_vec(),
-        };
+        let op = WordOp::Polynomial(shape.0, shape.1, x, c[..=degree].to_vec());
         Some((absorbed, op))
     }
 
@@ -487,13 +477,9 @@ impl PolyWalk<'_, '_> {
                 let (p, q) = (self.value(*x)?, self.value(*y)?);
                 self.mul(&p, &q)
             }
-            WordOp::FusedSum {
-                bits,
-                signed,
-                products,
-                scaled,
-                bias,
-            } if (*bits, *signed) == self.shape => {
+            WordOp::FusedSum(bits, signed, products, scaled, bias)
+                if (*bits, *signed) == self.shape =>
+            {
                 let mut sum = vec![self.reduce(bias.clone())];
                 for (x, y) in products {
                     let (p, q) = (self.value(*x)?, self.value(*y)?);

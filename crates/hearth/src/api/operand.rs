@@ -77,19 +77,6 @@ pub(crate) fn sum_work(
         .saturating_add(bits_work(bias))
 }
 
-/// The operands of a fused sum, in order: each product's two, then each
-/// scaled value.
-pub(crate) fn fused_operands(
-    products: &[(ValueId, ValueId)],
-    scaled: &[(ValueId, BigInt)],
-) -> Vec<ValueId> {
-    products
-        .iter()
-        .flat_map(|&(x, y)| [x, y])
-        .chain(scaled.iter().map(|(x, _)| *x))
-        .collect()
-}
-
 /// The digits of an integer operand, or a typed error for a word.
 pub(crate) fn int(v: &Val) -> Result<&Digits, Error> {
     match v {

@@ -14,6 +14,7 @@ use num_traits::ToPrimitive;
 
 use super::operand::ValueId;
 use crate::bits::gates::Gate;
+use crate::bits::shift::ShiftKind;
 use crate::comparison::Comparison;
 use crate::error::Error;
 
@@ -32,6 +33,10 @@ pub enum Arg {
     Gate(Gate),
     /// A flag.
     Bool(bool),
+    /// Clear integers (a polynomial's coefficients).
+    Ints(Vec<BigInt>),
+    /// One of a field's named choices ([`Kind::Choice`]), by name.
+    Choice(String),
 }
 
 /// What a field holds: how it is given by name and typed in stubs.
@@ -51,6 +56,11 @@ pub enum Kind {
     Gate,
     /// A flag.
     Bool,
+    /// Clear integers of any size.
+    Ints,
+    /// One of these names: a small enum's variant (a word operation's
+    /// kind, a shift's direction), given by its snake-case name.
+    Choice(&'static [&'static str]),
     /// A structure of values and constants, built only by its typed
     /// method (a fused sum's terms).
     Terms,
@@ -104,6 +114,26 @@ impl Field for BigInt {
     }
 }
 
+impl Field for Vec<BigInt> {
+    const KIND: Kind = Kind::Ints;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Ints(k) => Some(k.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl Field for u32 {
+    const KIND: Kind = Kind::Count;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Int(k) => k.to_u32(),
+            _ => None,
+        }
+    }
+}
+
 impl Field for usize {
     const KIND: Kind = Kind::Count;
     fn from_arg(arg: &Arg) -> Option<Self> {
@@ -143,6 +173,32 @@ impl Field for Gate {
         }
     }
 }
+
+/// Makes a small enum a [`Kind::Choice`] field: each variant given by its
+/// snake-case name.
+macro_rules! choice_field {
+    ($T:ty { $($V:ident => $name:literal,)* }) => {
+        impl $crate::api::table::Field for $T {
+            const KIND: $crate::api::table::Kind =
+                $crate::api::table::Kind::Choice(&[$($name),*]);
+            fn from_arg(arg: &$crate::api::table::Arg) -> Option<Self> {
+                match arg {
+                    $($crate::api::table::Arg::Choice(c) if c == $name => Some(<$T>::$V),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use choice_field;
+
+choice_field!(ShiftKind {
+    Left => "left",
+    Right => "right",
+    ArithRight => "arith_right",
+    RotateLeft => "rotate_left",
+    RotateRight => "rotate_right",
+});
 
 impl Field for Vec<(ValueId, ValueId)> {
     const KIND: Kind = Kind::Terms;
@@ -186,8 +242,12 @@ pub(crate) fn field<T: Field>(op: &str, args: &[Arg], i: usize, field: &str) -> 
         .get(i)
         .ok_or_else(|| Error::Config(format!("{op}: argument {} ({field}) is missing", i + 1)))?;
     T::from_arg(arg).ok_or_else(|| {
+        let choices = match T::KIND {
+            Kind::Choice(names) => format!(" ({})", names.join(", ")),
+            _ => String::new(),
+        };
         Error::Config(format!(
-            "{op}: argument {} ({field}) must be {}, not {arg:?}",
+            "{op}: argument {} ({field}) must be {}{choices}, not {arg:?}",
             i + 1,
             kind_name(T::KIND)
         ))
@@ -204,6 +264,8 @@ pub fn kind_name(kind: Kind) -> &'static str {
         Kind::Comparison => "a comparison",
         Kind::Gate => "a gate",
         Kind::Bool => "a flag",
+        Kind::Ints => "a list of integers",
+        Kind::Choice(_) => "one of the choices' names",
         Kind::Terms => "terms (built only by the typed method)",
     }
 }

@@ -231,14 +231,7 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
 
     /// A clear constant (its low `BITS` bits, two's complement): free.
     pub fn constant(program: &'p Program, value: impl Into<BigInt>) -> Self {
-        Self::made(
-            program,
-            Some(WordOp::Const {
-                bits: BITS,
-                signed: SIGNED,
-                value: value.into(),
-            }),
-        )
+        Self::made(program, Some(WordOp::Const(BITS, SIGNED, value.into())))
     }
 
     /// The underlying bits.
@@ -430,15 +423,9 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
             .iter()
             .map(|(x, k)| x.arg(program).map(|x| (x, (*k).clone())))
             .collect();
-        let op = products
-            .zip(scaled)
-            .map(|(products, scaled)| WordOp::FusedSum {
-                bits: BITS,
-                signed: SIGNED,
-                products,
-                scaled,
-                bias: bias.clone(),
-            });
+        let op = products.zip(scaled).map(|(products, scaled)| {
+            WordOp::FusedSum(BITS, SIGNED, products, scaled, bias.clone())
+        });
         Self::made(program, op)
     }
 
@@ -570,11 +557,8 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
     pub fn cast<const B2: usize, const S2: bool>(&self) -> Word<'p, B2, S2> {
         Word::made(
             self.program,
-            self.arg(self.program).map(|value| WordOp::Cast {
-                value,
-                bits: B2,
-                signed: S2,
-            }),
+            self.arg(self.program)
+                .map(|value| WordOp::Cast(value, B2, S2)),
         )
     }
 
@@ -673,11 +657,7 @@ impl<'p> Bool<'p> {
     pub fn constant(program: &'p Program, value: bool) -> Self {
         Self::made(
             program,
-            Some(WordOp::Const {
-                bits: 1,
-                signed: false,
-                value: BigInt::from(value as u8),
-            }),
+            Some(WordOp::Const(1, false, BigInt::from(value as u8))),
         )
     }
 

@@ -1,16 +1,17 @@
-//! The word family's operations as data ([`WordOp`]): what each reads,
-//! what building it may cost, and how it is built on the two's-complement
-//! bits family. [`super::Word`]'s methods (`word.rs`) record them; this
-//! file is the one place a word operation is named and evaluated.
+//! The word family's operations ([`WordOp`]), a row each (`op_table!` in
+//! `table.rs`): what each reads, what building it may cost, and how it is
+//! built on the two's-complement bits family. [`super::Word`]'s methods
+//! (`word.rs`) record them; Python calls the rows marked `python` by name.
 
 use num_bigint::BigInt;
 use num_traits::One;
 use serde::{Deserialize, Serialize};
 
 use super::operand::{
-    bits_work, flag_val, fused_operands, kind_error, product_work, sum_work, width_within, word,
-    words, Val, ValueId,
+    bits_work, flag_val, kind_error, product_work, sum_work, width_within, word, words, Val,
+    ValueId,
 };
+use super::table::{choice_field, op_table};
 use crate::bits::adders::{self, AdderKind};
 use crate::bits::gates::{self, Gate};
 use crate::bits::mul::{self as bmul, MulKind};
@@ -43,6 +44,17 @@ pub enum WordArith {
     Xor,
 }
 
+choice_field!(WordArith {
+    Add => "add",
+    Sub => "sub",
+    Mul => "mul",
+    Div => "div",
+    Rem => "rem",
+    And => "and",
+    Or => "or",
+    Xor => "xor",
+});
+
 /// A word operation whose second result is Rust's `overflowing_*` flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Overflowing {
@@ -54,413 +66,336 @@ pub enum Overflowing {
     Mul,
 }
 
-/// An operation of the word family (`Word<BITS, SIGNED>`, two's-complement
-/// bits, Rust's wrapping semantics). Widths and signedness come from the
-/// operands, so a forged list of ops can only describe programs the typed
-/// API could build.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum WordOp {
-    /// A clear word: the low `bits` bits of `value`.
-    Const {
-        /// Width.
-        bits: usize,
-        /// Whether two's complement.
-        signed: bool,
-        /// The value (reduced modulo `2^bits`).
-        value: BigInt,
-    },
-    /// A wrapping two-operand word operation.
-    Arith(WordArith, ValueId, ValueId),
-    /// `!x`.
-    Not(ValueId),
-    /// `-x`, wrapping.
-    Neg(ValueId),
-    /// A shift or rotation by a clear amount (shifts modulo the width).
-    Shift(ValueId, ShiftKind, u32),
-    /// A shift or rotation by an encrypted unsigned amount, modulo the width.
-    ShiftBy(ValueId, ShiftKind, ValueId),
-    /// The wrapped result and Rust's overflow flag: two values.
-    Overflowing(Overflowing, ValueId, ValueId),
-    /// Quotient and remainder: two values.
-    DivRem(ValueId, ValueId),
-    /// Quotient and whether Rust's `checked_div` is `Some`: two values.
-    CheckedDiv(ValueId, ValueId),
-    /// `x <op> y` as a boolean.
-    Compare(ValueId, ValueId, Comparison),
-    /// `max(x, y)`.
-    Max(ValueId, ValueId),
-    /// `min(x, y)`.
-    Min(ValueId, ValueId),
-    /// `sum x_i y_i + sum k_j z_j + bias`, wrapping, in one compression.
-    FusedSum {
-        /// Width.
-        bits: usize,
-        /// Whether two's complement.
-        signed: bool,
-        /// The encrypted products.
-        products: Vec<(ValueId, ValueId)>,
-        /// The values with clear factors.
-        scaled: Vec<(ValueId, BigInt)>,
-        /// A clear constant.
-        bias: BigInt,
-    },
-    /// `sum_k c_k x^k`, wrapping: a polynomial in one word, as the
-    /// program's fusion finds it in chains of sums and products (Horner's
-    /// rule, powers). Built from `y = x * x` (a square: about half a
-    /// product's bootstraps) by Horner's rule in `y` on coefficients
-    /// linear in `x`, `sum_j (c_2j + c_2j+1 x) y^j`: `deg / 2 - 1`
-    /// products and one square where Horner's rule in `x` takes `deg - 1`
-    /// products.
-    Polynomial {
-        /// Width.
-        bits: usize,
-        /// Whether two's complement.
-        signed: bool,
-        /// The word `x`.
-        x: ValueId,
-        /// `c_0, c_1, ...` (each taken modulo `2^bits`).
-        coefficients: Vec<BigInt>,
-    },
-    /// `x.count_ones()` as a `u32`.
-    CountOnes(ValueId),
-    /// `x.leading_zeros()` as a `u32`.
-    LeadingZeros(ValueId),
-    /// `x.reverse_bits()`.
-    ReverseBits(ValueId),
-    /// `x.swap_bytes()`.
-    SwapBytes(ValueId),
-    /// Bit `i` as a boolean.
-    Bit(ValueId, usize),
-    /// Rust's `as`: truncation or extension by the operand's signedness.
-    Cast {
-        /// The word.
-        value: ValueId,
-        /// The new width.
-        bits: usize,
-        /// The new signedness.
-        signed: bool,
-    },
-    /// A word's exact value as a signed-binary integer
-    /// ([`super::Word::to_int`]).
-    ToInt(ValueId),
+choice_field!(Overflowing {
+    Add => "add",
+    Sub => "sub",
+    Mul => "mul",
+});
+
+/// One word, the result of a build (two's complement if `signed`).
+fn one(r: Bits, signed: bool) -> Result<Vec<Val>, Error> {
+    Ok(vec![Val::Word(r, signed)])
 }
 
-impl WordOp {
-    /// The values it reads, in order.
-    pub fn operands(&self) -> Vec<ValueId> {
-        use WordOp::*;
-        match self {
-            Const { .. } => Vec::new(),
-            Not(x)
-            | Neg(x)
-            | Shift(x, _, _)
-            | CountOnes(x)
-            | LeadingZeros(x)
-            | ReverseBits(x)
-            | SwapBytes(x)
-            | Bit(x, _)
-            | Cast { value: x, .. }
-            | Polynomial { x, .. }
-            | ToInt(x) => vec![*x],
-            Arith(_, x, y)
-            | ShiftBy(x, _, y)
-            | Overflowing(_, x, y)
-            | DivRem(x, y)
-            | CheckedDiv(x, y)
-            | Compare(x, y, _)
-            | Max(x, y)
-            | Min(x, y) => vec![*x, *y],
-            FusedSum {
-                products, scaled, ..
-            } => fused_operands(products, scaled),
-        }
-    }
+/// A product of `n` by `n` bits, within the bound.
+fn square_within(n: usize) -> Result<(), Error> {
+    within(
+        || format!("a product of {n} by {n} bits"),
+        (n * n) as u64,
+        MAX_PRODUCTS,
+    )
+}
 
-    /// Its own share of [`super::Op::work`] (reading the operands is
-    /// counted there): products of widths for multiplications, divisions
-    /// and shifts by an encrypted amount.
-    pub(crate) fn work(&self, len: &dyn Fn(ValueId) -> u64) -> u64 {
-        use WordOp::*;
-        match self {
-            Const { value, .. } => bits_work(value),
-            DivRem(a, b)
-            | CheckedDiv(a, b)
-            | Arith(WordArith::Mul | WordArith::Div | WordArith::Rem, a, b)
-            | Overflowing(self::Overflowing::Mul, a, b)
-            | ShiftBy(a, _, b) => product_work(len, *a, *b),
-            FusedSum {
-                products,
-                scaled,
-                bias,
-                ..
-            } => sum_work(len, products, scaled, bias),
-            Polynomial {
-                x, coefficients, ..
-            } => product_work(len, *x, *x) * (coefficients.len() as u64 / 2 + 1),
-            Bit(_, k) => *k as u64,
-            Cast { bits, .. } => *bits as u64,
-            _ => 0,
-        }
-    }
+op_table! {
+    /// An operation of the word family (`Word<BITS, SIGNED>`,
+    /// two's-complement bits, Rust's wrapping semantics). Widths and
+    /// signedness come from the operands, so a forged list of ops can only
+    /// describe programs the typed API could build.
+    pub enum WordOp;
 
-    /// Builds it on `b` from its operands' values (`args`, in the order of
-    /// [`WordOp::operands`]).
-    pub(crate) fn apply(&self, b: &mut CircuitBuilder, args: &[&Val]) -> Result<Vec<Val>, Error> {
-        let x = || args[0];
-        let y = || args[1];
-        let one_int = |d| Ok(vec![Val::Int(d)]);
-        match self {
-            WordOp::Const {
-                bits,
-                signed,
-                value,
-            } => {
-                width_within(*bits)?;
-                Ok(vec![Val::Word(Bits::constant(b, value, *bits), *signed)])
-            }
-            WordOp::Arith(a, ..) => {
-                let (p, q, signed) = words(x(), y())?;
-                let r = match a {
-                    WordArith::Add => {
-                        let zero = b.constant(0);
-                        adders::add(b, p, q, zero, AdderKind::Auto)?.0
-                    }
-                    WordArith::Sub => adders::sub(b, p, q, AdderKind::Auto)?.0,
-                    WordArith::Mul => {
-                        let n = p.len();
-                        within(
-                            || format!("a product of {n} by {n} bits"),
-                            (n * n) as u64,
-                            MAX_PRODUCTS,
-                        )?;
-                        bmul::mul(b, p, q, n, false, MulKind::Auto)?
-                    }
-                    WordArith::Div => div::div_rem(b, p, q, signed)?.0,
-                    WordArith::Rem => div::div_rem(b, p, q, signed)?.1,
-                    WordArith::And => bitwise::bitwise(b, Gate::And, p, q)?,
-                    WordArith::Or => bitwise::bitwise(b, Gate::Or, p, q)?,
-                    WordArith::Xor => bitwise::bitwise(b, Gate::Xor, p, q)?,
-                };
-                Ok(vec![Val::Word(r, signed)])
-            }
-            WordOp::Not(_) => {
-                let (p, signed) = word(x())?;
-                Ok(vec![Val::Word(bitwise::not_bits(b, p)?, signed)])
-            }
-            WordOp::Neg(_) => {
-                let (p, signed) = word(x())?;
-                Ok(vec![Val::Word(adders::neg(b, p)?, signed)])
-            }
-            WordOp::Shift(_, kind, amount) => {
-                let (p, signed) = word(x())?;
-                let k = match kind {
-                    ShiftKind::RotateLeft | ShiftKind::RotateRight => *amount as usize,
-                    _ => *amount as usize % p.len().max(1),
-                };
-                Ok(vec![Val::Word(shift::shift_clear(b, p, *kind, k), signed)])
-            }
-            WordOp::ShiftBy(_, kind, _) => {
-                let (p, signed) = word(x())?;
-                let (amount, amount_signed) = word(y())?;
-                if amount_signed {
-                    return Err(kind_error("an unsigned word", y()));
-                }
-                Ok(vec![Val::Word(shift::shift(b, p, *kind, amount)?, signed)])
-            }
-            WordOp::Overflowing(kind, ..) => {
-                let (p, q, signed) = words(x(), y())?;
-                let n = p.len();
-                let (r, flag) = match kind {
-                    Overflowing::Add => {
-                        let zero = b.constant(0);
-                        let (s, c, v) =
-                            adders::add_overflowing(b, p, q, zero, AdderKind::Auto, signed)?;
-                        (s, v.unwrap_or(c))
-                    }
-                    Overflowing::Sub => {
-                        let nq = bitwise::not_bits(b, q)?;
-                        let one = b.constant(ONE);
-                        let (d, c, v) =
-                            adders::add_overflowing(b, p, &nq, one, AdderKind::Auto, signed)?;
-                        match v {
-                            Some(v) => (d, v),
-                            None => (d, gates::not(b, c)?),
-                        }
-                    }
-                    Overflowing::Mul => {
-                        within(
-                            || format!("a product of {n} by {n} bits"),
-                            (n * n) as u64,
-                            MAX_PRODUCTS,
-                        )?;
-                        let full = bmul::mul(b, p, q, 2 * n, signed, MulKind::Auto)?;
-                        let (lo, hi) = full.wires().split_at(n);
-                        // No overflow: every high bit equals the fill of the low half.
-                        let fill = match (signed, lo.last()) {
-                            (true, Some(&top)) => top,
-                            _ => b.constant(0),
-                        };
-                        let fills = vec![fill; hi.len()];
-                        let mut sel = Selectors::for_bits();
-                        let flag = compare::not_equal(b, &mut sel, hi, &fills)?;
-                        (Bits::from_vec(lo.to_vec()), flag)
-                    }
-                };
-                Ok(vec![Val::Word(r, signed), flag_val(flag)])
-            }
-            WordOp::DivRem(..) => {
-                let (p, q, signed) = words(x(), y())?;
-                let (quot, rem) = div::div_rem(b, p, q, signed)?;
-                Ok(vec![Val::Word(quot, signed), Val::Word(rem, signed)])
-            }
-            WordOp::CheckedDiv(..) => {
-                let (p, q, signed) = words(x(), y())?;
-                let n = p.len();
-                let (quot, _) = div::div_rem(b, p, q, signed)?;
-                let zero = div::is_zero(b, q)?;
-                let mut sel = Selectors::for_bits();
-                let bad = if signed && n > 0 {
-                    let min = Bits::constant(b, &(BigInt::one() << (n - 1)), n);
-                    let neg_one = Bits::constant(b, &BigInt::from(-1), n);
-                    let is_min = compare::compare(b, p, &min, Comparison::Eq, false)?;
-                    let is_m1 = compare::compare(b, q, &neg_one, Comparison::Eq, false)?;
-                    let both = gates::gate(b, &mut sel, Gate::And, is_min, is_m1)?;
-                    gates::gate(b, &mut sel, Gate::Or, zero, both)?
-                } else {
-                    zero
-                };
-                let ok = gates::not(b, bad)?;
-                Ok(vec![Val::Word(quot, signed), flag_val(ok)])
-            }
-            WordOp::Compare(_, _, c) => {
-                let (p, q, signed) = words(x(), y())?;
-                Ok(vec![flag_val(compare::compare(b, p, q, *c, signed)?)])
-            }
-            WordOp::Max(..) => {
-                let (p, q, signed) = words(x(), y())?;
-                Ok(vec![Val::Word(compare::max(b, p, q, signed)?, signed)])
-            }
-            WordOp::Min(..) => {
-                let (p, q, signed) = words(x(), y())?;
-                Ok(vec![Val::Word(compare::min(b, p, q, signed)?, signed)])
-            }
-            WordOp::FusedSum {
-                bits: n,
-                signed,
-                products,
-                scaled,
-                bias,
-            } => {
-                width_within(*n)?;
-                let of_type = |v: &'_ Val| -> Result<(), Error> {
-                    let (p, s) = word(v)?;
-                    if p.len() != *n || s != *signed {
-                        return Err(Error::ShapeMismatch {
-                            what: "a term of a fused sum".into(),
-                            expected: Shape::Word {
-                                bits: *n,
-                                signed: *signed,
-                            },
-                            found: v.shape(),
-                        });
-                    }
-                    Ok(())
-                };
-                for v in args {
-                    of_type(v)?;
-                }
-                within(
-                    || "a fused sum (bit products)".into(),
-                    products.len() as u64 * (*n as u64).pow(2),
-                    MAX_PRODUCTS,
-                )?;
-                let (pa, sa) = args.split_at(2 * products.len());
-                let pairs = pa
-                    .chunks(2)
-                    .map(|p| Ok((word(p[0])?.0, word(p[1])?.0)))
-                    .collect::<Result<Vec<_>, Error>>()?;
-                let scaled = sa
-                    .iter()
-                    .zip(scaled)
-                    .map(|(v, (_, k))| Ok((word(v)?.0, k)))
-                    .collect::<Result<Vec<_>, Error>>()?;
-                let r = bits::dot::dot(b, &pairs, &scaled, bias, *n, *signed)?;
-                Ok(vec![Val::Word(r, *signed)])
-            }
-            WordOp::Polynomial {
-                bits: n,
-                signed,
-                coefficients,
-                ..
-            } => {
-                let (p, s) = word(x())?;
-                if p.len() != *n || s != *signed {
-                    return Err(Error::ShapeMismatch {
-                        what: "the word of a polynomial".into(),
-                        expected: Shape::Word {
-                            bits: *n,
-                            signed: *signed,
-                        },
-                        found: x().shape(),
-                    });
-                }
-                within(
-                    || "a polynomial (bit products)".into(),
-                    (coefficients.len() as u64 / 2 + 1) * (*n as u64).pow(2),
-                    MAX_PRODUCTS,
-                )?;
-                Ok(vec![Val::Word(
-                    polynomial(b, p, coefficients, *signed)?,
-                    *signed,
-                )])
-            }
-            WordOp::CountOnes(_) => {
-                let (p, _) = word(x())?;
-                Ok(vec![Val::Word(bitwise::count_ones(b, p, 32)?, false)])
-            }
-            WordOp::LeadingZeros(_) => {
-                let (p, _) = word(x())?;
-                Ok(vec![Val::Word(bitwise::leading_zeros(b, p, 32)?, false)])
-            }
-            WordOp::ReverseBits(_) => {
-                let (p, signed) = word(x())?;
-                Ok(vec![Val::Word(bitwise::reverse_bits(p), signed)])
-            }
-            WordOp::SwapBytes(_) => {
-                let (p, signed) = word(x())?;
-                if !p.len().is_multiple_of(8) {
-                    return Err(Error::Config(format!(
-                        "swap_bytes needs whole bytes, not {} bits",
-                        p.len()
-                    )));
-                }
-                Ok(vec![Val::Word(bitwise::swap_bytes(p), signed)])
-            }
-            WordOp::Bit(_, i) => {
-                let (p, _) = word(x())?;
-                let w =
-                    p.wires().get(*i).copied().ok_or_else(|| {
-                        Error::Config(format!("bit {i} of a {}-bit word", p.len()))
-                    })?;
-                Ok(vec![flag_val(w)])
-            }
-            WordOp::Cast {
-                bits: n, signed, ..
-            } => {
-                let (p, from_signed) = word(x())?;
-                width_within(*n)?;
-                Ok(vec![Val::Word(
-                    convert::resize(b, p, *n, from_signed),
-                    *signed,
-                )])
-            }
-            WordOp::ToInt(_) => {
-                let (p, signed) = word(x())?;
-                one_int(convert::to_digits(b, p, signed)?)
+    /// A clear word: the low `bits` bits of `value`, two's complement if
+    /// `signed`.
+    Const(bits: usize, signed: bool, value: BigInt) "constant" python: false,
+        work(len) { bits_work(value) }
+        build(b, args) {
+            width_within(*bits)?;
+            one(Bits::constant(b, value, *bits), *signed)
+        }
+    /// A wrapping two-operand word operation (`op`: add, sub, mul, div,
+    /// rem, and, or, xor).
+    Arith(op: WordArith, x: ValueId, y: ValueId) "arith" python: false,
+        work(len) {
+            match op {
+                WordArith::Mul | WordArith::Div | WordArith::Rem => product_work(len, *x, *y),
+                _ => 0,
             }
         }
+        build(b, args) {
+            let (p, q, signed) = words(args[0], args[1])?;
+            let r = match op {
+                WordArith::Add => {
+                    let zero = b.constant(0);
+                    adders::add(b, p, q, zero, AdderKind::Auto)?.0
+                }
+                WordArith::Sub => adders::sub(b, p, q, AdderKind::Auto)?.0,
+                WordArith::Mul => {
+                    let n = p.len();
+                    square_within(n)?;
+                    bmul::mul(b, p, q, n, false, MulKind::Auto)?
+                }
+                WordArith::Div => div::div_rem(b, p, q, signed)?.0,
+                WordArith::Rem => div::div_rem(b, p, q, signed)?.1,
+                WordArith::And => bitwise::bitwise(b, Gate::And, p, q)?,
+                WordArith::Or => bitwise::bitwise(b, Gate::Or, p, q)?,
+                WordArith::Xor => bitwise::bitwise(b, Gate::Xor, p, q)?,
+            };
+            one(r, signed)
+        }
+    /// `!x`.
+    Not(x: ValueId) "not" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, signed) = word(args[0])?;
+            one(bitwise::not_bits(b, p)?, signed)
+        }
+    /// `-x`, wrapping.
+    Neg(x: ValueId) "neg" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, signed) = word(args[0])?;
+            one(adders::neg(b, p)?, signed)
+        }
+    /// A shift or rotation by a clear amount (shifts modulo the width).
+    Shift(x: ValueId, kind: ShiftKind, amount: u32) "shift" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, signed) = word(args[0])?;
+            let k = match kind {
+                ShiftKind::RotateLeft | ShiftKind::RotateRight => *amount as usize,
+                _ => *amount as usize % p.len().max(1),
+            };
+            one(shift::shift_clear(b, p, *kind, k), signed)
+        }
+    /// A shift or rotation by an encrypted unsigned amount, modulo the
+    /// width.
+    ShiftBy(x: ValueId, kind: ShiftKind, amount: ValueId) "shift_by" python: false,
+        work(len) { product_work(len, *x, *amount) }
+        build(b, args) {
+            let (p, signed) = word(args[0])?;
+            let (a, amount_signed) = word(args[1])?;
+            if amount_signed {
+                return Err(kind_error("an unsigned word", args[1]));
+            }
+            one(shift::shift(b, p, *kind, a)?, signed)
+        }
+    /// The wrapped result of `op` (add, sub, mul) and Rust's overflow
+    /// flag: two values.
+    Overflowing(op: Overflowing, x: ValueId, y: ValueId) "overflowing" python: false,
+        work(len) {
+            match op {
+                Overflowing::Mul => product_work(len, *x, *y),
+                _ => 0,
+            }
+        }
+        build(b, args) {
+            let (p, q, signed) = words(args[0], args[1])?;
+            let n = p.len();
+            let (r, flag) = match op {
+                Overflowing::Add => {
+                    let zero = b.constant(0);
+                    let (s, c, v) =
+                        adders::add_overflowing(b, p, q, zero, AdderKind::Auto, signed)?;
+                    (s, v.unwrap_or(c))
+                }
+                Overflowing::Sub => {
+                    let nq = bitwise::not_bits(b, q)?;
+                    let carry = b.constant(ONE);
+                    let (d, c, v) =
+                        adders::add_overflowing(b, p, &nq, carry, AdderKind::Auto, signed)?;
+                    match v {
+                        Some(v) => (d, v),
+                        None => (d, gates::not(b, c)?),
+                    }
+                }
+                Overflowing::Mul => {
+                    square_within(n)?;
+                    let full = bmul::mul(b, p, q, 2 * n, signed, MulKind::Auto)?;
+                    let (lo, hi) = full.wires().split_at(n);
+                    // No overflow: every high bit equals the fill of the low half.
+                    let fill = match (signed, lo.last()) {
+                        (true, Some(&top)) => top,
+                        _ => b.constant(0),
+                    };
+                    let fills = vec![fill; hi.len()];
+                    let mut sel = Selectors::for_bits();
+                    let flag = compare::not_equal(b, &mut sel, hi, &fills)?;
+                    (Bits::from_vec(lo.to_vec()), flag)
+                }
+            };
+            Ok(vec![Val::Word(r, signed), flag_val(flag)])
+        }
+    /// Quotient and remainder (Rust's truncating `/` and `%`): two values.
+    DivRem(x: ValueId, y: ValueId) "div_rem" python: false,
+        work(len) { product_work(len, *x, *y) }
+        build(b, args) {
+            let (p, q, signed) = words(args[0], args[1])?;
+            let (quot, rem) = div::div_rem(b, p, q, signed)?;
+            Ok(vec![Val::Word(quot, signed), Val::Word(rem, signed)])
+        }
+    /// Quotient and whether Rust's `checked_div` is `Some`: two values.
+    CheckedDiv(x: ValueId, y: ValueId) "checked_div" python: false,
+        work(len) { product_work(len, *x, *y) }
+        build(b, args) {
+            let (p, q, signed) = words(args[0], args[1])?;
+            let n = p.len();
+            let (quot, _) = div::div_rem(b, p, q, signed)?;
+            let zero = div::is_zero(b, q)?;
+            let mut sel = Selectors::for_bits();
+            let bad = if signed && n > 0 {
+                let min = Bits::constant(b, &(BigInt::one() << (n - 1)), n);
+                let neg_one = Bits::constant(b, &BigInt::from(-1), n);
+                let is_min = compare::compare(b, p, &min, Comparison::Eq, false)?;
+                let is_m1 = compare::compare(b, q, &neg_one, Comparison::Eq, false)?;
+                let both = gates::gate(b, &mut sel, Gate::And, is_min, is_m1)?;
+                gates::gate(b, &mut sel, Gate::Or, zero, both)?
+            } else {
+                zero
+            };
+            let ok = gates::not(b, bad)?;
+            Ok(vec![Val::Word(quot, signed), flag_val(ok)])
+        }
+    /// `x <op> y` as a boolean.
+    Compare(x: ValueId, y: ValueId, c: Comparison) "compare" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, q, signed) = words(args[0], args[1])?;
+            Ok(vec![flag_val(compare::compare(b, p, q, *c, signed)?)])
+        }
+    /// `max(x, y)`.
+    Max(x: ValueId, y: ValueId) "max" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, q, signed) = words(args[0], args[1])?;
+            one(compare::max(b, p, q, signed)?, signed)
+        }
+    /// `min(x, y)`.
+    Min(x: ValueId, y: ValueId) "min" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, q, signed) = words(args[0], args[1])?;
+            one(compare::min(b, p, q, signed)?, signed)
+        }
+    /// `sum x_i y_i + sum k_j z_j + bias`, wrapping, in one compression:
+    /// a word of `bits` bits, two's complement if `signed`.
+    FusedSum(
+        bits: usize,
+        signed: bool,
+        products: Vec<(ValueId, ValueId)>,
+        scaled: Vec<(ValueId, BigInt)>,
+        bias: BigInt
+    ) "fused_sum" python: false,
+        work(len) { sum_work(len, products, scaled, bias) }
+        build(b, args) {
+            let n = *bits;
+            width_within(n)?;
+            for v in args {
+                of_type(v, n, *signed, "a term of a fused sum")?;
+            }
+            within(
+                || "a fused sum (bit products)".into(),
+                products.len() as u64 * (n as u64).pow(2),
+                MAX_PRODUCTS,
+            )?;
+            let (pa, sa) = args.split_at(2 * products.len());
+            let pairs = pa
+                .chunks(2)
+                .map(|p| Ok((word(p[0])?.0, word(p[1])?.0)))
+                .collect::<Result<Vec<_>, Error>>()?;
+            let scaled = sa
+                .iter()
+                .zip(scaled)
+                .map(|(v, (_, k))| Ok((word(v)?.0, k)))
+                .collect::<Result<Vec<_>, Error>>()?;
+            one(crate::bits::dot::dot(b, &pairs, &scaled, bias, n, *signed)?, *signed)
+        }
+    /// `sum_k c_k x^k`, wrapping (`x` a word of `bits` bits, two's
+    /// complement if `signed`; each `c_k` taken modulo `2^bits`): a
+    /// polynomial in one word, as the program's fusion finds it in chains
+    /// of sums and products (Horner's rule, powers). Built from `y = x * x`
+    /// (a square: about half a product's bootstraps) by Horner's rule in
+    /// `y` on coefficients linear in `x`, `sum_j (c_2j + c_2j+1 x) y^j`:
+    /// `deg / 2 - 1` products and one square where Horner's rule in `x`
+    /// takes `deg - 1` products.
+    Polynomial(bits: usize, signed: bool, x: ValueId, coefficients: Vec<BigInt>)
+        "polynomial" python: false,
+        work(len) { product_work(len, *x, *x) * (coefficients.len() as u64 / 2 + 1) }
+        build(b, args) {
+            let n = *bits;
+            of_type(args[0], n, *signed, "the word of a polynomial")?;
+            let (p, _) = word(args[0])?;
+            within(
+                || "a polynomial (bit products)".into(),
+                (coefficients.len() as u64 / 2 + 1) * (n as u64).pow(2),
+                MAX_PRODUCTS,
+            )?;
+            one(polynomial(b, p, coefficients, *signed)?, *signed)
+        }
+    /// The bits set, as a ``u32`` (Rust's ``count_ones``; words).
+    CountOnes(x: ValueId) "count_ones" python: true,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, _) = word(args[0])?;
+            one(bitwise::count_ones(b, p, 32)?, false)
+        }
+    /// The leading zero bits, as a ``u32`` (Rust's ``leading_zeros``; words).
+    LeadingZeros(x: ValueId) "leading_zeros" python: true,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, _) = word(args[0])?;
+            one(bitwise::leading_zeros(b, p, 32)?, false)
+        }
+    /// The bits in reverse order (words).
+    ReverseBits(x: ValueId) "reverse_bits" python: true,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, signed) = word(args[0])?;
+            one(bitwise::reverse_bits(p), signed)
+        }
+    /// The bytes in reverse order (words of whole bytes).
+    SwapBytes(x: ValueId) "swap_bytes" python: true,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, signed) = word(args[0])?;
+            if !p.len().is_multiple_of(8) {
+                return Err(Error::Config(format!(
+                    "swap_bytes needs whole bytes, not {} bits",
+                    p.len()
+                )));
+            }
+            one(bitwise::swap_bytes(p), signed)
+        }
+    /// Bit ``i`` (0 the lowest) as a boolean (words).
+    Bit(x: ValueId, i: usize) "bit" python: true,
+        work(len) { *i as u64 }
+        build(b, args) {
+            let (p, _) = word(args[0])?;
+            let w = p
+                .wires()
+                .get(*i)
+                .copied()
+                .ok_or_else(|| Error::Config(format!("bit {i} of a {}-bit word", p.len())))?;
+            Ok(vec![flag_val(w)])
+        }
+    /// Rust's `as`: the word `x` as `bits` bits, two's complement if
+    /// `signed` (truncated, or extended by `x`'s own signedness).
+    Cast(x: ValueId, bits: usize, signed: bool) "cast" python: false,
+        work(len) { *bits as u64 }
+        build(b, args) {
+            let (p, from_signed) = word(args[0])?;
+            width_within(*bits)?;
+            one(convert::resize(b, p, *bits, from_signed), *signed)
+        }
+    /// A word's exact value as a signed-binary integer
+    /// ([`super::Word::to_int`]).
+    ToInt(x: ValueId) "to_int" python: false,
+        work(len) { 0 }
+        build(b, args) {
+            let (p, signed) = word(args[0])?;
+            Ok(vec![Val::Int(convert::to_digits(b, p, signed)?)])
+        }
+}
+
+/// An error unless `v` is a word of `n` bits and this signedness.
+fn of_type(v: &Val, n: usize, signed: bool, what: &str) -> Result<(), Error> {
+    let (p, s) = word(v)?;
+    if p.len() != n || s != signed {
+        return Err(Error::ShapeMismatch {
+            what: what.into(),
+            expected: Shape::Word { bits: n, signed },
+            found: v.shape(),
+        });
     }
+    Ok(())
 }
 
 /// [`WordOp::Polynomial`]: `sum_k c_k x^k` modulo `2^n` by Horner's rule
