@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use hearth::backend::Engine;
 use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::{Ciphertext, Circuit, ClientKey, Error, ParameterSet, Program};
 use hearth_cli::backend::evaluator;
-use hearth_cli::options::Engine;
 use hearth_cli::progress::generate;
 use hearth_testkit::circuits::random_circuit;
 use serde_json::json;

@@ -251,9 +251,9 @@ pub fn ops(
     match backend {
         OpsBackend::Count => count(timing.threads, words, json, plot),
         #[cfg(feature = "tfhe-rs")]
-        OpsBackend::Cpu | OpsBackend::Gpu => timed::encrypted(timing, words, json, plot),
+        OpsBackend::Encrypted(_) => timed::encrypted(timing, words, json, plot),
         #[cfg(not(feature = "tfhe-rs"))]
-        OpsBackend::Cpu | OpsBackend::Gpu => Err(crate::tfhe::missing()),
+        OpsBackend::Encrypted(_) => Err(crate::tfhe::missing()),
     }
 }
 

@@ -219,7 +219,7 @@ fn fuzz_clear<S: Spec>(args: &FuzzArgs) -> Result<(), Error> {
 fn fuzz_encrypted<S: Spec>(args: &FuzzArgs, params: &'static ParameterSet) -> Result<(), Error> {
     let (count, seed) = (args.count, args.seed);
     let (client, server) = generate(params);
-    if args.backend.backend == hearth_cli::options::Engine::Mpi {
+    if args.backend.backend == hearth::backend::Engine::Mpi {
         return Err(Error::Config(
             "fuzz-programs --encrypted runs on cpu or gpu, not mpi".into(),
         ));

@@ -166,7 +166,7 @@ fn clear_weights(case: Case) -> Vec<i64> {
 }
 
 pub fn kernels(
-    engine: Option<hearth_cli::options::Engine>,
+    engine: Option<hearth::backend::Engine>,
     threads: usize,
     cases: &[Case],
     json: Option<PathBuf>,

@@ -38,9 +38,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use hearth::backend::Engine;
 use hearth::Error;
 use hearth_cli::cluster;
-use hearth_cli::options::{parse_duration, Engine, Family, ParamsArg, Threads};
+use hearth_cli::options::{engine_parser, parse_duration, Family, ParamsArg, Threads};
 
 use crate::plot::PlotOut;
 use crate::report::JsonOut;
@@ -150,7 +151,7 @@ enum Which {
         #[command(flatten)]
         params: ParamsArg,
         /// gpu: throughput of the gpu backend beside the cpu backend's.
-        #[arg(long, value_enum, default_value = "cpu")]
+        #[arg(long, value_parser = engine_parser(), default_value = "cpu")]
         backend: Engine,
         #[command(flatten)]
         threads: Threads,
@@ -193,7 +194,7 @@ enum Which {
         #[command(flatten)]
         threads: Threads,
         /// cpu, or mpi: the ranks of this launch (`--threads` per rank).
-        #[arg(long, value_enum, default_value = "cpu")]
+        #[arg(long, value_parser = engine_parser(), default_value = "cpu")]
         backend: Engine,
         /// With mpi: cores that all ranks share (one host, oversubscribed),
         /// for the prediction; default a core per thread.
@@ -265,7 +266,7 @@ enum Which {
         /// count: #PBS, depth and level widths (no keys, seconds); cpu:
         /// encrypted and timed beside tfhe-rs; gpu: on the gpu backend
         /// beside tfhe-rs's CUDA integer API (`CudaServerKey`).
-        #[arg(long, value_enum, default_value = "cpu")]
+        #[arg(long, value_parser = crate::ops::OpsBackend::parser(), default_value = "cpu")]
         backend: crate::ops::OpsBackend,
         #[command(flatten)]
         threads: Threads,
@@ -320,7 +321,7 @@ enum Which {
         /// count: #PBS and depth of both families' forms (no keys); cpu:
         /// encrypted and timed beside tfhe-rs; gpu: the same on the gpu
         /// backend beside tfhe-rs's CUDA integer API.
-        #[arg(long, value_enum, default_value = "cpu")]
+        #[arg(long, value_parser = crate::ops::OpsBackend::parser(), default_value = "cpu")]
         backend: crate::ops::OpsBackend,
         #[command(flatten)]
         threads: Threads,
@@ -339,7 +340,7 @@ enum Which {
         /// count: #PBS, depth, widest level and the simulator's times for
         /// 16 and 64 threads (no keys); cpu / gpu: also encrypted on that
         /// backend beside tfhe-rs, timed.
-        #[arg(long, value_enum, default_value = "count")]
+        #[arg(long, value_parser = crate::ops::OpsBackend::parser(), default_value = "count")]
         backend: crate::ops::OpsBackend,
         #[command(flatten)]
         threads: Threads,
@@ -396,7 +397,7 @@ enum Which {
         params: ParamsArg,
         /// gpu: every round of 4 096 bootstraps as one circuit on the gpu
         /// backend (inputs' errors computed on the CPU either way).
-        #[arg(long, value_enum, default_value = "cpu")]
+        #[arg(long, value_parser = engine_parser(), default_value = "cpu")]
         backend: Engine,
         #[command(flatten)]
         threads: Threads,

@@ -13,13 +13,13 @@ use crate::report::{emit, JsonOut, Table};
 
 pub fn noise(
     params: &'static ParameterSet,
-    (engine, threads): (hearth_cli::options::Engine, Threads),
+    (engine, threads): (hearth::backend::Engine, Threads),
     count: usize,
     (weight, margin): (Option<u64>, Option<usize>),
     seed: u64,
     json: JsonOut,
 ) -> Result<(), Error> {
-    if engine == hearth_cli::options::Engine::Mpi {
+    if engine == hearth::backend::Engine::Mpi {
         return Err(Error::Config(
             "bench noise runs on cpu or gpu, not mpi".into(),
         ));

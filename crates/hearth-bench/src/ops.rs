@@ -8,30 +8,43 @@ use serde_json::json;
 use crate::plot::PlotOut;
 use crate::report::JsonOut;
 use crate::report::{emit, Table};
-use hearth_cli::options::Engine;
+use hearth::backend::Engine;
 
 #[cfg(feature = "tfhe-rs")]
 mod timed;
 
-/// Where `bench ops` evaluates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// Where `bench ops` (and `kernels`, `programs`) evaluates: the count
+/// backend, or encrypted on one of the library's engines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpsBackend {
     /// #PBS, depth and widest level only (no keys, no time).
     Count,
-    /// Encrypted, timed, beside tfhe-rs, on the CPU.
-    Cpu,
-    /// Encrypted on the gpu backend, timed beside tfhe-rs's CUDA integer
-    /// API (`CudaServerKey`) in the same run (builds with the `gpu` feature).
-    Gpu,
+    /// Encrypted and timed beside tfhe-rs: on the CPU (`cpu`), or on the
+    /// gpu backend beside tfhe-rs's CUDA integer API (`CudaServerKey`) in
+    /// the same run (`gpu`; builds with the `gpu` feature). Not mpi.
+    Encrypted(Engine),
 }
 
 impl OpsBackend {
+    /// `--backend count|cpu|gpu` (the possible values listed in `--help`
+    /// and in clap's error).
+    pub fn parser() -> impl clap::builder::TypedValueParser<Value = OpsBackend> {
+        use clap::builder::TypedValueParser;
+        clap::builder::PossibleValuesParser::new(["count", "cpu", "gpu"]).map(|s| {
+            match s.as_str() {
+                "count" => OpsBackend::Count,
+                engine => {
+                    OpsBackend::Encrypted(engine.parse().expect("one of the possible values"))
+                }
+            }
+        })
+    }
+
     /// Where the encrypted comparison runs (`None`: count only).
     pub fn engine(self) -> Option<Engine> {
         match self {
             OpsBackend::Count => None,
-            OpsBackend::Cpu => Some(Engine::Cpu),
-            OpsBackend::Gpu => Some(Engine::Gpu),
+            OpsBackend::Encrypted(engine) => Some(engine),
         }
     }
 }
@@ -66,11 +79,11 @@ pub fn ops(
     match backend {
         OpsBackend::Count => count(timing.threads, bits, json, plot),
         #[cfg(feature = "tfhe-rs")]
-        OpsBackend::Cpu | OpsBackend::Gpu => {
+        OpsBackend::Encrypted(_) => {
             timed::encrypted(timing, bits, inputs.into(), params, json, plot)
         }
         #[cfg(not(feature = "tfhe-rs"))]
-        OpsBackend::Cpu | OpsBackend::Gpu => {
+        OpsBackend::Encrypted(_) => {
             let _ = (inputs, params);
             Err(crate::tfhe::missing())
         }

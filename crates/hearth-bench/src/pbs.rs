@@ -119,7 +119,7 @@ pub(crate) fn cpu_throughput(
 /// by batch size (its comparison needs the feature `tfhe-rs`).
 pub fn pbs(
     params: &'static ParameterSet,
-    engine: hearth_cli::options::Engine,
+    engine: hearth::backend::Engine,
     threads: Threads,
     max_batch: usize,
     samples: usize,

@@ -17,9 +17,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hearth::api::{Bool, I32, U16, U32, U8};
+use hearth::backend::Engine;
 use hearth::circuit::schedule::{simulate, Machine};
 use hearth::{CompiledProgram, Error, ParameterSet, Program};
-use hearth_cli::options::Engine;
 use hearth_cli::progress::{generate, steps};
 use num_bigint::BigInt;
 use rand::SeedableRng;

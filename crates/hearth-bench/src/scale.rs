@@ -14,8 +14,8 @@ use serde_json::json;
 
 use crate::report::JsonOut;
 use crate::report::{emit, Table};
+use hearth::backend::Engine;
 use hearth_cli::backend::with_bar;
-use hearth_cli::options::Engine;
 use hearth_cli::options::Threads;
 use hearth_cli::progress::{generate, pbs_bar};
 

@@ -3,10 +3,10 @@
 //! `CudaServerKey`.
 
 #[cfg(feature = "tfhe-rs")]
+use hearth::backend::Engine;
+#[cfg(feature = "tfhe-rs")]
 use hearth::backend::{no_gpu_reason, require_gpu};
 use hearth::Error;
-#[cfg(feature = "tfhe-rs")]
-use hearth_cli::options::Engine;
 
 /// The error of a comparison with tfhe-rs in a build without them
 /// (`--no-default-features`, as the test command builds this crate).

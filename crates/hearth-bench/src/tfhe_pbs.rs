@@ -118,7 +118,7 @@ pub fn tfhe_pbs(threads: usize, bits: &[usize], json: Option<PathBuf>) -> Result
             "--bits {n}: the count covers 8, 16 and 32"
         )));
     }
-    let (ck, pool) = crate::tfhe::tfhe_pool(threads, hearth_cli::options::Engine::Cpu)?;
+    let (ck, pool) = crate::tfhe::tfhe_pool(threads, hearth::backend::Engine::Cpu)?;
     let mut t = Table::new(
         format!(
             "#PBS per operation, {threads} threads: tfhe-rs FheInt (pbs-stats counter, default \

@@ -5,21 +5,9 @@
 
 use std::path::Path;
 
-use hearth::backend::{Engine as Choice, Evaluator};
+use hearth::backend::{Engine, Evaluator};
 use hearth::{Error, ServerKey};
 use indicatif::ProgressBar;
-
-use crate::options::Engine;
-
-impl From<Engine> for Choice {
-    fn from(e: Engine) -> Choice {
-        match e {
-            Engine::Cpu => Choice::Cpu,
-            Engine::Gpu => Choice::Gpu,
-            Engine::Mpi => Choice::Mpi,
-        }
-    }
-}
 
 /// The evaluator `engine` names for `server`'s ciphertexts; `gpu` without a
 /// usable GPU (or in a build without the feature) says why on stderr and
@@ -44,14 +32,14 @@ pub fn with_bar<'k>(
     let ev = if engine == Engine::Mpi {
         mpi(server, key_file, threads)?
     } else {
-        let chosen = Evaluator::choose(engine.into(), server, threads)?;
+        let chosen = Evaluator::choose(engine, server, threads)?;
         if let Some(why) = chosen.fallback {
             eprintln!("hearth: --backend gpu: {why}; running on the cpu backend");
         }
         chosen.evaluator
     };
     Ok(match (bar, ev.engine()) {
-        (Some(bar), Choice::Cpu | Choice::Mpi) => ev.with_progress(crate::progress::advance(bar)),
+        (Some(bar), Engine::Cpu | Engine::Mpi) => ev.with_progress(crate::progress::advance(bar)),
         _ => ev,
     })
 }
@@ -63,8 +51,16 @@ fn mpi<'k>(
     threads: Option<usize>,
 ) -> Result<Evaluator<'k>, Error> {
     let threads = hearth::backend::resolve_threads(threads)?;
-    let mpi = crate::cluster::backend(server, key_file, threads)?;
-    Ok(Evaluator::Mpi(Box::new(mpi)))
+    // The file's bytes travel as they are (4-6x smaller when the key file
+    // is compressed); keys made here travel uncompressed.
+    let bytes = match key_file {
+        Some(path) => std::fs::read(path).map_err(|source| hearth::FileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?,
+        None => server.to_bytes()?,
+    };
+    Evaluator::from_cluster(&crate::cluster::cluster()?, server, &bytes, threads)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -73,17 +69,18 @@ fn mpi<'k>(_: &'k ServerKey, _: Option<&Path>, _: Option<usize>) -> Result<Evalu
 }
 
 /// The gpu backend, if `engine` names it and one can be used (else says
-/// why on stderr; with `HEARTH_REQUIRE_GPU` set, that is an error).
+/// why on stderr; with `HEARTH_REQUIRE_GPU` set, that is an error): the
+/// library's rule ([`Evaluator::gpu_or_fallback`]), for the benchmarks
+/// that time something else than hearth's cpu backend without a GPU.
 pub fn gpu_only(engine: Engine, server: &ServerKey) -> Result<Option<Evaluator<'_>>, Error> {
     if engine != Engine::Gpu {
         return Ok(None);
     }
-    match Evaluator::gpu(server) {
-        Ok(ev) => Ok(Some(ev)),
+    Ok(match Evaluator::gpu_or_fallback(server)? {
+        Ok(ev) => Some(ev),
         Err(why) => {
-            hearth::backend::require_gpu(&why)?;
             eprintln!("hearth: --backend gpu: {why}; cpu only");
-            Ok(None)
+            None
         }
-    }
+    })
 }

@@ -32,10 +32,7 @@ fn timeout() -> Result<std::time::Duration, Error> {
 mod imp {
     use std::sync::{Arc, Mutex};
 
-    use std::path::Path;
-
-    use hearth::backend::{Cluster, MpiBackend};
-    use hearth::ServerKey;
+    use hearth::backend::Cluster;
 
     use super::*;
 
@@ -54,33 +51,12 @@ mod imp {
         Ok(false)
     }
 
-    /// Rank 0: the launch's cluster (`hearth server --backend mpi` shares
-    /// each job's key itself).
+    /// Rank 0: the launch's cluster (its evaluators:
+    /// `hearth::backend::Evaluator::from_cluster`).
     pub fn cluster() -> Result<Arc<Cluster>, Error> {
         CLUSTER.lock().unwrap().clone().ok_or_else(|| {
             Error::Config("--backend mpi: MPI was not started for this command".into())
         })
-    }
-
-    /// Rank 0: the MPI backend for `server` on `threads` local threads plus
-    /// the workers'. `key_file`: the file the key came from, sent as it is.
-    pub fn backend<'k>(
-        server: &'k ServerKey,
-        key_file: Option<&Path>,
-        threads: usize,
-    ) -> Result<MpiBackend<'k>, Error> {
-        let cluster = cluster()?;
-        // The file's bytes travel as they are (4-6x smaller when the key
-        // file is compressed); keys made here travel uncompressed.
-        let bytes = match key_file {
-            Some(path) => std::fs::read(path).map_err(|source| hearth::FileError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?,
-            None => server.to_bytes()?,
-        };
-        cluster.share_key(&bytes)?;
-        cluster.backend(server, threads)
     }
 
     /// Rank 0, when the command is done: stops the workers and finalises
@@ -148,5 +124,5 @@ mod imp {
 }
 
 #[cfg(feature = "mpi")]
-pub use imp::{backend, cluster};
+pub use imp::cluster;
 pub use imp::{end, start};

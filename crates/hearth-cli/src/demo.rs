@@ -1,11 +1,10 @@
 //! `hearth demo`: the first demo (crates/hearth-demo) on the backend and
 //! threads the options name.
 
-use hearth::backend::Backend;
-use hearth::backend::Evaluator;
-use hearth::{Ciphertext, Circuit, Error, ParameterSet, ServerKey};
+use hearth::backend::{Engine, Evaluator};
+use hearth::{Error, ServerKey};
 use hearth_cli::backend::evaluator;
-use hearth_cli::options::{BackendArg, Engine, Threads};
+use hearth_cli::options::{BackendArg, Threads};
 
 /// `hearth demo`.
 #[derive(clap::Args)]
@@ -29,37 +28,17 @@ struct Chosen {
     threads: Threads,
 }
 
-/// One of the command's evaluators, as the demo takes them.
-struct Shown<'k>(Evaluator<'k>);
-
-impl Backend for Shown<'_> {
-    type Digit = Ciphertext;
-
-    fn evaluate(&self, circuit: &Circuit, inputs: &[Ciphertext]) -> Result<Vec<Ciphertext>, Error> {
-        self.0.evaluate(circuit, inputs)
-    }
-}
-
-impl hearth_demo::Evaluator for Shown<'_> {
-    fn describe(&self) -> String {
-        self.0.describe()
-    }
-}
-
 impl hearth_demo::Evaluators for Chosen {
-    fn evaluator<'k>(
-        &self,
-        server: &'k ServerKey,
-    ) -> Result<Box<dyn hearth_demo::Evaluator + 'k>, Error> {
-        Ok(Box::new(Shown(evaluator(
-            self.engine,
-            server,
-            self.threads.get(),
-        )?)))
+    fn engine(&self) -> Engine {
+        self.engine
     }
 
-    fn plan_threads(&self, params: &'static ParameterSet) -> usize {
-        hearth::backend::plan_threads(self.engine.into(), params, self.threads.get()).unwrap_or(1)
+    fn threads(&self) -> Option<usize> {
+        self.threads.get()
+    }
+
+    fn evaluator<'k>(&self, server: &'k ServerKey) -> Result<Evaluator<'k>, Error> {
+        evaluator(self.engine, server, self.threads.get())
     }
 }
 

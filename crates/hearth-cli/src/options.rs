@@ -9,6 +9,7 @@ use std::ffi::OsStr;
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, TypedValueParser};
+use hearth::backend::Engine;
 use hearth::crypto::params::ALL;
 use hearth::{Error, ParameterSet};
 
@@ -48,35 +49,30 @@ pub struct ParamsArg {
     pub params: &'static ParameterSet,
 }
 
-/// Where encrypted circuits run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Engine {
-    /// tfhe-rs's CPU bootstrap on a thread pool.
-    #[default]
-    Cpu,
-    /// tfhe-rs's CUDA bootstrap, a level per launch (builds with the `gpu`
-    /// feature; falls back to cpu, saying so, where no GPU can be used).
-    Gpu,
-    /// The ranks of an `mpirun` / `srun` launch of this same command: rank 0
-    /// schedules and bootstraps, every other rank bootstraps for it (builds
-    /// with the `mpi` feature; `HEARTH_RANK_TIMEOUT` seconds of silence from
-    /// a rank, 60 by default, end the run naming it).
-    Mpi,
-}
-
 /// `--backend BACKEND`: where encrypted circuits run.
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct BackendArg {
-    /// Where the encrypted circuits run: cpu, gpu (a build with the `gpu`
-    /// feature; else cpu, saying why) or mpi (the ranks of an `mpirun`
-    /// launch; a build with the `mpi` feature).
+    /// Where the encrypted circuits run: cpu (tfhe-rs's CPU bootstrap on a
+    /// thread pool), gpu (tfhe-rs's CUDA bootstrap, a level per launch; a
+    /// build with the `gpu` feature; else cpu, saying why) or mpi (the
+    /// ranks of an `mpirun` / `srun` launch of this same command: rank 0
+    /// schedules and bootstraps, every other rank bootstraps for it; a
+    /// build with the `mpi` feature; `HEARTH_RANK_TIMEOUT` seconds of
+    /// silence from a rank, 60 by default, end the run naming it).
     #[arg(
         long = "backend",
         value_name = "BACKEND",
-        value_enum,
+        value_parser = engine_parser(),
         default_value = "cpu"
     )]
     pub backend: Engine,
+}
+
+/// The library's [`Engine`] by name (`cpu`, `gpu`, `mpi`: [`Engine::ALL`],
+/// the possible values listed in `--help` and in clap's error).
+pub fn engine_parser() -> impl TypedValueParser<Value = Engine> {
+    clap::builder::PossibleValuesParser::new(Engine::ALL.map(Engine::name))
+        .map(|s| s.parse::<Engine>().expect("one of the possible values"))
 }
 
 /// Which integer family a command's programs use, named after its types.

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use hearth::backend::Engine;
 use hearth::{Bundle, Error, ServerKey, ServerKeySizes};
 use hearth_cli::backend;
-use hearth_cli::options::Engine;
 use hearth_cli::options::{BackendArg, MaxMemory, Threads};
 use hearth_cli::progress::pbs_bar;
 
@@ -94,21 +94,19 @@ pub fn run(args: Args) -> Result<(), Error> {
         mib(keys)
     );
     let start = Instant::now();
-    let result = match backend::gpu_only(backend, &server)? {
-        Some(gpu) => prog.run_bundle(&gpu, &input)?,
-        None => {
-            let bar = pbs_bar(st.pbs);
-            let engine = match backend {
-                Engine::Gpu => Engine::Cpu,
-                other => other,
-            };
-            let ev =
-                backend::with_bar(engine, &server, Some(server_key), Some(threads), Some(&bar))?;
-            let r = prog.run_bundle(&ev, &input)?;
-            bar.finish_and_clear();
-            r
-        }
-    };
+    // The library's selector (through `backend::with_bar`): gpu where none
+    // can be used runs on the cpu backend, saying why; the bar advances on
+    // cpu and mpi.
+    let bar = pbs_bar(st.pbs);
+    let ev = backend::with_bar(
+        backend,
+        &server,
+        Some(server_key),
+        Some(threads),
+        Some(&bar),
+    )?;
+    let result = prog.run_bundle(&ev, &input)?;
+    bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     result.save(out)?;
     println!(

@@ -6,11 +6,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use hearth::backend::Engine;
 use hearth::Error;
-use hearth_cli::options::{parse_duration, parse_size, BackendArg, Engine, MaxMemory, Threads};
+use hearth_cli::options::{parse_duration, parse_size, BackendArg, MaxMemory, Threads};
 use hearth_server::fleet::{self, Database, FleetConfig};
 use hearth_server::tenants::{edit, TenantError, TenantLimits, Tenants};
-use hearth_server::{Config, JobBackend, TlsFiles};
+use hearth_server::{Config, TlsFiles};
 
 /// `hearth server`.
 #[derive(clap::Args)]
@@ -572,18 +573,17 @@ impl Args {
     }
 }
 
-/// `--backend mpi` on rank 0 (the other ranks are in `Cluster::work`, see
-/// `cluster::main`).
+/// `--backend mpi` on rank 0: the launch's ranks (the other ranks are in
+/// `Cluster::work`, see `cluster::main`).
 #[cfg(feature = "mpi")]
-fn mpi_backend() -> Result<JobBackend, Error> {
-    Ok(JobBackend::Mpi(hearth_server::Ranks(
-        crate::cluster::cluster()?,
-    )))
+fn mpi_ranks(config: &mut Config) -> Result<(), Error> {
+    config.ranks = Some(hearth_server::Ranks(crate::cluster::cluster()?));
+    Ok(())
 }
 
 /// `--backend mpi` in a build without MPI.
 #[cfg(not(feature = "mpi"))]
-fn mpi_backend() -> Result<JobBackend, Error> {
+fn mpi_ranks(_: &mut Config) -> Result<(), Error> {
     Err(crate::cluster::missing())
 }
 
@@ -639,20 +639,16 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.max_memory = args.max_memory.bytes();
     config.max_queue = args.max_queue;
     config.max_jobs = args.max_jobs.unwrap_or(config.threads);
-    config.backend = match args.backend.backend {
-        Engine::Cpu => JobBackend::Cpu,
-        // The same fallback as `run`: a GPU that cannot be used is said
-        // and the cpu backend serves (an error with HEARTH_REQUIRE_GPU).
-        Engine::Gpu => match hearth::backend::no_gpu_reason() {
-            None => JobBackend::Gpu,
-            Some(why) => {
-                hearth::backend::require_gpu(why)?;
-                eprintln!("hearth server: --backend gpu: {why}; jobs run on the cpu backend");
-                JobBackend::Cpu
-            }
-        },
-        Engine::Mpi => mpi_backend()?,
-    };
+    // The library's rule, as `run`'s: a GPU that cannot be used is said
+    // and the cpu backend serves (an error with HEARTH_REQUIRE_GPU).
+    let (engine, fallback) = args.backend.backend.usable()?;
+    if let Some(why) = fallback {
+        eprintln!("hearth server: --backend gpu: {why}; jobs run on the cpu backend");
+    }
+    if engine == Engine::Mpi {
+        mpi_ranks(&mut config)?;
+    }
+    config.backend = engine;
     config.max_body = args.max_body;
     config.max_uploads = args.max_uploads;
     config.max_keys = args.max_keys;
@@ -680,7 +676,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     config.max_downloads = args.max_downloads;
     config.max_downloads_per_tenant = args.max_downloads_per_tenant;
     config.allow_origins = args.allow_origins;
-    let on = config.backend.describe(config.threads);
+    let on = config.describe_backend();
     hearth_server::run(config, &args.listen, |url, open| {
         println!("listening on {url}");
         let _ = std::io::stdout().flush();

@@ -10,45 +10,45 @@
 use std::time::{Duration, Instant};
 
 use hearth::api::{Int, Program, U16};
-use hearth::backend::{Backend, ClearBackend, CountBackend};
+use hearth::backend::{Backend, ClearBackend, CountBackend, Engine, Evaluator};
 use hearth::circuit::Stats;
 use hearth::crypto::keys::signed_digit;
-use hearth::{
-    Ciphertext, CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ServerKey, Wire, DIGITS_128,
-};
+use hearth::{CircuitBuilder, ClientKey, Error, Lut, ParameterSet, ServerKey, Wire, DIGITS_128};
 
-/// An encrypted evaluator that says what it is (for the tables).
-pub trait Evaluator: Backend<Digit = Ciphertext> {
-    /// What runs, in words: `cpu, 2 threads`.
-    fn describe(&self) -> String;
-}
-
-/// Where the demo runs its circuits.
+/// Where the demo runs its circuits: the library's evaluators
+/// ([`Evaluator`], which says what it is for the tables) of one
+/// [`Engine`].
 pub trait Evaluators {
-    /// An evaluator of `server`'s ciphertexts.
-    fn evaluator<'k>(&self, server: &'k ServerKey) -> Result<Box<dyn Evaluator + 'k>, Error>;
+    /// The engine the evaluators run on (the thread plan follows it).
+    fn engine(&self) -> Engine;
 
-    /// The thread count programs on `params` are planned for (a GPU's:
-    /// `hearth::backend::plan_threads`).
-    fn plan_threads(&self, params: &'static ParameterSet) -> usize;
+    /// The threads asked for (`None`: `HEARTH_THREADS`, else every core).
+    fn threads(&self) -> Option<usize>;
+
+    /// An evaluator of `server`'s ciphertexts.
+    fn evaluator<'k>(&self, server: &'k ServerKey) -> Result<Evaluator<'k>, Error>;
+
+    /// The thread count programs on `params` are planned for
+    /// ([`hearth::backend::plan_threads`]: a GPU's where one runs).
+    fn plan_threads(&self, params: &'static ParameterSet) -> usize {
+        hearth::backend::plan_threads(self.engine(), params, self.threads()).unwrap_or(1)
+    }
 }
 
 /// The cpu backend on `HEARTH_THREADS` threads, else every core.
 pub struct Cpu;
 
 impl Evaluators for Cpu {
-    fn evaluator<'k>(&self, server: &'k ServerKey) -> Result<Box<dyn Evaluator + 'k>, Error> {
-        Ok(Box::new(hearth::backend::CpuBackend::new(server, None)?))
+    fn engine(&self) -> Engine {
+        Engine::Cpu
     }
 
-    fn plan_threads(&self, _params: &'static ParameterSet) -> usize {
-        hearth::backend::default_threads().unwrap_or(1)
+    fn threads(&self) -> Option<usize> {
+        None
     }
-}
 
-impl Evaluator for hearth::backend::CpuBackend<'_> {
-    fn describe(&self) -> String {
-        format!("cpu, {} threads", self.threads())
+    fn evaluator<'k>(&self, server: &'k ServerKey) -> Result<Evaluator<'k>, Error> {
+        Ok(Evaluator::choose(Engine::Cpu, server, None)?.evaluator)
     }
 }
 
@@ -62,7 +62,7 @@ fn keys(params: &'static ParameterSet) -> (ClientKey, ServerKey) {
 
 /// A table's last line: the circuit's cost (count backend), where it
 /// ran and how long it took.
-fn footer(stats: &Stats, ev: &dyn Evaluator, wall: Duration) {
+fn footer(stats: &Stats, ev: &Evaluator<'_>, wall: Duration) {
     println!(
         "#PBS {}, depth {}, widest level {}, {}, {:.1} ms",
         stats.pbs,
@@ -156,7 +156,7 @@ pub fn run(on: &dyn Evaluators) -> Result<(), Error> {
         ok &= d == e && d == p;
         println!("| {name} | {d} | {e} | {p} |");
     }
-    footer(&stats, &*ev, wall);
+    footer(&stats, &ev, wall);
     ok &= integers(on, &client, &server)?;
     ok &= words(on, &client, &server)?;
     if !ok {
@@ -201,7 +201,7 @@ fn integers(on: &dyn Evaluators, client: &ClientKey, server: &ServerKey) -> Resu
     println!("|---|---|---|");
     println!("| max(x0, x1, x2) | {} | {} |", got[0], want[0]);
     println!("| 3*x0 - 5*x1 + 7*x2 | {} | {} |", got[1], want[1]);
-    footer(&stats, &*ev, wall);
+    footer(&stats, &ev, wall);
     Ok(got == want)
 }
 
@@ -254,6 +254,6 @@ fn words(on: &dyn Evaluators, client: &ClientKey, server: &ServerKey) -> Result<
         println!("| {name} | {g} | {w} |");
     }
     println!("| x < y | {got_lt} | {} |", x < y);
-    footer(&stats, &*ev, wall);
+    footer(&stats, &ev, wall);
     Ok(got == want && got_lt == (x < y))
 }

@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hearth::backend::{no_gpu_reason, Engine, Evaluator};
+use hearth::backend::{Engine, Evaluator};
 use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -236,7 +236,8 @@ impl CompiledProgram {
     /// stops the run within about a bootstrap per thread and raises
     /// ``KeyboardInterrupt``; nothing of it is left running. `backend`
     /// ``"gpu"`` runs on tfhe-rs's CUDA code in a wheel built with the
-    /// ``gpu`` feature; elsewhere it warns and runs on the CPU.
+    /// ``gpu`` feature; elsewhere it warns and runs on the CPU (with
+    /// ``HEARTH_REQUIRE_GPU`` set it raises instead).
     #[pyo3(signature = (server_key, inputs, backend = "cpu", threads = None, progress = true))]
     fn run(
         &self,
@@ -258,19 +259,20 @@ impl CompiledProgram {
         };
         let engine = match backend {
             "cpu" => Engine::Cpu,
-            "gpu" => match no_gpu_reason() {
-                None => Engine::Gpu,
-                Some(why) => {
-                    warn(py, why)?;
-                    Engine::Cpu
-                }
-            },
+            "gpu" => Engine::Gpu,
             other => {
                 return Err(PyValueError::new_err(format!(
                     "backend `{other}`: use \"cpu\" or \"gpu\""
                 )))
             }
         };
+        // The library's rule (`Engine::usable`, as `Evaluator::choose`
+        // below): a GPU that cannot be used is warned of before the run,
+        // which goes on the CPU (an error under HEARTH_REQUIRE_GPU).
+        let (engine, fallback) = engine.usable().or_raise()?;
+        if let Some(why) = fallback {
+            warn(py, &why)?;
+        }
         self.inner.check_bundle(&inputs.inner).or_raise()?;
         let threads = hearth::backend::resolve_threads(threads).or_raise()?;
         let total = self.inner.circuit().stats().pbs;

@@ -1,6 +1,6 @@
 //! How a server runs: its [`Config`] (the `hearth server` options), where
-//! its jobs bootstrap ([`JobBackend`]), and why it could not start
-//! ([`ServerError`]).
+//! its jobs bootstrap (the library's [`Engine`], [`Config::backend`]), and
+//! why it could not start ([`ServerError`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -8,29 +8,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hearth::backend::Engine;
+
 use crate::fleet::FleetConfig;
 use crate::request::Limits;
 use crate::tenants::Tenants;
 use crate::tls::TlsFiles;
 use crate::wire::ApiError;
 
-/// Where a server's jobs bootstrap ([`Config::backend`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum JobBackend {
-    /// The CPU backend on the server's rayon pool.
-    #[default]
-    Cpu,
-    /// The GPU backend (tfhe-rs's CUDA bootstrap), one job at a time; a
-    /// build with the `gpu` feature on a machine with a CUDA device.
-    Gpu,
-    /// The ranks of an MPI launch (the `mpi` feature), one job at a time:
-    /// rank 0 serves, admits and schedules, and every rank bootstraps.
-    #[cfg(feature = "mpi")]
-    Mpi(Ranks),
-}
-
 /// Rank 0's handle on an MPI launch whose other ranks are in
-/// [`hearth::backend::Cluster::work`] ([`JobBackend::Mpi`]).
+/// [`hearth::backend::Cluster::work`] ([`Config::ranks`], with
+/// [`Config::backend`] `Engine::Mpi`).
 ///
 /// Before each job the job's server key file goes to every rank, once:
 /// the ranks keep as many keys as the server's key cache
@@ -62,25 +50,6 @@ impl PartialEq for Ranks {
 #[cfg(feature = "mpi")]
 impl Eq for Ranks {}
 
-impl JobBackend {
-    /// Where jobs run, in words (`/v1/info`, the start message).
-    pub fn describe(&self, threads: usize) -> String {
-        match self {
-            JobBackend::Cpu => format!("cpu, {threads} threads"),
-            JobBackend::Gpu => "gpu, one job at a time".into(),
-            #[cfg(feature = "mpi")]
-            JobBackend::Mpi(ranks) => {
-                let (n, s) = (ranks.0.size(), |k| if k == 1 { "" } else { "s" });
-                format!(
-                    "mpi, {n} rank{} x {threads} thread{}, one job at a time",
-                    s(n as usize),
-                    s(threads)
-                )
-            }
-        }
-    }
-}
-
 /// How a server runs: its folder, its threads and its limits (the
 /// `hearth server` options).
 #[derive(Clone, Debug)]
@@ -90,10 +59,18 @@ pub struct Config {
     pub data: PathBuf,
     /// Threads of the pool every job runs on.
     pub threads: usize,
-    /// Where jobs bootstrap: the CPU pool, or the GPU (the `gpu` feature;
-    /// [`Server::open`](crate::Server::open) refuses `Gpu` where no GPU can be used, and runs
-    /// one job at a time on it).
-    pub backend: JobBackend,
+    /// Where jobs bootstrap: `Cpu`, the server's pool; `Gpu`, tfhe-rs's
+    /// CUDA bootstrap, one job at a time (the `gpu` feature;
+    /// [`Server::open`](crate::Server::open) refuses it where no GPU can be
+    /// used: the command line falls back first, by
+    /// [`Engine::usable`]); `Mpi`, the ranks of an MPI launch, one job at
+    /// a time: rank 0 serves, admits and schedules, and every rank
+    /// bootstraps (the `mpi` feature, with `ranks`).
+    pub backend: Engine,
+    /// The launch's ranks for `backend = Engine::Mpi` (rank 0's handle;
+    /// [`Server::open`](crate::Server::open) refuses `Mpi` without them).
+    #[cfg(feature = "mpi")]
+    pub ranks: Option<Ranks>,
     /// Most bootstraps one job may run.
     pub max_pbs: u64,
     /// Most estimated peak memory of one job on `threads`, bytes.
@@ -213,6 +190,27 @@ fn share(all: usize, given: Option<usize>) -> usize {
 }
 
 impl Config {
+    /// Where jobs run, in words (`/v1/info`, the start message).
+    pub fn describe_backend(&self) -> String {
+        let threads = self.threads;
+        match self.backend {
+            Engine::Cpu => format!("cpu, {threads} threads"),
+            Engine::Gpu => "gpu, one job at a time".into(),
+            Engine::Mpi => {
+                #[cfg(feature = "mpi")]
+                let n = self.ranks.as_ref().map_or(0, |r| r.0.size() as usize);
+                #[cfg(not(feature = "mpi"))]
+                let n = 0usize;
+                let s = |k| if k == 1 { "" } else { "s" };
+                format!(
+                    "mpi, {n} rank{} x {threads} thread{}, one job at a time",
+                    s(n),
+                    s(threads)
+                )
+            }
+        }
+    }
+
     /// Defaults for `data`: all cores, 10 million bootstraps, 8 GiB, 64
     /// queued jobs, as many running jobs as threads, 256 MiB bodies,
     /// 16 uploads at once, 64 keys, 4 cached, 5 minutes per body; 2 starts
@@ -228,7 +226,9 @@ impl Config {
         Config {
             data: data.into(),
             threads,
-            backend: JobBackend::Cpu,
+            backend: Engine::Cpu,
+            #[cfg(feature = "mpi")]
+            ranks: None,
             max_pbs: 10_000_000,
             max_memory: 8 << 30,
             max_queue: 64,

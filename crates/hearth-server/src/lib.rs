@@ -101,7 +101,7 @@ pub use hearth_client::{client, wire};
 
 #[cfg(feature = "mpi")]
 pub use config::Ranks;
-pub use config::{Config, JobBackend, ServerError};
+pub use config::{Config, ServerError};
 pub use hearth_client::{
     ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats,
     Submitted,

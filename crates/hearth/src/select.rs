@@ -37,11 +37,7 @@ pub enum Engine {
 
 impl fmt::Display for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Engine::Cpu => "cpu",
-            Engine::Gpu => "gpu",
-            Engine::Mpi => "mpi",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -50,11 +46,42 @@ impl FromStr for Engine {
 
     /// `cpu`, `gpu` or `mpi`, in any case.
     fn from_str(s: &str) -> Result<Engine, Error> {
-        match s.to_ascii_lowercase().as_str() {
-            "cpu" => Ok(Engine::Cpu),
-            "gpu" => Ok(Engine::Gpu),
-            "mpi" => Ok(Engine::Mpi),
-            _ => Err(Error::Config(format!("backend `{s}`: use cpu, gpu or mpi"))),
+        let lower = s.to_ascii_lowercase();
+        Engine::ALL
+            .into_iter()
+            .find(|e| e.name() == lower)
+            .ok_or_else(|| Error::Config(format!("backend `{s}`: use cpu, gpu or mpi")))
+    }
+}
+
+impl Engine {
+    /// Every engine, in the order `--help` lists them.
+    pub const ALL: [Engine; 3] = [Engine::Cpu, Engine::Gpu, Engine::Mpi];
+
+    /// Its name on command lines and in configuration: `cpu`, `gpu`,
+    /// `mpi` (what [`FromStr`] reads).
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Cpu => "cpu",
+            Engine::Gpu => "gpu",
+            Engine::Mpi => "mpi",
+        }
+    }
+
+    /// The engine that runs when `self` is asked for, decided before any
+    /// key is at hand (a server's start, a run's plan): `gpu` where no GPU
+    /// can be used ([`no_gpu_reason`]) is `cpu`, with the reason for the
+    /// caller to say (an error under `HEARTH_REQUIRE_GPU`, see
+    /// [`require_gpu`]); `cpu` and `mpi` are themselves.
+    /// [`Evaluator::choose`] applies the same rule, and falls back too
+    /// where a GPU fails to take the key.
+    pub fn usable(self) -> Result<(Engine, Option<String>), Error> {
+        match (self, no_gpu_reason()) {
+            (Engine::Gpu, Some(why)) => {
+                require_gpu(why)?;
+                Ok((Engine::Cpu, Some(why.into())))
+            }
+            (engine, _) => Ok((engine, None)),
         }
     }
 }
@@ -109,7 +136,8 @@ pub enum Evaluator<'k> {
     /// The gpu backend.
     #[cfg(feature = "gpu")]
     Gpu(Box<crate::backend::GpuBackend>),
-    /// The mpi backend, on rank 0 (made from a `hearth::backend::Cluster`).
+    /// The mpi backend, on rank 0 (made from a `hearth::backend::Cluster`:
+    /// `Evaluator::from_cluster`).
     #[cfg(feature = "mpi")]
     Mpi(Box<crate::backend::MpiBackend<'k>>),
 }
@@ -127,10 +155,12 @@ impl<'k> Evaluator<'k> {
     /// The evaluator `engine` names for `key`'s ciphertexts, on `threads`
     /// CPU threads (`None`: `HEARTH_THREADS`, else every core). `gpu`
     /// without a usable GPU runs on the cpu backend and says why in
-    /// [`Chosen::fallback`] (an error under `HEARTH_REQUIRE_GPU`). `mpi`
-    /// needs the ranks of a launch: make its evaluator from a
-    /// `hearth::backend::Cluster` (feature `mpi`): `Evaluator::Mpi`. Here it
-    /// is refused.
+    /// [`Chosen::fallback`] (an error under `HEARTH_REQUIRE_GPU`): the one
+    /// place of that fallback ([`Evaluator::gpu_or_fallback`] for callers
+    /// that want the GPU or nothing). `mpi` needs the ranks of a launch:
+    /// its evaluator is made from a `hearth::backend::Cluster` (feature
+    /// `mpi`: `Evaluator::from_cluster`); here it is refused
+    /// ([`Error::Cluster`]).
     pub fn choose(
         engine: Engine,
         key: &'k ServerKey,
@@ -138,22 +168,19 @@ impl<'k> Evaluator<'k> {
     ) -> Result<Chosen<'k>, Error> {
         let fallback = match engine {
             Engine::Cpu => None,
-            Engine::Gpu => match Evaluator::gpu(key) {
+            Engine::Gpu => match Evaluator::gpu_or_fallback(key)? {
                 Ok(gpu) => {
                     return Ok(Chosen {
                         evaluator: gpu,
                         fallback: None,
                     })
                 }
-                Err(why) => {
-                    require_gpu(&why)?;
-                    Some(why)
-                }
+                Err(why) => Some(why),
             },
             Engine::Mpi => {
                 return Err(Error::Cluster(
                     "the mpi backend runs on the ranks of an mpirun launch: \
-                     make it from a Cluster (hearth::backend::Cluster::backend)"
+                     make it from a Cluster (hearth::backend::Evaluator::from_cluster)"
                         .into(),
                 ))
             }
@@ -162,6 +189,38 @@ impl<'k> Evaluator<'k> {
             evaluator: Evaluator::Cpu(CpuBackend::new(key, threads)?),
             fallback,
         })
+    }
+
+    /// The gpu backend for `key` (`Ok(Ok(_))`), or why it cannot run
+    /// (`Ok(Err(why))`: the caller says it and runs on the cpu backend);
+    /// an error under `HEARTH_REQUIRE_GPU` ([`require_gpu`]). The rule of
+    /// [`Evaluator::choose`]'s fallback, for callers that run something
+    /// else than this crate's cpu backend when no GPU can be used.
+    pub fn gpu_or_fallback(key: &'k ServerKey) -> Result<Result<Evaluator<'k>, String>, Error> {
+        match Evaluator::gpu(key) {
+            Ok(gpu) => Ok(Ok(gpu)),
+            Err(why) => {
+                require_gpu(&why)?;
+                Ok(Err(why))
+            }
+        }
+    }
+
+    /// The mpi backend on rank 0 of `cluster`'s launch for `key`, on
+    /// `threads` local threads plus every worker's: `key_bytes` (the key's
+    /// file as stored, compressed or not) go to the ranks first, once
+    /// while they keep it ([`Cluster::share_key`](crate::backend::Cluster::share_key)).
+    /// The one way the command line and the server make it.
+    #[cfg(feature = "mpi")]
+    pub fn from_cluster(
+        cluster: &Arc<crate::backend::Cluster>,
+        key: &'k ServerKey,
+        key_bytes: &[u8],
+        threads: usize,
+    ) -> Result<Evaluator<'k>, Error> {
+        cluster.share_key(key_bytes)?;
+        let mpi = cluster.backend(key, threads)?;
+        Ok(Evaluator::Mpi(Box::new(mpi)))
     }
 
     /// The gpu backend for `key`, or why it cannot run.

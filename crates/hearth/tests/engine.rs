@@ -265,7 +265,8 @@ fn intermediates_are_freed_after_their_last_use() {
 
 /// The one backend selector: cpu as asked; gpu where none can be used
 /// falls back to cpu with the reason (or, under `HEARTH_REQUIRE_GPU`,
-/// fails); mpi without the ranks of a launch is refused; whatever it
+/// fails), before a key too (`Engine::usable`); mpi without the ranks of
+/// a launch is refused; whatever it
 /// chose computes what the clear backend computes.
 #[test]
 fn the_selector_chooses_falls_back_with_its_reason_and_computes_exactly() {
@@ -304,6 +305,18 @@ fn the_selector_chooses_falls_back_with_its_reason_and_computes_exactly() {
         assert_eq!(engine.to_string().parse::<Engine>().unwrap(), engine);
     }
     assert!(matches!("tpu".parse::<Engine>(), Err(Error::Config(_))));
+    assert_eq!(Engine::ALL.map(Engine::name), ["cpu", "gpu", "mpi"]);
+    // The same rule before any key (a server's start, Python's warning).
+    assert_eq!(Engine::Cpu.usable().unwrap(), (Engine::Cpu, None));
+    assert_eq!(Engine::Mpi.usable().unwrap(), (Engine::Mpi, None));
+    match (no_gpu_reason(), std::env::var_os("HEARTH_REQUIRE_GPU")) {
+        (None, _) => assert_eq!(Engine::Gpu.usable().unwrap(), (Engine::Gpu, None)),
+        (Some(why), None) => assert_eq!(
+            Engine::Gpu.usable().unwrap(),
+            (Engine::Cpu, Some(why.to_string()))
+        ),
+        (Some(_), Some(_)) => assert!(matches!(Engine::Gpu.usable(), Err(Error::Gpu(_)))),
+    }
     let rc = random_circuit(params, 11, 3, 40, 2).unwrap();
     let want = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
     let ev = cpu.evaluator.with_progress(|_, _| {});

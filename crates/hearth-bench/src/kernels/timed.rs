@@ -17,7 +17,7 @@ use tfhe::FheUint16;
 /// `FheUint16` in the same process on the same thread count (with `engine`
 /// gpu: hearth's gpu backend beside tfhe-rs's CUDA integer API).
 pub(super) fn encrypted(
-    engine: hearth_cli::options::Engine,
+    engine: hearth::backend::Engine,
     threads: usize,
     cases: &[Case],
 ) -> Result<(Table, Vec<serde_json::Value>), Error> {

@@ -80,7 +80,7 @@ impl ShortintPbs {
 
 pub(super) fn pbs(
     params: &'static ParameterSet,
-    engine: hearth_cli::options::Engine,
+    engine: hearth::backend::Engine,
     threads: Threads,
     max_batch: usize,
     samples: usize,

@@ -11,9 +11,9 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use hearth::backend::Engine;
 use hearth::crypto::encoding::{clear_word, clear_word_value};
 use hearth::{ClientKey, Error, Param, PublicKey, Shape};
-use hearth_cli::options::Engine;
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use hearth::Error;
 
-use hearth_cli::options::Engine;
+use hearth::backend::Engine;
 use hearth_cli::options::{BackendArg, FamilyArg, Format, MaxMemory, Threads};
 
 /// What every application takes.

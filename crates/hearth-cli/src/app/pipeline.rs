@@ -4,11 +4,11 @@
 
 use super::Common;
 use hearth::api::{CompiledProgram, Encrypted, Program, I32};
+use hearth::backend::Engine;
 use hearth::kernels::io::write_csv;
 use hearth::kernels::Tensor;
 use hearth::{ClientKey, Error, FileError, ParameterSet, DIGITS_128};
 use hearth_cli::backend;
-use hearth_cli::options::Engine;
 use hearth_cli::options::{Family, Format};
 use hearth_cli::progress::{cpu_with_bar, generate, pbs_bar};
 use num_bigint::BigInt;

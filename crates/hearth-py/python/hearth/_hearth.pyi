@@ -306,7 +306,7 @@ class CompiledProgram:
         ``KeyboardInterrupt``; nothing of it is left running. `backend`
         ``"gpu"`` runs on tfhe-rs's CUDA code in a wheel built with the
         ``gpu`` feature; elsewhere it warns (``RuntimeWarning``) and runs
-        on the CPU."""
+        on the CPU (with ``HEARTH_REQUIRE_GPU`` set it raises instead)."""
 
 class ClientKey:
     """The secret key: encrypts inputs and decrypts outputs. Never sent

@@ -19,13 +19,14 @@ use super::routes::*;
 use super::slots::Slots;
 use super::state::{Counts, DataFolder, Job, Jobs, Ledger, Phase, Shared};
 use super::storage::Storage;
-use crate::config::{Config, JobBackend, ServerError};
+use crate::config::{Config, ServerError};
 use crate::conn;
 use crate::fleet::{Event as FleetEvent, Fleet};
 use crate::metrics::Metrics;
 use crate::store::{Outcome, Recovered, Store};
 use crate::tenants::{self, TenantError, Tenants};
 use crate::tls::Tls;
+use hearth::backend::Engine;
 
 /// Request bodies and results are buffers of up to `--max-body` bytes,
 /// freed when their request ends. glibc's allocator would keep them for
@@ -76,29 +77,43 @@ impl Server {
             ));
         }
         let mut config = config;
-        if config.backend == JobBackend::Gpu {
-            if let Some(why) = hearth::backend::no_gpu_reason() {
-                return Err(ServerError::Config(format!("--backend gpu: {why}")));
+        match config.backend {
+            Engine::Cpu => {}
+            Engine::Gpu => {
+                if let Some(why) = hearth::backend::no_gpu_reason() {
+                    return Err(ServerError::Config(format!("--backend gpu: {why}")));
+                }
+                // One device stream: jobs take turns on it.
+                config.max_jobs = 1;
             }
-            // One device stream: jobs take turns on it.
-            config.max_jobs = 1;
-        }
-        #[cfg(feature = "mpi")]
-        if let JobBackend::Mpi(ranks) = &config.backend {
-            if ranks.0.rank() != 0 {
-                return Err(ServerError::Config(format!(
-                    "--backend mpi: rank 0 serves; rank {} bootstraps (Cluster::work)",
-                    ranks.0.rank()
-                )));
+            #[cfg(feature = "mpi")]
+            Engine::Mpi => {
+                let Some(ranks) = &config.ranks else {
+                    return Err(ServerError::Config(
+                        "--backend mpi: the ranks of a launch are needed (Config::ranks)".into(),
+                    ));
+                };
+                if ranks.0.rank() != 0 {
+                    return Err(ServerError::Config(format!(
+                        "--backend mpi: rank 0 serves; rank {} bootstraps (Cluster::work)",
+                        ranks.0.rank()
+                    )));
+                }
+                // Rank 0 keeps as many keys decompressed as the cache; the
+                // workers keep as many (at least the one in use).
+                ranks
+                    .0
+                    .keep_keys(config.key_cache)
+                    .map_err(|e| ServerError::Config(e.to_string()))?;
+                // The ranks' bootstrap slots serve one circuit at a time.
+                config.max_jobs = 1;
             }
-            // Rank 0 keeps as many keys decompressed as the cache; the
-            // workers keep as many (at least the one in use).
-            ranks
-                .0
-                .keep_keys(config.key_cache)
-                .map_err(|e| ServerError::Config(e.to_string()))?;
-            // The ranks' bootstrap slots serve one circuit at a time.
-            config.max_jobs = 1;
+            #[cfg(not(feature = "mpi"))]
+            Engine::Mpi => {
+                return Err(ServerError::Config(
+                    "--backend mpi: this server is built without the feature `mpi`".into(),
+                ))
+            }
         }
         let tls = match &config.tls {
             Some(files) => Some(Tls::load(files).map_err(|e| ServerError::Config(e.to_string()))?),

@@ -360,7 +360,7 @@ pub(super) async fn get_info(State(s): Shr, headers: HeaderMap) -> Json<ServerIn
         max_queue: s.config.max_queue,
         max_jobs: s.config.max_jobs,
         max_body: s.config.max_body,
-        backend: s.config.backend.describe(s.config.threads),
+        backend: s.config.describe_backend(),
         store: match s.ledger {
             Ledger::Folder(_) => "files",
             Ledger::Fleet(_) => "postgres",

@@ -152,7 +152,7 @@ pub(super) struct Shared {
     /// The API's address, once serving.
     pub(super) listening: Mutex<Option<std::net::SocketAddr>>,
     pub(super) metrics: Metrics,
-    /// Server keys converted for the GPU (`JobBackend::Gpu`).
+    /// Server keys converted for the GPU (`Engine::Gpu`).
     #[cfg(feature = "gpu")]
     pub(super) gpu_keys: Mutex<HashMap<KeyName, Arc<hearth::backend::GpuKey>>>,
     /// Permits for CPU-heavy work off the async threads, shared fairly

@@ -5,12 +5,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hearth::backend::{CpuBackend, Evaluator};
+use hearth::backend::{CpuBackend, Engine, Evaluator};
 use hearth::{Bundle, ServerKey};
 
 use super::lock::lock;
 use super::state::{internal, public, Ledger, Phase, Shared};
-use crate::config::JobBackend;
 #[cfg(feature = "mpi")]
 use crate::config::Ranks;
 use crate::fleet::{Committed, Fleet};
@@ -86,11 +85,14 @@ impl Shared {
         }
         let progress = done.clone();
         let progress = move |d: usize, _| progress.store(d as u64, Ordering::Relaxed);
-        let evaluator = match &self.config.backend {
-            JobBackend::Cpu => Evaluator::Cpu(CpuBackend::with_pool(&key, self.pool.clone())),
-            JobBackend::Gpu => self.gpu_evaluator(&meta.tenant, &key)?,
-            #[cfg(feature = "mpi")]
-            JobBackend::Mpi(ranks) => self.rank_evaluator(ranks, &meta.tenant, &key)?,
+        // The engine was settled at the start (the command line's fallback
+        // from a GPU that cannot be used is `Engine::usable`; `Server::open`
+        // refuses one still named here): what is the server's own is the
+        // shared pool, the GPU keys kept and the keys the ranks keep.
+        let evaluator = match self.config.backend {
+            Engine::Cpu => Evaluator::Cpu(CpuBackend::with_pool(&key, self.pool.clone())),
+            Engine::Gpu => self.gpu_evaluator(&meta.tenant, &key)?,
+            Engine::Mpi => self.rank_evaluator(&meta.tenant, &key)?,
         };
         let mut evaluator = evaluator.with_progress(progress);
         if let Some(flag) = cancel {
@@ -98,7 +100,7 @@ impl Shared {
         }
         let out = program.run_bundle(&evaluator, &bundle);
         #[cfg(feature = "mpi")]
-        if let (JobBackend::Mpi(ranks), Err(e)) = (&self.config.backend, &out) {
+        if let (Some(ranks), Err(e)) = (&self.config.ranks, &out) {
             end_ranks_after(ranks, e);
         }
         out.map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))
@@ -106,7 +108,7 @@ impl Shared {
 
     /// The GPU backend with `key` converted for it once (kept beside the
     /// key cache, as many as it keeps). Without the `gpu` feature
-    /// [`Server::open`] refuses `JobBackend::Gpu`, so this is not reached.
+    /// [`Server::open`] refuses `Engine::Gpu`, so this is not reached.
     fn gpu_evaluator<'k>(
         &self,
         tenant: &str,
@@ -144,35 +146,49 @@ impl Shared {
         }
     }
 
-    /// The MPI backend on every rank of the launch, with `key` shared with
-    /// them first (sent once while they keep it). A rank error ends the
-    /// launch (see [`Ranks`]).
+    /// The MPI backend on every rank of the launch
+    /// ([`Evaluator::from_cluster`]), with `key` shared with them first
+    /// (sent once while they keep it). A rank error ends the launch (see
+    /// [`Ranks`]).
     #[cfg(feature = "mpi")]
     fn rank_evaluator<'k>(
         &self,
-        ranks: &Ranks,
         tenant: &str,
         key: &'k ServerKey,
     ) -> Result<Evaluator<'k>, ApiError> {
+        let Some(ranks) = &self.config.ranks else {
+            return Err(internal("--backend mpi without the ranks of a launch"));
+        };
         let cluster = &ranks.0;
         // The file as stored (compressed if it was uploaded so: 4-6x less
         // to send).
         let bytes = self.key_file(tenant, key.key_id())?;
         let before = cluster.key_transfers();
-        let shared = cluster.share_key(&bytes);
+        let evaluator = Evaluator::from_cluster(cluster, key, &bytes, self.config.threads);
         if cluster.key_transfers() > before {
             self.metrics.key_transfers.inc();
             if self.config.log {
                 tracing::info!(bytes = bytes.len(), "key sent to the ranks");
             }
         }
-        shared
-            .and_then(|()| cluster.backend(key, self.config.threads))
-            .map(|mpi| Evaluator::Mpi(Box::new(mpi)))
-            .map_err(|e| {
-                end_ranks_after(ranks, &e);
-                ApiError::new(ErrorCode::JobFailed, e.to_string())
-            })
+        evaluator.map_err(|e| {
+            end_ranks_after(ranks, &e);
+            ApiError::new(ErrorCode::JobFailed, e.to_string())
+        })
+    }
+
+    /// Without the `mpi` feature [`Server::open`] refuses `Engine::Mpi`,
+    /// so this is not reached.
+    #[cfg(not(feature = "mpi"))]
+    fn rank_evaluator<'k>(
+        &self,
+        tenant: &str,
+        key: &'k ServerKey,
+    ) -> Result<Evaluator<'k>, ApiError> {
+        let _ = (tenant, key);
+        Err(internal(
+            "--backend mpi: this server is built without the feature `mpi`",
+        ))
     }
 
     /// Tells the workers and the sweeper to stop. The flag is set under
