@@ -65,10 +65,14 @@ bindgen_is() { [ "$("$1" --version 2>/dev/null | cut -d' ' -f2)" = "$wasm_bindge
 page_tools() { browser_tools && { bindgen_is wasm-bindgen || bindgen_is target/tools/bin/wasm-bindgen; }; }
 
 features=hearth/testing
+# The Python package's: the library's only (it has the server's client,
+# not the server).
+py_features=$features
 if mpi_tools; then
     # The library's MPI backend and the server's (`hearth server --backend
     # mpi`, whose 2-rank test is among the CLI's).
     features=$features,hearth/mpi,hearth-server/mpi
+    py_features=$py_features,hearth/mpi
     # The MPI tests must run, not skip. What Open MPI needs as root in a
     # container: no cross-memory attach.
     export HEARTH_REQUIRE_MPI=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -174,7 +178,7 @@ if [ -n "$pip_pid" ]; then
     sleep 5
     (
         VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" \
-            maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$features" \
+            maturin develop --release -q -m crates/hearth-py/Cargo.toml --features "$py_features" \
             >"$maturin_log" 2>&1 || { cat "$maturin_log"; echo "building the Python package (maturin develop) failed"; exit 1; }
         if [ -z "${HEARTH_REQUIRE_BROWSER:-}" ] && ! page_tools; then
             echo "browser test skipped: it needs chromium, chromedriver and wasm-bindgen $wasm_bindgen_version" \
