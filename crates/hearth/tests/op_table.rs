@@ -628,3 +628,33 @@ fn python_rows_are_methods_of_one_signature_per_name() {
         }
     }
 }
+
+/// Program files of every integer, word and boolean operation written by
+/// hearth before the operation tables (ba7d6ab; `tests/data/before-tables`,
+/// with their clear results on a few inputs) load and give those results.
+/// A file whose stated cost differs from the rebuilt circuit's is refused
+/// by design (`formats/program_file.rs`): if an algorithm's cost changes,
+/// rewrite these files with the hearth before that change and say so.
+#[test]
+fn program_files_written_before_the_tables_load_and_run() {
+    use hearth::CompiledProgram;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/before-tables");
+    let runs = std::fs::read_to_string(dir.join("runs.txt")).unwrap();
+    let mut checked = 0;
+    for line in runs.lines().filter(|l| !l.starts_with('#')) {
+        let (head, outputs) = line.split_once(" : ").unwrap();
+        let mut words = head.split(' ');
+        let name = words.next().unwrap();
+        let inputs: Vec<Vec<BigInt>> = words.map(|v| vec![v.parse().unwrap()]).collect();
+        let path = dir.join(format!("{name}.hprog"));
+        let prog = CompiledProgram::load(&path)
+            .unwrap_or_else(|e| panic!("{} no longer loads: {e}", path.display()));
+        let want: Vec<Vec<BigInt>> = outputs
+            .split(';')
+            .map(|o| o.split(',').map(|v| v.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(prog.run_clear(&inputs).unwrap(), want, "{line}");
+        checked += 1;
+    }
+    assert_eq!(checked, 11, "6 integer and 5 word runs");
+}

@@ -84,7 +84,7 @@ impl Common {
     /// threads on cpu and mpi, a GPU's own on `--backend gpu`
     /// (`hearth::backend::plan_threads`).
     fn plan_threads(&self, plan: &pipeline::Plan) -> Result<usize, Error> {
-        hearth::backend::plan_threads(self.backend.backend.into(), plan.params, self.threads.get())
+        hearth::backend::plan_threads(self.backend.backend, plan.params, self.threads.get())
     }
 }
 
