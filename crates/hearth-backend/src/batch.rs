@@ -12,13 +12,14 @@
 //! by later levels; the circuit's inputs take the first block.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use super::{check_input_count, Backend};
 use crate::circuit::{Circuit, LinearExpr};
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
+use crate::hooks::Hooks;
 
 /// Index of a ciphertext in an executor's storage.
 pub type Slot = u32;
@@ -431,8 +432,7 @@ pub trait BatchExecutor {
 /// [`BatchExecutor`].
 pub struct Batched<E> {
     executor: Mutex<E>,
-    progress: Option<Box<super::Progress>>,
-    cancel: Option<Arc<AtomicBool>>,
+    hooks: Hooks,
 }
 
 impl<E: BatchExecutor> Batched<E> {
@@ -440,21 +440,20 @@ impl<E: BatchExecutor> Batched<E> {
     pub fn new(executor: E) -> Self {
         Batched {
             executor: Mutex::new(executor),
-            progress: None,
-            cancel: None,
+            hooks: Hooks::default(),
         }
     }
 
     /// Calls `f(done, total)` after every launch.
     pub fn with_progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Box::new(f));
+        self.hooks.set_progress(f);
         self
     }
 
     /// Stops a run at the next launch once `flag` is set, returning
     /// [`Error::Cancelled`] (launches already queued finish on the device).
     pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Self {
-        self.cancel = Some(flag);
+        self.hooks.set_cancel(flag);
         self
     }
 
@@ -474,18 +473,12 @@ impl<E: BatchExecutor> Batched<E> {
         let total = plan.bootstraps();
         let mut done = 0;
         for launch in plan.levels.iter().flatten() {
-            if self
-                .cancel
-                .as_ref()
-                .is_some_and(|c| c.load(Ordering::Relaxed))
-            {
+            if self.hooks.cancelled() {
                 return Err(Error::Cancelled { done, total });
             }
             ex.launch(circuit, launch)?;
             done += launch.len();
-            if let Some(progress) = &self.progress {
-                progress(done, total);
-            }
+            self.hooks.report(done, total);
         }
         ex.finish(&plan.outputs)
     }
@@ -570,6 +563,7 @@ impl BatchExecutor for ClearBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
     use crate::ClearBackend;
     use hearth_core::testing::circuits::random_circuit;

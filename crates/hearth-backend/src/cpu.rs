@@ -18,9 +18,7 @@ use crate::circuit::{Circuit, LinearExpr};
 use crate::crypto::bootstrap::{accumulator, PbsScratch};
 use crate::crypto::keys::{Ciphertext, ServerKey};
 use crate::error::Error;
-
-/// Progress callback: `(bootstraps done, bootstraps in the circuit)`.
-pub type Progress = dyn Fn(usize, usize) + Send + Sync;
+use crate::hooks::Hooks;
 
 /// What one run measured.
 #[derive(Clone, Debug)]
@@ -43,8 +41,7 @@ pub struct CpuBackend<'k> {
     pub(crate) fft: Fft,
     /// One set of buffers per pool thread.
     pub(crate) scratch: Vec<Mutex<PbsScratch>>,
-    progress: Option<Box<Progress>>,
-    cancel: Option<Arc<AtomicBool>>,
+    hooks: Hooks,
     /// Pool threads from this index on are remote slots of `remote`.
     pub(crate) local: usize,
     pub(crate) remote: Option<Arc<dyn Remote>>,
@@ -126,8 +123,7 @@ impl<'k> CpuBackend<'k> {
             threads,
             fft,
             scratch,
-            progress: None,
-            cancel: None,
+            hooks: Hooks::default(),
             local: threads,
             remote: None,
         }
@@ -135,7 +131,7 @@ impl<'k> CpuBackend<'k> {
 
     /// Calls `f(done, total)` after every bootstrap.
     pub fn with_progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Box::new(f));
+        self.hooks.set_progress(f);
         self
     }
 
@@ -143,14 +139,12 @@ impl<'k> CpuBackend<'k> {
     /// finish, no new one starts, and the run returns
     /// [`Error::Cancelled`]. The flag is never cleared by the backend.
     pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Self {
-        self.cancel = Some(flag);
+        self.hooks.set_cancel(flag);
         self
     }
 
     fn cancelled(&self) -> bool {
-        self.cancel
-            .as_ref()
-            .is_some_and(|c| c.load(Ordering::Relaxed))
+        self.hooks.cancelled()
     }
 
     /// Threads of its pool.
@@ -454,9 +448,9 @@ impl<'a> Run<'a> {
         let live = self.live.fetch_add(stored, Ordering::Relaxed) + stored;
         self.peak.fetch_max(live, Ordering::Relaxed);
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Some(progress) = &self.backend.progress {
-            progress(done, self.circuit.bootstraps().len());
-        }
+        self.backend
+            .hooks
+            .report(done, self.circuit.bootstraps().len());
         for &c in &self.consumers[b] {
             if self.pending[c as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
                 self.active.fetch_add(1, Ordering::Relaxed);

@@ -25,15 +25,17 @@ mod cpu_batch;
 pub mod device_memory;
 #[cfg(feature = "gpu")]
 mod gpu;
+mod hooks;
 pub mod noise;
 
 pub use batch::{BatchExecutor, Batched, ClearBatch, Plan};
 pub use clear::ClearBackend;
 pub use count::{CountBackend, Depth};
-pub use cpu::{default_threads, resolve_threads, CpuBackend, Progress, RunReport};
+pub use cpu::{default_threads, resolve_threads, CpuBackend, RunReport};
 pub use cpu_batch::CpuBatch;
 #[cfg(feature = "gpu")]
 pub use gpu::{gpu_available, GpuBackend, GpuBatch, GpuKey};
+pub use hooks::Progress;
 
 use crate::circuit::Circuit;
 use crate::error::Error;
