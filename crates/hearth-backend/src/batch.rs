@@ -563,10 +563,10 @@ impl BatchExecutor for ClearBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::Ordering;
     use crate::crypto::params::{INSECURE_TEST_BITS, INSECURE_TEST_DIGITS};
     use crate::ClearBackend;
     use hearth_core::testing::circuits::random_circuit;
+    use std::sync::atomic::Ordering;
 
     #[test]
     fn blocks_reuse_and_merge() {
