@@ -104,24 +104,28 @@ impl Field for Vec<ValueId> {
     }
 }
 
-impl Field for BigInt {
-    const KIND: Kind = Kind::Int;
-    fn from_arg(arg: &Arg) -> Option<Self> {
-        match arg {
-            Arg::Int(k) => Some(k.clone()),
-            _ => None,
+/// Makes `$T` the field of kind `$K` given by `Arg::$A` (a clear value:
+/// it reads no program value).
+macro_rules! arg_field {
+    ($($T:ty => $K:ident, $A:ident;)*) => {$(
+        impl Field for $T {
+            const KIND: Kind = Kind::$K;
+            fn from_arg(arg: &Arg) -> Option<Self> {
+                match arg {
+                    Arg::$A(v) => Some(v.to_owned()),
+                    _ => None,
+                }
+            }
         }
-    }
+    )*};
 }
 
-impl Field for Vec<BigInt> {
-    const KIND: Kind = Kind::Ints;
-    fn from_arg(arg: &Arg) -> Option<Self> {
-        match arg {
-            Arg::Ints(k) => Some(k.clone()),
-            _ => None,
-        }
-    }
+arg_field! {
+    BigInt => Int, Int;
+    Vec<BigInt> => Ints, Ints;
+    bool => Bool, Bool;
+    Comparison => Comparison, Comparison;
+    Gate => Gate, Gate;
 }
 
 impl Field for u32 {
@@ -139,36 +143,6 @@ impl Field for usize {
     fn from_arg(arg: &Arg) -> Option<Self> {
         match arg {
             Arg::Int(k) => k.to_usize(),
-            _ => None,
-        }
-    }
-}
-
-impl Field for bool {
-    const KIND: Kind = Kind::Bool;
-    fn from_arg(arg: &Arg) -> Option<Self> {
-        match arg {
-            Arg::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-}
-
-impl Field for Comparison {
-    const KIND: Kind = Kind::Comparison;
-    fn from_arg(arg: &Arg) -> Option<Self> {
-        match arg {
-            Arg::Comparison(c) => Some(*c),
-            _ => None,
-        }
-    }
-}
-
-impl Field for Gate {
-    const KIND: Kind = Kind::Gate;
-    fn from_arg(arg: &Arg) -> Option<Self> {
-        match arg {
-            Arg::Gate(g) => Some(*g),
             _ => None,
         }
     }
