@@ -367,7 +367,9 @@ fn must(
 pub fn widest_or(b: &CircuitBuilder, _sel: &mut Selectors) -> Result<usize, Error> {
     Ok((2..=6)
         .rev()
-        .find(|&k| form(b, k, (1u64 << (1 << k)) - 2).is_some())
+        // The truth table of a k-input OR: every row but the all-zero one
+        // (64 rows fill a u64 at k = 6, hence the u128).
+        .find(|&k| form(b, k, ((1u128 << (1 << k)) - 2) as u64).is_some())
         .unwrap_or(2))
 }
 
