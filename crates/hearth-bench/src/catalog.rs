@@ -32,6 +32,8 @@ pub enum Op {
     Round(usize),
     /// `|x - y|`.
     AbsDiff,
+    /// `x ** e` for a clear `e`.
+    Pow(u32),
 }
 
 /// How a benchmarked operation's inputs are encrypted.
@@ -59,7 +61,7 @@ pub struct Reference {
 
 impl Op {
     /// Every operation of `hearth bench ops`.
-    pub const ALL: [Op; 16] = [
+    pub const ALL: [Op; 17] = [
         Op::Add,
         Op::Sub,
         Op::Mul,
@@ -76,6 +78,7 @@ impl Op {
         Op::Eq,
         Op::Round(5),
         Op::AbsDiff,
+        Op::Pow(3),
     ];
 
     /// Its name in tables.
@@ -93,6 +96,7 @@ impl Op {
             Op::Eq => "eq".into(),
             Op::Round(i) => format!("round at {i}"),
             Op::AbsDiff => "abs diff".into(),
+            Op::Pow(e) => format!("pow {e}"),
         }
     }
 
@@ -127,6 +131,7 @@ impl Op {
             Op::Signum => x.signum(),
             Op::Max => x.max(y),
             Op::AbsDiff => (x - y).abs(),
+            Op::Pow(e) => x.pow(e),
             Op::Lt => (x < y) as i128,
             Op::Round(i) => {
                 if i == 0 {
@@ -178,6 +183,7 @@ impl Op {
             Op::Eq => x.eq(&input()),
             Op::Round(i) => x.round(i),
             Op::AbsDiff => x.abs_diff(&input()),
+            Op::Pow(e) => x.pow(e as usize),
         };
         p.output(&out);
         p.build()

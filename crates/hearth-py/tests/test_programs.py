@@ -139,6 +139,7 @@ def int_ops(rng):
         ("round", 1, lambda a: a.round(k), lambda x: ((x + (1 << k >> 1)) >> k) << k),
         ("widen", 1, lambda a: a.widen(k + 4), lambda x: x),
         ("abs_diff c", 1, lambda a: a.abs_diff(c), lambda x: abs(x - c)),
+        ("pow", 1, lambda a: a.pow(k % 4), lambda x: x ** (k % 4)),
     ]
 
 

@@ -24,6 +24,7 @@ fn all_ops(params: &'static ParameterSet) -> (hearth::api::CompiledProgram, Vec<
         "round(x, 3)",
         "bits(x)",
         "|x - y|",
+        "x^3",
     ];
     p.output(&(&x + &y));
     p.output(&(&x - &y));
@@ -37,6 +38,7 @@ fn all_ops(params: &'static ParameterSet) -> (hearth::api::CompiledProgram, Vec<
     // Two's-complement bits, as digits in {0, 1}.
     p.output(&x.to_bits_as_int());
     p.output(&x.abs_diff(&y));
+    p.output(&x.pow(3));
     (p.build().unwrap(), names)
 }
 
@@ -52,6 +54,7 @@ fn reference(name: &str, x: i64, y: i64) -> BigInt {
         "max" => x.max(y),
         "round(x, 3)" => (x + 4).div_euclid(8) * 8,
         "|x - y|" => (x - y).abs(),
+        "x^3" => x.pow(3),
         "bits(x)" => x.rem_euclid(1 << 9),
         _ => unreachable!(),
     };
@@ -230,4 +233,44 @@ fn max_and_min_against_zero_are_relu() {
             .collect();
         assert_eq!(got, want, "x = {xv}, t = {tv}");
     }
+}
+
+/// `pow` by every exponent 0..=6 on every 4-digit value (and on
+/// two's-complement inputs), against Rust; an exponent whose result
+/// cannot be held is refused with a typed error when built.
+#[test]
+fn pow_by_each_small_exponent_on_every_value() {
+    let p = Program::new(&INSECURE_TEST_DIGITS);
+    let x = p.input(4);
+    let t = p.input_twos(4);
+    for e in 0..=6 {
+        p.output(&x.pow(e));
+        p.output(&t.pow(e));
+    }
+    let prog = p.build().unwrap();
+    for v in -15..=15i64 {
+        for tv in -8..=7i64 {
+            let ins = [
+                clear_digits(&INSECURE_TEST_DIGITS, v, 4).unwrap(),
+                hearth::api::clear_digits_twos(&INSECURE_TEST_DIGITS, tv, 4).unwrap(),
+            ];
+            let out = prog.run(&ClearBackend, &ins).unwrap();
+            for (e, o) in (0..=6u32).zip(out.chunks(2)) {
+                let got = (
+                    clear_value(&INSECURE_TEST_DIGITS, &o[0]),
+                    clear_value(&INSECURE_TEST_DIGITS, &o[1]),
+                );
+                assert_eq!(
+                    got,
+                    (BigInt::from(v.pow(e)), BigInt::from(tv.pow(e))),
+                    "{v}, {tv} ** {e}"
+                );
+            }
+        }
+    }
+    let p = Program::new(&INSECURE_TEST_DIGITS);
+    let x = p.input(32);
+    p.output(&x.pow(usize::MAX));
+    let err = p.build().err();
+    assert!(matches!(err, Some(Error::TooLarge { .. })), "{err:?}");
 }

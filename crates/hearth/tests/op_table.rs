@@ -36,6 +36,7 @@ const ORDER: &[&str] = &[
     "FusedSum",
     "ToWord",
     "AbsDiff",
+    "Pow",
 ];
 
 /// The clear arguments the test gives each kind of field.
@@ -94,6 +95,7 @@ fn expected(name: &str, x: i64, y: i64) -> i64 {
         "sum" => x + y + x,
         "to_word" => wrap(x, 3),
         "abs_diff" => (x - y).abs(),
+        "pow" => x.pow(3),
         other => panic!("no reference for {other}"),
     }
 }

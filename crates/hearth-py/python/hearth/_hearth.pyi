@@ -242,6 +242,8 @@ class Value:
         """The same integer on at least ``n`` digits (zero digits on top)."""
     def abs_diff(self, y: _Operand) -> Value:
         """``|x - y|``, exact."""
+    def pow(self, e: int) -> Value:
+        """``x ** e`` for a clear exponent ``e``, exact (``x ** 0`` is 1)."""
     def count_ones(self) -> Value:
         """The bits set, as a ``u32`` (Rust's ``count_ones``; words)."""
     def leading_zeros(self) -> Value:

@@ -183,6 +183,12 @@ impl<'p> Int<'p> {
         self.binary(other, IntOp::AbsDiff)
     }
 
+    /// `self ** e` for a clear exponent, exact (`x.pow(0)` is 1): one
+    /// square per bit of `e` below its top bit, one product per set bit.
+    pub fn pow(&self, e: usize) -> Int<'p> {
+        self.unary(|x| IntOp::Pow(x, e))
+    }
+
     /// `max(x, 0)`.
     pub fn relu(&self) -> Int<'p> {
         self.unary(IntOp::Relu)

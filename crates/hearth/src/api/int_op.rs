@@ -21,6 +21,28 @@ fn one(d: Digits) -> Result<Vec<Val>, crate::error::Error> {
     Ok(vec![Val::Int(d)])
 }
 
+/// `d ** e` by squaring and multiplying from the exponent's top bit:
+/// one square per bit below it, one product per set bit below it.
+fn power(
+    b: &mut crate::circuit::CircuitBuilder,
+    d: &Digits,
+    e: usize,
+) -> Result<Digits, crate::error::Error> {
+    if e == 0 {
+        return Ok(Digits::constant(b, &BigInt::one()));
+    }
+    let mut acc = d.clone();
+    for i in (0..e.ilog2()).rev() {
+        products_within(acc.len(), acc.len())?;
+        acc = digits::square(b, &acc, MulAlgorithm::Auto)?;
+        if e >> i & 1 == 1 {
+            products_within(acc.len(), d.len())?;
+            acc = digits::mul(b, &acc, d, MulAlgorithm::Auto)?;
+        }
+    }
+    Ok(acc)
+}
+
 op_table! {
     /// An operation of the integer family (`Int`, signed-binary digits).
     /// Operands are values made before it; lengths come from the operands.
@@ -240,5 +262,16 @@ op_table! {
         build(b, args) {
             let d = digits::sub(b, int(args[0])?, int(args[1])?)?;
             one(digits::abs(b, &d)?)
+        }
+    /// ``x ** e`` for a clear exponent ``e``, exact (``x ** 0`` is 1).
+    Pow(x: ValueId, e: usize) "pow" python: true,
+        work(len) {
+            let n = len(*x).saturating_mul(*e as u64);
+            n.saturating_mul(n)
+        }
+        build(b, args) {
+            let d = int(args[0])?;
+            digits_within("a power", (d.len() as u64).saturating_mul(*e as u64))?;
+            one(power(b, d, *e)?)
         }
 }
