@@ -594,7 +594,8 @@ impl Value {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Value> {
-        let row = self.rows().iter().find(|r| r.python && r.name == name);
+        let (rows, build) = self.table();
+        let row = rows.iter().find(|r| r.python && r.name == name);
         let Some(row) = row else {
             if python_rows().any(|r| r.name == name) {
                 return Err(self.unsupported(name));
@@ -636,12 +637,7 @@ impl Value {
                     .join(", ")
             )));
         }
-        let op: Op = match self.family() {
-            Family::Int => IntOp::from_name(name, &given).map(Op::from),
-            Family::Word { .. } => WordOp::from_name(name, &given).map(Op::from),
-            Family::Bool => BoolOp::from_name(name, &given).map(Op::from),
-        }
-        .map_err(crate::errors::to_py)?;
+        let op = build(name, &given).map_err(crate::errors::to_py)?;
         self.one(py, op)
     }
 
@@ -813,15 +809,19 @@ impl Value {
         })
     }
 
-    /// The rows of this value's family's table.
-    fn rows(&self) -> &'static [Row] {
+    /// This value's family's table: its rows, and how a row is built by
+    /// name.
+    fn table(&self) -> (&'static [Row], TableBuild) {
         match self.family() {
-            Family::Int => IntOp::ROWS,
-            Family::Word { .. } => WordOp::ROWS,
-            Family::Bool => BoolOp::ROWS,
+            Family::Int => (IntOp::ROWS, |n, a| IntOp::from_name(n, a).map(Op::from)),
+            Family::Word { .. } => (WordOp::ROWS, |n, a| WordOp::from_name(n, a).map(Op::from)),
+            Family::Bool => (BoolOp::ROWS, |n, a| BoolOp::from_name(n, a).map(Op::from)),
         }
     }
 }
+
+/// Builds a row of one family's table by name.
+type TableBuild = fn(&str, &[Arg]) -> Result<Op, hearth::Error>;
 
 /// The rows Python offers, of every family's table.
 fn python_rows() -> impl Iterator<Item = &'static Row> {
