@@ -9,16 +9,22 @@
 //! for the job when it runs and the next jobs that send it); then its
 //! bundle is checked against it (a compact bundle is not expanded until
 //! the job runs), and its file written before it is acknowledged.
+//!
+//! Each ledger admits its own way ([`super::ledger::Ledger::submit`]): a
+//! data folder as above, off the async threads ([`DataFolder::admit`]); a
+//! fleet in the same order, its takings in one transaction of its
+//! database ([`Fleet::admit`]).
 
 use std::sync::Arc;
 
 use hearth::CompiledProgram;
 use sha3::{Digest, Sha3_256};
 
+use super::folder::DataFolder;
 use super::lock::lock;
 use super::routes::heavy;
-use super::state::{DataFolder, Job, Jobs, Ledger, Phase, Shared};
-use crate::fleet::Admission;
+use super::state::{Job, Jobs, Phase, Shared};
+use crate::fleet::{Admission, Fleet};
 use crate::refusals;
 use crate::request::{
     build_program, check_bundle, rebuild_charge, split_job, stated_cost, Cost, JobParts,
@@ -45,7 +51,7 @@ impl Drop for Taken<'_> {
         }
         self.f.storage.give(&self.tenant.name, self.bytes);
         if self.pbs > 0 {
-            self.s.refund(self.f, self.tenant, self.pbs);
+            self.f.refund(self.tenant, self.pbs);
         }
     }
 }
@@ -64,7 +70,7 @@ fn job_meta(seq: u64, tenant: &str, parts: &JobParts<'_>, cost: &Cost) -> JobMet
     }
 }
 
-/// Frees a slot taken by [`Shared::admit`] while its job was written.
+/// Frees a slot taken by [`DataFolder::admit`] while its job was written.
 fn unreserve(jobs: &mut Jobs, tenant: &str) {
     if let Some(n) = jobs.reserved.get_mut(tenant) {
         *n -= 1;
@@ -74,42 +80,165 @@ fn unreserve(jobs: &mut Jobs, tenant: &str) {
     }
 }
 
-impl Shared {
-    /// Refuses when the server's queue or the tenant's share of it is
-    /// full (checked early, then again on admission). The words name no
-    /// count of other tenants' jobs.
-    fn check_folder_room(&self, jobs: &Jobs, tenant: &Tenant) -> Result<(), ApiError> {
-        if jobs.queue.len() + jobs.reserved() >= self.config.max_queue {
-            return Err(refusals::queue_full());
-        }
-        if let Some(l) = tenant.limits {
-            let mine = jobs.pending(&tenant.name);
-            if mine >= l.max_queue {
-                return Err(refusals::queue_limit(mine));
-            }
-        }
-        Ok(())
-    }
-
+impl DataFolder {
     /// Counts `pbs` against `tenant`'s bootstraps for today, or refuses;
     /// on disk before it returns (a failed write charges nothing).
-    fn charge(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) -> Result<(), ApiError> {
+    fn charge(&self, tenant: &Tenant, pbs: u64) -> Result<(), ApiError> {
         let Some(l) = tenant.limits else {
             return Ok(());
         };
         let limit = l.max_pbs_per_day;
-        f.usage.charge(&f.store, &tenant.name, pbs, limit, |used| {
-            refusals::daily_limit(pbs, used, limit)
-        })
+        self.usage
+            .charge(&self.store, &tenant.name, pbs, limit, |used| {
+                refusals::daily_limit(pbs, used, limit)
+            })
     }
 
-    /// Takes back a [`Shared::charge`] for a job that was not accepted.
-    fn refund(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) {
+    /// Takes back a [`DataFolder::charge`] for a job that was not accepted.
+    fn refund(&self, tenant: &Tenant, pbs: u64) {
         if tenant.limits.is_some() {
-            f.usage.refund(&f.store, &tenant.name, pbs);
+            self.usage.refund(&self.store, &tenant.name, pbs);
         }
     }
 
+    /// Charges `tenant` `pbs` more bootstraps of its day for work already
+    /// done (a refused rebuild): over the day's limit if need be, so its
+    /// day ends early.
+    fn charge_done(&self, tenant: &Tenant, pbs: u64) {
+        if tenant.limits.is_some() && pbs > 0 {
+            self.usage.charge_done(&self.store, &tenant.name, pbs);
+        }
+    }
+
+    /// Admits, writes and queues a job of `tenant` whose headers were
+    /// checked, on the server `s` (blocking: [`Ledger::submit`] runs it
+    /// off the async threads). A program that does not build, or does not
+    /// build at the cost it states, keeps its charge: its rebuild was
+    /// spent.
+    ///
+    /// [`Ledger::submit`]: super::ledger::Ledger::submit
+    pub(super) fn admit(
+        &self,
+        s: &Shared,
+        tenant: &Tenant,
+        body: &[u8],
+    ) -> Result<Submitted, ApiError> {
+        let parts = split_job(body, s.config.max_body)?;
+        let cost = stated_cost(&parts, &s.limits)?;
+        let mut taken = Taken {
+            s,
+            f: self,
+            tenant,
+            slot: false,
+            bytes: 0,
+            pbs: 0,
+        };
+        let seq = {
+            let mut jobs = lock(&s.jobs);
+            jobs.check_room(s.config.max_queue, tenant)?;
+            *jobs.reserved.entry(tenant.name.clone()).or_default() += 1;
+            jobs.next_seq += 1;
+            jobs.next_seq
+        };
+        taken.slot = true;
+        let held = (body.len() as u64).saturating_add(cost.result_bytes);
+        self.storage
+            .take(&tenant.name, held, s.quota(&tenant.name))?;
+        taken.bytes = held;
+        // A job of no bootstrap still counts one: admitting and running
+        // it is not free, and the day's limit then bounds its number too.
+        let charged = cost.pbs.max(1);
+        self.charge(tenant, charged)?;
+        taken.pbs = charged;
+        let program = match s.program(&tenant.name, &parts, &cost) {
+            Ok(p) => p,
+            Err((e, work)) => {
+                // The rebuild was spent: its charge is kept, and topped
+                // up to the work it did.
+                taken.pbs = 0;
+                self.charge_done(tenant, work.saturating_sub(charged));
+                return Err(e);
+            }
+        };
+        check_bundle(&program, &parts)?;
+        let id = JobId::random();
+        let meta = job_meta(seq, &tenant.name, &parts, &cost);
+        self.store.write_job(id, &meta, body)?;
+        {
+            let mut jobs = lock(&s.jobs);
+            unreserve(&mut jobs, &tenant.name);
+            jobs.map.insert(
+                id,
+                Job {
+                    meta,
+                    state: Phase::Queued,
+                    held,
+                    finished: None,
+                },
+            );
+            jobs.enqueue(id);
+        }
+        (taken.slot, taken.bytes, taken.pbs) = (false, 0, 0);
+        Ok(s.accepted(&tenant.name, id, &cost))
+    }
+}
+
+impl Fleet {
+    /// [`DataFolder::admit`] in a fleet: the room, the storage and the
+    /// day's bootstraps are taken in one transaction of the fleet's, then
+    /// the program is built (off the async threads), the bundle checked,
+    /// and the request written to the blob store before the job is queued.
+    pub(super) async fn admit(
+        &self,
+        s: &Arc<Shared>,
+        tenant: Tenant,
+        body: Vec<u8>,
+    ) -> Result<Submitted, ApiError> {
+        let parts = split_job(&body, s.config.max_body)?;
+        let cost = stated_cost(&parts, &s.limits)?;
+        // The fleet's database numbers its jobs.
+        let meta = job_meta(0, &tenant.name, &parts, &cost);
+        let id = JobId::random();
+        let charged = cost.pbs.max(1);
+        self.reserve(&Admission {
+            id,
+            tenant: &tenant,
+            meta: &meta,
+            held: (body.len() as u64).saturating_add(cost.result_bytes),
+            charged,
+            quota: s.quota(&tenant.name),
+            max_queue: s.config.max_queue,
+            reserve: s.config.disk_reserve,
+        })
+        .await?;
+        let body = Arc::new(body);
+        let (name, request) = (tenant.name.clone(), body.clone());
+        // The error, and whether it keeps the day's charge: a program
+        // that does not build does (its rebuild was spent).
+        let owner = tenant.name.clone();
+        let checked = heavy(s, &owner, move |s| {
+            let parts = split_job(&request, u64::MAX)?;
+            Ok(match s.program(&name, &parts, &cost) {
+                Err((e, _)) => Err((e, true)),
+                Ok(p) => check_bundle(&p, &parts).map_err(|e| (e, false)),
+            })
+        })
+        .await
+        .unwrap_or_else(|e| Err((e, false)));
+        let accepted = match checked {
+            Ok(()) => self.accept(id, body).await.map_err(|e| (e, false)),
+            Err(e) => Err(e),
+        };
+        if let Err((e, keep_charge)) = accepted {
+            let refund = if keep_charge { 0 } else { charged };
+            self.release(id, &tenant.name, refund).await;
+            return Err(e);
+        }
+        Ok(s.accepted(&tenant.name, id, &cost))
+    }
+}
+
+impl Shared {
     /// The program of `parts`, which states `cost`: found among the
     /// programs `tenant` sent lately, or built (every check of the
     /// builder, within what `cost` allows) and kept there. Each tenant's
@@ -137,173 +266,6 @@ impl Shared {
         Ok(program)
     }
 
-    /// Charges `tenant` `pbs` more bootstraps of its day for work already
-    /// done (a refused rebuild): over the day's limit if need be, so its
-    /// day ends early.
-    fn charge_done(&self, f: &DataFolder, tenant: &Tenant, pbs: u64) {
-        if tenant.limits.is_some() && pbs > 0 {
-            f.usage.charge_done(&f.store, &tenant.name, pbs);
-        }
-    }
-
-    /// Admits, writes and queues a job of `tenant` whose headers were
-    /// checked (blocking). A program that does not build, or does not
-    /// build at the cost it states, keeps its charge: its rebuild was
-    /// spent.
-    fn admit(&self, f: &DataFolder, tenant: &Tenant, body: &[u8]) -> Result<Submitted, ApiError> {
-        let parts = split_job(body, self.config.max_body)?;
-        let cost = stated_cost(&parts, &self.limits)?;
-        let mut taken = Taken {
-            s: self,
-            f,
-            tenant,
-            slot: false,
-            bytes: 0,
-            pbs: 0,
-        };
-        let seq = {
-            let mut jobs = lock(&self.jobs);
-            self.check_folder_room(&jobs, tenant)?;
-            *jobs.reserved.entry(tenant.name.clone()).or_default() += 1;
-            jobs.next_seq += 1;
-            jobs.next_seq
-        };
-        taken.slot = true;
-        let held = (body.len() as u64).saturating_add(cost.result_bytes);
-        f.storage
-            .take(&tenant.name, held, self.quota(&tenant.name))?;
-        taken.bytes = held;
-        // A job of no bootstrap still counts one: admitting and running
-        // it is not free, and the day's limit then bounds its number too.
-        let charged = cost.pbs.max(1);
-        self.charge(f, tenant, charged)?;
-        taken.pbs = charged;
-        let program = match self.program(&tenant.name, &parts, &cost) {
-            Ok(p) => p,
-            Err((e, work)) => {
-                // The rebuild was spent: its charge is kept, and topped
-                // up to the work it did.
-                taken.pbs = 0;
-                self.charge_done(f, tenant, work.saturating_sub(charged));
-                return Err(e);
-            }
-        };
-        check_bundle(&program, &parts)?;
-        let id = JobId::random();
-        let meta = job_meta(seq, &tenant.name, &parts, &cost);
-        f.store.write_job(id, &meta, body)?;
-        {
-            let mut jobs = lock(&self.jobs);
-            unreserve(&mut jobs, &tenant.name);
-            jobs.map.insert(
-                id,
-                Job {
-                    meta,
-                    state: Phase::Queued,
-                    held,
-                    finished: None,
-                },
-            );
-            jobs.enqueue(id);
-        }
-        (taken.slot, taken.bytes, taken.pbs) = (false, 0, 0);
-        Ok(self.accepted(&tenant.name, id, &cost))
-    }
-}
-
-impl Shared {
-    /// Refuses early when the queue or the tenant's share of it is full
-    /// (the server's, or the fleet's), before the body is checked further.
-    pub(super) async fn check_room(&self, tenant: &Tenant) -> Result<(), ApiError> {
-        match &self.ledger {
-            Ledger::Folder(_) => self.check_folder_room(&lock(&self.jobs), tenant),
-            Ledger::Fleet(fleet) => fleet.check_room(tenant, self.config.max_queue).await,
-        }
-    }
-
-    /// Admits, writes and queues a job of `tenant` whose headers were
-    /// checked (see the module's doc), on the server's data folder or in
-    /// its fleet. The admission runs to its end even if the client goes
-    /// away meanwhile: what it took is given back, or the job is queued.
-    pub(super) async fn submit(
-        self: &Arc<Self>,
-        tenant: Tenant,
-        body: Vec<u8>,
-    ) -> Result<Submitted, ApiError> {
-        if self.folder().is_some() {
-            let owner = tenant.name.clone();
-            return heavy(self, &owner, move |s| {
-                let Ledger::Folder(f) = &s.ledger else {
-                    unreachable!("a server's ledger does not change")
-                };
-                s.admit(f, &tenant, &body)
-            })
-            .await;
-        }
-        let s = self.clone();
-        tokio::spawn(async move { s.admit_to_fleet(tenant, body).await })
-            .await
-            .map_err(|e| super::state::internal(format!("the admission stopped: {e}")))?
-    }
-
-    /// [`Shared::admit`] in a fleet: the room, the storage and the day's
-    /// bootstraps are taken in one transaction of the fleet's, then the
-    /// program is built (off the async threads), the bundle checked, and
-    /// the request written to the blob store before the job is queued.
-    async fn admit_to_fleet(
-        self: &Arc<Self>,
-        tenant: Tenant,
-        body: Vec<u8>,
-    ) -> Result<Submitted, ApiError> {
-        let Ledger::Fleet(fleet) = &self.ledger else {
-            unreachable!("called in a fleet")
-        };
-        let parts = split_job(&body, self.config.max_body)?;
-        let cost = stated_cost(&parts, &self.limits)?;
-        // The fleet's database numbers its jobs.
-        let meta = job_meta(0, &tenant.name, &parts, &cost);
-        let id = JobId::random();
-        let charged = cost.pbs.max(1);
-        fleet
-            .reserve(&Admission {
-                id,
-                tenant: &tenant,
-                meta: &meta,
-                held: (body.len() as u64).saturating_add(cost.result_bytes),
-                charged,
-                quota: self.quota(&tenant.name),
-                max_queue: self.config.max_queue,
-                reserve: self.config.disk_reserve,
-            })
-            .await?;
-        let body = Arc::new(body);
-        let (name, request) = (tenant.name.clone(), body.clone());
-        // The error, and whether it keeps the day's charge: a program
-        // that does not build does (its rebuild was spent).
-        let owner = tenant.name.clone();
-        let checked = heavy(self, &owner, move |s| {
-            let parts = split_job(&request, u64::MAX)?;
-            Ok(match s.program(&name, &parts, &cost) {
-                Err((e, _)) => Err((e, true)),
-                Ok(p) => check_bundle(&p, &parts).map_err(|e| (e, false)),
-            })
-        })
-        .await
-        .unwrap_or_else(|e| Err((e, false)));
-        let accepted = match checked {
-            Ok(()) => fleet.accept(id, body).await.map_err(|e| (e, false)),
-            Err(e) => Err(e),
-        };
-        if let Err((e, keep_charge)) = accepted {
-            let refund = if keep_charge { 0 } else { charged };
-            fleet.release(id, &tenant.name, refund).await;
-            return Err(e);
-        }
-        Ok(self.accepted(&tenant.name, id, &cost))
-    }
-}
-
-impl Shared {
     /// A job of `tenant` queued: the workers woken, counted and logged,
     /// its answer.
     fn accepted(&self, tenant: &str, id: JobId, cost: &Cost) -> Submitted {

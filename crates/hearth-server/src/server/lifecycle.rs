@@ -1,5 +1,5 @@
-//! A server's life: its folder opened and recovered, its workers and
-//! sweeper started, served, stopped.
+//! A server's life: its ledger opened (its data folder recovered, or its
+//! fleet joined), its workers and sweeper started, served, stopped.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -14,17 +14,16 @@ use axum::Router;
 use hearth::backend::CpuBackend;
 
 use super::caches::{KeyCache, ProgramCache, PROGRAMS_KEPT};
+use super::folder::DataFolder;
+use super::ledger::Ledger;
 use super::lock::lock;
 use super::routes::*;
 use super::slots::Slots;
-use super::state::{Counts, DataFolder, Job, Jobs, Ledger, Phase, Shared};
-use super::storage::Storage;
+use super::state::{Jobs, Shared};
 use crate::config::{Config, ServerError};
 use crate::conn;
-use crate::fleet::{Event as FleetEvent, Fleet};
+use crate::fleet::Fleet;
 use crate::metrics::Metrics;
-use crate::store::{Outcome, Recovered, Store};
-use crate::tenants::{self, TenantError, Tenants};
 use crate::tls::Tls;
 use hearth::backend::Engine;
 
@@ -119,26 +118,23 @@ impl Server {
             Some(files) => Some(Tls::load(files).map_err(|e| ServerError::Config(e.to_string()))?),
             None => None,
         };
-        let (ledger, jobs, counts, recovered) = match &config.fleet {
-            None => open_folder(&config)?,
+        let (ledger, jobs, counts, recovered): (Arc<dyn Ledger>, _, _, _) = match &config.fleet {
+            None => {
+                let (folder, jobs, counts, recovered) = DataFolder::open(&config)?;
+                (Arc::new(folder), jobs, counts, recovered)
+            }
             Some(fleet) => {
                 // A fleet's database connections: the job workers, the
                 // sweeper and requests in flight.
                 let fleet = Fleet::open(fleet, config.max_jobs + 8).map_err(ServerError::Config)?;
-                let counts = HashMap::new();
-                (Ledger::Fleet(fleet), Jobs::default(), counts, 0)
+                (Arc::new(fleet), Jobs::default(), HashMap::new(), 0)
             }
         };
-        let tenants = match &ledger {
-            Ledger::Folder(_) => Tenants::load(&config.data),
-            Ledger::Fleet(f) => f
-                .block(f.tenants())
-                .map(|t| (*t).clone())
-                .map_err(TenantError::Database),
-        }
         // A closed folder (or fleet) does not start: the operator sees
         // why at once.
-        .map_err(|e| ServerError::Config(e.to_string()))?;
+        let tenants = ledger
+            .load_tenants()
+            .map_err(|e| ServerError::Config(e.to_string()))?;
         config.allow_origins = super::cors::check(&config.allow_origins, &tenants)?;
         let pool =
             CpuBackend::pool(config.threads).map_err(|e| ServerError::Config(e.to_string()))?;
@@ -184,36 +180,20 @@ impl Server {
         if recovered > 0 {
             shared.log(|| format!("{recovered} unfinished jobs queued again"));
         }
-        if let Some(fleet) = shared.fleet() {
-            // Idle workers wake when a job is queued anywhere in the fleet;
-            // a key deleted anywhere leaves the caches.
-            let s = Arc::downgrade(&shared);
-            fleet.on_event(move |event| {
-                if let Some(s) = s.upgrade() {
-                    match event {
-                        FleetEvent::Queued => {}
-                        FleetEvent::KeyDeleted(tenant, id) => s.forget(&tenant, id),
-                        FleetEvent::Missed => s.forget_all_keys(),
-                    }
-                    s.wake.notify_all();
-                }
-            });
-        }
-        if !tenants.is_open() && shared.folder().is_some() {
-            // A folder with tenants from before the marker existed.
-            tenants::mark_required(&shared.config.data)
-                .map_err(|e| ServerError::Config(e.to_string()))?;
-        }
+        shared
+            .ledger
+            .attach(&shared, &tenants)
+            .map_err(ServerError::Config)?;
         shared
             .tenants()
             .map_err(|e| ServerError::Config(e.message))?;
-        shared.expire();
+        shared.ledger.expire(&shared);
         let workers = (0..shared.config.max_jobs)
             .map(|i| {
                 let s = shared.clone();
                 std::thread::Builder::new()
                     .name(format!("hearth-job-{i}"))
-                    .spawn(move || s.work())
+                    .spawn(move || s.ledger.work(&s))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let shortest = match shared.config.queue_ttl {
@@ -221,10 +201,8 @@ impl Server {
             None => shared.config.result_ttl,
         };
         let mut every = (shortest / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
-        if let Some(fleet) = shared.fleet() {
-            // The sweeper takes back the fleet's lapsed leases as often as
-            // heartbeats renew them (the heartbeats run on their own).
-            every = every.min(fleet.heartbeat_every());
+        if let Some(upkeep) = shared.ledger.upkeep_every() {
+            every = every.min(upkeep);
         }
         let s = shared.clone();
         let sweeper = std::thread::Builder::new()
@@ -520,84 +498,4 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     ctrl_c.await;
-}
-
-/// What a data folder holds at start (its jobs recovered, see
-/// [`crate::store`]): the ledger, the jobs, the counts of jobs found
-/// unfinished (by tenant), and how many.
-fn open_folder(
-    config: &Config,
-) -> Result<(Ledger, Jobs, HashMap<String, Counts>, usize), ServerError> {
-    let store = Store::open(&config.data).map_err(ServerError::Data)?;
-    let usage = store.read_usage();
-    let Recovered {
-        keys,
-        jobs: stored,
-        notes,
-    } = store.recover().map_err(ServerError::Data)?;
-    for n in notes {
-        eprintln!("hearth server: {n}");
-    }
-    let mut jobs = Jobs::default();
-    let mut recovered = 0;
-    let mut counts = HashMap::<String, Counts>::new();
-    let used = Storage::new(store.root(), config.disk_reserve);
-    for k in &keys {
-        used.add(&k.tenant, k.bytes);
-    }
-    for j in stored {
-        jobs.next_seq = jobs.next_seq.max(j.meta.seq);
-        let mut finished = j.finished;
-        let state = match j.outcome {
-            None if j.attempts >= config.max_attempts => {
-                let e = crate::refusals::crashed(j.attempts);
-                eprintln!("hearth server: job {}: {}", j.id, e.message);
-                if let Err(w) = store.write_failure(j.id, &j.meta, &e) {
-                    eprintln!("hearth server: job {}: {w}", j.id);
-                }
-                finished = Some(tenants::now());
-                Phase::Failed(e)
-            }
-            None => Phase::Queued,
-            Some(Outcome::Done(n)) => Phase::Done(n),
-            Some(Outcome::Failed(e)) => Phase::Failed(e),
-        };
-        let queued = matches!(state, Phase::Queued);
-        let held = match state {
-            Phase::Queued => store.job_bytes(j.id).saturating_add(j.meta.result_bytes),
-            Phase::Done(n) => n,
-            _ => 0,
-        };
-        used.add(&j.meta.tenant, held);
-        if queued {
-            recovered += 1;
-            counts.entry(j.meta.tenant.clone()).or_default().recovered += 1;
-        }
-        jobs.map.insert(
-            j.id,
-            Job {
-                meta: j.meta,
-                state,
-                held,
-                finished,
-            },
-        );
-        if queued {
-            jobs.enqueue(j.id);
-        }
-    }
-    let folder = DataFolder {
-        store,
-        keys: Mutex::new(
-            keys.into_iter()
-                .map(|k| ((k.tenant.clone(), k.key_id), k))
-                .collect(),
-        ),
-        // Read (and checked) by the first request, as at every request.
-        tenants: Mutex::new((None, Arc::new(Tenants::default()))),
-        usage: super::usage::UsageBook::new(usage),
-        storage: used,
-        had_tenants: AtomicBool::new(false),
-    };
-    Ok((Ledger::Folder(folder), jobs, counts, recovered))
 }

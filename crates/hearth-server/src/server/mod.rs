@@ -1,8 +1,10 @@
 //! The HTTP server, one file per concern: its life (`lifecycle.rs`), its
 //! routes (`routes.rs`, `body.rs`, `host.rs`), jobs (`admit.rs`,
-//! `worker.rs`), keys (`keys.rs`), storage (`storage.rs`, `slots.rs`), the
-//! day's bootstraps (`usage.rs`), the caches (`caches.rs`) and the state
-//! they share (`state.rs`).
+//! `worker.rs`), keys (`keys.rs`), its ledger, where what outlives a
+//! request is kept (the trait `ledger.rs`: the server's own data folder,
+//! `folder.rs`, or a fleet's database, `fleet.rs`), storage (`storage.rs`,
+//! `slots.rs`), the day's bootstraps (`usage.rs`), the caches
+//! (`caches.rs`) and the state they share (`state.rs`).
 //!
 //! # Scheduling
 //!
@@ -63,8 +65,11 @@ mod admit;
 mod body;
 mod caches;
 mod cors;
+mod fleet;
+mod folder;
 mod host;
 mod keys;
+mod ledger;
 mod lifecycle;
 mod lock;
 mod routes;

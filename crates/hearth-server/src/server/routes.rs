@@ -13,12 +13,11 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures_util::StreamExt;
-use hearth::crypto::files::remove_durable;
 use serde::Deserialize;
 
 use super::body::{owner, read_body};
 use super::lock::lock;
-use super::state::{internal, key_info, not_found, public, Ledger, Phase, Shared};
+use super::state::{internal, key_info, not_found, public, Shared};
 use super::OPENAPI;
 use crate::refusals;
 use crate::request::{check_key_header, split_job};
@@ -96,10 +95,10 @@ pub(super) async fn post_key(
 ) -> Result<(StatusCode, Json<KeyInfo>), Refused> {
     let (bytes, _upload) = read_body(&s, req).await?;
     let info = check_key_header(&bytes, s.config.max_body)?;
-    if let Some(k) = s.key(&t.name, info.key_id).await? {
+    if let Some(k) = s.ledger.key(&t.name, info.key_id).await? {
         return Ok((StatusCode::OK, Json(key_info(&k, false))));
     }
-    let (stored, new) = s.register_key(t, info, bytes).await?;
+    let (stored, new) = s.ledger.clone().register_key(&s, t, info, bytes).await?;
     if new {
         s.log(|| format!("key {} registered", stored.key_id));
     }
@@ -119,7 +118,7 @@ pub(super) async fn get_key(
     let Some(id) = path.ok().and_then(|Path(p)| parse_key_id(&p)) else {
         return Refused(refusals::unknown_key()).into_response();
     };
-    match s.key(&t.name, id).await {
+    match s.ledger.key(&t.name, id).await {
         Ok(Some(k)) => Json(key_info(&k, false)).into_response(),
         Ok(None) => Refused(refusals::unknown_key()).into_response(),
         Err(e) => Refused(e).into_response(),
@@ -139,38 +138,7 @@ pub(super) async fn delete_key(
         .ok()
         .and_then(|Path(p)| parse_key_id(&p))
         .ok_or_else(refusals::unknown_key)?;
-    let stored = match &s.ledger {
-        Ledger::Folder(f) => {
-            let stored = {
-                let mut keys = lock(&f.keys);
-                let name = (t.name.clone(), id);
-                if !keys.contains_key(&name) {
-                    return Err(refusals::unknown_key().into());
-                }
-                let jobs = lock(&s.jobs);
-                let key_id = id.to_string();
-                let busy = jobs
-                    .map
-                    .values()
-                    .filter(|j| j.meta.tenant == t.name && j.meta.key_id == key_id)
-                    .filter(|j| matches!(j.state, Phase::Queued | Phase::Running(_)))
-                    .count();
-                if busy > 0 {
-                    return Err(refusals::key_in_use(busy, id).into());
-                }
-                drop(jobs);
-                keys.remove(&name).expect("checked above")
-            };
-            f.storage.give(&stored.tenant, stored.bytes);
-            let path = f.store.key_path(&t.name, id);
-            tokio::task::spawn_blocking(move || remove_durable(&path))
-                .await
-                .map_err(internal)?
-                .map_err(internal)?;
-            stored
-        }
-        Ledger::Fleet(fleet) => fleet.delete_key(&t.name, id).await?,
-    };
+    let stored = s.ledger.delete_key(&s, &t.name, id).await?;
     s.forget_key(&stored);
     s.log(|| format!("key {id} deleted"));
     Ok(Json(key_info(&stored, false)))
@@ -212,7 +180,7 @@ pub(super) async fn post_job(
         )
         .into());
     }
-    let key = s.key(&t.name, parts.key_id).await?;
+    let key = s.ledger.key(&t.name, parts.key_id).await?;
     let key = key.ok_or_else(|| {
         ApiError::new(
             ErrorCode::UnknownKey,
@@ -234,8 +202,8 @@ pub(super) async fn post_job(
         )
         .into());
     }
-    s.check_room(&t).await?;
-    let submitted = s.submit(t, bytes).await?;
+    s.ledger.check_room(&s, &t).await?;
+    let submitted = s.ledger.clone().submit(&s, t, bytes).await?;
     Ok((StatusCode::ACCEPTED, Json(submitted)))
 }
 
@@ -249,7 +217,7 @@ pub(super) async fn get_job(
     Extension(t): Extension<Tenant>,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<JobStatus>, Refused> {
-    Ok(Json(s.status(job_id(path)?, &t).await?.0))
+    Ok(Json(s.ledger.status(&s, job_id(path)?, &t.name).await?.0))
 }
 
 pub(super) async fn get_result(
@@ -259,7 +227,7 @@ pub(super) async fn get_result(
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Response, Refused> {
     let id = job_id(path)?;
-    let (status, file) = s.status(id, &t).await?;
+    let (status, file) = s.ledger.status(&s, id, &t.name).await?;
     match status.state {
         JobState::Done { .. } => {}
         JobState::Failed { code, message } => {
@@ -314,33 +282,7 @@ pub(super) async fn delete_job(
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Deleted>, Refused> {
     let id = job_id(path)?;
-    match &s.ledger {
-        Ledger::Folder(f) => {
-            {
-                let mut jobs = lock(&s.jobs);
-                match jobs.owned(id, &t.name)?.state {
-                    Phase::Running(_) => return Err(refusals::job_running(id).into()),
-                    Phase::Queued => {
-                        jobs.queue.remove(id);
-                    }
-                    _ => {}
-                }
-                if let Some(j) = jobs.map.remove(&id) {
-                    f.storage.give(&t.name, j.held);
-                }
-            }
-            let s2 = s.clone();
-            tokio::task::spawn_blocking(move || {
-                let Ledger::Folder(f) = &s2.ledger else {
-                    unreachable!("a server's ledger does not change")
-                };
-                f.store.delete_job(id)
-            })
-            .await
-            .map_err(internal)??;
-        }
-        Ledger::Fleet(fleet) => fleet.delete_job(id, &t.name).await?,
-    }
+    s.ledger.clone().delete_job(&s, id, &t.name).await?;
     Ok(Json(Deleted { job_id: id }))
 }
 
@@ -361,11 +303,7 @@ pub(super) async fn get_info(State(s): Shr, headers: HeaderMap) -> Json<ServerIn
         max_jobs: s.config.max_jobs,
         max_body: s.config.max_body,
         backend: s.config.describe_backend(),
-        store: match s.ledger {
-            Ledger::Folder(_) => "files",
-            Ledger::Fleet(_) => "postgres",
-        }
-        .into(),
+        store: s.ledger.kind().into(),
         server: if known { s.name.clone() } else { String::new() },
     })
 }
@@ -375,7 +313,7 @@ pub(super) async fn get_stats(
     Extension(t): Extension<Tenant>,
 ) -> Result<Json<ServerStats>, Refused> {
     let mut st = ServerStats::default();
-    for (state, _, n) in s.job_counts(Some(&t.name)).await? {
+    for (state, _, n) in s.ledger.job_counts(&s, Some(&t.name)).await? {
         match state.as_str() {
             "queued" => st.queued += n,
             "running" => st.running += n,
@@ -392,7 +330,7 @@ pub(super) async fn get_stats(
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
-    st.keys = s.key_count(&t.name).await?;
+    st.keys = s.ledger.key_count(&t.name).await?;
     Ok(Json(st))
 }
 
@@ -415,7 +353,7 @@ pub(super) async fn get_health(State(s): Shr) -> Response {
     if s.stop.load(Ordering::Relaxed) {
         return Refused(ApiError::new(ErrorCode::Internal, "stopping")).into_response();
     }
-    if s.fleet().is_some_and(|f| !f.reachable()) {
+    if !s.ledger.reachable() {
         let e = ApiError::new(ErrorCode::Internal, "the fleet's database is out of reach");
         return Refused(e).into_response();
     }
@@ -427,7 +365,7 @@ pub(super) async fn get_health(State(s): Shr) -> Response {
 pub(super) async fn get_metrics(State(s): Shr) -> Response {
     // In a fleet, the jobs and the queue are the fleet's (from its
     // database); a database out of reach leaves the gauges as they were.
-    if let Ok(counts) = s.job_counts(None).await {
+    if let Ok(counts) = s.ledger.job_counts(&s, None).await {
         s.metrics.jobs.reset();
         let mut queued = 0;
         for (state, tenant, n) in counts {
@@ -474,13 +412,9 @@ pub(super) async fn no_method() -> Refused {
 pub(super) async fn authenticate(State(s): Shr, mut req: Request, next: Next) -> Response {
     // In a fleet, a token the tenants read a moment ago do not know (or
     // none) is refused without a query.
-    let refused = s.fleet().and_then(|f| f.refuses(bearer(req.headers())));
-    let tenants = match refused {
-        Some(t) => t,
-        None => match s.tenants_now().await {
-            Ok(t) => t,
-            Err(e) => return Refused(e).into_response(),
-        },
+    let tenants = match s.tenants_for(bearer(req.headers())).await {
+        Ok(t) => t,
+        Err(e) => return Refused(e).into_response(),
     };
     let tenant = if tenants.is_open() {
         Tenant::anonymous()

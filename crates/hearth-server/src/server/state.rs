@@ -2,26 +2,26 @@
 //! state every request and worker shares.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::caches::{key_bytes, KeyCache, KeyName, ProgramCache};
+use super::ledger::Ledger;
 use super::lock::lock;
 use super::slots::Slots;
-use super::storage::Storage;
 use hearth::{CompiledProgram, ServerKey};
 
 use crate::config::Config;
-use crate::fleet::Fleet;
 use crate::metrics::Metrics;
+use crate::refusals;
 use crate::request::Limits;
 use crate::schedule::{FairQueue, Lane};
-use crate::store::{JobMeta, Store, StoredKey};
-use crate::tenants::{self, Tenant, Tenants};
-use crate::wire::{ApiError, ErrorCode, JobId, JobState, JobStatus, KeyInfo};
+use crate::store::{JobMeta, StoredKey};
+use crate::tenants::{Tenant, Tenants};
+use crate::wire::{ApiError, ErrorCode, JobId, KeyInfo};
 
 /// Where a job is in its life on this server (what a client sees of it
-/// is the wire's [`JobState`]).
+/// is the wire's [`JobState`](crate::wire::JobState)).
 pub(super) enum Phase {
     Queued,
     Running(Arc<AtomicU64>),
@@ -67,6 +67,22 @@ impl Jobs {
             .filter(|j| matches!(j.state, Phase::Queued | Phase::Running(_)))
             .count();
         live + self.reserved.get(tenant).copied().unwrap_or(0)
+    }
+
+    /// Refuses when the server's queue (`max_queue` jobs) or `tenant`'s
+    /// share of it is full (checked early, then again on admission). The
+    /// words name no count of other tenants' jobs.
+    pub(super) fn check_room(&self, max_queue: usize, tenant: &Tenant) -> Result<(), ApiError> {
+        if self.queue.len() + self.reserved() >= max_queue {
+            return Err(refusals::queue_full());
+        }
+        if let Some(l) = tenant.limits {
+            let mine = self.pending(&tenant.name);
+            if mine >= l.max_queue {
+                return Err(refusals::queue_limit(mine));
+            }
+        }
+        Ok(())
     }
 
     /// Queues the known job `id` in its lane.
@@ -136,8 +152,9 @@ pub(super) struct Shared {
     /// This server's name (`/v1/info`): its fleet name, or its host's
     /// name and process id.
     pub(super) name: String,
-    /// Where tenants, keys, jobs and usage are kept.
-    pub(super) ledger: Ledger,
+    /// Where tenants, keys, jobs and usage are kept: the data folder or a
+    /// fleet ([`Ledger`]).
+    pub(super) ledger: Arc<dyn Ledger>,
     /// On a data folder, every job; in a fleet, only what runs here (the
     /// running jobs' widths and memory, for whether another fits).
     pub(super) jobs: Mutex<Jobs>,
@@ -164,31 +181,6 @@ pub(super) struct Shared {
     pub(super) stop: AtomicBool,
     /// Counts since start, by tenant: each tenant sees its own.
     pub(super) counts: Mutex<HashMap<String, Counts>>,
-}
-
-/// Where a server keeps what outlives a request: its own data folder, or
-/// a fleet's database and blob store ([`crate::fleet`]). One per server:
-/// its variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
-pub(super) enum Ledger {
-    Folder(DataFolder),
-    Fleet(Fleet),
-}
-
-/// A server's own data folder ([`crate::store`]) and what it holds in
-/// memory of it.
-pub(super) struct DataFolder {
-    pub(super) store: Store,
-    pub(super) keys: Mutex<HashMap<KeyName, StoredKey>>,
-    /// The tenants file as last read, and what it looked like on disk.
-    pub(super) tenants: Mutex<(Option<FileStamp>, Arc<Tenants>)>,
-    /// Bootstraps admitted today, by tenant (kept in `usage.json`).
-    pub(super) usage: super::usage::UsageBook,
-    /// Bytes stored, by tenant.
-    pub(super) storage: Storage,
-    /// Whether tenants were ever read from the folder (see
-    /// [`Shared::tenants`]).
-    pub(super) had_tenants: AtomicBool,
 }
 
 /// One tenant's counts since the server started (`GET /v1/stats`).
@@ -227,27 +219,6 @@ pub(super) fn public(e: ApiError) -> ApiError {
 
 pub(super) fn internal(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(ErrorCode::Internal, e.to_string())
-}
-
-/// What a file looked like: a change to any of these means it was
-/// written again (the tenants file is replaced whole, by rename).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct FileStamp {
-    pub(super) modified: Option<std::time::SystemTime>,
-    pub(super) len: u64,
-    pub(super) inode: u64,
-}
-
-pub(super) fn stamp(m: &std::fs::Metadata) -> FileStamp {
-    #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(m);
-    #[cfg(not(unix))]
-    let inode = 0;
-    FileStamp {
-        modified: m.modified().ok(),
-        len: m.len(),
-        inode,
-    }
 }
 
 impl Shared {
@@ -297,22 +268,6 @@ impl Shared {
             .unwrap_or(self.config.max_storage)
     }
 
-    /// The server's data folder, `None` in a fleet.
-    pub(super) fn folder(&self) -> Option<&DataFolder> {
-        match &self.ledger {
-            Ledger::Folder(f) => Some(f),
-            Ledger::Fleet(_) => None,
-        }
-    }
-
-    /// The fleet the server is part of, if any.
-    pub(super) fn fleet(&self) -> Option<&Fleet> {
-        match &self.ledger {
-            Ledger::Fleet(f) => Some(f),
-            Ledger::Folder(_) => None,
-        }
-    }
-
     /// An event of the server's own (not of one request or job) at info
     /// level, if `config.log`.
     pub(super) fn log(&self, msg: impl FnOnce() -> String) {
@@ -321,34 +276,19 @@ impl Shared {
         }
     }
 
-    /// The tenants as they are now. Every failure closes the server,
-    /// never opens it ([`ErrorCode::Closed`]): a folder that has had
-    /// tenants and lost or emptied its file, an unreadable file, or an open
-    /// folder served on a public address (see [`Shared::exposed`]). On a
-    /// data folder the file is read again if it changed on disk since the
-    /// last request; in a fleet this is the tenants as last read from the
-    /// database (at the last request's authentication:
-    /// [`Shared::tenants_now`]).
+    /// The tenants as they are now ([`Ledger::tenants`]). Every failure
+    /// closes the server, never opens it ([`ErrorCode::Closed`]), an open
+    /// server on a public address too (see [`Shared::exposed`]).
     pub(super) fn tenants(&self) -> Result<Arc<Tenants>, ApiError> {
-        let t = match &self.ledger {
-            Ledger::Folder(f) => self.folder_tenants(f)?,
-            Ledger::Fleet(fleet) => fleet
-                .tenants_seen()
-                .ok_or_else(|| closed("the fleet's tenants have not been read"))?,
-        };
-        self.open_only_on_loopback(t)
+        self.open_only_on_loopback(self.ledger.tenants()?)
     }
 
-    /// The tenants as they are now, read from the fleet's database when
-    /// they changed there (on a data folder, [`Shared::tenants`]).
-    pub(super) async fn tenants_now(&self) -> Result<Arc<Tenants>, ApiError> {
-        match &self.ledger {
-            Ledger::Folder(_) => self.tenants(),
-            Ledger::Fleet(fleet) => {
-                let t = fleet.tenants().await.map_err(closed)?;
-                self.open_only_on_loopback(t)
-            }
-        }
+    /// The tenants a request bearing `token` is authenticated against
+    /// ([`Ledger::tenants_for`]), under the same rules as
+    /// [`Shared::tenants`].
+    pub(super) async fn tenants_for(&self, token: Option<&str>) -> Result<Arc<Tenants>, ApiError> {
+        let t = self.ledger.tenants_for(token).await?;
+        self.open_only_on_loopback(t)
     }
 
     fn open_only_on_loopback(&self, t: Arc<Tenants>) -> Result<Arc<Tenants>, ApiError> {
@@ -360,29 +300,6 @@ impl Shared {
             }
         }
         Ok(t)
-    }
-
-    fn folder_tenants(&self, f: &DataFolder) -> Result<Arc<Tenants>, ApiError> {
-        let path = self.config.data.join(tenants::FILE);
-        let now = match std::fs::metadata(&path) {
-            Ok(m) => Some(stamp(&m)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(closed(e)),
-        };
-        let mut t = lock(&f.tenants);
-        if t.0 != now || t.0.is_none() {
-            let loaded = Tenants::load(&self.config.data).map_err(closed)?;
-            // Once tenants were seen, a file that vanishes along with its
-            // marker still closes the server: only `reopen`'s empty file
-            // (there, not missing) opens it.
-            if loaded.is_open() && now.is_none() && f.had_tenants.load(Ordering::Relaxed) {
-                return Err(closed("tenants.json is missing"));
-            }
-            f.had_tenants.fetch_or(!loaded.is_open(), Ordering::Relaxed);
-            t.1 = Arc::new(loaded);
-            t.0 = now;
-        }
-        Ok(t.1.clone())
     }
 
     /// The address served, when it is not loopback and `--insecure` was
@@ -403,56 +320,6 @@ impl Shared {
         self.count(tenant, |c| c.accepted += 1);
         self.metrics.accepted.with_label_values(&[tenant]).inc();
     }
-
-    /// Where `tenant`'s job `id` is, and once it is done, the file its
-    /// result is streamed from.
-    pub(super) async fn status(
-        &self,
-        id: JobId,
-        tenant: &Tenant,
-    ) -> Result<(JobStatus, Option<std::path::PathBuf>), ApiError> {
-        let folder = match &self.ledger {
-            Ledger::Folder(f) => f,
-            Ledger::Fleet(fleet) => {
-                let (status, blob) = fleet.status(id, &tenant.name).await?;
-                let file = blob
-                    .map(|b| fleet.local_blob(&b))
-                    .transpose()
-                    .map_err(internal)?;
-                return Ok((status, file));
-            }
-        };
-        let status = self.folder_status(id, tenant)?;
-        let file =
-            matches!(status.state, JobState::Done { .. }).then(|| folder.store.result_path(id));
-        Ok((status, file))
-    }
-
-    fn folder_status(&self, id: JobId, tenant: &Tenant) -> Result<JobStatus, ApiError> {
-        let jobs = lock(&self.jobs);
-        let job = jobs.owned(id, &tenant.name)?;
-        let state = match &job.state {
-            Phase::Queued => JobState::Queued {
-                position: jobs.queue.position(id).unwrap_or(0),
-            },
-            Phase::Running(done) => JobState::Running {
-                done: done.load(Ordering::Relaxed),
-                total: job.meta.pbs,
-            },
-            Phase::Done(n) => JobState::Done { result_bytes: *n },
-            Phase::Failed(e) => JobState::Failed {
-                code: e.code.as_str().into(),
-                message: e.message.clone(),
-            },
-        };
-        Ok(JobStatus {
-            job_id: id,
-            key_id: job.meta.key_id.clone(),
-            pbs: job.meta.pbs,
-            depth: job.meta.depth,
-            state,
-        })
-    }
 }
 
 pub(super) use crate::refusals::no_job as not_found;
@@ -464,36 +331,5 @@ pub(super) fn key_info(k: &StoredKey, new: bool) -> KeyInfo {
         compressed: k.compressed,
         bytes: k.bytes,
         new,
-    }
-}
-
-impl Shared {
-    /// Jobs by state and tenant: `tenant`'s, or all of them (the fleet's,
-    /// in a fleet).
-    pub(super) async fn job_counts(
-        &self,
-        tenant: Option<&str>,
-    ) -> Result<Vec<(String, String, usize)>, ApiError> {
-        if let Ledger::Fleet(fleet) = &self.ledger {
-            return Ok(fleet.counts(tenant).await?.rows);
-        }
-        let jobs = lock(&self.jobs);
-        let mut counts: BTreeMap<(&'static str, &str), usize> = BTreeMap::new();
-        for j in jobs.map.values() {
-            if tenant.is_some_and(|t| t != j.meta.tenant) {
-                continue;
-            }
-            let state = match j.state {
-                Phase::Queued => "queued",
-                Phase::Running(_) => "running",
-                Phase::Done(_) => "done",
-                Phase::Failed(_) => "failed",
-            };
-            *counts.entry((state, j.meta.tenant.as_str())).or_default() += 1;
-        }
-        Ok(counts
-            .into_iter()
-            .map(|((state, t), n)| (state.to_string(), t.to_string(), n))
-            .collect())
     }
 }

@@ -1,4 +1,8 @@
-//! The job workers and the expiry sweeper.
+//! What the job workers share (running a job, counting its end) and the
+//! expiry sweeper. Each ledger's workers take their jobs their own way
+//! ([`Ledger::work`]).
+//!
+//! [`Ledger::work`]: super::ledger::Ledger::work
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -9,22 +13,15 @@ use hearth::backend::{CpuBackend, Engine, Evaluator};
 use hearth::{Bundle, ServerKey};
 
 use super::lock::lock;
-use super::state::{internal, public, Ledger, Phase, Shared};
+use super::state::{internal, Shared};
 #[cfg(feature = "mpi")]
 use crate::config::Ranks;
-use crate::fleet::{Committed, Fleet};
 use crate::request::{read_bundle, split_job, stated_cost};
 use crate::store::JobMeta;
-use crate::tenants::{now as now_s, now_ms};
 use crate::wire::{ApiError, ErrorCode, JobId};
 
-/// How often an idle worker in a fleet looks for a job when nothing woke
-/// it: a job queued anywhere in the fleet is announced (`NOTIFY`), so this
-/// is only for an announcement lost with the listener's connection.
-const FLEET_POLL: Duration = Duration::from_secs(1);
-
 /// The span of a job's events.
-fn job_span(id: JobId, meta: &JobMeta) -> tracing::Span {
+pub(super) fn job_span(id: JobId, meta: &JobMeta) -> tracing::Span {
     tracing::info_span!(
         "job",
         job = %id,
@@ -55,7 +52,7 @@ impl Shared {
     /// program cache still holds it, else built again (admitted again
     /// against the limits the server has now: a job found on disk at
     /// start); the run stops at its next step once `cancel` is set.
-    fn run_job(
+    pub(super) fn run_job(
         &self,
         meta: &JobMeta,
         request: Vec<u8>,
@@ -162,7 +159,7 @@ impl Shared {
         let cluster = &ranks.0;
         // The file as stored (compressed if it was uploaded so: 4-6x less
         // to send).
-        let bytes = self.key_file(tenant, key.key_id())?;
+        let bytes = self.ledger.key_file(tenant, key.key_id())?;
         let before = cluster.key_transfers();
         let evaluator = Evaluator::from_cluster(cluster, key, &bytes, self.config.threads);
         if cluster.key_transfers() > before {
@@ -204,173 +201,18 @@ impl Shared {
         self.wake.notify_all();
     }
 
-    /// One worker: takes the next job in turn whenever it may start
-    /// ([`Jobs::start_next`]); `max_jobs` workers run side by side. Each
-    /// start is counted on disk first ([`crate::store::Store::start_attempt`]),
-    /// so that a job the process dies running is not run for ever. In a
-    /// fleet, [`Shared::work_in_fleet`].
-    pub(super) fn work(&self) {
-        let f = match &self.ledger {
-            Ledger::Folder(f) => f,
-            Ledger::Fleet(fleet) => return self.work_in_fleet(fleet),
-        };
-        loop {
-            let (id, meta, done) = {
-                let mut jobs = lock(&self.jobs);
-                let (id, meta) = loop {
-                    if self.stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    if let Some(next) = jobs.start_next(&self.config) {
-                        break next;
-                    }
-                    jobs = self.wake.wait(jobs).unwrap_or_else(|e| e.into_inner());
-                };
-                let done = Arc::new(AtomicU64::new(0));
-                let job = jobs.map.get_mut(&id).expect("queued jobs are known");
-                job.state = Phase::Running(done.clone());
-                (id, meta, done)
-            };
-            self.make_room();
-            let span = job_span(id, &meta);
-            let _entered = span.enter();
-            let start = Instant::now();
-            let outcome = f.store.start_attempt(id).and_then(|attempt| {
-                if self.config.log {
-                    tracing::info!(attempt, "job started");
-                }
-                let request = f.store.read_job(id)?.1;
-                self.guarded(|| self.run_job(&meta, request, &done, None))
-                    .and_then(|out| f.store.write_result(id, &meta, &out))
-            });
-            let outcome = outcome.map_err(public);
-            self.record(&meta, start, &outcome, &done);
-            let (state, kept) = match outcome {
-                Ok(n) => (Phase::Done(n), n),
-                Err(e) => {
-                    if let Err(w) = f.store.write_failure(id, &meta, &e) {
-                        tracing::error!(error = %w, "the failure could not be written");
-                    }
-                    (Phase::Failed(e), 0)
-                }
-            };
-            {
-                let mut jobs = lock(&self.jobs);
-                jobs.end(&meta, self.config.threads);
-                if let Some(job) = jobs.map.get_mut(&id) {
-                    job.state = state;
-                    job.finished = Some(now_s());
-                    // The request and the result's reserve give way to the
-                    // result's own bytes.
-                    f.storage.give(&meta.tenant, job.held.saturating_sub(kept));
-                    job.held = kept;
-                }
-            }
-            // Room for the next job in turn, maybe for more than one.
-            self.wake.notify_all();
-        }
-    }
-
-    /// A worker in a fleet: whenever this server has room, it claims the
-    /// fleet's next job in turn (if it fits here: [`Jobs::take_room`]),
-    /// runs it under its lease and commits its outcome with the claim's
-    /// fence. It looks for work when woken (a job queued anywhere in the
-    /// fleet, one ended here) and at least every [`FLEET_POLL`].
-    fn work_in_fleet(&self, fleet: &Fleet) {
-        loop {
-            {
-                let mut jobs = lock(&self.jobs);
-                while jobs.running >= self.config.max_jobs {
-                    if self.stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    jobs = self.wake.wait(jobs).unwrap_or_else(|e| e.into_inner());
-                }
-                if self.stop.load(Ordering::Relaxed) {
-                    return;
-                }
-            }
-            // The room taken for the job the claim found, given back if
-            // the claim did not go through.
-            let mut took = None;
-            let claimed = fleet.claim(|meta| {
-                let fits = lock(&self.jobs).take_room(meta, &self.config);
-                if fits {
-                    took = Some(meta.clone());
-                }
-                fits
-            });
-            let claim = match claimed {
-                Ok(Some(c)) => c,
-                other => {
-                    if let Some(meta) = &took {
-                        lock(&self.jobs).end(meta, self.config.threads);
-                    }
-                    // The database out of reach: said once a second, not
-                    // at every poll.
-                    let pause = match other {
-                        Err(e) => {
-                            tracing::error!(error = %e.message, "claiming a job");
-                            Duration::from_secs(1)
-                        }
-                        Ok(_) => FLEET_POLL,
-                    };
-                    let jobs = lock(&self.jobs);
-                    if self.stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let _ = self.wake.wait_timeout(jobs, pause);
-                    continue;
-                }
-            };
-            let (id, meta) = (claim.id, claim.meta.clone());
-            self.make_room();
-            let span = job_span(id, &meta);
-            let _entered = span.enter();
-            if self.config.log {
-                tracing::info!(attempt = claim.attempt, fence = claim.fence, "job started");
-            }
-            let start = Instant::now();
-            let outcome = fleet.request(&claim).and_then(|request| {
-                self.guarded(|| {
-                    self.run_job(&meta, request, &claim.done, Some(claim.cancel.clone()))
-                })
-            });
-            let outcome = outcome.map_err(public);
-            let committed = fleet.commit(&claim, outcome.as_ref());
-            let outcome = match committed {
-                Ok(Committed::Done(n)) => Ok(n),
-                // The failure committed is the outcome's.
-                Ok(Committed::Failed) => outcome.map(|_| 0),
-                Ok(Committed::Stale) => {
-                    self.metrics.stale_results.inc();
-                    tracing::warn!(
-                        fence = claim.fence,
-                        "the result was refused: this server's lease on the job was lost \
-                         (another server runs it)"
-                    );
-                    Err(internal("the lease was lost"))
-                }
-                Err(e) => {
-                    tracing::error!(error = %e.message, "the outcome could not be committed");
-                    Err(e)
-                }
-            };
-            self.record(&meta, start, &outcome, &claim.done);
-            lock(&self.jobs).end(&meta, self.config.threads);
-            self.wake.notify_all();
-        }
-    }
-
     /// Runs `f`, a panic in it turned into the job's failure.
-    fn guarded<T>(&self, f: impl FnOnce() -> Result<T, ApiError>) -> Result<T, ApiError> {
+    pub(super) fn guarded<T>(
+        &self,
+        f: impl FnOnce() -> Result<T, ApiError>,
+    ) -> Result<T, ApiError> {
         std::panic::catch_unwind(AssertUnwindSafe(f))
             .unwrap_or_else(|_| Err(internal("the job panicked")))
     }
 
     /// Counts and logs a job's end: its time, its bootstraps (a failed
     /// job's up to its failure), its outcome.
-    fn record(
+    pub(super) fn record(
         &self,
         meta: &JobMeta,
         start: Instant,
@@ -407,98 +249,8 @@ impl Shared {
         }
     }
 
-    /// Deletes what has expired: results and failures older than
-    /// `result_ttl`; queued jobs older than `queue_ttl` fail as `expired`
-    /// (their failure then kept for `result_ttl`). A queued job's failure
-    /// is written under the jobs lock, so that a `DELETE` cannot come
-    /// between the decision and the write and be undone by it. Each
-    /// deletion removes the job file first ([`Store::delete_job`]), so a
-    /// crash halfway leaves an orphan result that the next start removes.
-    pub(super) fn expire(&self) {
-        let f = match &self.ledger {
-            Ledger::Folder(f) => f,
-            Ledger::Fleet(fleet) => return self.upkeep(fleet),
-        };
-        let (now, now_ms) = (now_s(), now_ms());
-        let ttl = self.config.result_ttl.as_secs();
-        let mut gone = Vec::new();
-        {
-            let mut jobs = lock(&self.jobs);
-            let mut timed_out = Vec::new();
-            for (id, j) in &jobs.map {
-                match (&j.state, j.finished) {
-                    (Phase::Done(_) | Phase::Failed(_), Some(t))
-                        if now >= t.saturating_add(ttl) =>
-                    {
-                        gone.push(*id)
-                    }
-                    (Phase::Queued, _) => {
-                        let waited = now_ms.saturating_sub(j.meta.submitted_ms);
-                        if let Some(q) = self.config.queue_ttl {
-                            if j.meta.submitted_ms > 0 && u128::from(waited) >= q.as_millis() {
-                                timed_out.push((*id, waited));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            for id in &gone {
-                if let Some(j) = jobs.map.remove(id) {
-                    f.storage.give(&j.meta.tenant, j.held);
-                }
-            }
-            for (id, waited) in timed_out {
-                jobs.queue.remove(id);
-                let Some(j) = jobs.map.get_mut(&id) else {
-                    continue;
-                };
-                let e = crate::refusals::expired(waited);
-                if let Err(w) = f.store.write_failure(id, &j.meta, &e) {
-                    tracing::error!(job = %id, error = %w, "an expired job's failure could not be written");
-                }
-                f.storage.give(&j.meta.tenant, j.held);
-                j.held = 0;
-                j.state = Phase::Failed(e);
-                j.finished = Some(now);
-            }
-        }
-        for id in &gone {
-            match f.store.delete_job(*id) {
-                Ok(()) => self.log(|| format!("job {id} expired and deleted")),
-                Err(e) => {
-                    tracing::error!(job = %id, error = %e, "an expired job could not be deleted")
-                }
-            }
-        }
-    }
-
-    /// A fleet's upkeep from this server: the leases of its running jobs
-    /// renewed, then what has expired in the fleet ([`Fleet::expire`]).
-    fn upkeep(&self, fleet: &Fleet) {
-        let lost = fleet.heartbeat();
-        self.metrics.leases_lost.inc_by(lost as u64);
-        let c = &self.config;
-        match fleet.expire(c.max_attempts, c.result_ttl, c.queue_ttl, now_ms()) {
-            Ok(notes) => {
-                for n in notes {
-                    self.log(|| n);
-                }
-            }
-            Err(e) => tracing::error!(error = %e.message, "the fleet's upkeep"),
-        }
-        if fleet.orphans_due() {
-            match fleet.collect_orphans(crate::fleet::ORPHAN_AGE) {
-                Ok(0) => {}
-                Ok(n) => self.log(|| format!("{n} blobs no row names removed")),
-                Err(e) => tracing::error!(error = %e.message, "looking for orphan blobs"),
-            }
-        }
-        // Jobs queued again may be this server's to take.
-        self.wake.notify_all();
-    }
-
-    /// Calls [`Shared::expire`] every `every` until the server stops.
+    /// Calls [`super::ledger::Ledger::expire`] every `every` until the
+    /// server stops.
     pub(super) fn sweep(&self, every: Duration) {
         let mut jobs = lock(&self.jobs);
         loop {
@@ -515,7 +267,7 @@ impl Shared {
                 return;
             }
             drop(jobs);
-            self.expire();
+            self.ledger.expire(self);
             jobs = lock(&self.jobs);
         }
     }
