@@ -557,9 +557,10 @@ mod tests {
         let xor = Lut::from_points(5, &[(0, 0), (4, 2), (8, 0)]).unwrap();
         let y = b.bootstrap(d, &xor).unwrap();
         b.output(y).unwrap();
-        // 3a + c in 0, 2, 6, 8, all told apart: margin 1 unit, weight 10.
+        // 3a + c in 0, 2, 6, 8 (the range also holds 4): values 2 apart,
+        // margin 1 unit, weight 10.
         let w = b.linear(&[(a, 3), (c, 1)], 0).unwrap();
-        let all = Lut::from_points(5, &[(0, 0), (2, 1), (6, 2), (8, 3)]).unwrap();
+        let all = Lut::from_points(5, &[(0, 0), (2, 1), (4, 1), (6, 2), (8, 3)]).unwrap();
         let y = b.bootstrap(w, &all).unwrap();
         b.output(y).unwrap();
         b.build()
