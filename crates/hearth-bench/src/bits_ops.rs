@@ -70,7 +70,7 @@ impl BitsOp {
         BitsOp::Select,
     ];
 
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             BitsOp::Add => "add",
             BitsOp::Sub => "sub",
@@ -213,7 +213,7 @@ fn program<const B: usize>(
     p.build()
 }
 
-fn build(
+pub(crate) fn build(
     op: BitsOp,
     n: usize,
     params: &'static hearth::ParameterSet,

@@ -10,6 +10,7 @@
 
 mod backends;
 mod bits_ops;
+mod budgets;
 mod catalog;
 mod emu;
 mod engine;
@@ -302,6 +303,18 @@ enum Which {
     Params {
         /// Latency samples per set.
         #[arg(long, value_name = "N", default_value_t = 30)]
+        samples: usize,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Issue 84's study of cheaper bootstraps: each circuit's bootstraps
+    /// by the margin and weight they need, second keys under the main
+    /// key's GLWE key (budgets, one KS-PBS each, alternating), and the
+    /// time predicted on 2 threads with the bootstraps that fit on each.
+    Budgets {
+        /// KS-PBS samples per set (1 thread, alternating); the medians
+        /// are used.
+        #[arg(long, value_name = "N", default_value_t = 11)]
         samples: usize,
         #[command(flatten)]
         json: JsonOut,
@@ -603,6 +616,7 @@ fn run(which: Which) -> Result<(), Error> {
             key_cache,
         } => soak(minutes, hearth, out, key_cache),
         Which::Params { samples, json } => crate::params::params(samples, json.json),
+        Which::Budgets { samples, json } => crate::budgets::budgets(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {
             backend,

@@ -21,18 +21,20 @@ use crate::report::{emit, Table};
 
 /// A candidate: a published set's security parameters and a decomposition.
 #[derive(Clone, Copy)]
-struct Candidate {
-    name: &'static str,
-    n: usize,
-    k: usize,
-    big_n: usize,
+pub(crate) struct Candidate {
+    pub name: &'static str,
+    pub n: usize,
+    pub k: usize,
+    pub big_n: usize,
     /// TUniform bounds (lwe, glwe); `None` for Gaussian (boolean) sets.
-    tuniform: Option<(u32, u32)>,
-    pbs: (usize, usize),
-    ks: (usize, usize),
+    pub tuniform: Option<(u32, u32)>,
+    pub pbs: (usize, usize),
+    pub ks: (usize, usize),
+    /// The key switch lands on a 32-bit small LWE (tfhe-rs's KS32).
+    pub ks32: bool,
 }
 
-const CANDIDATES: [Candidate; 9] = [
+pub(crate) const CANDIDATES: [Candidate; 9] = [
     Candidate {
         name: "V1_8 MESSAGE_1_CARRY_1 2M128 (BITS_128)",
         n: 879,
@@ -41,6 +43,7 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: Some((46, 17)),
         pbs: (23, 1),
         ks: (5, 3),
+        ks32: false,
     },
     Candidate {
         name: "V1_0 MESSAGE_1_CARRY_1 2M64",
@@ -50,6 +53,7 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: Some((47, 17)),
         pbs: (23, 1),
         ks: (4, 3),
+        ks32: false,
     },
     Candidate {
         name: "V1_0 MESSAGE_1_CARRY_1 2M40",
@@ -59,6 +63,7 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: Some((48, 30)),
         pbs: (17, 1),
         ks: (3, 4),
+        ks32: false,
     },
     Candidate {
         name: "V1_0 MESSAGE_1_CARRY_1 2M40, KS 2^4 x 3 (GATES_128)",
@@ -68,6 +73,7 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: Some((48, 30)),
         pbs: (17, 1),
         ks: (4, 3),
+        ks32: false,
     },
     Candidate {
         name: "V1_8 GPU MESSAGE_1_CARRY_1 2M128",
@@ -77,6 +83,7 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: Some((49, 17)),
         pbs: (23, 1),
         ks: (3, 4),
+        ks32: false,
     },
     Candidate {
         name: "V1_0 MESSAGE_2_CARRY_2 2M40",
@@ -86,6 +93,7 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: Some((47, 17)),
         pbs: (23, 1),
         ks: (3, 5),
+        ks32: false,
     },
     Candidate {
         name: "V1_8 MESSAGE_2_CARRY_2 2M128, KS 2^3 x 5 (DIGITS_128)",
@@ -95,6 +103,7 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: Some((45, 17)),
         pbs: (23, 1),
         ks: (3, 5),
+        ks32: false,
     },
     Candidate {
         name: "boolean DEFAULT_PARAMETERS_KS_PBS (2^-64)",
@@ -104,6 +113,7 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: None,
         pbs: (10, 2),
         ks: (3, 5),
+        ks32: false,
     },
     Candidate {
         name: "boolean PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS",
@@ -113,10 +123,11 @@ const CANDIDATES: [Candidate; 9] = [
         tuniform: None,
         pbs: (10, 2),
         ks: (3, 5),
+        ks32: false,
     },
 ];
 
-fn set(c: &Candidate, pi: u32) -> ParameterSet {
+pub(crate) fn set(c: &Candidate, pi: u32) -> ParameterSet {
     let (lwe, glwe) = c.tuniform.unwrap_or((0, 0));
     ParameterSet {
         id: ParamsId::Bits128,
@@ -136,13 +147,13 @@ fn set(c: &Candidate, pi: u32) -> ParameterSet {
         pbs_level: DecompositionLevelCount(c.pbs.1),
         ks_base_log: DecompositionBaseLog(c.ks.0),
         ks_level: DecompositionLevelCount(c.ks.1),
-        ks32: false,
+        ks32: c.ks32,
         grouping_factor: None,
     }
 }
 
 /// tfhe-rs's formulas (TUniform or Gaussian, at 132-bit secure noise).
-fn model(c: &Candidate) -> NoiseModel {
+pub(crate) fn model(c: &Candidate) -> NoiseModel {
     let p = set(c, 3);
     if c.tuniform.is_some() {
         return NoiseModel::of(&p);
@@ -177,90 +188,166 @@ fn model(c: &Candidate) -> NoiseModel {
     }
 }
 
-/// Median time of one KS-PBS (keys with small noise: timing only).
-fn latency(c: &Candidate, reps: usize) -> f64 {
-    let p = set(c, 3);
-    let mut seeder = new_seeder();
-    let mut sg = SecretRandomGenerator::<DefaultRandomGenerator>::new(seeder.as_mut().seed());
-    let mut eg = EncryptionRandomGenerator::<DefaultRandomGenerator>::new(
-        seeder.as_mut().seed(),
-        seeder.as_mut(),
-    );
-    let lk = allocate_and_generate_new_binary_lwe_secret_key(p.lwe_dimension, &mut sg);
-    let gk = allocate_and_generate_new_binary_glwe_secret_key(
-        p.glwe_dimension,
-        p.polynomial_size,
-        &mut sg,
-    );
-    let noise = DynamicDistribution::new_t_uniform(10);
-    let modulus = CiphertextModulus::new_native();
-    let bsk = par_allocate_and_generate_new_lwe_bootstrap_key(
-        &lk,
-        &gk,
-        p.pbs_base_log,
-        p.pbs_level,
-        noise,
-        modulus,
-        &mut eg,
-    );
-    let ksk = allocate_and_generate_new_lwe_keyswitch_key(
-        &gk.as_lwe_secret_key(),
-        &lk,
-        p.ks_base_log,
-        p.ks_level,
-        noise,
-        modulus,
-        &mut eg,
-    );
-    let mut fbsk = FourierLweBootstrapKey::new(
-        bsk.input_lwe_dimension(),
-        bsk.glwe_size(),
-        bsk.polynomial_size(),
-        bsk.decomposition_base_log(),
-        bsk.decomposition_level_count(),
-    );
-    convert_standard_lwe_bootstrap_key_to_fourier(&bsk, &mut fbsk);
-    let fft = Fft::new(p.polynomial_size);
-    let fft = fft.as_view();
-    let mut buffers = ComputationBuffers::new();
-    buffers.resize(
-        blind_rotate_assign_mem_optimized_requirement::<u64>(
+/// The key-switch key of a [`KsPbs`]: to a 64-bit small LWE, or to a
+/// 32-bit one (KS32).
+enum Ksk {
+    Native(LweKeyswitchKeyOwned<u64>, LweCiphertextOwned<u64>),
+    Narrow(LweKeyswitchKeyOwned<u32>, LweCiphertextOwned<u32>),
+}
+
+/// One KS-PBS on a set's dimensions and decompositions (key switch,
+/// centered modulus switch, blind rotation, sample extraction; keys with
+/// small noise: timing only), ready to run again and again.
+pub(crate) struct KsPbs {
+    ksk: Ksk,
+    fbsk: FourierLweBootstrapKeyOwned,
+    fft: Fft,
+    buffers: ComputationBuffers,
+    input: LweCiphertextOwned<u64>,
+    acc0: GlweCiphertextOwned<u64>,
+    acc: GlweCiphertextOwned<u64>,
+    out: LweCiphertextOwned<u64>,
+    log_modulus: CiphertextModulusLog,
+}
+
+impl KsPbs {
+    /// Keys for `p` (its `n`, `k`, `N`, decompositions and `ks32`).
+    pub(crate) fn new(p: &ParameterSet) -> Self {
+        let mut seeder = new_seeder();
+        let mut sg = SecretRandomGenerator::<DefaultRandomGenerator>::new(seeder.as_mut().seed());
+        let mut eg = EncryptionRandomGenerator::<DefaultRandomGenerator>::new(
+            seeder.as_mut().seed(),
+            seeder.as_mut(),
+        );
+        let lk = allocate_and_generate_new_binary_lwe_secret_key(p.lwe_dimension, &mut sg);
+        let gk = allocate_and_generate_new_binary_glwe_secret_key(
+            p.glwe_dimension,
+            p.polynomial_size,
+            &mut sg,
+        );
+        let noise = DynamicDistribution::new_t_uniform(10);
+        let modulus = CiphertextModulus::new_native();
+        let bsk = par_allocate_and_generate_new_lwe_bootstrap_key(
+            &lk,
+            &gk,
+            p.pbs_base_log,
+            p.pbs_level,
+            noise,
+            modulus,
+            &mut eg,
+        );
+        let big = gk.as_lwe_secret_key();
+        let ksk = if p.ks32 {
+            let small: Vec<u32> = lk.as_ref().iter().map(|&b| b as u32).collect();
+            let small = LweSecretKey::from_container(small);
+            let ksk = allocate_and_generate_new_lwe_keyswitch_key(
+                &big,
+                &small,
+                p.ks_base_log,
+                p.ks_level,
+                DynamicDistribution::new_t_uniform(2),
+                CiphertextModulus::new_native(),
+                &mut eg,
+            );
+            let out = LweCiphertext::new(
+                0u32,
+                p.lwe_dimension.to_lwe_size(),
+                ksk.ciphertext_modulus(),
+            );
+            Ksk::Narrow(ksk, out)
+        } else {
+            let ksk = allocate_and_generate_new_lwe_keyswitch_key(
+                &big,
+                &lk,
+                p.ks_base_log,
+                p.ks_level,
+                noise,
+                modulus,
+                &mut eg,
+            );
+            Ksk::Native(
+                ksk,
+                LweCiphertext::new(0u64, p.lwe_dimension.to_lwe_size(), modulus),
+            )
+        };
+        let mut fbsk = FourierLweBootstrapKey::new(
+            bsk.input_lwe_dimension(),
+            bsk.glwe_size(),
+            bsk.polynomial_size(),
+            bsk.decomposition_base_log(),
+            bsk.decomposition_level_count(),
+        );
+        convert_standard_lwe_bootstrap_key_to_fourier(&bsk, &mut fbsk);
+        let fft = Fft::new(p.polynomial_size);
+        let mut buffers = ComputationBuffers::new();
+        buffers.resize(
+            blind_rotate_assign_mem_optimized_requirement::<u64>(
+                p.glwe_dimension.to_glwe_size(),
+                p.polynomial_size,
+                fft.as_view(),
+            )
+            .unaligned_bytes_required(),
+        );
+        let input = allocate_and_encrypt_new_lwe_ciphertext(
+            &big,
+            Plaintext(1u64 << 61),
+            noise,
+            modulus,
+            &mut eg,
+        );
+        let acc0 = GlweCiphertext::new(
+            0u64,
             p.glwe_dimension.to_glwe_size(),
             p.polynomial_size,
+            modulus,
+        );
+        KsPbs {
+            ksk,
+            fbsk,
             fft,
-        )
-        .unaligned_bytes_required(),
-    );
-    let input = allocate_and_encrypt_new_lwe_ciphertext(
-        &gk.as_lwe_secret_key(),
-        Plaintext(1u64 << 61),
-        noise,
-        modulus,
-        &mut eg,
-    );
-    let mut small = LweCiphertext::new(0u64, p.lwe_dimension.to_lwe_size(), modulus);
-    let acc0 = GlweCiphertext::new(
-        0u64,
-        p.glwe_dimension.to_glwe_size(),
-        p.polynomial_size,
-        modulus,
-    );
-    let mut acc = acc0.clone();
-    let mut out = LweCiphertext::new(0u64, p.big_lwe_dimension().to_lwe_size(), modulus);
-    let mut times: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            keyswitch_lwe_ciphertext(&ksk, &input, &mut small);
-            let msed = lwe_ciphertext_centered_binary_modulus_switch::<u64, usize, _>(
-                small.as_view(),
-                p.polynomial_size.to_blind_rotation_input_modulus_log(),
-            );
-            acc.as_mut().copy_from_slice(acc0.as_ref());
-            blind_rotate_assign_mem_optimized(&msed, &mut acc, &fbsk, fft, buffers.stack());
-            extract_lwe_sample_from_glwe_ciphertext(&acc, &mut out, MonomialDegree(0));
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
+            buffers,
+            input,
+            acc: acc0.clone(),
+            acc0,
+            out: LweCiphertext::new(0u64, p.big_lwe_dimension().to_lwe_size(), modulus),
+            log_modulus: p.polynomial_size.to_blind_rotation_input_modulus_log(),
+        }
+    }
+
+    /// One KS-PBS, in milliseconds.
+    pub(crate) fn once(&mut self) -> f64 {
+        let fft = self.fft.as_view();
+        let t = Instant::now();
+        self.acc.as_mut().copy_from_slice(self.acc0.as_ref());
+        match &mut self.ksk {
+            Ksk::Native(ksk, small) => {
+                keyswitch_lwe_ciphertext(ksk, &self.input, small);
+                let msed = lwe_ciphertext_centered_binary_modulus_switch::<u64, usize, _>(
+                    small.as_view(),
+                    self.log_modulus,
+                );
+                let stack = self.buffers.stack();
+                blind_rotate_assign_mem_optimized(&msed, &mut self.acc, &self.fbsk, fft, stack);
+            }
+            Ksk::Narrow(ksk, small) => {
+                keyswitch_lwe_ciphertext_with_scalar_change(ksk, &self.input, small);
+                let msed = lwe_ciphertext_centered_binary_modulus_switch::<u32, usize, _>(
+                    small.as_view(),
+                    self.log_modulus,
+                );
+                let stack = self.buffers.stack();
+                blind_rotate_assign_mem_optimized(&msed, &mut self.acc, &self.fbsk, fft, stack);
+            }
+        }
+        extract_lwe_sample_from_glwe_ciphertext(&self.acc, &mut self.out, MonomialDegree(0));
+        t.elapsed().as_secs_f64() * 1e3
+    }
+}
+
+/// Median time of one KS-PBS (keys with small noise: timing only).
+fn latency(c: &Candidate, reps: usize) -> f64 {
+    let mut run = KsPbs::new(&set(c, 3));
+    let mut times: Vec<f64> = (0..reps).map(|_| run.once()).collect();
     times.sort_by(f64::total_cmp);
     times[reps / 2]
 }
