@@ -57,6 +57,17 @@ pub struct CpuBackend<'k> {
 /// [`CpuBackend::with_group`]; docs/results/bootstrap-cpu.md).
 pub const DEFAULT_GROUP: usize = 8;
 
+/// The group size from `HEARTH_PBS_GROUP` (a positive integer; 1 turns
+/// grouping off), else [`DEFAULT_GROUP`]: for measuring the grouped path
+/// against the ungrouped one through any command.
+pub fn default_group() -> usize {
+    std::env::var("HEARTH_PBS_GROUP")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&m| m > 0)
+        .unwrap_or(DEFAULT_GROUP)
+}
+
 /// Bootstraps run outside this process (the `mpi` backend's workers): a
 /// pool thread with index `local + slot` hands its bootstraps to `slot`,
 /// so the scheduler, cancel, progress and memory accounting stay one.
@@ -139,7 +150,7 @@ impl<'k> CpuBackend<'k> {
             many: Vec::new(),
             group: 1,
         }
-        .with_group(DEFAULT_GROUP)
+        .with_group(default_group())
     }
 
     /// Lets a pool thread take up to `m` ready bootstraps at once (no more

@@ -320,7 +320,7 @@ pub fn pbs_cpu(
             .collect::<Result<Vec<_>, _>>()?;
         let backends = [
             CpuBackend::new(&server, Some(2))?.with_group(1),
-            CpuBackend::new(&server, Some(2))?,
+            CpuBackend::new(&server, Some(2))?.with_group(group),
         ];
         let mut outs = Vec::new();
         for b in &backends {

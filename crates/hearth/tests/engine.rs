@@ -69,8 +69,11 @@ fn grouped_bootstraps_are_the_ungrouped_ones_bit_for_bit() {
     ] {
         let (client, server) = hearth_testkit::keys::keys(params);
         for threads in [1, 2] {
-            let grouped = CpuBackend::new(server, Some(threads)).unwrap();
-            assert_eq!(grouped.group(), hearth::backend::cpu::DEFAULT_GROUP);
+            let group = hearth::backend::cpu::DEFAULT_GROUP;
+            let grouped = CpuBackend::new(server, Some(threads))
+                .unwrap()
+                .with_group(group);
+            assert_eq!(grouped.group(), group);
             let single = CpuBackend::new(server, Some(threads))
                 .unwrap()
                 .with_group(1);
