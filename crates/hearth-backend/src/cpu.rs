@@ -17,6 +17,7 @@ use super::Backend;
 use crate::circuit::{Circuit, LinearExpr};
 use crate::crypto::bootstrap::{accumulator, PbsScratch};
 use crate::crypto::keys::{Ciphertext, ServerKey};
+use crate::crypto::many::{ManyPbs, Mode};
 use crate::error::Error;
 use crate::hooks::Hooks;
 
@@ -45,6 +46,26 @@ pub struct CpuBackend<'k> {
     /// Pool threads from this index on are remote slots of `remote`.
     pub(crate) local: usize,
     pub(crate) remote: Option<Arc<dyn Remote>>,
+    /// Per pool thread, buffers for groups of ready bootstraps run in one
+    /// pass over the keys ([`CpuBackend::with_group`]); empty when off.
+    many: Vec<Mutex<ManyPbs>>,
+    /// The group size (1: off).
+    group: usize,
+}
+
+/// Ready bootstraps a thread takes at once by default (see
+/// [`CpuBackend::with_group`]; docs/results/bootstrap-cpu.md).
+pub const DEFAULT_GROUP: usize = 8;
+
+/// The group size from `HEARTH_PBS_GROUP` (a positive integer; 1 turns
+/// grouping off), else [`DEFAULT_GROUP`]: for measuring the grouped path
+/// against the ungrouped one through any command.
+pub fn default_group() -> usize {
+    std::env::var("HEARTH_PBS_GROUP")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&m| m > 0)
+        .unwrap_or(DEFAULT_GROUP)
 }
 
 /// Bootstraps run outside this process (the `mpi` backend's workers): a
@@ -126,7 +147,32 @@ impl<'k> CpuBackend<'k> {
             hooks: Hooks::default(),
             local: threads,
             remote: None,
+            many: Vec::new(),
+            group: 1,
         }
+        .with_group(default_group())
+    }
+
+    /// Lets a pool thread take up to `m` ready bootstraps at once (no more
+    /// than its share of those ready) and run them in one pass over the
+    /// key switching and bootstrap keys (`hearth::crypto::many`): the
+    /// same ciphertexts bit for bit, less memory traffic. 1 turns it off;
+    /// sets other than classical ones with `k = 1` and one level ignore it.
+    pub fn with_group(mut self, m: usize) -> Self {
+        self.many = if m >= 2 {
+            (0..self.threads)
+                .map_while(|_| ManyPbs::new(self.key, m).map(Mutex::new))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.group = if self.many.is_empty() { 1 } else { m };
+        self
+    }
+
+    /// The most ready bootstraps a thread runs at once (1: no grouping).
+    pub fn group(&self) -> usize {
+        self.group
     }
 
     /// Calls `f(done, total)` after every bootstrap.
@@ -169,6 +215,8 @@ impl<'k> CpuBackend<'k> {
     pub fn with_remote(mut self, local: usize, remote: Arc<dyn Remote>) -> Self {
         self.local = local;
         self.remote = Some(remote);
+        self.many.clear();
+        self.group = 1;
         self
     }
 
@@ -225,13 +273,8 @@ impl<'k> CpuBackend<'k> {
         let start = Instant::now();
         self.check_run(circuit, inputs)?;
         let run = Run::new(self, circuit, inputs);
-        self.pool.scope(|s| {
-            start_roots(&run.pending, |b| {
-                let run = &run;
-                run.active.fetch_add(1, Ordering::Relaxed);
-                s.spawn(move |s| run.execute(s, b));
-            })
-        });
+        self.pool
+            .scope(|s| start_roots(&run.pending, |b| run.offer(s, b)));
         if let Some(e) = run.failure.lock().unwrap().take() {
             return Err(e);
         }
@@ -326,6 +369,9 @@ struct Run<'a> {
     /// The first remote failure; no bootstrap starts after it.
     failure: Mutex<Option<Error>>,
     failed: AtomicBool,
+    /// Ready bootstraps not yet taken (grouping on: each offered one
+    /// spawns a task, which takes its thread's share of them).
+    ready: Mutex<Vec<usize>>,
 }
 
 impl<'a> Run<'a> {
@@ -365,6 +411,78 @@ impl<'a> Run<'a> {
             peak: AtomicUsize::new(live),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
+            ready: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Bootstrap `b` is ready: it runs in a task of its own, or with
+    /// grouping on joins the ready list and a task is spawned to take a
+    /// share of it.
+    fn offer<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize) {
+        self.active.fetch_add(1, Ordering::Relaxed);
+        if self.backend.many.is_empty() {
+            scope.spawn(move |s| self.execute(s, b));
+        } else {
+            self.ready.lock().unwrap().push(b);
+            scope.spawn(move |s| self.take(s));
+        }
+    }
+
+    /// Takes this thread's share of the ready bootstraps (at most the
+    /// group size, at most the ready count over the threads, rounded up)
+    /// and runs them: one alone as ever (it may pair), several as a group.
+    fn take<'s>(&'s self, scope: &rayon::Scope<'s>) {
+        let group: Vec<usize> = {
+            let mut ready = self.ready.lock().unwrap();
+            let share = ready.len().div_ceil(self.backend.local.max(1));
+            let m = self.backend.group().min(share);
+            let at = ready.len() - m;
+            ready.drain(at..).rev().collect()
+        };
+        match group[..] {
+            [] => {}
+            [b] => self.execute(scope, b),
+            _ => self.execute_group(scope, &group),
+        }
+    }
+
+    /// Bootstraps `group` (two or more) in one pass over the keys on this
+    /// thread's [`ManyPbs`].
+    fn execute_group<'s>(&'s self, scope: &rayon::Scope<'s>, group: &[usize]) {
+        if self.backend.cancelled() || self.failed.load(Ordering::Relaxed) {
+            self.active.fetch_sub(group.len(), Ordering::Relaxed);
+            return;
+        }
+        let key = self.backend.key;
+        let bss: Vec<_> = group
+            .iter()
+            .map(|&b| &self.circuit.bootstraps()[b])
+            .collect();
+        let inputs: Vec<Vec<u64>> = bss
+            .iter()
+            .map(|bs| {
+                let mut input = vec![0; key.params().big_lwe_dimension().to_lwe_size().0];
+                self.combine_into(&bs.input, &mut input, true);
+                input
+            })
+            .collect();
+        let mut outputs: Vec<Vec<LweCiphertextOwned<u64>>> = bss
+            .iter()
+            .map(|bs| bs.offsets.iter().map(|_| key.new_lwe()).collect())
+            .collect();
+        {
+            let thread = rayon::current_thread_index().expect("runs on the backend's pool");
+            let mut many = self.backend.many[thread].lock().unwrap();
+            let inputs: Vec<&[u64]> = inputs.iter().map(|v| &v[..]).collect();
+            let accs: Vec<_> = bss.iter().map(|bs| &self.accumulators[bs.table]).collect();
+            let offsets: Vec<&[u64]> = bss.iter().map(|bs| &bs.offsets[..]).collect();
+            let mut outs: Vec<&mut [LweCiphertextOwned<u64>]> =
+                outputs.iter_mut().map(|o| &mut o[..]).collect();
+            many.bootstrap_tables(key, Mode::GROUPED, &inputs, &accs, &offsets, &mut outs);
+        }
+        for (&b, outputs) in group.iter().zip(outputs) {
+            self.active.fetch_sub(1, Ordering::Relaxed);
+            self.finish(scope, b, outputs);
         }
     }
 
@@ -437,6 +555,18 @@ impl<'a> Run<'a> {
             }
         }
         self.active.fetch_sub(1, Ordering::Relaxed);
+        self.finish(scope, b, outputs);
+    }
+
+    /// Stores bootstrap `b`'s outputs, reports it and offers the
+    /// bootstraps it was the last to wait for.
+    fn finish<'s>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        b: usize,
+        outputs: Vec<LweCiphertextOwned<u64>>,
+    ) {
+        let bs = &self.circuit.bootstraps()[b];
         let mut stored = 0;
         for (j, out) in outputs.into_iter().enumerate() {
             let f = bs.first_output as usize + j;
@@ -453,8 +583,7 @@ impl<'a> Run<'a> {
             .report(done, self.circuit.bootstraps().len());
         for &c in &self.consumers[b] {
             if self.pending[c as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                self.active.fetch_add(1, Ordering::Relaxed);
-                scope.spawn(move |s| self.execute(s, c as usize));
+                self.offer(scope, c as usize);
             }
         }
     }

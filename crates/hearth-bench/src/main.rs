@@ -21,6 +21,7 @@ mod noise;
 mod ops;
 mod params;
 mod pbs;
+mod pbs_cpu;
 mod pke;
 mod plot;
 mod programs;
@@ -166,6 +167,38 @@ enum Which {
         json: JsonOut,
         #[command(flatten)]
         plot: PlotOut,
+    },
+    /// One KS-PBS on a CPU thread by parts (key switch, modulus switch,
+    /// rotation: decomposition, transforms, products; extraction), alone
+    /// and with a second thread bootstrapping at once; then bootstraps per
+    /// second when groups of m inputs share one pass over the keys, beside
+    /// m standard bootstraps, on 1 and 2 threads (outputs checked bit for
+    /// bit). docs/results/bootstrap-cpu.md.
+    PbsCpu {
+        /// Parameter set (a classical one with k = 1 and one level).
+        #[arg(
+            long = "params",
+            value_name = "NAME",
+            default_value = "DIGITS_KS32_128",
+            value_parser = hearth_cli::options::ParamsParser
+        )]
+        params: &'static hearth::ParameterSet,
+        /// Group sizes m (comma-separated).
+        #[arg(
+            long,
+            value_name = "N",
+            value_delimiter = ',',
+            default_value = "1,2,4,8"
+        )]
+        groups: Vec<usize>,
+        /// Alternating rounds; the tables show medians.
+        #[arg(long, value_name = "N", default_value_t = 7)]
+        rounds: usize,
+        /// Repetitions of each part per profile round.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        reps: usize,
+        #[command(flatten)]
+        json: JsonOut,
     },
     /// The gpu backend beside the cpu backend, same keys: decrypted values of
     /// random circuits and of 32-bit integer operations (each against the
@@ -474,6 +507,13 @@ enum Which {
 fn run(which: Which) -> Result<(), Error> {
     match which {
         Which::FuzzPrograms(args) => fuzz_programs::fuzz_programs(args),
+        Which::PbsCpu {
+            params,
+            groups,
+            rounds,
+            reps,
+            json,
+        } => crate::pbs_cpu::pbs_cpu(params, &groups, rounds, reps, json),
         Which::Pbs {
             params,
             backend,

@@ -65,7 +65,10 @@ fn spacing(params: &ParameterSet) -> i64 {
 }
 
 /// A circuit of `n` independent bootstraps (identity on 0 and one step).
-fn batch_circuit(params: &'static ParameterSet, n: usize) -> Result<hearth::Circuit, Error> {
+pub(crate) fn batch_circuit(
+    params: &'static ParameterSet,
+    n: usize,
+) -> Result<hearth::Circuit, Error> {
     let mut b = CircuitBuilder::new(params);
     let s = spacing(params);
     let lut = Lut::negacyclic(params.pi, |x| x)?;

@@ -8,6 +8,14 @@ use hearth::{
 };
 use hearth_testkit::circuits::random_circuit;
 
+/// Each value encrypted.
+fn encrypt_all(client: &ClientKey, values: &[u64]) -> Vec<hearth::Ciphertext> {
+    values
+        .iter()
+        .map(|&v| client.encrypt(v as i64).unwrap())
+        .collect()
+}
+
 /// Encrypts, runs on the cpu backend, decrypts, and compares every output
 /// digit with the clear backend.
 fn check_random_circuits(params: &'static ParameterSet, seeds: std::ops::Range<u64>, size: usize) {
@@ -18,11 +26,7 @@ fn check_random_circuits(params: &'static ParameterSet, seeds: std::ops::Range<u
     for seed in seeds {
         let rc = random_circuit(params, seed, 3, size, 1 + seed as usize % 3).unwrap();
         let expected = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
-        let cts: Vec<_> = rc
-            .inputs
-            .iter()
-            .map(|&v| client.encrypt(v as i64).unwrap())
-            .collect();
+        let cts = encrypt_all(client, &rc.inputs);
         let (out, report) = cpu.run(&rc.circuit, &cts).unwrap();
         let got: Vec<u64> = out.iter().map(|c| client.decrypt(c).unwrap()).collect();
         assert_eq!(got, expected, "{} seed {seed}", params.name);
@@ -50,6 +54,45 @@ fn cpu_matches_clear_on_random_circuits_digits_128() {
 #[test]
 fn cpu_matches_clear_on_random_circuits_bits_128() {
     check_random_circuits(&BITS_128, 3000..3003, 12);
+}
+
+/// Ready bootstraps run in groups (one pass over the keys, the default)
+/// give the ungrouped path's ciphertexts bit for bit, and the clear
+/// backend's values: random circuits of several parallel streams (wide
+/// levels), the KS32 set and the 64-bit one, 1 and 2 threads.
+#[test]
+fn grouped_bootstraps_are_the_ungrouped_ones_bit_for_bit() {
+    use hearth::DIGITS_KS32_128;
+    for (params, seeds) in [
+        (&DIGITS_KS32_128, 4000..4003),
+        (&INSECURE_TEST_DIGITS, 4100..4110),
+    ] {
+        let (client, server) = hearth_testkit::keys::keys(params);
+        for threads in [1, 2] {
+            let group = hearth::backend::cpu::DEFAULT_GROUP;
+            let grouped = CpuBackend::new(server, Some(threads))
+                .unwrap()
+                .with_group(group);
+            assert_eq!(grouped.group(), group);
+            let single = CpuBackend::new(server, Some(threads))
+                .unwrap()
+                .with_group(1);
+            assert_eq!(single.group(), 1);
+            for seed in seeds.clone() {
+                let rc = random_circuit(params, seed, 4, 16, 8).unwrap();
+                let expected = ClearBackend.evaluate(&rc.circuit, &rc.inputs).unwrap();
+                let cts = encrypt_all(client, &rc.inputs);
+                let a = grouped.evaluate(&rc.circuit, &cts).unwrap();
+                let b = single.evaluate(&rc.circuit, &cts).unwrap();
+                let lwes = |v: &[hearth::Ciphertext]| -> Vec<Vec<u64>> {
+                    v.iter().map(|c| c.lwe().as_ref().to_vec()).collect()
+                };
+                assert_eq!(lwes(&a), lwes(&b), "{} seed {seed}", params.name);
+                let got: Vec<u64> = a.iter().map(|c| client.decrypt(c).unwrap()).collect();
+                assert_eq!(got, expected, "{} seed {seed}", params.name);
+            }
+        }
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@ pub mod files;
 mod key_files;
 pub mod keys;
 pub mod lut;
+pub mod many;
 pub mod noise;
 pub(crate) mod pair;
 pub mod params;

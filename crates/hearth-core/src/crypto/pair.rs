@@ -117,7 +117,13 @@ impl Local {
 }
 
 /// The small LWE's word, and how tfhe-rs key-switches onto it.
-pub(crate) trait SmallWord: UnsignedTorus + CastInto<usize> + Send + Sync {
+pub(crate) trait SmallWord:
+    UnsignedTorus + CastInto<usize> + CastFrom<u64> + Send + Sync
+{
+    /// The key switch's output body for the input body `b`: `b` itself,
+    /// or for KS32 `b` rounded to its top 32 bits.
+    fn switched_body(b: u64) -> Self;
+
     fn key_switch(
         ksk: &LweKeyswitchKey<&[Self]>,
         input: &LweCiphertext<&[u64]>,
@@ -126,6 +132,10 @@ pub(crate) trait SmallWord: UnsignedTorus + CastInto<usize> + Send + Sync {
 }
 
 impl SmallWord for u64 {
+    fn switched_body(b: u64) -> u64 {
+        b
+    }
+
     fn key_switch(
         ksk: &LweKeyswitchKey<&[u64]>,
         input: &LweCiphertext<&[u64]>,
@@ -137,6 +147,12 @@ impl SmallWord for u64 {
 
 /// KS32 sets: the key switch lands on 32-bit words.
 impl SmallWord for u32 {
+    fn switched_body(b: u64) -> u32 {
+        let rounding =
+            SignedDecomposer::<u64>::new(DecompositionBaseLog(32), DecompositionLevelCount(1));
+        (rounding.closest_representable(b) >> 32) as u32
+    }
+
     fn key_switch(
         ksk: &LweKeyswitchKey<&[u32]>,
         input: &LweCiphertext<&[u64]>,
@@ -276,7 +292,7 @@ fn digit(x: u64, base_log: usize) -> u64 {
 }
 
 /// `out = decompose(poly * X^a - poly)` (negacyclic), one pass.
-fn rotate_subtract_decompose(poly: &[u64], a: usize, base_log: usize, out: &mut [u64]) {
+pub(crate) fn rotate_subtract_decompose(poly: &[u64], a: usize, base_log: usize, out: &mut [u64]) {
     let n = poly.len();
     let shift = a % n;
     // `(x ^ m) - m` is `x` for `m = 0` and `-x` for `m = !0`.
@@ -303,7 +319,7 @@ fn rotate_subtract_decompose(poly: &[u64], a: usize, base_log: usize, out: &mut 
 
 /// `out = rows[0] * f[0] + rows[1] * f[1]`, with the products in
 /// tfhe-rs's order (the first a product, the second fused onto it).
-fn fmadd_two(out: &mut [c64], rows: [&[c64]; 2], f: [&[c64]; 2]) {
+pub(crate) fn fmadd_two(out: &mut [c64], rows: [&[c64]; 2], f: [&[c64]; 2]) {
     struct Impl<'a> {
         out: &'a mut [c64],
         rows: [&'a [c64]; 2],
@@ -332,7 +348,7 @@ fn fmadd_two(out: &mut [c64], rows: [&[c64]; 2], f: [&[c64]; 2]) {
 }
 
 /// The small LWE modulus-switched to `2N` (lazily, as tfhe-rs does).
-fn switched<S: UnsignedInteger + CastInto<usize>>(
+pub(crate) fn switched<S: UnsignedInteger + CastInto<usize>>(
     small: &[S],
     log_modulus: CiphertextModulusLog,
 ) -> LazyStandardModulusSwitchedLweCiphertext<S, usize, &[S]> {
