@@ -262,10 +262,11 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
                             None => tfhe_side::run(spec.key, form, ck, &ins),
                         });
                         if run.outputs != want {
+                            let on = format!("{} {form}", set.name());
                             return Err(Error::Config(format!(
-                                "{}: tfhe-rs ({} {form}) gave {:?} for {ins:?}, plain Rust {want:?}",
+                                "{}: tfhe-rs ({}) gave {:?} for {ins:?}, plain Rust {want:?}",
                                 spec.name,
-                                set.name(),
+                                on.trim_end(),
                                 run.outputs
                             )));
                         }
