@@ -379,9 +379,10 @@ enum Which {
     },
     /// Whole programs (a sum, a dot product, a polynomial, an argmax, a
     /// sort, a mixing round, a CRC-16, the diabetes regression, a Hamming
-    /// distance; with --suite t2, T2's TFHE benchmarks) in hearth's words
-    /// beside tfhe-rs's high-level API on both of its CPU sets, every
-    /// output of both checked against plain Rust.
+    /// distance; with --suite t2, T2's TFHE benchmarks; with --suite apps,
+    /// tfhe-rs's ERC7984 transfer) in hearth's words beside tfhe-rs's
+    /// high-level API on both of its CPU sets, every output of both
+    /// checked against plain Rust.
     Programs {
         /// count: #PBS, depth, widest level and the simulator's times for
         /// 16 and 64 threads (no keys); cpu / gpu: also encrypted on that
@@ -391,15 +392,16 @@ enum Which {
         #[command(flatten)]
         threads: Threads,
         /// The programs: nine (a sum, a dot product, ... a Hamming
-        /// distance), t2 (T2's TFHE benchmark suite, at its word widths)
-        /// or all.
+        /// distance), t2 (T2's TFHE benchmark suite, at its word widths),
+        /// apps (tfhe-rs's application benchmark: the ERC7984 transfer on
+        /// u64, tfhe-rs in each of its published forms) or all.
         #[arg(long, value_enum, value_name = "NAME", default_value = "nine")]
         suite: crate::programs::Suite,
         /// Programs to run, comma-separated, of the suite (default: all of
         /// it). nine: sum, dot, horner, argmax, sort, chacha, crc16,
         /// regression, hamming. t2: t2-chi2, t2-crc8, t2-crc32, t2-hamming,
         /// t2-manhattan, t2-batcher, t2-isort, t2-jenkins, t2-mmult,
-        /// t2-nn10, t2-pir8, t2-fib20, t2-euclid64.
+        /// t2-nn10, t2-pir8, t2-fib20, t2-euclid64. apps: erc7984.
         #[arg(long, value_name = "CASE", value_delimiter = ',')]
         cases: Vec<String>,
         /// Encrypted runs per program and library, alternating, each on new

@@ -1,8 +1,10 @@
 //! `hearth-bench programs`: whole programs (a sum, a dot product, a
 //! polynomial, an argmax, a sort, a mixing round, a CRC, a regression, a
-//! Hamming distance), and T2's TFHE benchmark suite ([`t2`], `--suite
-//! t2`), each written once with hearth's word API and once with tfhe-rs's
-//! high-level API ([`tfhe_side`], [`t2_tfhe`]), both checked against plain
+//! Hamming distance), T2's TFHE benchmark suite ([`t2`], `--suite t2`)
+//! and tfhe-rs's ERC7984 transfer ([`apps`], `--suite apps`), each
+//! written once with hearth's word API and once with tfhe-rs's high-level
+//! API ([`tfhe_side`], in each of the forms tfhe-rs publishes where it
+//! publishes several; [`t2_tfhe`]), both checked against plain
 //! Rust on the same inputs: #PBS and depth on the count backend with the
 //! simulator's prediction for 16 and 64 threads, or encrypted and timed
 //! beside tfhe-rs in one process on the same threads.
@@ -16,7 +18,7 @@ mod tfhe_side;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hearth::api::{Bool, I32, U16, U32, U8};
+use hearth::api::{Bool, I32, U16, U32, U64, U8};
 use hearth::backend::Engine;
 use hearth::circuit::schedule::{simulate, Machine};
 use hearth::{CompiledProgram, Error, ParameterSet, Program};
@@ -38,7 +40,10 @@ pub enum Suite {
     Nine,
     /// T2's TFHE benchmark suite (13 programs, keys `t2-...`).
     T2,
-    /// Both.
+    /// tfhe-rs's published application benchmark: the ERC7984
+    /// confidential token transfer (key `erc7984`).
+    Apps,
+    /// All of them.
     All,
 }
 
@@ -48,6 +53,7 @@ impl Suite {
         match self {
             Suite::Nine => "nine",
             Suite::T2 => "t2",
+            Suite::Apps => "apps",
             Suite::All => "all",
         }
     }
@@ -57,14 +63,15 @@ impl Suite {
         match self {
             Suite::Nine => nine(),
             Suite::T2 => t2::all(),
-            Suite::All => nine().into_iter().chain(t2::all()).collect(),
+            Suite::Apps => apps(),
+            Suite::All => nine().into_iter().chain(t2::all()).chain(apps()).collect(),
         }
     }
 }
 
 /// What to run and where to write it (the command's options).
 pub struct Options<'a> {
-    /// The programs: the nine, T2's, or both.
+    /// The programs: the nine, T2's, tfhe-rs's ERC7984, or all.
     pub suite: Suite,
     /// None: count only; else encrypted on this engine, beside tfhe-rs.
     pub engine: Option<Engine>,
@@ -102,7 +109,7 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
     let mut specs = suite.specs();
     if let Some(bad) = cases.iter().find(|c| !specs.iter().any(|s| s.key == *c)) {
         let keys: Vec<_> = specs.iter().map(|s| s.key).collect();
-        let elsewhere = [Suite::Nine, Suite::T2]
+        let elsewhere = [Suite::Nine, Suite::T2, Suite::Apps]
             .into_iter()
             .find(|other| other.specs().iter().any(|s| s.key == *bad))
             .map_or(String::new(), |other| {
@@ -170,7 +177,8 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
             match suite {
                 Suite::Nine => "the nine",
                 Suite::T2 => "T2's suite",
-                Suite::All => "the nine and T2's suite",
+                Suite::Apps => "tfhe-rs's application benchmark",
+                Suite::All => "the nine, T2's suite and tfhe-rs's application benchmark",
             },
             params.name,
             backend.as_ref().map_or(String::new(), |b| format!(
@@ -183,6 +191,8 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
     );
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
+    // Each time of a program tfhe-rs writes in several forms.
+    let mut form_notes: Vec<String> = Vec::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(38);
     let bar = steps(specs.len() as u64);
     for spec in &specs {
@@ -208,11 +218,19 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
             "predicted": predicted,
         });
         if let (Some((client, _)), Some(backend)) = (&keys, &backend) {
+            // tfhe-rs's forms of the program (several where tfhe-rs
+            // publishes several: each timed, the fastest the reference).
+            #[cfg(feature = "tfhe-rs")]
+            let forms = tfhe_side::forms(spec.key);
+            #[cfg(not(feature = "tfhe-rs"))]
+            let forms: &[&str] = &[""];
             let mut hearth_times = Vec::new();
+            // Each sample's time, by set and form.
             #[allow(unused_mut)]
-            let mut tfhe_times: Vec<Vec<Duration>> = vec![Vec::new(); sets.len()];
+            let mut tfhe_times: Vec<Vec<Vec<Duration>>> =
+                vec![vec![Vec::new(); forms.len()]; sets.len()];
             #[allow(unused_mut)]
-            let mut tfhe_pbs: Option<u64> = None;
+            let mut tfhe_pbs: Vec<Option<u64>> = vec![None; forms.len()];
             for _ in 0..samples.max(1) {
                 let ins = spec.random_inputs(&mut rng);
                 let want = spec.reference(&ins);
@@ -238,54 +256,100 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
                 }
                 #[cfg(feature = "tfhe-rs")]
                 for (k, (set, ck, pool)) in tfhe.iter().enumerate() {
-                    let run = pool.install(|| match spec.key.strip_prefix("t2-") {
-                        Some(t2_key) => t2_tfhe::run(t2_key, ck, &ins),
-                        None => tfhe_side::run(spec.key, ck, &ins),
-                    });
-                    if run.outputs != want {
-                        return Err(Error::Config(format!(
-                            "{}: tfhe-rs ({}) gave {:?} for {ins:?}, plain Rust {want:?}",
-                            spec.name,
-                            set.name(),
-                            run.outputs
-                        )));
+                    for (f, form) in forms.iter().enumerate() {
+                        let run = pool.install(|| match spec.key.strip_prefix("t2-") {
+                            Some(t2_key) => t2_tfhe::run(t2_key, ck, &ins),
+                            None => tfhe_side::run(spec.key, form, ck, &ins),
+                        });
+                        if run.outputs != want {
+                            let on = format!("{} {form}", set.name());
+                            return Err(Error::Config(format!(
+                                "{}: tfhe-rs ({}) gave {:?} for {ins:?}, plain Rust {want:?}",
+                                spec.name,
+                                on.trim_end(),
+                                run.outputs
+                            )));
+                        }
+                        tfhe_times[k][f].push(run.time);
+                        tfhe_pbs[f] = tfhe_pbs[f].or(run.pbs);
                     }
-                    tfhe_times[k].push(run.time);
-                    tfhe_pbs = tfhe_pbs.or(run.pbs);
                 }
             }
             let h = median(hearth_times);
-            let tf: Vec<Duration> = tfhe_times.into_iter().map(median).collect();
-            let (best, reference) = tf
+            // Medians by set and form; each set's fastest form.
+            let tf: Vec<Vec<Duration>> = tfhe_times
+                .into_iter()
+                .map(|by_form| by_form.into_iter().map(median).collect())
+                .collect();
+            let fastest: Vec<(Duration, usize)> = tf
+                .iter()
+                .map(|by_form| {
+                    let f = (0..by_form.len()).min_by_key(|&f| by_form[f]);
+                    f.map_or((Duration::MAX, 0), |f| (by_form[f], f))
+                })
+                .collect();
+            let (best, reference, form) = fastest
                 .iter()
                 .zip(&sets)
-                .min_by_key(|(t, _)| **t)
-                .map(|(t, s)| (*t, *s))
+                .min_by_key(|((t, _), _)| *t)
+                .map(|(&(t, f), s)| (t, *s, f))
                 .ok_or_else(crate::tfhe::missing_comparison)?;
             let ratio = h.as_secs_f64() / best.as_secs_f64();
             cells.push(ms(h));
-            cells.push(tfhe_pbs.map_or("-".into(), |n| n.to_string()));
-            cells.extend(tf.iter().map(|&t| ms(t)));
-            cells.extend([reference.to_string(), format!("{ratio:.2}")]);
+            cells.push(tfhe_pbs[form].map_or("-".into(), |n| n.to_string()));
+            cells.extend(fastest.iter().map(|&(t, _)| ms(t)));
+            let several = forms.len() > 1;
+            cells.extend([
+                if several {
+                    format!("{reference} {}", forms[form])
+                } else {
+                    reference.to_string()
+                },
+                format!("{ratio:.2}"),
+            ]);
             ratios.push((spec.name.to_string(), "hearth / tfhe-rs".to_string(), ratio));
             row["hearth_ms"] = json!(h.as_secs_f64() * 1e3);
             row["tfhe_ms"] = json!(best.as_secs_f64() * 1e3);
             row["tfhe_ms_by_set"] = sets
                 .iter()
-                .zip(&tf)
-                .map(|(s, t)| (s.to_string(), json!(t.as_secs_f64() * 1e3)))
+                .zip(&fastest)
+                .map(|(s, (t, _))| (s.to_string(), json!(t.as_secs_f64() * 1e3)))
                 .collect::<serde_json::Map<_, _>>()
                 .into();
             row["tfhe_reference"] = json!(reference);
-            row["tfhe_pbs"] = json!(tfhe_pbs);
+            row["tfhe_pbs"] = json!(tfhe_pbs[form]);
             row["ratio"] = json!(ratio);
+            if several {
+                row["tfhe_form"] = json!(forms[form]);
+                let mut by_form = serde_json::Map::new();
+                let mut text = Vec::new();
+                for (f, name) in forms.iter().enumerate() {
+                    let times: Vec<String> = tf.iter().map(|t| ms(t[f])).collect();
+                    let pbs = tfhe_pbs[f].map_or("-".into(), |n| n.to_string());
+                    text.push(format!("{name} {} ms ({pbs} PBS)", times.join(" / ")));
+                    let ms_by_set: serde_json::Map<_, _> = sets
+                        .iter()
+                        .zip(&tf)
+                        .map(|(s, t)| (s.to_string(), json!(t[f].as_secs_f64() * 1e3)))
+                        .collect();
+                    let v = json!({"pbs": tfhe_pbs[f], "ms_by_set": ms_by_set});
+                    by_form.insert(name.to_string(), v);
+                }
+                row["tfhe_forms"] = by_form.into();
+                form_notes.push(format!(
+                    " {}: tfhe-rs's forms, on {}: {}.",
+                    spec.name,
+                    sets.join(" / "),
+                    text.join("; ")
+                ));
+            }
         }
         t.row(cells);
         rows.push(row);
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let t2_note = if suite == Suite::Nine {
+    let t2_note = if !matches!(suite, Suite::T2 | Suite::All) {
         ""
     } else {
         " T2's programs (TrustworthyComputing/T2-FHE-Compiler-and-Benchmarks): T2's operations \
@@ -294,6 +358,18 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
          duplicate dot products computed once on both sides; tfhe-rs selects with clear values \
          and if_then_zero on the CPU, between encrypted values on the GPU (its GPU key lacks \
          them)."
+    };
+    let apps_note = if !matches!(suite, Suite::Apps | Suite::All) {
+        String::new()
+    } else {
+        format!(
+            " ERC7984 (tfhe-rs's tfhe-benchmark erc7984, u64 balances): tfhe-rs runs each of its \
+             published forms (whitepaper: ge, then if_then_zero on the amount, a select on the \
+             GPU; no_cmux: the amount times the boolean cast to FheUint64; overflow: \
+             overflowing_sub's borrow selects the old balance, the amount times its negation is \
+             added), the fastest its reference and its #PBS that form's.{}",
+            form_notes.concat()
+        )
     };
     t.note(&format!(
         "Outputs of both libraries are checked against plain Rust on the same random inputs; times \
@@ -305,7 +381,7 @@ pub fn programs(o: Options<'_>) -> Result<(), Error> {
          reference's (below 1: hearth faster). tfhe-rs #PBS from its pbs-stats counter (a build with --features tfhe-pbs-stats; else -). \
          Predicted: hearth's circuit planned for that many threads, on the simulator with {:.1} ms \
          per bootstrap on one thread and none lost to scheduling; tfhe-rs has no circuit to \
-         simulate, so it has no predicted column.{t2_note}",
+         simulate, so it has no predicted column.{t2_note}{apps_note}",
         pbs_s * 1e3
     ));
     emit(
@@ -604,6 +680,44 @@ pub fn nine() -> Vec<Spec> {
     ]
 }
 
+const U64X3: &[(usize, bool)] = &[(64, false); 3];
+
+/// ERC7984 in plain Rust: `[from, to, amount]` to `[new_from, new_to]`,
+/// the amount moved only when `from >= amount` (`to` wraps).
+fn erc7984(x: &[i128]) -> Vec<i128> {
+    let [from, to, amount] = [0, 1, 2].map(|i| x[i] as u64);
+    let moved = if from >= amount { amount } else { 0 };
+    vec![
+        from.wrapping_sub(moved) as i128,
+        to.wrapping_add(moved) as i128,
+    ]
+}
+
+/// tfhe-rs's application benchmark: the ERC7984 confidential token
+/// transfer (tfhe-rs's `tfhe-benchmark` `erc7984`), on `u64` balances.
+pub fn apps() -> Vec<Spec> {
+    vec![Spec {
+        key: "erc7984",
+        name: "ERC7984 transfer, u64",
+        inputs: U64X3,
+        // The whitepaper's form: a comparison, the amount or zero, a
+        // subtraction and an addition. The fewest bootstraps of the forms
+        // tried: the product by the flag cast to a word and an AND with
+        // the flag's mask build the same circuit; the borrow of
+        // `overflowing_sub` as the flag costs more and is deeper; adding
+        // and subtracting the whole amount first, then selecting both
+        // balances, is shallower but costs more bootstraps.
+        build: |p| {
+            let (from, to, amount) = (U64::input(p), U64::input(p), U64::input(p));
+            let enough = from.ge(&amount);
+            let moved = enough.select(&amount, &U64::constant(p, 0));
+            p.output(&(&from - &moved));
+            p.output(&(&to + &moved));
+        },
+        reference: erc7984,
+    }]
+}
+
 fn crc16(bytes: &[i128]) -> u16 {
     let mut crc = 0xffffu16;
     for &b in bytes {
@@ -643,7 +757,7 @@ mod tests {
         let check: Vec<i128> = b"123456789".iter().map(|&b| b as i128).collect();
         assert_eq!(crc16(&check), 0x29b1);
         let mut rng = rand::rngs::StdRng::seed_from_u64(38);
-        for spec in nine() {
+        for spec in nine().into_iter().chain(apps()) {
             let prog = spec.program(&hearth::INSECURE_TEST_BITS, 2).unwrap();
             for case in 0..12 {
                 let mut ins = spec.random_inputs(&mut rng);
@@ -661,6 +775,27 @@ mod tests {
                     spec.name
                 );
             }
+        }
+    }
+
+    /// ERC7984 where it decides: a balance one short of the amount, equal
+    /// to it, one more, and a receiver that wraps; the reference as
+    /// tfhe-rs's benchmark describes it.
+    #[test]
+    fn erc7984_moves_the_amount_only_when_the_balance_covers_it() {
+        let max = u64::MAX as i128;
+        let cases: [([i128; 3], [i128; 2]); 5] = [
+            ([99, 5, 100], [99, 5]),
+            ([100, 5, 100], [0, 105]),
+            ([101, 5, 100], [1, 105]),
+            ([max, max, 2], [max - 2, 1]),
+            ([0, 7, 0], [0, 7]),
+        ];
+        let spec = apps().into_iter().find(|s| s.key == "erc7984").unwrap();
+        let prog = spec.program(&hearth::INSECURE_TEST_BITS, 2).unwrap();
+        for (ins, want) in cases {
+            assert_eq!(spec.reference(&ins), want, "{ins:?}");
+            assert_eq!(run_clear(&prog, &ins), want, "{ins:?}");
         }
     }
 }

@@ -207,6 +207,22 @@ fn programs_count_the_t2_suite() {
     assert!(!ok && err.contains("--suite t2"), "{err}");
 }
 
+/// `--suite apps` on the count backend: the ERC7984 transfer, named in
+/// the JSON; its key refused in the nine with the suite that has it.
+#[test]
+fn programs_count_the_erc7984_transfer() {
+    let (ok, out, err) = bench(&["programs", "--suite", "apps", "--json", "-"]);
+    assert!(ok, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["suite"], "apps", "{out}");
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["program"], "ERC7984 transfer, u64", "{out}");
+    assert!(rows[0]["pbs"].as_u64().unwrap() > 0, "{out}");
+    let (ok, _, err) = bench(&["programs", "--cases", "erc7984"]);
+    assert!(!ok && err.contains("--suite apps"), "{err}");
+}
+
 #[test]
 fn radix_study_counts_both_representations() {
     let (ok, out, err) = bench(&["radix", "--bits", "8", "--json", "-"]);

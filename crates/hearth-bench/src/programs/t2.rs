@@ -604,7 +604,7 @@ mod tests {
             .collect();
         let unique: std::collections::BTreeSet<_> = keys.iter().collect();
         assert_eq!(unique.len(), keys.len(), "keys unique across suites");
-        assert_eq!(keys.len(), 9 + 13);
+        assert_eq!(keys.len(), 9 + 13 + 1);
         for spec in all() {
             let prog = spec.program(&hearth::INSECURE_TEST_BITS, 2).unwrap();
             for case in 0..10 {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use tfhe::prelude::*;
-use tfhe::{ClientKey, FheBool, FheInt32, FheUint16, FheUint32, FheUint8};
+use tfhe::{ClientKey, FheBool, FheInt32, FheUint16, FheUint32, FheUint64, FheUint8};
 
 use super::{DIABETES_BIAS, DIABETES_WEIGHTS, HORNER, SORT8};
 
@@ -84,9 +84,70 @@ pub(super) fn layers(net: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
     layers
 }
 
-/// Runs the program `key` on `inputs` with tfhe-rs (the current thread's
-/// server key; call inside the pool).
-pub fn run(key: &str, ck: &ClientKey, x: &[i128]) -> Run {
+/// tfhe-rs's forms of the ERC7984 transfer that compute it as the
+/// reference does (the amount moves only when `from >= amount`; `to +
+/// amount` wraps): those its ERC7984 benchmark times on the CPU
+/// (`tfhe-benchmark/benches/high_level_api/erc7984.rs`, its `par_`
+/// functions) and its documentation shows
+/// (`tfhe/docs/getting-started/benchmarks/cpu/cpu-erc7984.md`). Its
+/// fourth, `safe`, also refuses a transfer that would overflow `to`: another
+/// function, left out.
+const ERC7984_FORMS: [&str; 3] = ["whitepaper", "no_cmux", "overflow"];
+
+/// The forms tfhe-rs's side times program `key` in, the fastest its
+/// reference: tfhe-rs's own for ERC7984, one unnamed form for the others.
+pub fn forms(key: &str) -> &'static [&'static str] {
+    match key {
+        "erc7984" => &ERC7984_FORMS,
+        _ => &[""],
+    }
+}
+
+/// The ERC7984 transfer in tfhe-rs's form `form` (see [`ERC7984_FORMS`]):
+/// `(new_from, new_to)`. Written after its benchmark's functions: the
+/// whitepaper's `if_then_zero` on the CPU, a select against a trivial zero
+/// on the GPU, as its benchmark does there.
+fn transfer(
+    form: &str,
+    from: &FheUint64,
+    to: &FheUint64,
+    amount: &FheUint64,
+    cpu: bool,
+) -> (FheUint64, FheUint64) {
+    match form {
+        // A comparison, then a multiplexer picks the amount or zero.
+        "whitepaper" => {
+            let enough = from.ge(amount);
+            let moved = if cpu {
+                enough.if_then_zero(amount)
+            } else {
+                enough.select(amount, &FheUint64::encrypt_trivial(0u64))
+            };
+            rayon::join(|| from - &moved, || to + &moved)
+        }
+        // The comparison's boolean as a 0/1 integer, times the amount.
+        "no_cmux" => {
+            let moved = amount * FheUint64::cast_from(from.ge(amount));
+            rayon::join(|| from - &moved, || to + &moved)
+        }
+        // The subtraction's borrow is the comparison: keep `from` where it
+        // borrowed, and move the amount times its negation.
+        "overflow" => {
+            let (diff, short) = from.overflowing_sub(amount);
+            let enough = !&short;
+            rayon::join(
+                || short.select(from, &diff),
+                || to + (amount * FheUint64::cast_from(enough)),
+            )
+        }
+        other => unreachable!("no ERC7984 form {other}"),
+    }
+}
+
+/// Runs the program `key` on `inputs` with tfhe-rs in its form `form`
+/// (one of [`forms`]`(key)`), on the current thread's server key (call
+/// inside the pool).
+pub fn run(key: &str, form: &str, ck: &ClientKey, x: &[i128]) -> Run {
     let (outputs, time, pbs) = match key {
         "sum" => {
             let xs = u32s(ck, x);
@@ -241,6 +302,13 @@ pub fn run(key: &str, ck: &ClientKey, x: &[i128]) -> Run {
             let (y, t, p) = timed(|| (&xs[0] ^ &xs[1]).count_ones());
             let y: u32 = y.decrypt(ck);
             (vec![y as i128], t, p)
+        }
+        "erc7984" => {
+            let [from, to, amount] = [0, 1, 2].map(|i| FheUint64::encrypt(x[i] as u64, ck));
+            let cpu = on_cpu();
+            let (ys, t, p) = timed(|| transfer(form, &from, &to, &amount, cpu));
+            let (new_from, new_to): (u64, u64) = (ys.0.decrypt(ck), ys.1.decrypt(ck));
+            (vec![new_from as i128, new_to as i128], t, p)
         }
         other => unreachable!("no tfhe-rs program {other}"),
     };
