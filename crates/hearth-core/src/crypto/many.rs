@@ -12,7 +12,7 @@
 //! tfhe-rs's decomposer and slice product (wrapping integer sums, exact
 //! whatever the order); the rotation is tfhe-rs's batched blind rotation
 //! ([`FourierLweBootstrapKeyView::batch_blind_rotate_assign`]), or the
-//! paired bootstrap's fused steps ([`crate::crypto::pair`]), both bit for
+//! paired bootstrap's fused steps (`crypto::pair`), both bit for
 //! bit tfhe-rs's one-input rotation. So the outputs equal the standard
 //! path's ([`ServerKey::bootstrap_input`] on one thread) bit for bit.
 
