@@ -59,6 +59,16 @@ pub struct Reference {
     pub table: bool,
 }
 
+/// An operation's name on the command line (`--ops`): its name in the
+/// table in words joined by `-` (`mul (wrapping)` is `mul-wrapping`,
+/// `scalar mul x805` is `scalar-mul-x805`).
+pub fn slug(name: &str) -> String {
+    name.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 impl Op {
     /// Every operation of `hearth bench ops`.
     pub const ALL: [Op; 17] = [
@@ -98,6 +108,31 @@ impl Op {
             Op::AbsDiff => "abs diff".into(),
             Op::Pow(e) => format!("pow {e}"),
         }
+    }
+
+    /// Its name on the command line (`--ops`, see [`slug`]).
+    pub fn slug(self) -> String {
+        slug(&self.name())
+    }
+
+    /// The operations named (by their names in the table or [`Op::slug`]),
+    /// in table order; every one when `names` is empty.
+    pub fn named(names: &[String]) -> Result<Vec<Op>, Error> {
+        let called = |op: &Op, n: &String| op.name() == *n || op.slug() == *n;
+        if let Some(n) = names
+            .iter()
+            .find(|n| !Op::ALL.iter().any(|op| called(op, n)))
+        {
+            let known: Vec<String> = Op::ALL.iter().map(|op| op.slug()).collect();
+            return Err(Error::Config(format!(
+                "--ops: no operation `{n}`; the operations are {}",
+                known.join(", ")
+            )));
+        }
+        Ok(Op::ALL
+            .into_iter()
+            .filter(|op| names.is_empty() || names.iter().any(|n| called(op, n)))
+            .collect())
     }
 
     /// Number of inputs.

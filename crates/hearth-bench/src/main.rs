@@ -323,8 +323,10 @@ enum Which {
         samples: u32,
         #[command(flatten)]
         params: ParamsArg,
-        /// Only these operations, by their names in the table (`--family
-        /// words`; e.g. `eq,lt,max`). Default: every one.
+        /// Only these operations, by their names in the table or those
+        /// names' words joined by `-` (`eq,lt,mul-wrapping` for words,
+        /// `mul-wrapping,square,scalar-mul-x805` for `Int`). Default: every
+        /// one.
         #[arg(long, value_name = "NAME", value_delimiter = ',')]
         ops: Vec<String>,
         #[command(flatten)]
@@ -732,11 +734,15 @@ fn run(which: Which) -> Result<(), Error> {
                 samples: samples as usize,
             };
             match family {
-                Family::Int if !ops.is_empty() => Err(Error::Config(
-                    "--ops selects word operations: use it with --family words".into(),
-                )),
                 Family::Int => {
-                    crate::ops::ops(backend, timing, &bits, inputs, params.params, json, plot)
+                    let only = crate::catalog::Op::named(&ops)?;
+                    let ints = crate::ops::Ints {
+                        bits: &bits,
+                        only: &only,
+                        inputs,
+                        params: params.params,
+                    };
+                    crate::ops::ops(backend, timing, ints, json, plot)
                 }
                 Family::Words => {
                     let only = crate::bits_ops::BitsOp::named(&ops)?;

@@ -67,26 +67,31 @@ impl From<InputsArg> for Inputs {
     }
 }
 
+/// What `hearth-bench ops --family int` measures.
+pub struct Ints<'a> {
+    /// Operand sizes.
+    pub bits: &'a [usize],
+    /// The operations (`--ops`).
+    pub only: &'a [Op],
+    /// How the timed operands are encrypted.
+    pub inputs: InputsArg,
+    /// The set the timed comparison runs on.
+    pub params: &'static ParameterSet,
+}
+
 pub fn ops(
     backend: OpsBackend,
     timing: Timing,
-    bits: &[usize],
-    inputs: InputsArg,
-    params: &'static ParameterSet,
+    ints: Ints<'_>,
     json: JsonOut,
     plot: PlotOut,
 ) -> Result<(), Error> {
     match backend {
-        OpsBackend::Count => count(timing.threads, bits, json, plot),
+        OpsBackend::Count => count(timing.threads, ints.bits, ints.only, json, plot),
         #[cfg(feature = "tfhe-rs")]
-        OpsBackend::Encrypted(_) => {
-            timed::encrypted(timing, bits, inputs.into(), params, json, plot)
-        }
+        OpsBackend::Encrypted(_) => timed::encrypted(timing, ints, json, plot),
         #[cfg(not(feature = "tfhe-rs"))]
-        OpsBackend::Encrypted(_) => {
-            let _ = (inputs, params);
-            Err(crate::tfhe::missing())
-        }
+        OpsBackend::Encrypted(_) => Err(crate::tfhe::missing()),
     }
 }
 
@@ -95,7 +100,13 @@ pub fn ops(
 /// product.
 const PROFILED: [Op; 4] = [Op::Add, Op::Max, Op::MulWrapping, Op::Mul];
 
-fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result<(), Error> {
+fn count(
+    threads: usize,
+    bits: &[usize],
+    only: &[Op],
+    json: JsonOut,
+    plot: PlotOut,
+) -> Result<(), Error> {
     let mut t = Table::new(
         format!(
             "DIGITS_128 on the count backend, beside PARMESAN (Table 5; `f` = from its cost \
@@ -117,7 +128,10 @@ fn count(threads: usize, bits: &[usize], json: JsonOut, plot: PlotOut) -> Result
         ],
     );
     let mut rows = Vec::new();
-    for op in Op::ALL {
+    for op in Op::ALL
+        .into_iter()
+        .filter(|op| only.is_empty() || only.contains(op))
+    {
         for &n in bits {
             let st = op.program(&DIGITS_128, n)?.circuit().stats();
             let twos = op.program_on(&DIGITS_128, n, Inputs::Twos, Some(threads))?;

@@ -65,7 +65,7 @@ pub fn markdown(tables: &[Table]) -> String {
 /// writes `json` to `path` (`-` for stdout).
 pub fn emit(path: Option<&Path>, json: &serde_json::Value, tables: &[Table]) -> Result<(), Error> {
     let text = markdown(tables);
-    let pretty = serde_json::to_string_pretty(json).expect("JSON values serialize");
+    let pretty = serde_json::to_string_pretty(&with_build(json)).expect("JSON values serialize");
     match path {
         Some(p) if p == Path::new("-") => {
             eprint!("{text}");
@@ -101,10 +101,22 @@ pub fn write_out(
     let md = dir.join(format!("{stem}.md"));
     std::fs::write(&md, format!("{preamble}\n{text}")).map_err(io(md.clone()))?;
     let js = dir.join(format!("{stem}.json"));
-    let pretty = serde_json::to_string_pretty(json).expect("JSON values serialize");
+    let pretty = serde_json::to_string_pretty(&with_build(json)).expect("JSON values serialize");
     std::fs::write(&js, pretty + "\n").map_err(io(js.clone()))?;
     eprintln!("written: {} and {}", md.display(), js.display());
     Ok(())
+}
+
+/// `json` with the build it came from (`"build": {"opt_level": ..}`) when
+/// it is an object: a reader can tell a timing run (`cargo timing`, level
+/// 3) from the test command's build.
+fn with_build(json: &serde_json::Value) -> serde_json::Value {
+    let mut json = json.clone();
+    if let Some(map) = json.as_object_mut() {
+        map.entry("build")
+            .or_insert_with(|| serde_json::json!({ "opt_level": crate::tfhe::OPT_LEVEL }));
+    }
+    json
 }
 
 /// Milliseconds with two decimals.

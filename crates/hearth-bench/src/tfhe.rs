@@ -25,6 +25,23 @@ pub fn missing_comparison() -> Error {
     Error::Config("no tfhe-rs set was timed: build hearth-bench with its default features".into())
 }
 
+/// The optimisation level this binary was built at (`build.rs`).
+pub const OPT_LEVEL: &str = env!("HEARTH_BENCH_OPT_LEVEL");
+
+/// tfhe-rs's generic integer code is compiled in this crate: below
+/// opt-level 3 (the release profile builds it at 1) tfhe-rs runs a few
+/// percent slower than it can, so say so before timing it.
+#[cfg(feature = "tfhe-rs")]
+fn warn_unless_fully_optimised() {
+    if OPT_LEVEL != "3" {
+        eprintln!(
+            "warning: hearth-bench is built at opt-level {OPT_LEVEL}: tfhe-rs's generic code \
+             compiled here runs a few percent slower than at 3; for timings beside tfhe-rs \
+             run `cargo timing -- ARGS` (docs/benchmarks.md)"
+        );
+    }
+}
+
 #[cfg(feature = "tfhe-rs")]
 /// tfhe-rs's two CPU parameter sets for 2-bit blocks: the default of
 /// `ConfigBuilder::default()` (64-bit key switch) and the one its own CPU
@@ -85,6 +102,7 @@ pub fn tfhe_pool_on(
     engine: Engine,
     set: TfheSet,
 ) -> Result<(tfhe::ClientKey, TfhePool), Error> {
+    warn_unless_fully_optimised();
     eprintln!("generating tfhe-rs keys ({})...", set.name());
     let config = match set {
         TfheSet::KsPbs => tfhe::ConfigBuilder::default().build(),

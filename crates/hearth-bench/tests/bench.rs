@@ -551,6 +551,11 @@ const SMALL: &[(&[&str], &str)] = &[
         "vs cpu 1 x 2",
     ),
     (
+        &["pbs-cpu", "--groups", "1,2", "--rounds", "1", "--reps", "1"],
+        "one KS-PBS by parts",
+    ),
+    (&["budgets", "--samples", "1"], "Second keys under"),
+    (
         &[
             "soak",
             "--minutes",
@@ -632,8 +637,33 @@ fn ops_selects_word_operations_by_name() {
         "equals",
     ]);
     assert!(!ok && err.contains("no operation `equals`"), "{err}");
-    let (ok, _, err) = bench(&["ops", "--backend", "count", "--ops", "eq"]);
-    assert!(!ok && err.contains("--family words"), "{err}");
+}
+
+/// `--ops` picks `Int` operations too, by their names joined by `-`, and
+/// lists the names when one is unknown.
+#[test]
+fn ops_selects_int_operations_by_name() {
+    let (ok, out, err) = bench(&[
+        "ops",
+        "--backend",
+        "count",
+        "--bits",
+        "8",
+        "--ops",
+        "mul-wrapping,scalar-mul-x805",
+    ]);
+    assert!(ok, "{err}");
+    let ops: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("| 8 |"))
+        .map(|l| l.split('|').nth(1).unwrap().trim())
+        .collect();
+    assert_eq!(ops, ["mul (wrapping)", "scalar mul x805"], "{out}");
+    let (ok, _, err) = bench(&["ops", "--backend", "count", "--ops", "mul wrapping"]);
+    assert!(
+        !ok && err.contains("no operation `mul wrapping`") && err.contains("mul-wrapping"),
+        "{err}"
+    );
 }
 
 /// `fuzz-programs` (moved from `hearth tool`: the shipped command is
