@@ -274,7 +274,7 @@ impl<'k> CpuBackend<'k> {
         self.check_run(circuit, inputs)?;
         let run = Run::new(self, circuit, inputs);
         self.pool
-            .scope(|s| start_roots(&run.pending, |b| run.offer(s, b)));
+            .scope(|s| start_roots(&run.pending, |roots| run.offer_all(s, roots)));
         if let Some(e) = run.failure.lock().unwrap().take() {
             return Err(e);
         }
@@ -333,18 +333,17 @@ impl std::ops::DerefMut for Scratch<'_> {
     }
 }
 
-/// Starts every root (a bootstrap that waits for none). The roots are
-/// taken before the first starts: a bootstrap whose producers all finish
-/// while the roots are still being started is started by its last
-/// producer, and must not be started again as a root (its second run
-/// would read values the first had freed).
-fn start_roots(pending: &[AtomicU32], mut spawn: impl FnMut(usize)) {
+/// Starts every root (a bootstrap that waits for none), all at once so
+/// that the first threads to take them see them all. The roots are taken
+/// before the first starts: a bootstrap whose producers all finish while
+/// the roots are still being started is started by its last producer,
+/// and must not be started again as a root (its second run would read
+/// values the first had freed).
+fn start_roots(pending: &[AtomicU32], start: impl FnOnce(&[usize])) {
     let roots: Vec<usize> = (0..pending.len())
         .filter(|&b| pending[b].load(Ordering::Relaxed) == 0)
         .collect();
-    for b in roots {
-        spawn(b);
-    }
+    start(&roots);
 }
 
 type Slot = Mutex<Option<Arc<LweCiphertextOwned<u64>>>>;
@@ -372,6 +371,9 @@ struct Run<'a> {
     /// Ready bootstraps not yet taken (grouping on: each offered one
     /// spawns a task, which takes its thread's share of them).
     ready: Mutex<Vec<usize>>,
+    /// Threads running bootstraps they took from `ready`: a thread's share
+    /// is the ready ones over the threads not running any.
+    running: AtomicUsize,
 }
 
 impl<'a> Run<'a> {
@@ -412,37 +414,58 @@ impl<'a> Run<'a> {
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
             ready: Mutex::new(Vec::new()),
+            running: AtomicUsize::new(0),
         }
     }
 
-    /// Bootstrap `b` is ready: it runs in a task of its own, or with
-    /// grouping on joins the ready list and a task is spawned to take a
-    /// share of it.
-    fn offer<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize) {
-        self.active.fetch_add(1, Ordering::Relaxed);
+    /// Bootstraps `bs` are ready: each runs in a task of its own, or with
+    /// grouping on they join the ready list together (so that the first
+    /// thread to take sees them all) and a task per bootstrap is spawned
+    /// to take a share of it.
+    fn offer_all<'s>(&'s self, scope: &rayon::Scope<'s>, bs: &[usize]) {
+        if bs.is_empty() {
+            return;
+        }
+        self.active.fetch_add(bs.len(), Ordering::Relaxed);
         if self.backend.many.is_empty() {
-            scope.spawn(move |s| self.execute(s, b));
+            for &b in bs {
+                scope.spawn(move |s| self.execute(s, b, false));
+            }
         } else {
-            self.ready.lock().unwrap().push(b);
-            scope.spawn(move |s| self.take(s));
+            self.ready.lock().unwrap().extend_from_slice(bs);
+            for _ in bs {
+                scope.spawn(move |s| self.take(s));
+            }
         }
     }
 
     /// Takes this thread's share of the ready bootstraps (at most the
-    /// group size, at most the ready count over the threads, rounded up)
-    /// and runs them: one alone as ever (it may pair), several as a group.
+    /// group size, at most the ready count over the threads not running
+    /// any, rounded up) and runs them: one alone as ever (it may pair),
+    /// several as a group.
     fn take<'s>(&'s self, scope: &rayon::Scope<'s>) {
         let group: Vec<usize> = {
             let mut ready = self.ready.lock().unwrap();
-            let share = ready.len().div_ceil(self.backend.local.max(1));
-            let m = self.backend.group().min(share);
+            if ready.is_empty() {
+                return;
+            }
+            let others = self.running.fetch_add(1, Ordering::Relaxed);
+            let idle = self.backend.local.saturating_sub(others).max(1);
+            let m = self.backend.group().min(ready.len().div_ceil(idle));
             let at = ready.len() - m;
             ready.drain(at..).rev().collect()
         };
         match group[..] {
-            [] => {}
-            [b] => self.execute(scope, b),
+            [b] => self.execute(scope, b, true),
             _ => self.execute_group(scope, &group),
+        }
+    }
+
+    /// A thread that took bootstraps from the ready list is done running
+    /// them (before it offers their readers).
+    fn release(&self, taken: bool) {
+        if taken {
+            self.running.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
@@ -451,6 +474,7 @@ impl<'a> Run<'a> {
     fn execute_group<'s>(&'s self, scope: &rayon::Scope<'s>, group: &[usize]) {
         if self.backend.cancelled() || self.failed.load(Ordering::Relaxed) {
             self.active.fetch_sub(group.len(), Ordering::Relaxed);
+            self.release(true);
             return;
         }
         let key = self.backend.key;
@@ -480,10 +504,13 @@ impl<'a> Run<'a> {
                 outputs.iter_mut().map(|o| &mut o[..]).collect();
             many.bootstrap_tables(key, Mode::GROUPED, &inputs, &accs, &offsets, &mut outs);
         }
+        self.release(true);
+        let mut next = Vec::new();
         for (&b, outputs) in group.iter().zip(outputs) {
             self.active.fetch_sub(1, Ordering::Relaxed);
-            self.finish(scope, b, outputs);
+            self.finish(b, outputs, &mut next);
         }
+        self.offer_all(scope, &next);
     }
 
     fn value(&self, f: u32) -> Arc<LweCiphertextOwned<u64>> {
@@ -514,9 +541,11 @@ impl<'a> Run<'a> {
         lwe
     }
 
-    fn execute<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize) {
+    /// Bootstraps `b` alone (`taken`: from the ready list).
+    fn execute<'s>(&'s self, scope: &rayon::Scope<'s>, b: usize, taken: bool) {
         if self.backend.cancelled() || self.failed.load(Ordering::Relaxed) {
             self.active.fetch_sub(1, Ordering::Relaxed);
+            self.release(taken);
             return;
         }
         let bs = &self.circuit.bootstraps()[b];
@@ -538,6 +567,7 @@ impl<'a> Run<'a> {
                         self.failed.store(true, Ordering::Relaxed);
                         self.failure.lock().unwrap().get_or_insert(e);
                         self.active.fetch_sub(1, Ordering::Relaxed);
+                        self.release(taken);
                         return;
                     }
                 }
@@ -555,17 +585,15 @@ impl<'a> Run<'a> {
             }
         }
         self.active.fetch_sub(1, Ordering::Relaxed);
-        self.finish(scope, b, outputs);
+        self.release(taken);
+        let mut next = Vec::new();
+        self.finish(b, outputs, &mut next);
+        self.offer_all(scope, &next);
     }
 
-    /// Stores bootstrap `b`'s outputs, reports it and offers the
-    /// bootstraps it was the last to wait for.
-    fn finish<'s>(
-        &'s self,
-        scope: &rayon::Scope<'s>,
-        b: usize,
-        outputs: Vec<LweCiphertextOwned<u64>>,
-    ) {
+    /// Stores bootstrap `b`'s outputs, reports it and adds the bootstraps
+    /// it was the last to wait for to `next` (offered by the caller).
+    fn finish(&self, b: usize, outputs: Vec<LweCiphertextOwned<u64>>, next: &mut Vec<usize>) {
         let bs = &self.circuit.bootstraps()[b];
         let mut stored = 0;
         for (j, out) in outputs.into_iter().enumerate() {
@@ -583,7 +611,7 @@ impl<'a> Run<'a> {
             .report(done, self.circuit.bootstraps().len());
         for &c in &self.consumers[b] {
             if self.pending[c as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                self.offer(scope, c as usize);
+                next.push(c as usize);
             }
         }
     }
@@ -600,10 +628,12 @@ mod tests {
     fn a_reader_made_ready_while_roots_start_is_started_once() {
         let pending: Vec<AtomicU32> = [0, 0, 1].into_iter().map(AtomicU32::new).collect();
         let mut started = Vec::new();
-        start_roots(&pending, |b| {
-            started.push(b);
-            if b == 0 && pending[2].fetch_sub(1, Ordering::AcqRel) == 1 {
-                started.push(2);
+        start_roots(&pending, |roots| {
+            for &b in roots {
+                started.push(b);
+                if b == 0 && pending[2].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    started.push(2);
+                }
             }
         });
         started.sort_unstable();

@@ -18,8 +18,12 @@ pub enum Op {
     MulWrapping,
     /// `x * x`.
     Square,
+    /// `x * x` wrapped to `n` bits (`x.wrapping_mul(&x, n)`).
+    SquareWrapping,
     /// `x * k` for a clear `k`.
     ScalarMul(i64),
+    /// `x * k` wrapped to `n` bits (`x.wrapping_mul(&constant(k), n)`).
+    ScalarMulWrapping(i64),
     /// The sign of `x`.
     Signum,
     /// `max(x, y)`.
@@ -71,13 +75,15 @@ pub fn slug(name: &str) -> String {
 
 impl Op {
     /// Every operation of `hearth bench ops`.
-    pub const ALL: [Op; 17] = [
+    pub const ALL: [Op; 19] = [
         Op::Add,
         Op::Sub,
         Op::Mul,
         Op::MulWrapping,
         Op::Square,
+        Op::SquareWrapping,
         Op::ScalarMul(805),
+        Op::ScalarMulWrapping(805),
         Op::ScalarMul(3195),
         Op::ScalarMul(4095),
         Op::ScalarMul(4096),
@@ -99,7 +105,9 @@ impl Op {
             Op::Mul => "mul".into(),
             Op::MulWrapping => "mul (wrapping)".into(),
             Op::Square => "square".into(),
+            Op::SquareWrapping => "square (wrapping)".into(),
             Op::ScalarMul(k) => format!("scalar mul x{k}"),
+            Op::ScalarMulWrapping(k) => format!("scalar mul x{k} (wrapping)"),
             Op::Signum => "signum".into(),
             Op::Max => "max".into(),
             Op::Lt => "lt".into(),
@@ -153,9 +161,14 @@ impl Op {
     /// Plain integer semantics on `n`-bit operands, for checking.
     pub fn reference(self, x: i128, y: i128, n: usize) -> i128 {
         match self {
-            Op::MulWrapping => {
+            Op::MulWrapping | Op::SquareWrapping | Op::ScalarMulWrapping(_) => {
+                let p = match self {
+                    Op::SquareWrapping => x * x,
+                    Op::ScalarMulWrapping(k) => x * k as i128,
+                    _ => x * y,
+                };
                 let m = 1i128 << n;
-                ((x * y).rem_euclid(m) + m / 2).rem_euclid(m) - m / 2
+                (p.rem_euclid(m) + m / 2).rem_euclid(m) - m / 2
             }
             Op::Eq => (x == y) as i128,
             Op::Add => x + y,
@@ -211,7 +224,9 @@ impl Op {
             Op::Mul => &x * &input(),
             Op::MulWrapping => x.wrapping_mul(&input(), n),
             Op::Square => x.square(),
+            Op::SquareWrapping => x.wrapping_mul(&x, n),
             Op::ScalarMul(k) => &x * k,
+            Op::ScalarMulWrapping(k) => x.wrapping_mul(&p.constant(k), n),
             Op::Signum => x.signum(),
             Op::Max => x.max(&input()),
             Op::Lt => x.lt(&input()),

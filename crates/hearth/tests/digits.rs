@@ -618,6 +618,82 @@ fn to_bits_and_wrap_use_tracked_ranges() {
     }
 }
 
+/// `square_wrapping` against `x * x` wrapped to `n` bits: every digit
+/// string of up to 4 digits at every width up to 9, random operands of
+/// 5 to 64 digits at widths below, at and above their length, and
+/// operands that are bits already; and at 32 bits it costs at most 60 %
+/// of the bootstraps of `mul_wrapping` on the same operand twice.
+#[test]
+fn square_wrapping_matches_wrapped_squares() {
+    let wrapped = |v: &BigInt, n: usize| {
+        let full = BigInt::from(1) << n;
+        let half = BigInt::from(1) << (n - 1);
+        ((v + &half) % &full + &full) % &full - half
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(37);
+    let mut shapes: Vec<(usize, usize, bool)> = Vec::new();
+    for l in 1..=4 {
+        for n in 1..=9 {
+            shapes.push((l, n, false));
+        }
+    }
+    for l in [5, 8, 16, 32, 33, 64] {
+        for n in [l, l + 3, (l / 2).max(1), 7] {
+            shapes.push((l, n, false));
+            shapes.push((l, n, true));
+        }
+    }
+    for (l, n, pre_wrapped) in shapes {
+        let mut b = CircuitBuilder::new(&P);
+        let mut x = Digits::input(&mut b, l).unwrap();
+        if pre_wrapped {
+            x = digits::wrap(&mut b, &x, l).unwrap();
+        }
+        digits::square_wrapping(&mut b, &x, n)
+            .unwrap()
+            .output(&mut b)
+            .unwrap();
+        let c = b.build();
+        let cases: Vec<Vec<i64>> = if l <= 4 {
+            all_strings(l)
+        } else {
+            (0..100).map(|_| random_digits(&mut rng, l)).collect()
+        };
+        for dx in cases {
+            let v = value_of(&dx);
+            let v = if pre_wrapped { wrapped(&v, l) } else { v };
+            let out = signed_out(&c, &residues(&dx));
+            assert_eq!(out.len(), n);
+            assert!(out[..n - 1].iter().all(|&t| t == 0 || t == 1));
+            assert_eq!(
+                value_of(&out),
+                wrapped(&(&v * &v), n),
+                "{l} digits squared to {n} bits, wrapped first {pre_wrapped}: {dx:?}"
+            );
+        }
+    }
+    // Bootstraps after those of `wrap` (the operand as bits): none for
+    // `None`, the square or the product of the operand with itself.
+    let pbs = |square: Option<bool>| {
+        let mut b = CircuitBuilder::new(&P);
+        let x = Digits::input(&mut b, 32).unwrap();
+        let x = digits::wrap(&mut b, &x, 32).unwrap();
+        let r = match square {
+            None => x,
+            Some(true) => digits::square_wrapping(&mut b, &x, 32).unwrap(),
+            Some(false) => digits::mul_wrapping(&mut b, &x, &x, 32).unwrap(),
+        };
+        r.output(&mut b).unwrap();
+        b.build().stats().pbs
+    };
+    let wrap = pbs(None);
+    let (square, product) = (pbs(Some(true)) - wrap, pbs(Some(false)) - wrap);
+    assert!(
+        square * 10 <= product * 6,
+        "a 32-bit wrapping square costs {square} bootstraps, the product {product}"
+    );
+}
+
 /// `mul_wrapping` against `x * y` wrapped to `n` bits: every digit string
 /// of up to 3 digits at every width up to 8, random operands of unequal
 /// lengths at widths below, at and above them, and operands that are bits

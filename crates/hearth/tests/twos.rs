@@ -78,6 +78,21 @@ fn operations() -> Vec<(&'static str, Build, Reference)> {
             |x, y| x.wrapping_mul(y, 5),
             |a, b| wrap(a * b, 5),
         ),
+        (
+            "wrapping square 5",
+            |x, _| x.wrapping_mul(x, 5),
+            |a, _| wrap(a * a, 5),
+        ),
+        (
+            "wrapping square 2",
+            |x, _| x.wrapping_mul(x, 2),
+            |a, _| wrap(a * a, 2),
+        ),
+        (
+            "wrapping x13 5",
+            |x, _| x.wrapping_mul(&x.owner().constant(13), 5),
+            |a, _| wrap(a * 13, 5),
+        ),
         ("x^2 - y", |x, y| &x.square() - y, |a, b| a * a - b),
         ("(x - y) - x", |x, y| &(x - y) - x, |_, b| -b),
         (
@@ -196,6 +211,7 @@ fn encrypted_twos_inputs_decrypt_exactly() {
     p.output(&x.eq(&y));
     p.output(&x.max(&y));
     p.output(&x.wrapping_mul(&y, 16));
+    p.output(&y.wrapping_mul(&y, 16));
     let prog = p.build().unwrap();
     // One pair (the extremes): the circuit is the same for every input,
     // and the clear-backend tests above check it on many.
@@ -212,6 +228,7 @@ fn encrypted_twos_inputs_decrypt_exactly() {
         (a == b) as i64,
         a.max(b),
         (a as i16).wrapping_mul(b as i16) as i64,
+        (b as i16).wrapping_mul(b as i16) as i64,
     ];
     assert_eq!(got, want, "{a}, {b}");
 }

@@ -27,13 +27,13 @@ macro_rules! tfhe_op {
                 Op::Add => Out::Int(&a + &b),
                 Op::Sub => Out::Int(&a - &b),
                 Op::Mul | Op::MulWrapping => Out::Int(&a * &b),
-                Op::Square => Out::Int(&a * &a),
+                Op::Square | Op::SquareWrapping => Out::Int(&a * &a),
                 Op::Max => Out::Int(a.max(&b)),
                 // No signum in tfhe-rs: the two comparisons with zero that make it.
                 Op::Signum => Out::Sign(a.gt(0 as $clear), a.lt(0 as $clear)),
                 Op::Lt => Out::Bool(a.lt(&b)),
                 Op::Eq => Out::Bool(a.eq(&b)),
-                Op::ScalarMul(k) => Out::Int(&a * (k as $clear)),
+                Op::ScalarMul(k) | Op::ScalarMulWrapping(k) => Out::Int(&a * (k as $clear)),
                 _ => unreachable!("not timed"),
             };
             let d = t.elapsed();

@@ -26,7 +26,7 @@ pub mod wide;
 pub use add::{add, add_const, compress, sub, sum};
 pub use convert::{from_bits, to_bits, wrap};
 pub use dot::dot;
-pub use mul::{digit_product, mul, mul_wrapping, square, MulAlgorithm};
+pub use mul::{digit_product, mul, mul_wrapping, square, square_wrapping, MulAlgorithm};
 pub use scalar::{scalar_mul, scalar_mul_with, ScalarAlgorithm};
 pub use sign::{abs, compare, max, min, non_negative, relu, round, signum, Comparison};
 

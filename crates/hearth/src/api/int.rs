@@ -277,7 +277,8 @@ impl<'p> Int<'p> {
     /// `self * rhs` wrapped to `n` bits (`i{n}::wrapping_mul` on values
     /// that fit `n` bits): the operands' low `n` bits, the bit products
     /// below position `n`, two per bootstrap (about `n^2 / 4`), compressed
-    /// and converted; the result is `n` digits like [`Int::wrap`]'s.
+    /// and converted; the result is `n` digits like [`Int::wrap`]'s. A
+    /// square (`x.wrapping_mul(&x, n)`) takes about half the bootstraps.
     pub fn wrapping_mul(&self, rhs: &Int<'_>, n: usize) -> Int<'p> {
         self.binary(rhs, |x, y| IntOp::WrappingMul(x, y, n))
     }

@@ -170,7 +170,8 @@ op_table! {
             let s = digits::add(b, &pl, &ql)?;
             one(digits::wrap(b, &s, *n)?)
         }
-    /// ``(x * y)`` reduced to ``n``-bit two's complement.
+    /// ``(x * y)`` reduced to ``n``-bit two's complement (a square,
+    /// ``x.wrapping_mul(x, n)``, in about half the bootstraps).
     WrappingMul(x: ValueId, y: ValueId, n: usize) "wrapping_mul" python: true,
         work(len) { product_work(len, *x, *y) }
         build(b, args) {
@@ -179,6 +180,9 @@ op_table! {
             let (pl, _) = p.split(*n);
             let (ql, _) = q.split(*n);
             products_within(pl.len(), ql.len())?;
+            if x == y || pl.wires() == ql.wires() {
+                return one(digits::square_wrapping(b, &pl, *n)?);
+            }
             one(digits::mul_wrapping(b, &pl, &ql, *n)?)
         }
     /// `floor(x / 2^k)`.
