@@ -191,6 +191,15 @@ enum Which {
             default_value = "1,2,4,8"
         )]
         groups: Vec<usize>,
+        /// Batch sizes of independent bootstraps for the cpu backend's
+        /// table (comma-separated).
+        #[arg(
+            long,
+            value_name = "N",
+            value_delimiter = ',',
+            default_value = "4,8,16,64"
+        )]
+        batches: Vec<usize>,
         /// Alternating rounds; the tables show medians.
         #[arg(long, value_name = "N", default_value_t = 7)]
         rounds: usize,
@@ -514,10 +523,11 @@ fn run(which: Which) -> Result<(), Error> {
         Which::PbsCpu {
             params,
             groups,
+            batches,
             rounds,
             reps,
             json,
-        } => crate::pbs_cpu::pbs_cpu(params, &groups, rounds, reps, json),
+        } => crate::pbs_cpu::pbs_cpu(params, &groups, &batches, rounds, reps, json),
         Which::Pbs {
             params,
             backend,

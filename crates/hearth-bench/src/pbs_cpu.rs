@@ -154,10 +154,16 @@ impl<'k> Setup<'k> {
 pub fn pbs_cpu(
     params: &'static ParameterSet,
     groups: &[usize],
+    batches: &[usize],
     rounds: usize,
     reps: usize,
     json: JsonOut,
 ) -> Result<(), Error> {
+    if batches.contains(&0) {
+        return Err(Error::Config(
+            "--batches: a batch holds at least one bootstrap".into(),
+        ));
+    }
     let (client, server) = generate(params);
     let max_m = groups.iter().copied().max().unwrap_or(1);
     let setup = Setup::new(&client, &server, 2 * max_m)?;
@@ -308,12 +314,11 @@ pub fn pbs_cpu(
 
     // 3. The cpu backend on 2 threads: batches of independent bootstraps
     // with grouping off (1) and on (the default group), alternating.
-    let batches = [16, 64];
     let group = hearth::backend::cpu::DEFAULT_GROUP;
     let bar = steps((batches.len() * rounds) as u64);
     bar.set_message(format!("cpu backend, 2 threads: group 1 vs {group}"));
     let mut engine_rows = Vec::new();
-    for &n in &batches {
+    for &n in batches {
         let circuit = crate::pbs::batch_circuit(params, n)?;
         let inputs = (0..n)
             .map(|i| client.encrypt((i % 2) as i64))

@@ -551,7 +551,17 @@ const SMALL: &[(&[&str], &str)] = &[
         "vs cpu 1 x 2",
     ),
     (
-        &["pbs-cpu", "--groups", "1,2", "--rounds", "1", "--reps", "1"],
+        &[
+            "pbs-cpu",
+            "--groups",
+            "1,2",
+            "--batches",
+            "4",
+            "--rounds",
+            "1",
+            "--reps",
+            "1",
+        ],
         "one KS-PBS by parts",
     ),
     (&["budgets", "--samples", "1"], "Second keys under"),

@@ -237,7 +237,8 @@ class Value:
     def wrapping_add(self, y: _Operand, n: int) -> Value:
         """``(x + y)`` reduced to ``n``-bit two's complement."""
     def wrapping_mul(self, y: _Operand, n: int) -> Value:
-        """``(x * y)`` reduced to ``n``-bit two's complement."""
+        """``(x * y)`` reduced to ``n``-bit two's complement (a square,
+        ``x.wrapping_mul(x, n)``, in about half the bootstraps)."""
     def widen(self, n: int) -> Value:
         """The same integer on at least ``n`` digits (zero digits on top)."""
     def abs_diff(self, y: _Operand) -> Value:
