@@ -157,9 +157,9 @@ pub fn mul_wrapping(
 /// `x * x` wrapped to `n` bits. With `x`'s low bits `x_i`, `x^2 = sum_i
 /// x_i 4^i + sum_(i<j) x_i x_j 2^(i+j+1)` modulo `2^n` (`x_i^2 = x_i`):
 /// each `x_i` goes to column `2i` for free, and each product `x_i x_j`
-/// below column `n` once, two per rotation ([`and_row`]), summed as
+/// below column `n` once, two per rotation (`and_row`), summed as
 /// [`mul_wrapping`]'s. At 32 bits: 277 bootstraps after the operand's
-/// bits against the product's 490. (Bit products beat [`block_product`]'s
+/// bits against the product's 490. (Bit products beat `block_product`'s
 /// 2-bit blocks here, 277 against 295; for a product the blocks win,
 /// 490 against 504.)
 pub fn square_wrapping(b: &mut CircuitBuilder, x: &Digits, n: usize) -> Result<Digits, Error> {
