@@ -100,22 +100,7 @@ impl BitsOp {
     /// The operations called `names` (every one when empty), in table
     /// order: by their names in the table or [`crate::catalog::slug`]s.
     pub fn named(names: &[String]) -> Result<Vec<BitsOp>, Error> {
-        let slug = |op: &BitsOp| crate::catalog::slug(op.name());
-        let called = |op: &BitsOp, n: &String| op.name() == n || slug(op) == *n;
-        if let Some(n) = names
-            .iter()
-            .find(|n| !BitsOp::ALL.iter().any(|op| called(op, n)))
-        {
-            let known: Vec<String> = BitsOp::ALL.iter().map(slug).collect();
-            return Err(Error::Config(format!(
-                "--ops: no operation `{n}`; the operations are {}",
-                known.join(", ")
-            )));
-        }
-        Ok(BitsOp::ALL
-            .into_iter()
-            .filter(|op| names.is_empty() || names.iter().any(|n| called(op, n)))
-            .collect())
+        crate::catalog::select(&BitsOp::ALL, names, |op| op.name().to_string())
     }
 
     /// The digits family's counterpart, where it has one.

@@ -73,6 +73,35 @@ pub fn slug(name: &str) -> String {
         .join("-")
 }
 
+/// The items of `all` that `names` call (by `name` or its [`slug`]), in
+/// `all`'s order; every one when `names` is empty; an unknown name is an
+/// error listing the slugs.
+pub fn select<T: Copy>(
+    all: &[T],
+    names: &[String],
+    name: impl Fn(&T) -> String,
+) -> Result<Vec<T>, Error> {
+    let called = |item: &T, n: &String| {
+        let full = name(item);
+        full == *n || slug(&full) == *n
+    };
+    if let Some(n) = names
+        .iter()
+        .find(|n| !all.iter().any(|item| called(item, n)))
+    {
+        let known: Vec<String> = all.iter().map(|item| slug(&name(item))).collect();
+        return Err(Error::Config(format!(
+            "--ops: no operation `{n}`; the operations are {}",
+            known.join(", ")
+        )));
+    }
+    Ok(all
+        .iter()
+        .copied()
+        .filter(|item| names.is_empty() || names.iter().any(|n| called(item, n)))
+        .collect())
+}
+
 impl Op {
     /// Every operation of `hearth bench ops`.
     pub const ALL: [Op; 19] = [
@@ -118,29 +147,10 @@ impl Op {
         }
     }
 
-    /// Its name on the command line (`--ops`, see [`slug`]).
-    pub fn slug(self) -> String {
-        slug(&self.name())
-    }
-
-    /// The operations named (by their names in the table or [`Op::slug`]),
+    /// The operations named (by their names in the table or their [`slug`]s),
     /// in table order; every one when `names` is empty.
     pub fn named(names: &[String]) -> Result<Vec<Op>, Error> {
-        let called = |op: &Op, n: &String| op.name() == *n || op.slug() == *n;
-        if let Some(n) = names
-            .iter()
-            .find(|n| !Op::ALL.iter().any(|op| called(op, n)))
-        {
-            let known: Vec<String> = Op::ALL.iter().map(|op| op.slug()).collect();
-            return Err(Error::Config(format!(
-                "--ops: no operation `{n}`; the operations are {}",
-                known.join(", ")
-            )));
-        }
-        Ok(Op::ALL
-            .into_iter()
-            .filter(|op| names.is_empty() || names.iter().any(|n| called(op, n)))
-            .collect())
+        select(&Op::ALL, names, |op| op.name())
     }
 
     /// Number of inputs.

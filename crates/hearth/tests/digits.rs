@@ -618,6 +618,13 @@ fn to_bits_and_wrap_use_tracked_ranges() {
     }
 }
 
+/// `v` as `n`-bit two's complement.
+fn wrapped(v: &BigInt, n: usize) -> BigInt {
+    let full = BigInt::from(1) << n;
+    let half = BigInt::from(1) << (n - 1);
+    ((v + &half) % &full + &full) % &full - half
+}
+
 /// `square_wrapping` against `x * x` wrapped to `n` bits: every digit
 /// string of up to 4 digits at every width up to 9, random operands of
 /// 5 to 64 digits at widths below, at and above their length, and
@@ -625,11 +632,6 @@ fn to_bits_and_wrap_use_tracked_ranges() {
 /// of the bootstraps of `mul_wrapping` on the same operand twice.
 #[test]
 fn square_wrapping_matches_wrapped_squares() {
-    let wrapped = |v: &BigInt, n: usize| {
-        let full = BigInt::from(1) << n;
-        let half = BigInt::from(1) << (n - 1);
-        ((v + &half) % &full + &full) % &full - half
-    };
     let mut rng = rand::rngs::StdRng::seed_from_u64(37);
     let mut shapes: Vec<(usize, usize, bool)> = Vec::new();
     for l in 1..=4 {
@@ -700,11 +702,6 @@ fn square_wrapping_matches_wrapped_squares() {
 /// already (outputs of `wrap`).
 #[test]
 fn mul_wrapping_matches_wrapped_products() {
-    let wrapped = |v: &BigInt, n: usize| {
-        let full = BigInt::from(1) << n;
-        let half = BigInt::from(1) << (n - 1);
-        ((v + &half) % &full + &full) % &full - half
-    };
     let mut rng = rand::rngs::StdRng::seed_from_u64(31);
     let mut shapes: Vec<(usize, usize, usize, bool)> = Vec::new();
     for lx in 1..=3 {
