@@ -696,6 +696,72 @@ fn square_wrapping_matches_wrapped_squares() {
     );
 }
 
+/// `mul_wrapping` by a clear operand against `x * k` wrapped to `n` bits:
+/// every value of `n <= 7` bits (two's-complement inputs, and signed-binary
+/// strings of up to 4 digits) by clear operands of either sign and either
+/// side, at widths where block products are kept and where the words' way
+/// is; and at 32 bits by 805 the words' way is the one taken (under 100
+/// bootstraps, where block products need 124).
+#[test]
+fn wrapping_products_by_clear_operands_are_exact() {
+    let ks: Vec<i64> = (-40..=40)
+        .chain([805, -805, 12345, 128, 255, -129, 3195])
+        .collect();
+    for n in 1..=7usize {
+        for twos in [true, false] {
+            let l = if twos { n } else { n.min(4) };
+            for &k in &ks {
+                for clear_first in [false, true] {
+                    let mut b = CircuitBuilder::new(&P);
+                    let x = if twos {
+                        Digits::input_twos(&mut b, l).unwrap()
+                    } else {
+                        Digits::input(&mut b, l).unwrap()
+                    };
+                    let c = Digits::constant(&mut b, &BigInt::from(k));
+                    let p = if clear_first {
+                        digits::mul_wrapping(&mut b, &c, &x, n)
+                    } else {
+                        digits::mul_wrapping(&mut b, &x, &c, n)
+                    };
+                    p.unwrap().output(&mut b).unwrap();
+                    let circuit = b.build();
+                    let cases: Vec<Vec<i64>> = if twos {
+                        (0..1i64 << l)
+                            .map(|v| {
+                                let mut d: Vec<i64> = (0..l).map(|i| (v >> i) & 1).collect();
+                                d[l - 1] = -d[l - 1];
+                                d
+                            })
+                            .collect()
+                    } else {
+                        all_strings(l)
+                    };
+                    for dx in cases {
+                        let out = signed_out(&circuit, &residues(&dx));
+                        assert_eq!(out.len(), n);
+                        assert_eq!(
+                            value_of(&out),
+                            wrapped(&(value_of(&dx) * k), n),
+                            "{dx:?} x {k} to {n} bits (two's complement {twos})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let mut b = CircuitBuilder::new(&hearth::DIGITS_KS32_128);
+    b.set_threads(2);
+    let x = Digits::input_twos(&mut b, 32).unwrap();
+    let c = Digits::constant(&mut b, &BigInt::from(805));
+    digits::mul_wrapping(&mut b, &x, &c, 32)
+        .unwrap()
+        .output(&mut b)
+        .unwrap();
+    let pbs = b.build().stats().pbs;
+    assert!(pbs < 100, "x805 wrapped to 32 bits took {pbs} bootstraps");
+}
+
 /// `mul_wrapping` against `x * y` wrapped to `n` bits: every digit string
 /// of up to 3 digits at every width up to 8, random operands of unequal
 /// lengths at widths below, at and above them, and operands that are bits
