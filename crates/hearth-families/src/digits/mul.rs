@@ -133,7 +133,7 @@ pub fn mul(
 /// many as bit products two per rotation, but already half summed);
 /// the bit compressor sums them modulo `2^n`. Operands that already are
 /// bits (outputs of `wrap`) convert for free. A clear operand may go the
-/// words' way instead ([`clear_operand_pays_as_words`]).
+/// words' way instead, where the schedule model predicts it faster.
 pub fn mul_wrapping(
     b: &mut CircuitBuilder,
     x: &Digits,
