@@ -212,7 +212,7 @@ thread_local! {
 /// Whether [`scalar_as_words`] takes less estimated time on the planned
 /// threads ([`crate::circuit::Circuit::time_on`]), then fewer bootstraps,
 /// than block products for a product by `k` wrapped to `n` bits: the words
-/// need fewer bootstraps (x805 on 32 bits: 97 against 124) but a deeper
+/// need fewer bootstraps (x805 on 32 bits: 96 against 124) but a deeper
 /// carry network (17 levels against 8). Built on the count backend from
 /// `n` fresh bits and remembered; never on sets the words do not run on.
 fn clear_operand_pays_as_words(b: &CircuitBuilder, n: usize, k: &BigInt) -> Result<bool, Error> {
