@@ -24,7 +24,7 @@
 
 use num_bigint::BigInt;
 use num_integer::Integer;
-use num_traits::{One, Zero};
+use num_traits::One;
 
 use super::add::{gather_constants, sum_shifted, two_rows};
 use super::{add, compress, Digits};
@@ -176,14 +176,11 @@ fn bits_product(b: &mut CircuitBuilder, xb: &[Wire], yb: &[Wire]) -> Result<Digi
 
 /// The value of `bits` (unsigned) when every one is a clear constant.
 fn clear_value(b: &CircuitBuilder, bits: &[Wire]) -> Result<Option<BigInt>, Error> {
-    let mut k = BigInt::zero();
-    for (i, &w) in bits.iter().enumerate() {
-        match b.constant_value(w)? {
-            Some(v) => k += BigInt::from(v) << i,
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(k))
+    let clear = bits
+        .iter()
+        .map(|&w| b.constant_value(w))
+        .collect::<Result<Option<Vec<i64>>, _>>()?;
+    Ok(clear.map(|v| super::value_of(&v)))
 }
 
 /// `k * X` modulo `2^n` for `X`'s `n` low bits `xb` (in {0, 1}) the words'
