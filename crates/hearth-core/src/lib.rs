@@ -17,6 +17,7 @@ pub mod comparison;
 pub mod crypto;
 pub mod error;
 pub mod formats;
+pub mod symmetric;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 

@@ -18,4 +18,5 @@ use hearth_backend as backend;
 use hearth_core::{circuit, comparison, crypto, error};
 
 pub mod bits;
+pub mod ciphers;
 pub mod digits;

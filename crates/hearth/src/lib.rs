@@ -53,8 +53,8 @@ mod select;
 
 // The layers below, each a crate of its own (ARCHITECTURE.md), under the
 // names the library has always given them.
-pub use hearth_core::{circuit, comparison, crypto, error};
-pub use hearth_families::{bits, digits};
+pub use hearth_core::{circuit, comparison, crypto, error, symmetric};
+pub use hearth_families::{bits, ciphers, digits};
 
 /// Interchangeable evaluators of a [`Circuit`]: the crate `hearth-backend`,
 /// with the feature `mpi` the crate `hearth-mpi` as `backend::mpi`, and the

@@ -118,3 +118,42 @@ fn ks32_word_rotations_and_products_are_exact() {
         assert_eq!(got, want.map(u64::from), "{a:#x} by {k}");
     }
 }
+
+/// The parity gate (`bits::parity`) at its heaviest: the XOR of 57 bits
+/// with a function of three more at margin one unit, and a parity of 280
+/// bits alone at the widest margin, on real keys: the builder's static
+/// check admits both, and they decrypt exactly.
+#[test]
+fn parity_gates_at_their_full_weight_decrypt_exactly() {
+    use hearth::backend::Backend;
+    use hearth::bits::parity::{xor_all, xor_with};
+    use hearth::CircuitBuilder;
+    use rand::{Rng, SeedableRng};
+
+    let (client, server) = hearth_testkit::keys::keys(&DIGITS_KS32_128);
+    let mut b = CircuitBuilder::new(&DIGITS_KS32_128);
+    let ins: Vec<_> = (0..280)
+        .map(|_| b.input_with_step(0, 2, 2).unwrap())
+        .collect();
+    let f = |v: &[bool]| (v[0] & v[1]) ^ v[2];
+    let gate = xor_with(&mut b, &ins[3..60], &ins[..3], &f).unwrap();
+    let all = xor_all(&mut b, &ins).unwrap();
+    b.output(gate).unwrap();
+    b.output(all).unwrap();
+    let c = b.build();
+    assert_eq!(c.stats().pbs, 2, "one bootstrap each");
+    let cpu = CpuBackend::new(server, None).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(85);
+    for _ in 0..4 {
+        let v: Vec<bool> = (0..280).map(|_| rng.gen()).collect();
+        let cts: Vec<_> = v
+            .iter()
+            .map(|&x| client.encrypt(2 * x as i64).unwrap())
+            .collect();
+        let out = cpu.evaluate(&c, &cts).unwrap();
+        let got: Vec<u64> = out.iter().map(|o| client.decrypt(o).unwrap()).collect();
+        let parity = |s: &[bool]| s.iter().fold(false, |a, &x| a ^ x);
+        let want = [parity(&v[3..60]) ^ f(&v[..3]), parity(&v)];
+        assert_eq!(got, want.map(|w| 2 * w as u64));
+    }
+}

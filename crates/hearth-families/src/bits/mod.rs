@@ -28,6 +28,7 @@ pub mod gates;
 pub mod mul;
 pub mod packed_add;
 pub mod packed_compare;
+pub mod parity;
 mod prefix;
 pub mod shift;
 
