@@ -35,6 +35,7 @@ mod soak;
 mod tfhe;
 #[cfg(feature = "tfhe-pbs-stats")]
 mod tfhe_pbs;
+mod transcipher;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -348,6 +349,30 @@ enum Which {
         /// Latency samples per set.
         #[arg(long, value_name = "N", default_value_t = 30)]
         samples: usize,
+        #[command(flatten)]
+        json: JsonOut,
+    },
+    /// Kreyvium transciphering beside tfhe-rs's `transciphering` module
+    /// (both of its CPU sets): each side's warm-up once, then 64 bits of
+    /// the owner's ciphertext turned into encrypted data bits per sample,
+    /// alternating, outputs checked; #PBS, depth, bytes per second.
+    Transcipher {
+        /// cpu: encrypted and timed beside tfhe-rs; count: hearth's
+        /// bootstraps and depth only, its circuits checked on the clear
+        /// backend (seconds, no keys).
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: crate::transcipher::Run,
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        threads: Threads,
+        /// Timed samples of each side, alternating; the table shows the
+        /// medians.
+        #[arg(long, value_name = "N", default_value_t = 3)]
+        samples: usize,
+        /// Seed of the key, the IV and the data.
+        #[arg(long, default_value_t = 85)]
+        seed: u64,
         #[command(flatten)]
         json: JsonOut,
     },
@@ -670,6 +695,21 @@ fn run(which: Which) -> Result<(), Error> {
             key_cache,
         } => soak(minutes, hearth, out, key_cache),
         Which::Params { samples, json } => crate::params::params(samples, json.json),
+        Which::Transcipher {
+            backend,
+            params,
+            threads,
+            samples,
+            seed,
+            json,
+        } => crate::transcipher::transcipher(&crate::transcipher::Options {
+            run: backend,
+            params: params.params,
+            threads: threads.resolve()?,
+            samples,
+            seed,
+            json: json.json,
+        }),
         Which::Budgets { samples, json } => crate::budgets::budgets(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {

@@ -449,6 +449,18 @@ const SMALL: &[(&[&str], &str)] = &[
         "tfhe-rs `FheUint8`, `build_packed()`",
     ),
     (&["ops", "--backend", "count", "--bits", "8"], "PARMESAN"),
+    // Encrypted, its warm-ups take minutes on each side: counted here, the
+    // circuits checked on the clear backend.
+    (
+        &[
+            "transcipher",
+            "--backend",
+            "count",
+            "--params",
+            "DIGITS_KS32_128",
+        ],
+        "| 64 bits | 256 | 1 |",
+    ),
     (
         &[
             "ops",

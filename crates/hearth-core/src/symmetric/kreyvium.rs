@@ -110,6 +110,34 @@ impl<T: Copy> State<T> {
         }
     }
 
+    /// Every bit: `s1..s288`, `K*_0..K*_127`, `IV*_0..IV*_127` (544): a
+    /// state to keep, [`State::from_bits`] resumes it.
+    pub fn bits(&self) -> Vec<T> {
+        let mut out = Vec::with_capacity(STATE + 256);
+        for r in [&self.a, &self.b, &self.c, &self.key, &self.iv] {
+            out.extend((0..r.bits.len()).map(|i| r.get(i)));
+        }
+        out
+    }
+
+    /// The state [`State::bits`] gave; `None` unless there are 544 bits.
+    pub fn from_bits(bits: &[T]) -> Option<Self> {
+        if bits.len() != STATE + 256 {
+            return None;
+        }
+        let (a, rest) = bits.split_at(93);
+        let (b, rest) = rest.split_at(84);
+        let (c, rest) = rest.split_at(111);
+        let (key, iv) = rest.split_at(128);
+        Some(State {
+            a: Register::new(a.to_vec()),
+            b: Register::new(b.to_vec()),
+            c: Register::new(c.to_vec()),
+            key: Register::new(key.to_vec()),
+            iv: Register::new(iv.to_vec()),
+        })
+    }
+
     /// `s_i` (1-based, as the specification numbers it).
     fn s(&self, i: usize) -> T {
         match i {
@@ -256,6 +284,17 @@ mod tests {
             let (k, v) = (hex(k).try_into().unwrap(), hex(v).try_into().unwrap());
             assert_eq!(Kreyvium::new(&k, &v).keystream(8), hex(z), "key {k:02x?}");
         }
+    }
+
+    #[test]
+    fn a_state_resumes_from_its_bits() {
+        let mut c = Kreyvium::new(&[3; 16], &[5; 16]);
+        c.keystream_bits(77);
+        let mut resumed = Kreyvium {
+            state: State::from_bits(&c.state.bits()).unwrap(),
+        };
+        assert_eq!(resumed.keystream_bits(300), c.keystream_bits(300));
+        assert!(State::from_bits(&[false; 543]).is_none());
     }
 
     #[test]

@@ -19,9 +19,9 @@
 //! (a parity alone) 283; longer sums are split, their parts refreshed
 //! first.
 
-use super::gates::{not, reduce};
+use super::gates::{not, reduce, threshold};
 use super::ONE;
-use crate::circuit::{CircuitBuilder, Wire};
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::crypto::lut::Lut;
 use crate::crypto::params::Margin;
 use crate::error::Error;
@@ -29,8 +29,8 @@ use crate::error::Error;
 /// `xor(xs) ^ h(ys)` as a bit, where every `x` is a bit or a sum of bits
 /// (any even value: its parity is read) and every `y` a bit. One
 /// bootstrap; none where the result is a constant, a copy or a negation of
-/// one bit. `ys` may hold at most `pi - 2` distinct encrypted bits once
-/// constants are folded.
+/// one bit. Beside up to `pi - 2` distinct encrypted `ys` (constants
+/// folded); with more, `h` is a gate of its own first (two bootstraps).
 pub fn xor_with(
     b: &mut CircuitBuilder,
     xs: &[Wire],
@@ -60,14 +60,18 @@ pub fn xor_with(
         }
     }
     let r = reduce(b, ys, h)?;
-    let max_ys = pi as usize - 2;
-    if r.inputs.len() > max_ys {
-        return Err(Error::Config(format!(
-            "a parity with a function of {} bits needs pi >= {}; {} has {pi}",
-            r.inputs.len(),
-            r.inputs.len() + 2,
-            b.params().name
-        )));
+    if r.inputs.len() > pi as usize - 2 {
+        // Too many bits beside the parity for this ring: `h` first, as a
+        // gate of its own (one bootstrap where a form exists), then its
+        // output beside the parity.
+        let g = threshold(b, &mut Selectors::for_bits(), ys, h)?.ok_or_else(|| {
+            Error::Config(format!(
+                "a parity with a function of {} bits on {} (pi = {pi}): no one-bootstrap form",
+                r.inputs.len(),
+                b.params().name
+            ))
+        })?;
+        return xor_with(b, xs, &[g], &|v| v[0]);
     }
     let j = r.inputs.len();
     let all = (1u64 << (1 << j)) - 1;
@@ -208,12 +212,22 @@ mod tests {
         let p = &INSECURE_TEST_BITS;
         let room = p.pi as usize - 2;
         exhaustive(p, 3, room);
+        // One more: the function is a gate first, then the parity.
         let mut b = CircuitBuilder::new(p);
-        let ys: Vec<Wire> = (0..=room)
+        let ins: Vec<Wire> = (0..=room + 2)
             .map(|_| b.input_with_step(0, ONE, ONE).unwrap())
             .collect();
-        let err = xor_with(&mut b, &[], &ys, &|v| v.iter().all(|&x| x));
-        assert!(matches!(err, Err(Error::Config(_))), "{err:?}");
+        let and = |v: &[bool]| v.iter().all(|&x| x);
+        let w = xor_with(&mut b, &ins[..2], &ins[2..], &and).unwrap();
+        b.output(w).unwrap();
+        let c = b.build();
+        assert_eq!(c.stats().pbs, 2);
+        for combo in 0..1u64 << ins.len() {
+            let v: Vec<bool> = (0..ins.len()).map(|i| (combo >> i) & 1 == 1).collect();
+            let input: Vec<u64> = v.iter().map(|&x| 2 * x as u64).collect();
+            let out = ClearBackend.evaluate(&c, &input).unwrap()[0];
+            assert_eq!(out, 2 * ((v[0] ^ v[1] ^ and(&v[2..])) as u64), "{v:?}");
+        }
     }
 
     /// Long sums, sums that share bits and constants: split where the

@@ -36,6 +36,18 @@ impl Stream {
         Ok(s)
     }
 
+    /// The state as bits ([`State::bits`]): to keep a warmed-up stream and
+    /// resume it later with [`Stream::resume`].
+    pub fn bits(&self) -> Vec<Wire> {
+        self.state.bits()
+    }
+
+    /// A stream from the bits [`Stream::bits`] gave (encrypted inputs of
+    /// a later circuit, or wires); `None` unless there are 544.
+    pub fn resume(bits: &[Wire]) -> Option<Self> {
+        State::from_bits(bits).map(|state| Stream { state })
+    }
+
     /// One round: the keystream bit's terms (to XOR), the state advanced.
     fn round(&mut self, b: &mut CircuitBuilder) -> Result<[Wire; 7], Error> {
         let t: Taps<Wire> = self.state.taps();
