@@ -352,11 +352,16 @@ enum Which {
         #[command(flatten)]
         json: JsonOut,
     },
-    /// Kreyvium transciphering beside tfhe-rs's `transciphering` module
-    /// (both of its CPU sets): each side's warm-up once, then 64 bits of
-    /// the owner's ciphertext turned into encrypted data bits per sample,
-    /// alternating, outputs checked; #PBS, depth, bytes per second.
+    /// Transciphering beside tfhe-rs's `transciphering` module (both of
+    /// its CPU sets): each side's set-up once (Kreyvium's warm-up, AES's
+    /// key schedule), then one unit of the owner's ciphertext (Kreyvium:
+    /// 64 bits; AES-128: a 16-byte block) turned into encrypted data bits
+    /// per sample, alternating, outputs checked; #PBS, depth, bytes per
+    /// second.
     Transcipher {
+        /// The cipher.
+        #[arg(long, value_enum, value_name = "NAME", default_value = "kreyvium")]
+        cipher: crate::transcipher::Cipher,
         /// cpu: encrypted and timed beside tfhe-rs; count: hearth's
         /// bootstraps and depth only, its circuits checked on the clear
         /// backend (seconds, no keys).
@@ -696,6 +701,7 @@ fn run(which: Which) -> Result<(), Error> {
         } => soak(minutes, hearth, out, key_cache),
         Which::Params { samples, json } => crate::params::params(samples, json.json),
         Which::Transcipher {
+            cipher,
             backend,
             params,
             threads,
@@ -703,6 +709,7 @@ fn run(which: Which) -> Result<(), Error> {
             seed,
             json,
         } => crate::transcipher::transcipher(&crate::transcipher::Options {
+            cipher,
             run: backend,
             params: params.params,
             threads: threads.resolve()?,

@@ -463,6 +463,18 @@ const SMALL: &[(&[&str], &str)] = &[
     ),
     (
         &[
+            "transcipher",
+            "--cipher",
+            "aes",
+            "--backend",
+            "count",
+            "--params",
+            "DIGITS_KS32_128",
+        ],
+        "| one block | 8752 | 101 |",
+    ),
+    (
+        &[
             "ops",
             "--params",
             "DIGITS_KS32_128",

@@ -55,6 +55,11 @@ pub struct Words;
 #[doc = include_str!("../../../docs/kernels.md")]
 pub struct Kernels;
 
+/// `docs/transciphering.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/transciphering.md")]
+pub struct Transciphering;
+
 /// `docs/emulator.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/emulator.md")]

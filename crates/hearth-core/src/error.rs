@@ -131,6 +131,11 @@ pub enum Error {
     /// Tensor shapes that do not fit together.
     #[error("dimensions do not match: {0}")]
     Dimensions(String),
+    /// A program would decrypt two ciphertexts with the same keystream (the
+    /// same round keys and overlapping clear counter blocks, or the same
+    /// key and clear IV): their XOR would leak, so the program is refused.
+    #[error("keystream reused: {0}")]
+    KeystreamReused(String),
     /// A setting or request the caller can change: a thread count, a
     /// backend's name, an environment variable, a value of another
     /// program, a program that cannot be saved.

@@ -23,5 +23,6 @@ mod multi_bit;
 mod op_table;
 mod program_files;
 mod programs;
+mod transcipher;
 mod twos;
 mod words;

@@ -4,4 +4,5 @@
 //! circuits are `hearth_families::ciphers`) and gets FHE ciphertexts of the
 //! data.
 
+pub mod aes;
 pub mod kreyvium;

@@ -27,8 +27,19 @@ impl Stream {
     pub fn new(b: &mut CircuitBuilder, key: &[Wire; 128], iv: &[bool; 128]) -> Result<Self, Error> {
         let (zero, one) = (b.constant(0), b.constant(ONE));
         let iv = iv.map(|x| if x { one } else { zero });
+        Stream::load(b, key, &iv)
+    }
+
+    /// [`Stream::new`] with the IV's bits `IV1..IV128` as wires (inputs,
+    /// or constants): one circuit for every IV.
+    pub fn load(
+        b: &mut CircuitBuilder,
+        key: &[Wire; 128],
+        iv: &[Wire; 128],
+    ) -> Result<Self, Error> {
+        let (zero, one) = (b.constant(0), b.constant(ONE));
         let mut s = Stream {
-            state: State::load(key, &iv, zero, one),
+            state: State::load(key, iv, zero, one),
         };
         for _ in 0..WARM_UP {
             s.round(b)?;
@@ -66,10 +77,23 @@ impl Stream {
         b: &mut CircuitBuilder,
         ciphertext: &[bool],
     ) -> Result<Vec<Wire>, Error> {
+        let bits: Vec<Wire> = ciphertext
+            .iter()
+            .map(|&c| b.constant(if c { ONE } else { 0 }))
+            .collect();
+        self.decrypt_wires(b, &bits)
+    }
+
+    /// [`Stream::decrypt`] with the ciphertext's bits as wires (inputs, or
+    /// constants): one circuit for every ciphertext of this length.
+    pub fn decrypt_wires(
+        &mut self,
+        b: &mut CircuitBuilder,
+        ciphertext: &[Wire],
+    ) -> Result<Vec<Wire>, Error> {
         let mut out = Vec::with_capacity(ciphertext.len());
         for &c in ciphertext {
             let z = self.round(b)?;
-            let c = b.constant(if c { ONE } else { 0 });
             let mut terms = z.to_vec();
             terms.push(c);
             out.push(xor_all(b, &terms)?);
@@ -122,6 +146,52 @@ mod tests {
                 .collect();
             assert_eq!(got, data);
             eprintln!("kreyvium 64 bits: {} PBS, depth {}", stats.pbs, stats.depth);
+        }
+    }
+
+    /// Random keys, IVs and data against the clear cipher: one circuit
+    /// with the key, the IV and the owner's ciphertext as inputs, on the
+    /// clear backend. `HEARTH_KREYVIUM_CASES` cases (default 300; the
+    /// book's figure is 10 000).
+    #[test]
+    fn random_cases_against_the_clear_cipher() {
+        let cases: usize = std::env::var("HEARTH_KREYVIUM_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(300);
+        let mut b = CircuitBuilder::new(&DIGITS_KS32_128);
+        let mut bits = |n: usize| -> Vec<Wire> {
+            (0..n)
+                .map(|_| b.input_with_step(0, ONE, ONE).unwrap())
+                .collect()
+        };
+        let (k, iv, sealed) = (bits(128), bits(128), bits(64));
+        let mut s = Stream::load(&mut b, &k.try_into().unwrap(), &iv.try_into().unwrap()).unwrap();
+        for w in s.decrypt_wires(&mut b, &sealed).unwrap() {
+            b.output(w).unwrap();
+        }
+        let c = b.build();
+        assert!(c.stats().pbs <= 3 * (WARM_UP + 64) + 64, "{:?}", c.stats());
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x85);
+        let encode = |bits: &[bool]| bits.iter().map(|&x| 2 * x as u64).collect::<Vec<u64>>();
+        for case in 0..cases {
+            let (key, iv, data): ([u8; 16], [u8; 16], [u8; 8]) = (rng.gen(), rng.gen(), rng.gen());
+            let mut sealed = data;
+            Kreyvium::new(&key, &iv).apply(&mut sealed);
+            let mut input = encode(&bits_of(&key));
+            input.extend(encode(&bits_of(&iv)));
+            input.extend(encode(
+                &sealed
+                    .iter()
+                    .flat_map(|&x| (0..8).map(move |i| (x >> i) & 1 == 1))
+                    .collect::<Vec<bool>>(),
+            ));
+            let out = ClearBackend.evaluate(&c, &input).unwrap();
+            let got: Vec<u8> = out
+                .chunks(8)
+                .map(|c| c.iter().rev().fold(0u8, |a, &v| a << 1 | (v == 2) as u8))
+                .collect();
+            assert_eq!(got, data, "case {case}");
         }
     }
 }

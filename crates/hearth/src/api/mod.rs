@@ -25,4 +25,4 @@ pub use crate::formats::{Bundle, Entry, Param, MAX_VALUES};
 pub use int::Int;
 pub use ops::{BoolOp, IntOp, Op, ValueId, WordOp};
 pub use program::{CompiledProgram, Program, Value};
-pub use word::{Bool, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};
+pub use word::{AesRoundKeys, Bool, Word, I128, I16, I32, I64, I8, U128, U16, U32, U64, U8};

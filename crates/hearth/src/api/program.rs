@@ -48,6 +48,34 @@ pub(crate) struct State {
     pub(crate) threads: usize,
     /// The plan in force before the last [`Op::PlanThreads`] recorded.
     prior_plan: usize,
+    /// The keystreams the program's transciphering ops used with clear
+    /// counters or IVs, to refuse a second use ([`Error::KeystreamReused`]).
+    keystreams: Vec<Keystream>,
+}
+
+/// A keystream a transciphering op used: AES-CTR blocks `start ..
+/// start + blocks` (mod 2^128) under the round keys `keys`, or Kreyvium's
+/// stream from `start` (the IV) under the key `keys`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Keystream {
+    aes: bool,
+    keys: ValueId,
+    start: u128,
+    blocks: u128,
+}
+
+impl Keystream {
+    fn overlaps(&self, other: &Keystream) -> bool {
+        if self.aes != other.aes || self.keys != other.keys {
+            return false;
+        }
+        if !self.aes {
+            return self.start == other.start;
+        }
+        // Ranges on the ring of 2^128 counters.
+        let ahead = |a: &Keystream, b: &Keystream| b.start.wrapping_sub(a.start) < a.blocks;
+        ahead(self, other) || ahead(other, self)
+    }
 }
 
 impl State {
@@ -69,7 +97,58 @@ impl State {
             ops: Vec::new(),
             op_pbs: Vec::new(),
             output_ids: Vec::new(),
+            keystreams: Vec::new(),
         }
+    }
+
+    /// The keystream `op` uses, when it is a transciphering op with a
+    /// clear counter or IV; an error when an earlier op used any of it.
+    fn check_keystream(&mut self, op: &Op) -> Result<(), Error> {
+        use super::word_op::WordOp;
+        let (aes, keys, start, sealed) = match op {
+            Op::Word(WordOp::AesCtr(keys, counter, sealed)) => (true, *keys, *counter, *sealed),
+            Op::Word(WordOp::Kreyvium(key, iv, sealed)) => (false, *key, *iv, *sealed),
+            _ => return Ok(()),
+        };
+        let clear = |id: ValueId, st: &mut State| -> Option<u128> {
+            let v = st.values.get(id.0 as usize)?.clone();
+            v.wires()
+                .iter()
+                .enumerate()
+                .try_fold(0u128, |acc, (i, &w)| {
+                    let bit = st.builder.constant_value(w).ok()??;
+                    (i < 128).then_some(acc | (u128::from(bit != 0) << i))
+                })
+        };
+        let Some(start) = clear(start, self) else {
+            return Ok(());
+        };
+        let bits = self
+            .values
+            .get(sealed.0 as usize)
+            .map_or(0, |v| v.wires().len());
+        let use_ = Keystream {
+            aes,
+            keys,
+            start,
+            blocks: (bits as u128).div_ceil(128).max(1),
+        };
+        if let Some(k) = self.keystreams.iter().find(|k| k.overlaps(&use_)) {
+            return Err(Error::KeystreamReused(if aes {
+                format!(
+                    "AES-CTR blocks from counter {:#x} under the round keys of value {} were used \
+                     earlier in this program (from counter {:#x}, {} blocks)",
+                    use_.start, keys.0, k.start, k.blocks
+                )
+            } else {
+                format!(
+                    "Kreyvium's IV {:#x} under the key of value {} was used earlier in this program",
+                    use_.start, keys.0
+                )
+            }));
+        }
+        self.keystreams.push(use_);
+        Ok(())
     }
 
     /// Builds `op` and records it with its results (`ops` keeps `recorded`,
@@ -98,6 +177,7 @@ impl State {
             }
             return Ok(Vec::new());
         }
+        self.check_keystream(op)?;
         let before = self.builder.bootstrap_count();
         let vals = apply_checked(self, op)?;
         if let Op::Input(shape) = op {

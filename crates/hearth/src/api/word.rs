@@ -77,6 +77,10 @@ pub type I64<'p> = Word<'p, 64, true>;
 /// An encrypted `i128`.
 pub type I128<'p> = Word<'p, 128, true>;
 
+/// AES-128's eleven round keys as one word ([`U128::aes_key_schedule`]):
+/// round key `r`'s bit `i` of byte `n` at `128 r + 8 n + i`.
+pub type AesRoundKeys<'p> = Word<'p, { crate::ciphers::aes::ROUND_KEY_BITS }, false>;
+
 /// An encrypted boolean.
 #[derive(Clone)]
 pub struct Bool<'p> {
@@ -577,6 +581,62 @@ impl<'p, const BITS: usize, const SIGNED: bool> Word<'p, BITS, SIGNED> {
                 .id_of(x, "an integer")
                 .map(|value| IntOp::ToWord(value, BITS, SIGNED)),
         )
+    }
+}
+
+/// Transciphering: the data owner encrypts with a light cipher and sends
+/// the ciphertext at the size of the data; its key, encrypted once, is a
+/// `U128` input, and these methods turn the owner's ciphertext (an
+/// unsigned word of any width whose value's little-endian bytes are the
+/// ciphertext's bytes, as an input or a constant) into the encrypted data.
+impl<'p> U128<'p> {
+    /// AES-128's round keys of this key (its value's little-endian bytes
+    /// are the key): 40 S-boxes, 3 400 bootstraps on `DIGITS_KS32_128`.
+    /// Output them from one program to start later ones from them.
+    pub fn aes_key_schedule(&self) -> AesRoundKeys<'p> {
+        Word::made(
+            self.program,
+            self.arg(self.program).map(WordOp::AesKeySchedule),
+        )
+    }
+
+    /// Kreyvium with this key: the data under `sealed`, the owner's
+    /// ciphertext from the first keystream bit after loading `iv` (key and
+    /// IV bytes are their values' little-endian bytes, the published
+    /// vectors' order). The warm-up, then 4 bootstraps a data bit.
+    pub fn kreyvium_decrypt<const N: usize>(
+        &self,
+        iv: &U128<'p>,
+        sealed: &Word<'p, N, false>,
+    ) -> Word<'p, N, false> {
+        let p = self.program;
+        let op = (|| Some(WordOp::Kreyvium(self.arg(p)?, iv.arg(p)?, sealed.arg(p)?)))();
+        Word::made(p, op)
+    }
+}
+
+impl<'p> AesRoundKeys<'p> {
+    /// AES-128 in counter mode with these round keys: the data under
+    /// `sealed`, the owner's ciphertext whose first block was encrypted
+    /// with the counter block `counter` (the block is the value's
+    /// big-endian bytes, as RustCrypto's `Ctr128BE` and tfhe-rs's `AesIv`
+    /// count). 8 752 bootstraps a block on `DIGITS_KS32_128`; a clear
+    /// counter costs nothing, an encrypted one an addition per block after
+    /// the first.
+    pub fn aes_ctr_decrypt<const N: usize>(
+        &self,
+        counter: &U128<'p>,
+        sealed: &Word<'p, N, false>,
+    ) -> Word<'p, N, false> {
+        let p = self.program;
+        let op = (|| {
+            Some(WordOp::AesCtr(
+                self.arg(p)?,
+                counter.arg(p)?,
+                sealed.arg(p)?,
+            ))
+        })();
+        Word::made(p, op)
     }
 }
 

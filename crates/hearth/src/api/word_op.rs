@@ -17,7 +17,8 @@ use crate::bits::gates::{self, Gate};
 use crate::bits::mul::{self as bmul, MulKind};
 use crate::bits::shift::{self, ShiftKind};
 use crate::bits::{self, bitwise, compare, convert, div, Bits, ONE};
-use crate::circuit::{CircuitBuilder, Selectors};
+use crate::ciphers::{aes, kreyvium};
+use crate::circuit::{CircuitBuilder, Selectors, Wire};
 use crate::comparison::Comparison;
 use crate::crypto::encoding::{within, Shape, MAX_PRODUCTS};
 use crate::error::Error;
@@ -383,6 +384,93 @@ op_table! {
             let (p, signed) = word(args[0])?;
             Ok(vec![Val::Int(convert::to_digits(b, p, signed)?)])
         }
+    /// AES-128's key schedule, for transciphering: the eleven round keys of
+    /// a 128-bit key word (the key's bytes are its value's little-endian
+    /// bytes), as one unsigned word of 1 408 bits, round key `r`'s bit `i`
+    /// of byte `n` at `128 r + 8 n + i`. 40 S-boxes: a program that
+    /// outputs it lets later programs start from the round keys.
+    AesKeySchedule(key: ValueId) "aes_key_schedule" python: false,
+        work(len) { 8_000 }
+        build(b, args) {
+            let key = unsigned_bits(args[0], 128, "an AES-128 key")?;
+            let keys = aes::expand_key(b, key.wires())?;
+            one(Bits::from_vec(keys.concat()), false)
+        }
+    /// AES-128 in counter mode, for transciphering: the data under
+    /// `sealed`, the owner's ciphertext as an unsigned word (the bytes are
+    /// its value's little-endian bytes; any width), given `round_keys`
+    /// from `aes_key_schedule` and `counter`, the first counter block as a
+    /// 128-bit word (the block is its value's big-endian bytes, as
+    /// `Ctr128BE` and tfhe-rs's `AesIv` count). Keystream block `j` is
+    /// `AES(counter + j)`: folded for a clear counter, one encrypted
+    /// addition per block otherwise.
+    AesCtr(round_keys: ValueId, counter: ValueId, sealed: ValueId) "aes_ctr" python: false,
+        work(len) { len(*sealed).div_ceil(128).saturating_mul(20_000) }
+        build(b, args) {
+            let keys = unsigned_bits(args[0], aes::ROUND_KEY_BITS, "AES-128 round keys")?;
+            let counter = unsigned_bits(args[1], 128, "an AES counter block")?;
+            let (data, _) = word(args[2])?;
+            let keys: Vec<Vec<Wire>> = keys.wires().chunks(128).map(<[Wire]>::to_vec).collect();
+            let mut out = Vec::with_capacity(data.len());
+            for (j, chunk) in data.wires().chunks(128).enumerate() {
+                let block = counter_block(b, counter, j)?;
+                let stream = aes::keystream_block(b, &keys, &block)?;
+                for (s, &c) in stream.iter().zip(chunk) {
+                    let mut bit = s.clone();
+                    bit.add(&aes::Lin::of(c));
+                    out.push(bit.clean(b)?);
+                }
+            }
+            one(Bits::from_vec(out), false)
+        }
+    /// Kreyvium, for transciphering: the data under `sealed` (as for
+    /// `aes_ctr`), given `key` and `iv`, 128-bit words whose values'
+    /// little-endian bytes are the key's and IV's bytes (the published
+    /// vectors' order). The warm-up's 1 152 rounds, then four bootstraps
+    /// a data bit.
+    Kreyvium(key: ValueId, iv: ValueId, sealed: ValueId) "kreyvium" python: false,
+        work(len) { len(*sealed).saturating_add(1_152).saturating_mul(8) }
+        build(b, args) {
+            let key = unsigned_bits(args[0], 128, "a Kreyvium key")?;
+            let iv = unsigned_bits(args[1], 128, "a Kreyvium IV")?;
+            let (data, _) = word(args[2])?;
+            // K1 is the most significant bit of the key's value.
+            let order = |w: &Bits| -> [Wire; 128] { std::array::from_fn(|i| w.wires()[127 - i]) };
+            let mut stream = kreyvium::Stream::load(b, &order(key), &order(iv))?;
+            one(Bits::from_vec(stream.decrypt_wires(b, data.wires())?), false)
+        }
+}
+
+/// The bits of an unsigned word of `n` bits, or what `what` must be.
+fn unsigned_bits<'v>(v: &'v Val, n: usize, what: &str) -> Result<&'v Bits, Error> {
+    of_type(v, n, false, what)?;
+    Ok(word(v)?.0)
+}
+
+/// AES's counter block `j` blocks after `counter` (a 128-bit word whose
+/// value's big-endian bytes are the block), in the block's bit order
+/// (bit `i` of byte `n` at `8 n + i`): the clear sum for a clear
+/// counter, an encrypted addition otherwise.
+fn counter_block(b: &mut CircuitBuilder, counter: &Bits, j: usize) -> Result<Vec<aes::Lin>, Error> {
+    let value = if j == 0 {
+        counter.clone()
+    } else {
+        let step = Bits::constant(b, &BigInt::from(j), 128);
+        let zero = b.constant(0);
+        adders::add(b, counter, &step, zero, AdderKind::Auto)?.0
+    };
+    // Bit `i` of byte `n` of the block is bit `8 (15 - n) + i` of the value.
+    let wires = value.wires();
+    Ok((0..128)
+        .map(|k| {
+            let (n, i) = (k / 8, k % 8);
+            let w = wires[8 * (15 - n) + i];
+            match b.constant_value(w) {
+                Ok(Some(v)) => aes::Lin::constant(v == ONE),
+                _ => aes::Lin::of(w),
+            }
+        })
+        .collect())
 }
 
 /// An error unless `v` is a word of `n` bits and this signedness.

@@ -1,0 +1,192 @@
+//! Transciphering in programs: `U128::aes_key_schedule`,
+//! `AesRoundKeys::aes_ctr_decrypt` and `U128::kreyvium_decrypt` against
+//! the clear ciphers (RustCrypto's AES-128-CTR, hearth's Kreyvium) on the
+//! clear backend, with keys, counters, IVs and ciphertexts as inputs or
+//! constants, and the shapes they refuse.
+
+use hearth::api::{AesRoundKeys, Word, U128};
+use hearth::symmetric::aes::AesCtr;
+use hearth::symmetric::kreyvium::Kreyvium;
+use hearth::{Error, Program, DIGITS_KS32_128};
+use num_bigint::BigInt;
+use rand::{Rng, SeedableRng};
+
+fn le(bytes: &[u8]) -> BigInt {
+    BigInt::from_bytes_le(num_bigint::Sign::Plus, bytes)
+}
+
+/// Two blocks and a half (320 bits) under AES-CTR, the counter an input
+/// (so the second and third blocks' counters are encrypted additions),
+/// against RustCrypto; and the same with a clear counter, which costs no
+/// addition.
+#[test]
+fn aes_ctr_in_a_program_is_rustcrypto_aes_ctr() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(85);
+    for clear_counter in [false, true] {
+        for case in 0..3 {
+            let (key, iv): ([u8; 16], [u8; 16]) = (rng.gen(), rng.gen());
+            // The last case counts across the 128-bit wrap.
+            let iv = if case == 2 { [0xff; 16] } else { iv };
+            let data: Vec<u8> = (0..40).map(|_| rng.gen()).collect();
+            let mut sealed = data.clone();
+            AesCtr::new(&key, &iv).apply(&mut sealed);
+
+            let p = Program::new(&DIGITS_KS32_128);
+            let k = U128::input(&p);
+            let counter = if clear_counter {
+                U128::constant(&p, BigInt::from(u128::from_be_bytes(iv)))
+            } else {
+                U128::input(&p)
+            };
+            let s = Word::<320, false>::input(&p);
+            let keys: AesRoundKeys = k.aes_key_schedule();
+            p.output(&keys.aes_ctr_decrypt(&counter, &s));
+            let prog = p.build().unwrap();
+            let mut inputs = vec![vec![le(&key)]];
+            if !clear_counter {
+                inputs.push(vec![BigInt::from(u128::from_be_bytes(iv))]);
+            }
+            inputs.push(vec![le(&sealed)]);
+            let out = prog.run_clear(&inputs).unwrap();
+            assert_eq!(
+                out[0][0],
+                le(&data),
+                "case {case}, clear counter {clear_counter}"
+            );
+        }
+    }
+}
+
+/// Round keys as a program's output, fed to a later program as its input:
+/// the schedule paid once per key.
+#[test]
+fn round_keys_carry_from_one_program_to_the_next() {
+    let key: [u8; 16] = *b"hearth-aes-key!!";
+    let iv = [7u8; 16];
+    let data = *b"sixteen bytes ok";
+    let mut sealed = data;
+    AesCtr::new(&key, &iv).apply(&mut sealed);
+
+    let p = Program::new(&DIGITS_KS32_128);
+    p.output(&U128::input(&p).aes_key_schedule());
+    let keys = p.build().unwrap().run_clear(&[vec![le(&key)]]).unwrap();
+
+    let q = Program::new(&DIGITS_KS32_128);
+    let rk = AesRoundKeys::input(&q);
+    let counter = U128::constant(&q, BigInt::from(u128::from_be_bytes(iv)));
+    q.output(&rk.aes_ctr_decrypt(&counter, &U128::input(&q)));
+    let out = q
+        .build()
+        .unwrap()
+        .run_clear(&[keys[0].clone(), vec![le(&sealed)]])
+        .unwrap();
+    assert_eq!(out[0][0], le(&data));
+}
+
+/// Kreyvium with the IV an input and with it clear, against the clear
+/// cipher.
+#[test]
+fn kreyvium_in_a_program_is_kreyvium() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(86);
+    for clear_iv in [false, true] {
+        let (key, iv): ([u8; 16], [u8; 16]) = (rng.gen(), rng.gen());
+        let data: [u8; 8] = rng.gen();
+        let mut sealed = data;
+        Kreyvium::new(&key, &iv).apply(&mut sealed);
+
+        let p = Program::new(&DIGITS_KS32_128);
+        let k = U128::input(&p);
+        let v = if clear_iv {
+            U128::constant(&p, le(&iv))
+        } else {
+            U128::input(&p)
+        };
+        let s = Word::<64, false>::input(&p);
+        p.output(&k.kreyvium_decrypt(&v, &s));
+        let prog = p.build().unwrap();
+        let mut inputs = vec![vec![le(&key)]];
+        if !clear_iv {
+            inputs.push(vec![le(&iv)]);
+        }
+        inputs.push(vec![le(&sealed)]);
+        let out = prog.run_clear(&inputs).unwrap();
+        assert_eq!(out[0][0], le(&data), "clear IV {clear_iv}");
+    }
+}
+
+/// Round keys, keys and counters of the wrong width are refused when the
+/// op is built, with the shape that was expected.
+#[test]
+fn wrong_widths_are_refused_before_anything_runs() {
+    use hearth::api::ops::{Op, WordOp};
+    use hearth::Shape;
+    let word = |bits| {
+        Op::Input(Shape::Word {
+            bits,
+            signed: false,
+        })
+    };
+    let cases = [
+        (64, 128, 1408),  // round keys of 64 bits
+        (1408, 64, 1408), // a counter of 64 bits
+    ];
+    for (keys_bits, counter_bits, expected) in cases {
+        let p = Program::new(&DIGITS_KS32_128);
+        let keys = p.push(word(keys_bits)).unwrap()[0];
+        let counter = p.push(word(counter_bits)).unwrap()[0];
+        let sealed = p.push(word(128)).unwrap()[0];
+        let err = p
+            .push(Op::Word(WordOp::AesCtr(keys, counter, sealed)))
+            .unwrap_err();
+        let want = if keys_bits != expected { expected } else { 128 };
+        assert!(
+            matches!(
+                err,
+                Error::ShapeMismatch { expected: Shape::Word { bits, signed: false }, .. } if bits == want
+            ),
+            "{err:?}"
+        );
+    }
+    let p = Program::new(&DIGITS_KS32_128);
+    let key = p.push(word(127)).unwrap()[0];
+    let err = p.push(Op::Word(WordOp::AesKeySchedule(key))).unwrap_err();
+    assert!(matches!(err, Error::ShapeMismatch { .. }), "{err:?}");
+}
+
+/// A program that would use one keystream twice (the same round keys and
+/// overlapping clear counter blocks, across the 128-bit wrap too; the same
+/// Kreyvium key and IV) is refused with `KeystreamReused`; adjacent blocks
+/// and other IVs are not.
+#[test]
+fn a_keystream_used_twice_is_refused() {
+    let aes = |first: u128, second: u128| {
+        let p = Program::new(&DIGITS_KS32_128);
+        let keys = U128::input(&p).aes_key_schedule();
+        // Two blocks each.
+        for c in [first, second] {
+            let counter = U128::constant(&p, BigInt::from(c));
+            p.output(&keys.aes_ctr_decrypt(&counter, &Word::<256, false>::input(&p)));
+        }
+        p.build().map(|_| ())
+    };
+    assert!(aes(10, 12).is_ok());
+    assert!(aes(12, 10).is_ok());
+    for (a, b) in [(10, 11), (10, 10), (11, 10), (u128::MAX, 0), (0, u128::MAX)] {
+        let e = aes(a, b).unwrap_err();
+        assert!(matches!(e, Error::KeystreamReused(_)), "{a} {b}: {e:?}");
+    }
+    assert!(aes(u128::MAX, 1).is_ok());
+
+    let kreyvium = |first: u128, second: u128| {
+        let p = Program::new(&DIGITS_KS32_128);
+        let k = U128::input(&p);
+        for iv in [first, second] {
+            let iv = U128::constant(&p, BigInt::from(iv));
+            p.output(&k.kreyvium_decrypt(&iv, &Word::<8, false>::input(&p)));
+        }
+        p.build().map(|_| ())
+    };
+    assert!(kreyvium(1, 2).is_ok());
+    let e = kreyvium(5, 5).unwrap_err();
+    assert!(matches!(e, Error::KeystreamReused(_)), "{e:?}");
+}
