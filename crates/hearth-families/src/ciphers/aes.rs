@@ -4,7 +4,7 @@
 //! Everything but the S-box is linear over GF(2), so it is free: a bit is
 //! carried as a sum of clean bits ([`Lin`]) through ShiftRows, MixColumns
 //! and AddRoundKey, and only read by a bootstrap where a product needs it.
-//! The S-box works in the tower field ([`super::tower`]), with the parity
+//! The S-box works in the tower field (`ciphers/tower.rs`), with the parity
 //! gate ([`crate::bits::parity`]) doing each step's products and the XORs
 //! around them in one bootstrap:
 //!
@@ -13,12 +13,14 @@
 //! * 9: `theta = LAMBDA h^2 + h l + l^2`, nine products of forms, four of
 //!   them taking the linear part and the other products with them, so
 //!   `theta` comes out as four clean bits;
-//! * about 11: `theta`'s inverse and the XOR of its bits, each a sum of
-//!   functions of three of `theta`'s bits;
+//! * 9: `theta`'s inverse and the XOR of its bits, each a sum of
+//!   functions of three of `theta`'s bits, some taking an earlier one as
+//!   part of their parity ([`inverse_plan`]);
 //! * 18: the products `h / theta` and `l / theta`, the same way.
 //!
-//! That is about 57 bootstraps per S-box with every output a clean bit's
-//! sum, where one gate at a time pays for every XOR too. The last round
+//! That is 53 bootstraps per S-box with every output a sum of clean bits
+//! (a block: 8 752 with the last round's reads and the splits of heavy
+//! sums), where one gate at a time pays for every XOR too. The last round
 //! has no MixColumns: its S-boxes' outputs, with the round key and the
 //! owner's ciphertext bit, are read once more to give clean data bits.
 
