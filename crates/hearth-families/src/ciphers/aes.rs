@@ -15,7 +15,7 @@
 //!   `theta` comes out as four clean bits;
 //! * 9: `theta`'s inverse and the XOR of its bits, each a sum of
 //!   functions of three of `theta`'s bits, some taking an earlier one as
-//!   part of their parity ([`inverse_plan`]);
+//!   part of their parity (the order found by search);
 //! * 18: the products `h / theta` and `l / theta`, the same way.
 //!
 //! That is 53 bootstraps per S-box with every output a sum of clean bits
