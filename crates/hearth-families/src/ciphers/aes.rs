@@ -70,6 +70,11 @@ impl Lin {
         self.one ^= other.one;
     }
 
+    /// The XOR of clean bits.
+    fn of_all(wires: impl IntoIterator<Item = Wire>) -> Lin {
+        Lin::sum(&wires.into_iter().map(Lin::of).collect::<Vec<_>>())
+    }
+
     /// The XOR of `lins`.
     fn sum<'a>(lins: impl IntoIterator<Item = &'a Lin>) -> Lin {
         let mut s = Lin::default();
@@ -326,15 +331,7 @@ pub fn sbox(b: &mut CircuitBuilder, x: &[Lin; 8]) -> Result<[Lin; 8], Error> {
     let linear: Vec<Lin> = tw
         .theta_linear
         .iter()
-        .map(|&mask| {
-            Lin::sum(
-                (0..8)
-                    .filter(|&j| (mask >> j) & 1 == 1)
-                    .map(|j| Lin::of(single(j)))
-                    .collect::<Vec<_>>()
-                    .iter(),
-            )
-        })
+        .map(|&mask| Lin::of_all((0..8).filter(|&j| (mask >> j) & 1 == 1).map(single)))
         .collect();
     let theta = sums_of_products(b, &rows, &linear, &|k| vec![high[k], low[k]])?;
     let theta: [Wire; 4] = theta.try_into().expect("four bits");
@@ -363,12 +360,10 @@ pub fn sbox(b: &mut CircuitBuilder, x: &[Lin; 8]) -> Result<[Lin; 8], Error> {
     })?;
     let out: Vec<Wire> = out_l.into_iter().chain(out_h).collect();
     Ok(std::array::from_fn(|i| {
-        let mut s = Lin::sum(
+        let mut s = Lin::of_all(
             (0..8)
                 .filter(|&j| (tw.out_map[i] >> j) & 1 == 1)
-                .map(|j| Lin::of(out[j]))
-                .collect::<Vec<_>>()
-                .iter(),
+                .map(|j| out[j]),
         );
         s.add(&Lin::constant((AFFINE_CONSTANT >> i) & 1 == 1));
         s
@@ -520,23 +515,24 @@ pub fn keystream_block(
     Ok(state)
 }
 
-/// The data under one block of the owner's ciphertext: `ciphertext` XOR
-/// `AES_k(counter)`, as 128 clean bits (0 or 2) in the ciphertext's bit
-/// order: [`keystream_block`], and each bit with the ciphertext's read
-/// once.
+/// The data under one block of the owner's ciphertext (128 bits, or
+/// fewer for a message's last block): `ciphertext` XOR `AES_k(counter)`,
+/// as clean bits (0 or 2) in the ciphertext's bit order: [`keystream_block`],
+/// and each bit with the ciphertext's read once.
 pub fn decrypt_block(
     b: &mut CircuitBuilder,
     keys: &[Vec<Wire>],
     counter: &[Lin],
     ciphertext: &[Lin],
 ) -> Result<Vec<Wire>, Error> {
-    if ciphertext.len() != 8 * BLOCK {
+    if ciphertext.len() > 8 * BLOCK {
         return Err(Error::Config(format!(
             "an AES block is 128 bits, not {}",
             ciphertext.len()
         )));
     }
     let mut state = keystream_block(b, keys, counter)?;
+    state.truncate(ciphertext.len());
     add(&mut state, ciphertext);
     state.iter().map(|l| l.clean(b)).collect()
 }

@@ -110,9 +110,10 @@ impl State {
             Op::Word(WordOp::Kreyvium(key, iv, sealed)) => (false, *key, *iv, *sealed),
             _ => return Ok(()),
         };
-        let clear = |id: ValueId, st: &mut State| -> Option<u128> {
-            let v = st.values.get(id.0 as usize)?.clone();
-            v.wires()
+        let clear = |id: ValueId, st: &State| -> Option<u128> {
+            st.values
+                .get(id.0 as usize)?
+                .wires()
                 .iter()
                 .enumerate()
                 .try_fold(0u128, |acc, (i, &w)| {

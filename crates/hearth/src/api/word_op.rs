@@ -414,12 +414,7 @@ op_table! {
             let mut out = Vec::with_capacity(data.len());
             for (j, chunk) in data.wires().chunks(128).enumerate() {
                 let block = counter_block(b, counter, j)?;
-                let stream = aes::keystream_block(b, &keys, &block)?;
-                for (s, &c) in stream.iter().zip(chunk) {
-                    let mut bit = s.clone();
-                    bit.add(&aes::Lin::of(c));
-                    out.push(bit.clean(b)?);
-                }
+                out.extend(aes::decrypt_block(b, &keys, &block, &aes::wire_bits(chunk))?);
             }
             one(Bits::from_vec(out), false)
         }
