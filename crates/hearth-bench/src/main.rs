@@ -36,6 +36,7 @@ mod tfhe;
 #[cfg(feature = "tfhe-pbs-stats")]
 mod tfhe_pbs;
 mod transcipher;
+mod uploads;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -381,6 +382,18 @@ enum Which {
         #[command(flatten)]
         json: JsonOut,
     },
+    /// Upload sizes for `--bytes` of data: full LWE, the client key's
+    /// seeded list, the public key's compact list, transciphered (the
+    /// AES-128-CTR ciphertext in the clear), and the one-time key.
+    Uploads {
+        /// Bytes of data (u8 values), 1 to 8192.
+        #[arg(long, value_name = "N", default_value_t = 1024)]
+        bytes: usize,
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        json: JsonOut,
+    },
     /// Issue 84's study of cheaper bootstraps: each circuit's bootstraps
     /// by the margin and weight they need, second keys under the main
     /// key's GLWE key (budgets, one KS-PBS each, alternating), and the
@@ -717,6 +730,11 @@ fn run(which: Which) -> Result<(), Error> {
             seed,
             json: json.json,
         }),
+        Which::Uploads {
+            bytes,
+            params,
+            json,
+        } => crate::uploads::uploads(params.params, bytes, json.json.as_deref()),
         Which::Budgets { samples, json } => crate::budgets::budgets(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {

@@ -155,6 +155,11 @@ pub struct TutorialRegression;
 #[doc = include_str!("../../../docs/tutorials/argmax.md")]
 pub struct TutorialArgmax;
 
+/// `docs/tutorials/sensor.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/tutorials/sensor.md")]
+pub struct TutorialSensor;
+
 /// `docs/tutorials/arm.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/tutorials/arm.md")]

@@ -43,6 +43,12 @@ pub struct Args {
     /// parts with `hearth combine`). Default: every input.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     only: Vec<String>,
+    /// Send these inputs in the clear, comma-separated: public values such
+    /// as a symmetric ciphertext and its counter or IV (transciphering),
+    /// one value's bytes each; the server reads them as trivial
+    /// ciphertexts. Default: none (every input encrypted).
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    clear: Vec<String>,
     /// A JSON object of inputs by name: a number (or decimal string) per
     /// scalar, nested arrays per tensor (default: none; every input then
     /// comes from --input).
@@ -165,8 +171,23 @@ pub fn run(args: Args) -> Result<(), Error> {
             )));
         }
     }
+    for name in &args.clear {
+        if !chosen.iter().any(|p| &p.name == name) {
+            return Err(Error::Config(format!(
+                "--clear {name}: not one of the inputs encrypted here ({})",
+                names(chosen)
+            )));
+        }
+    }
     let clear = crate::values::read_inputs(chosen, args.values.as_deref(), &args.inputs)?;
-    let bundle = key.encrypt_bundle(chosen, &clear)?;
+    let bundle = Bundle::with_clear_values(
+        key.params().id,
+        key.key_id(),
+        chosen,
+        &clear,
+        &args.clear,
+        |ps, vs| key.encrypt_bundle(ps, vs),
+    )?;
     if chosen.len() == sig.len() {
         prog.check_bundle(&bundle)?;
     }
@@ -183,8 +204,13 @@ pub fn run(args: Args) -> Result<(), Error> {
             names(sig)
         )
     };
+    let clear_note = if args.clear.is_empty() {
+        String::new()
+    } else {
+        format!(", {} in the clear", args.clear.join(","))
+    };
     println!(
-        "{count} values of {what} encrypted {} {} to {} ({} bytes)",
+        "{count} values of {what} encrypted{clear_note} {} {} to {} ({} bytes)",
         key.named(),
         key.key_id(),
         out.display(),

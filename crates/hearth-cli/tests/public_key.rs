@@ -658,3 +658,81 @@ fn the_help_names_the_public_key_and_combine() {
         }
     }
 }
+
+/// `encrypt --clear`: a data owner sends its sealed values in the clear
+/// (two bytes per `u16`) beside an encrypted pad; `run` reads them as
+/// trivial ciphertexts and the decrypted result is Rust's; the bundle is
+/// smaller than the same inputs all encrypted. A name that is not one of
+/// the inputs encrypted here is refused.
+#[test]
+fn clear_inputs_travel_beside_encrypted_ones() {
+    use hearth::api::U16;
+    let d = dir("clear-inputs");
+    let keys = keygen(&d, "keys");
+    let p = Program::new(&DIGITS_128);
+    let pad = U16::input(&p);
+    let sealed: Vec<U16> = (0..4).map(|_| U16::input(&p)).collect();
+    let sum = sealed
+        .iter()
+        .fold(U16::constant(&p, 0u16), |acc, s| &acc + &(s ^ &pad));
+    p.output(&sum);
+    let prog = d.join("pad.hprog");
+    p.build()
+        .unwrap()
+        .with_signature(&[("pad", &[]), ("sealed", &[4])], &[("sum", &[])])
+        .unwrap()
+        .save(&prog)
+        .unwrap();
+    let (pad, data) = (0xb3a1u16, [40_000u16, 31, 65_535, 1_234]);
+    let values = d.join("values.json");
+    let sealed: Vec<u16> = data.iter().map(|x| x ^ pad).collect();
+    std::fs::write(
+        &values,
+        serde_json::json!({"pad": pad, "sealed": sealed}).to_string(),
+    )
+    .unwrap();
+    let public = keys.join("public.key");
+    let encrypt = |extra: &[&str], out: &Path| {
+        let mut args = vec!["encrypt", "--public-key", s(&public), "--program", s(&prog)];
+        args.extend_from_slice(extra);
+        args.extend(["--values", s(&values), "--out", s(out)]);
+        ok(&args)
+    };
+    let (clear, all) = (d.join("clear.hb"), d.join("all.hb"));
+    let said = encrypt(&["--clear", "sealed"], &clear);
+    assert!(said.contains("sealed in the clear"), "{said}");
+    encrypt(&[], &all);
+    let len = |f: &Path| std::fs::metadata(f).unwrap().len();
+    // 64 ciphertext bodies fewer (8 bytes each), 8 bytes of values more.
+    assert!(
+        len(&clear) + 400 < len(&all),
+        "{} vs {}",
+        len(&clear),
+        len(&all)
+    );
+    let got = run_and_decrypt(
+        &d,
+        &keys.join("server.key"),
+        &prog,
+        &clear,
+        &keys.join("client.key"),
+    );
+    let want = data.iter().fold(0u16, |a, &x| a.wrapping_add(x));
+    assert_eq!(got, serde_json::json!({ "sum": want }));
+    refused(
+        &[
+            "encrypt",
+            "--public-key",
+            s(&public),
+            "--program",
+            s(&prog),
+            "--clear",
+            "nothing",
+            "--values",
+            s(&values),
+            "--out",
+            s(&clear),
+        ],
+        "--clear nothing: not one of the inputs",
+    );
+}

@@ -190,3 +190,46 @@ fn a_keystream_used_twice_is_refused() {
     let e = kreyvium(5, 5).unwrap_err();
     assert!(matches!(e, Error::KeystreamReused(_)), "{e:?}");
 }
+
+/// The data owner's symmetric ciphertext travels in the clear: a bundle
+/// joins an encrypted pad (the key's part, sent once) and the sealed
+/// bytes as a clear part of one byte per byte. The server reads the clear
+/// part as trivial ciphertexts, which flow through XORs and bootstrapped
+/// additions like any input, encrypted on an insecure test set.
+#[test]
+fn sealed_bytes_arrive_in_the_clear_and_compute_encrypted() {
+    use hearth::api::U16;
+    use hearth::backend::CpuBackend;
+    use hearth::{Bundle, ClientKey, INSECURE_TEST_BITS};
+    let client = ClientKey::generate(&INSECURE_TEST_BITS);
+    let server = client.server_key();
+    let p = Program::new(&INSECURE_TEST_BITS);
+    let pad = U16::input(&p);
+    let sealed = U16::input(&p);
+    let data = &sealed ^ &pad;
+    p.output(&(&data + &U16::constant(&p, BigInt::from(1))));
+    let prog = p.build().unwrap();
+    let inputs = &prog.signature().inputs;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(86);
+    let cpu = CpuBackend::new(&server, Some(2)).unwrap();
+    for _ in 0..3 {
+        let (pad, plain): (u16, u16) = (rng.gen(), rng.gen());
+        let key_part = client
+            .encrypt_bundle(&inputs[..1], &[vec![pad.into()]])
+            .unwrap();
+        let clear = Bundle::clear(
+            INSECURE_TEST_BITS.id,
+            client.key_id(),
+            &inputs[1..],
+            &[vec![(plain ^ pad).into()]],
+        )
+        .unwrap();
+        let clear_len = clear.to_bytes().unwrap().len();
+        let bundle = Bundle::combine([key_part, clear]).unwrap();
+        let out = prog.run_bundle(&cpu, &bundle).unwrap();
+        let got = client.decrypt_bundle(&out).unwrap();
+        assert_eq!(got[0].1, vec![BigInt::from(plain.wrapping_add(1))]);
+        // Two bytes of data, the rest the file's header and entry.
+        assert!(clear_len < 120, "{clear_len} bytes");
+    }
+}

@@ -282,24 +282,40 @@ impl ServerKey {
 
     /// A trivial (noiseless, unencrypted) ciphertext of `value`.
     pub fn trivial(&self, value: i64) -> Result<Ciphertext, Error> {
-        let p = self.params();
-        let digit = digit_from_i64(p, value)?;
-        let lwe = allocate_and_trivially_encrypt_new_lwe_ciphertext(
-            p.big_lwe_dimension().to_lwe_size(),
-            Plaintext(digit.wrapping_mul(p.delta())),
-            CiphertextModulus::new_native(),
-        );
-        Ok(Ciphertext {
-            params: self.data.params,
-            key_id: self.data.key_id,
-            lwe,
-        })
+        let mut cts = trivial_ciphertexts(self.data.params, self.data.key_id, &[value])?;
+        Ok(cts.pop().expect("one digit, one ciphertext"))
     }
 
     /// Checks that `ct` was made under this key.
     pub fn check(&self, ct: &Ciphertext) -> Result<(), Error> {
         ct.check_owner(self.data.params, self.data.key_id)
     }
+}
+
+/// Trivial (noiseless, unencrypted) ciphertexts of `digits` under
+/// `params`, labelled with `key_id`: values a bundle carries in the clear.
+pub(crate) fn trivial_ciphertexts(
+    params: ParamsId,
+    key_id: KeyId,
+    digits: &[i64],
+) -> Result<Vec<Ciphertext>, Error> {
+    let p = params.params();
+    digits
+        .iter()
+        .map(|&d| {
+            let digit = digit_from_i64(p, d)?;
+            let lwe = allocate_and_trivially_encrypt_new_lwe_ciphertext(
+                p.big_lwe_dimension().to_lwe_size(),
+                Plaintext(digit.wrapping_mul(p.delta())),
+                CiphertextModulus::new_native(),
+            );
+            Ok(Ciphertext {
+                params,
+                key_id,
+                lwe,
+            })
+        })
+        .collect()
 }
 
 /// The ciphertexts of a seeded list under `params` and `key_id`: the masks

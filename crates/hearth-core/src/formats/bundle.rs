@@ -25,10 +25,11 @@ use crate::crypto::files::{
     check_lwe, decode, encode, encoded_len, file_len, inconsistent, read_bytes, write_file,
     FileKind,
 };
-use crate::crypto::keys::{decompress_seeded, Ciphertext, ClientKey, KeyId};
+use crate::crypto::keys::{decompress_seeded, trivial_ciphertexts, Ciphertext, ClientKey, KeyId};
 use crate::crypto::params::ParamsId;
 use crate::crypto::public_key::{CompactList, PublicKey};
 use crate::error::Error;
+use crate::formats::clear::ClearValues;
 use crate::formats::param::{repeated_name, Param};
 
 /// One named value or tensor of a bundle.
@@ -83,6 +84,8 @@ enum List {
     Seeded(Seeded),
     /// Under the public key: a compact list.
     Compact(CompactList),
+    /// In the clear, read by the server as trivial ciphertexts.
+    Clear(ClearValues),
 }
 
 /// Ciphertexts in entry and value order as one seeded LWE list: the
@@ -180,6 +183,10 @@ impl Bundle {
                 List::Compact(list) => list
                     .expand(params, key_id)
                     .expect("compact lists are checked when their bundle is made"),
+                List::Clear(clear) => clear
+                    .digits(&part.params)
+                    .and_then(|digits| trivial_ciphertexts(params, key_id, &digits))
+                    .expect("clear values are checked when their bundle is made"),
             };
             entries
                 .extend(split(&part.params, cts).expect("lists are checked against their entries"));
@@ -437,6 +444,10 @@ fn check_parts(path: &Path, params: ParamsId, parts: &[Part]) -> Result<(), Erro
                 }
                 needed
             }
+            List::Clear(clear) => {
+                clear.values(&part.params).map_err(bad)?;
+                needed
+            }
         };
         if found != needed {
             return Err(inconsistent(
@@ -578,6 +589,77 @@ fn bundle_digits(params: &[Param], values: &[Vec<BigInt>]) -> Result<Vec<i64>, E
         }
     }
     Ok(digits)
+}
+
+impl Bundle {
+    /// A bundle of values in the clear (one list per param, row-major),
+    /// for a program on `params_id` run under the key `key_id`: the server
+    /// reads them, so they must be public, such as a symmetric
+    /// ciphertext and its counter (see `hearth::ciphers`) or constants.
+    /// Each value takes its shape's bytes ([`value_width`]): `n` bytes of
+    /// `u8`s are `n` bytes. Join it with the encrypted inputs by
+    /// [`Bundle::combine`].
+    ///
+    /// [`value_width`]: crate::formats::clear::value_width
+    pub fn clear(
+        params_id: ParamsId,
+        key_id: KeyId,
+        params: &[Param],
+        values: &[Vec<BigInt>],
+    ) -> Result<Bundle, Error> {
+        check_values(params, values)?;
+        let list = List::Clear(ClearValues::encode(params, values)?);
+        Bundle::with_list(params_id, key_id, params, list)
+    }
+}
+
+impl Bundle {
+    /// `values` of `params` (one list per param) as one bundle: the
+    /// params named in `in_clear` in the clear ([`Bundle::clear`]), runs
+    /// of the others encrypted by `encrypt` (a client or public key's
+    /// `encrypt_bundle`), joined in order. A name in `in_clear` that no
+    /// param has is refused.
+    pub fn with_clear_values(
+        params_id: ParamsId,
+        key_id: KeyId,
+        params: &[Param],
+        values: &[Vec<BigInt>],
+        in_clear: &[String],
+        mut encrypt: impl FnMut(&[Param], &[Vec<BigInt>]) -> Result<Bundle, Error>,
+    ) -> Result<Bundle, Error> {
+        check_values(params, values)?;
+        if let Some(name) = in_clear
+            .iter()
+            .find(|n| !params.iter().any(|p| &p.name == *n))
+        {
+            return Err(Error::Dimensions(format!(
+                "no input named {name:?} to send in the clear"
+            )));
+        }
+        let is_clear = |p: &Param| in_clear.contains(&p.name);
+        let mut parts = Vec::new();
+        let mut start = 0;
+        while start < params.len() {
+            let clear = is_clear(&params[start]);
+            let end = start
+                + params[start..]
+                    .iter()
+                    .take_while(|p| is_clear(p) == clear)
+                    .count();
+            let (ps, vs) = (&params[start..end], &values[start..end]);
+            parts.push(if clear {
+                Bundle::clear(params_id, key_id, ps, vs)?
+            } else {
+                encrypt(ps, vs)?
+            });
+            start = end;
+        }
+        if parts.is_empty() {
+            // No params: an empty bundle of the encryption's kind.
+            parts.push(encrypt(params, values)?);
+        }
+        Bundle::combine(parts)
+    }
 }
 
 impl PublicKey {
@@ -936,5 +1018,115 @@ mod tests {
         let e = Bundle::check_bytes_expecting(origin, &forged, b.params(), &all).unwrap_err();
         assert!(e.to_string().contains("compact list"), "{e}");
         assert!(Bundle::from_bytes(origin, &forged).is_err());
+    }
+
+    /// A data owner sends bytes in the clear beside an encrypted part:
+    /// the clear part takes one byte per `u8`, reads back from the file,
+    /// decrypts (as trivial ciphertexts) to its values, and passes the
+    /// server's check. Forged clear bytes (a value out of its shape's
+    /// range, a byte short) are refused before expansion.
+    #[test]
+    fn clear_parts_travel_at_the_size_of_the_data() {
+        let (client, _) = keys(&INSECURE_TEST_BITS);
+        let (id, key) = (client.params().id, client.key_id());
+        let byte = Shape::Word {
+            bits: 8,
+            signed: false,
+        };
+        let twelve = Shape::Word {
+            bits: 12,
+            signed: true,
+        };
+        let secret = [int("k", 3, &[])];
+        let public = [
+            Param::new("data", byte, &[1000]),
+            Param::new("t", twelve, &[2]),
+        ];
+        let data: Vec<BigInt> = (0..1000).map(|i| BigInt::from((i * 37) % 256)).collect();
+        let clear_values = vec![data, vec![BigInt::from(-2048), BigInt::from(2047)]];
+        let clear = Bundle::clear(id, key, &public, &clear_values).unwrap();
+        let alone = clear.to_bytes().unwrap().len();
+        let header_and_names = 200;
+        assert!(alone < 1004 + header_and_names, "{alone} bytes");
+        let encrypted = client.encrypt_bundle(&secret, &[vec![BigInt::from(-5)]]);
+        let joined = Bundle::combine([encrypted.unwrap(), clear.clone()]).unwrap();
+        let all: Vec<Param> = secret.iter().chain(&public).cloned().collect();
+        let bytes = joined.to_bytes().unwrap();
+        let origin = Path::new("joined");
+        Bundle::check_bytes_expecting(origin, &bytes, id, &all).unwrap();
+        let back = Bundle::from_bytes_expecting(origin, &bytes, id, &all).unwrap();
+        let mut want = vec![(secret[0].clone(), vec![BigInt::from(-5)])];
+        want.extend(public.iter().cloned().zip(clear_values.clone()));
+        assert_eq!(client.decrypt_bundle(&back).unwrap(), want);
+        // Trivial ciphertexts: no mask.
+        let t = &back.entries()[2].values[0].cts[0];
+        assert!(t.lwe.get_mask().as_ref().iter().all(|&m| m == 0));
+        // Too many values for the shape, then a byte short.
+        let forge = |bytes: Vec<u8>| {
+            let parts = [Part {
+                params: public[1..].to_vec(),
+                list: List::Clear(serde_forge(bytes)),
+            }];
+            let payload: Written<'_> = Payload::Parts(&parts);
+            encode(origin, FileKind::Bundle, id, key, &payload).unwrap()
+        };
+        for (bytes, says) in [
+            (vec![0xff, 0x07, 0, 0x08], "does not fit"),
+            (vec![0, 0, 0], "bytes of clear values"),
+        ] {
+            let forged = forge(bytes);
+            let e = Bundle::check_bytes_expecting(origin, &forged, id, &public[1..]).unwrap_err();
+            assert!(e.to_string().contains(says), "{e}");
+            assert!(Bundle::from_bytes(origin, &forged).is_err());
+        }
+        // Values out of range are refused when sent.
+        let e = Bundle::clear(id, key, &public[1..], &[vec![4096.into(), 0.into()]]);
+        assert!(matches!(e, Err(Error::DoesNotFit { .. })), "{e:?}");
+    }
+
+    /// Clear and encrypted params interleaved: each run its own part, in
+    /// order, decrypting to every value; the clear values take their bytes
+    /// only; an unknown name is refused.
+    #[test]
+    fn clear_and_encrypted_runs_interleave() {
+        let (client, _) = keys(&INSECURE_TEST_DIGITS);
+        let public = client.public_key().unwrap();
+        let (id, key) = (client.params().id, client.key_id());
+        let all = vec![
+            int("a", 3, &[2]),
+            int("b", 5, &[]),
+            int("c", 4, &[]),
+            int("d", 2, &[3]),
+        ];
+        let values = counting(&all);
+        let clear = ["a".to_string(), "c".to_string(), "d".to_string()];
+        let mixed = Bundle::with_clear_values(id, key, &all, &values, &clear, |ps, vs| {
+            public.encrypt_bundle(ps, vs)
+        })
+        .unwrap();
+        let kinds: Vec<&str> = mixed
+            .parts
+            .as_deref()
+            .unwrap()
+            .iter()
+            .map(|p| match p.list {
+                List::Clear(_) => "clear",
+                List::Compact(_) => "compact",
+                List::Seeded(_) => "seeded",
+            })
+            .collect();
+        assert_eq!(kinds, ["clear", "compact", "clear"]);
+        let back = Bundle::from_bytes(Path::new("m"), &mixed.to_bytes().unwrap()).unwrap();
+        let want: Vec<(Param, Vec<BigInt>)> = all.iter().cloned().zip(values.clone()).collect();
+        assert_eq!(client.decrypt_bundle(&back).unwrap(), want);
+        let e = Bundle::with_clear_values(id, key, &all, &values, &["e".into()], |ps, vs| {
+            client.encrypt_bundle(ps, vs)
+        });
+        assert!(e.unwrap_err().to_string().contains("no input named \"e\""));
+    }
+
+    /// Clear values of raw `bytes`, as a forger writes them.
+    fn serde_forge(bytes: Vec<u8>) -> ClearValues {
+        bincode::deserialize(&bincode::serialize(&bytes).unwrap()).unwrap()
     }
 }

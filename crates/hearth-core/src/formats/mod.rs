@@ -6,6 +6,7 @@
 //! are `hearth::formats::program_file`, beside the programs they rebuild.
 
 pub mod bundle;
+pub mod clear;
 pub mod param;
 pub mod program_head;
 
