@@ -2,7 +2,7 @@
 // and a hearth server's HTTP API (docs/reference/http-api.md), no framework.
 // The secret key stays in this browser: its bytes are kept in IndexedDB, only
 // the compressed server key and encrypted bundles are sent.
-import init, { ClientKey, Program } from "./pkg/hearth_wasm.js";
+import init, { ClientKey, Program, aesCtr, kreyvium } from "./pkg/hearth_wasm.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -239,6 +239,10 @@ page.encryptBase64 = (inputs) => b64(key.encrypt(program, inputs));
 page.publicEncryptBase64 = (inputs) => b64(key.publicKey().encrypt(program, inputs));
 page.decryptBase64 = (bundle) => key.decrypt(unb64(bundle));
 page.lastBase64 = () => ({ bundle: b64(page.last.bundle), result: b64(page.last.result) });
+// A device's side of transciphering: bytes sealed with AES-128-CTR or
+// Kreyvium (base64 in and out).
+page.sealBase64 = (cipher, key, nonce, data) =>
+  b64((cipher === "aes" ? aesCtr : kreyvium)(unb64(key), unb64(nonce), unb64(data)));
 
 async function main() {
   await init();

@@ -109,18 +109,22 @@ impl ClientKey {
     /// ints or bools for scalars, array-likes of the declared shape for
     /// tensors. With `only` (a name or a list of names: a run of
     /// consecutive inputs, in order), just those inputs, for
-    /// ``Bundle.combine``.
-    #[pyo3(signature = (program, *args, only = None, **named))]
+    /// ``Bundle.combine``. With `clear` (a name or a list), those inputs
+    /// travel in the clear, each value in its own bytes, for public values
+    /// such as a transciphered input's sealed bytes and counter.
+    #[pyo3(signature = (program, *args, only = None, clear = None, **named))]
     fn encrypt(
         &self,
         py: Python<'_>,
         program: &CompiledProgram,
         args: &Bound<'_, PyTuple>,
         only: Option<&Bound<'_, PyAny>>,
+        clear: Option<&Bound<'_, PyAny>>,
         named: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bundle> {
         let call = InputCall { args, only, named };
-        encrypt_inputs(py, program, self.inner.params().id, &call, |ps, vs| {
+        let key = (self.inner.params().id, self.inner.key_id());
+        encrypt_inputs(py, program, key, &call, clear, |ps, vs| {
             self.inner.encrypt_bundle(ps, vs)
         })
     }
@@ -185,18 +189,20 @@ impl PublicKey {
     }
 
     /// Encrypts inputs of `program` as ``ClientKey.encrypt`` does (the
-    /// same arguments and `only`), with the public key.
-    #[pyo3(signature = (program, *args, only = None, **named))]
+    /// same arguments, `only` and `clear`), with the public key.
+    #[pyo3(signature = (program, *args, only = None, clear = None, **named))]
     fn encrypt(
         &self,
         py: Python<'_>,
         program: &CompiledProgram,
         args: &Bound<'_, PyTuple>,
         only: Option<&Bound<'_, PyAny>>,
+        clear: Option<&Bound<'_, PyAny>>,
         named: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bundle> {
         let call = InputCall { args, only, named };
-        encrypt_inputs(py, program, self.inner.params().id, &call, |ps, vs| {
+        let key = (self.inner.params().id, self.inner.key_id());
+        encrypt_inputs(py, program, key, &call, clear, |ps, vs| {
             self.inner.encrypt_bundle(ps, vs)
         })
     }
@@ -479,11 +485,21 @@ fn run_of<'p>(inputs: &'p [Param], only: &Bound<'_, PyAny>) -> PyResult<&'p [Par
 pub(crate) fn encrypt_inputs(
     py: Python<'_>,
     program: &CompiledProgram,
-    key_params: ParamsId,
+    (key_params, key_id): (ParamsId, hearth::KeyId),
     call: &InputCall<'_, '_>,
-    encrypt: impl FnOnce(&[Param], &[Vec<BigInt>]) -> hearth::Result<hearth::Bundle> + Send,
+    clear: Option<&Bound<'_, PyAny>>,
+    encrypt: impl FnMut(&[Param], &[Vec<BigInt>]) -> hearth::Result<hearth::Bundle> + Send,
 ) -> PyResult<Bundle> {
     let (params, values) = call.bind(&program.inner().signature().inputs)?;
+    let clear: Vec<String> = match clear {
+        None => Vec::new(),
+        Some(c) => match c.extract::<String>() {
+            Ok(name) => vec![name],
+            Err(_) => c.extract().map_err(|_| {
+                PyTypeError::new_err("clear= takes an input's name or a list of names")
+            })?,
+        },
+    };
     let expected = program.inner().circuit().params();
     if key_params != expected {
         return Err(hearth::Error::ParamsMismatch {
@@ -492,6 +508,10 @@ pub(crate) fn encrypt_inputs(
         })
         .or_raise();
     }
-    let inner = py.detach(|| encrypt(params, &values)).or_raise()?;
+    let inner = py
+        .detach(|| {
+            hearth::Bundle::with_clear_values(key_params, key_id, params, &values, &clear, encrypt)
+        })
+        .or_raise()?;
     Ok(Bundle { inner })
 }

@@ -10,6 +10,7 @@ mod kernels;
 mod keys;
 mod program;
 mod remote;
+mod symmetric;
 mod value;
 
 use pyo3::prelude::*;
@@ -40,6 +41,8 @@ fn backends() -> Vec<&'static str> {
 fn _hearth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parameter_sets, m)?)?;
     m.add_function(wrap_pyfunction!(backends, m)?)?;
+    m.add_function(wrap_pyfunction!(symmetric::aes_ctr, m)?)?;
+    m.add_function(wrap_pyfunction!(symmetric::kreyvium, m)?)?;
     m.add_class::<program::Program>()?;
     m.add_class::<value::Value>()?;
     m.add_function(wrap_pyfunction!(value::_table_ops, m)?)?;

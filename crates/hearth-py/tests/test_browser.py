@@ -228,6 +228,17 @@ def test_the_page_predicts_exactly_and_bundles_cross_to_native_hearth(
     x = patients[6]
     assert decrypt_there(driver, key.encrypt(program, x=[x])) == {"x": [x]}
 
+    # The device's ciphers in the browser are the native ones.
+    seal_key, nonce, data = b"sixteen byte key", bytes(range(16)), b"readings, sealed in a page"
+    for cipher, native in (("aes", hearth.aes_ctr), ("kreyvium", hearth.kreyvium)):
+        args = [base64.b64encode(b).decode() for b in (seal_key, nonce, data)]
+        sealed = driver.execute_script(
+            "return window.hearth.sealBase64(arguments[0], arguments[1], arguments[2], arguments[3])",
+            cipher,
+            *args,
+        )
+        assert base64.b64decode(sealed) == native(seal_key, nonce, data), cipher
+
     # Values the program cannot take are refused by name, in the browser.
     refusals = {
         "{x: [[128, 0, 0, 0, 0, 0, 0, 0, 0, 0]]}": "does not fit",

@@ -13,10 +13,12 @@
 //! book's chapter "The browser client".
 
 mod js;
+pub mod seal;
 pub mod values;
 
 use std::path::Path;
 
+use hearth_core::crypto::keys::KeyId;
 use hearth_core::crypto::params::ParameterSet;
 use hearth_core::formats::{Bundle, Param, ProgramSummary};
 use num_bigint::BigInt;
@@ -190,13 +192,18 @@ impl ClientKey {
 
     /// Encrypts the inputs of `program` (an object with one property per
     /// input: a scalar, or arrays nested as its dims) into bundle file
-    /// bytes, ready to submit with the program.
+    /// bytes, ready to submit with the program. The inputs named in
+    /// `clear` travel in the clear, each value in its own bytes: public
+    /// values only, such as sealed bytes and their counter
+    /// ([`aes_ctr`]).
     pub fn encrypt(
         &self,
         program: &Program,
         #[wasm_bindgen(unchecked_param_type = "Inputs")] inputs: JsValue,
+        clear: Option<Vec<String>>,
     ) -> Result<Vec<u8>, JsError> {
-        encrypt_inputs(self.inner.params(), program, &inputs, |p, v| {
+        let key = (self.inner.params(), self.inner.key_id());
+        encrypt_inputs(key, program, &inputs, clear, |p, v| {
             self.inner.encrypt_bundle(p, v)
         })
     }
@@ -217,12 +224,14 @@ impl ClientKey {
 }
 
 /// `program`'s inputs checked and ordered, encrypted by `encrypt` (a
-/// client or a public key of the set `key`) into bundle file bytes.
+/// client or a public key of the set and key `key`) into bundle file
+/// bytes, those named in `clear` in the clear.
 fn encrypt_inputs(
-    key: &ParameterSet,
+    (key, key_id): (&ParameterSet, KeyId),
     program: &Program,
     inputs: &JsValue,
-    encrypt: impl FnOnce(&[Param], &[Vec<BigInt>]) -> hearth_core::Result<Bundle>,
+    clear: Option<Vec<String>>,
+    encrypt: impl FnMut(&[Param], &[Vec<BigInt>]) -> hearth_core::Result<Bundle>,
 ) -> Result<Vec<u8>, JsError> {
     let theirs = program.summary.params.params();
     if theirs.name != key.name {
@@ -233,9 +242,26 @@ fn encrypt_inputs(
     }
     let params = &program.summary.signature.inputs;
     let values = order_inputs(params, named(inputs)?).map_err(error)?;
-    encrypt(params, &values)
+    let clear = clear.unwrap_or_default();
+    Bundle::with_clear_values(key.id, key_id, params, &values, &clear, encrypt)
         .and_then(|b| b.to_bytes())
         .map_err(error)
+}
+
+/// AES-128 in counter mode: `data` XORed with the keystream of `key`
+/// from the counter block `counter` (16 bytes each; the block counts as
+/// a 128-bit big-endian number). Encrypts and decrypts alike; never use
+/// one key and counter block twice.
+#[wasm_bindgen(js_name = aesCtr)]
+pub fn aes_ctr(key: &[u8], counter: &[u8], data: &[u8]) -> Result<Vec<u8>, JsError> {
+    seal::aes_ctr(key, counter, data).map_err(|e| JsError::new(&e))
+}
+
+/// Kreyvium: `data` XORed with the keystream of `key` and `iv` (16 bytes
+/// each). Encrypts and decrypts alike; never use one key and IV twice.
+#[wasm_bindgen]
+pub fn kreyvium(key: &[u8], iv: &[u8], data: &[u8]) -> Result<Vec<u8>, JsError> {
+    seal::kreyvium(key, iv, data).map_err(|e| JsError::new(&e))
 }
 
 /// Refuses a key of a test set read from bytes: no front end takes one.
@@ -283,13 +309,16 @@ impl PublicKey {
         self.inner.params().name.into()
     }
 
-    /// Encrypts the inputs of `program` as [`ClientKey::encrypt`] does.
+    /// Encrypts the inputs of `program` as [`ClientKey::encrypt`] does
+    /// (`clear` too).
     pub fn encrypt(
         &self,
         program: &Program,
         #[wasm_bindgen(unchecked_param_type = "Inputs")] inputs: JsValue,
+        clear: Option<Vec<String>>,
     ) -> Result<Vec<u8>, JsError> {
-        encrypt_inputs(self.inner.params(), program, &inputs, |p, v| {
+        let key = (self.inner.params(), self.inner.key_id());
+        encrypt_inputs(key, program, &inputs, clear, |p, v| {
             self.inner.encrypt_bundle(p, v)
         })
     }

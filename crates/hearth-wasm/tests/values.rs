@@ -123,3 +123,35 @@ fn javascript_types_follow_the_value_type() {
         signed: false
     }));
 }
+
+/// The page's ciphers: SP 800-38A's CTR-AES128 first block, the Kreyvium
+/// authors' first vector, both their own inverses; wrong lengths refused.
+#[test]
+fn the_page_seals_with_aes_ctr_and_kreyvium() {
+    use hearth_wasm::seal::{aes_ctr, kreyvium};
+    let hex = |s: &str| -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let (key, counter) = (
+        hex("2b7e151628aed2a6abf7158809cf4f3c"),
+        hex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"),
+    );
+    let plain = hex("6bc1bee22e409f96e93d7e117393172a");
+    let sealed = aes_ctr(&key, &counter, &plain).unwrap();
+    assert_eq!(sealed, hex("874d6191b620e3261bef6864990db6ce"));
+    assert_eq!(aes_ctr(&key, &counter, &sealed).unwrap(), plain);
+    assert_eq!(
+        kreyvium(&[0; 16], &[0; 16], &[0; 8]).unwrap(),
+        hex("26dcf1f4bc0f1922")
+    );
+    assert_eq!(
+        aes_ctr(&key[..15], &counter, &plain).unwrap_err(),
+        "the key must be 16 bytes, not 15"
+    );
+    assert!(kreyvium(&key, &counter[1..], &plain)
+        .unwrap_err()
+        .contains("the IV must be 16 bytes"));
+}

@@ -36,6 +36,18 @@ def backends() -> list[str]:
     ``"gpu"`` in a wheel built with the ``gpu`` feature on a machine with
     a usable CUDA device."""
 
+def aes_ctr(key: bytes, counter: bytes, data: bytes) -> bytes:
+    """AES-128 in counter mode: `data` XORed with the keystream of `key`
+    from the counter block `counter` (16 bytes: a 128-bit big-endian
+    counter, one step per 16-byte block, wrapping at 2^128). Encrypts and
+    decrypts alike. Never use one key and counter block twice: each
+    message starts after the last block of the one before."""
+
+def kreyvium(key: bytes, iv: bytes, data: bytes) -> bytes:
+    """Kreyvium: `data` XORed with the keystream of `key` and `iv` (16
+    bytes each). Encrypts and decrypts alike. Never use one key and IV
+    twice."""
+
 class HearthError(Exception):
     """Base class of every hearth error."""
 
@@ -340,7 +352,12 @@ class ClientKey:
         decrypt (hand it to data owners). ``ParamsError`` on a set
         without one (``GATES_128``)."""
     def encrypt(
-        self, program: CompiledProgram, *args: Any, only: _Only = None, **named: Any
+        self,
+        program: CompiledProgram,
+        *args: Any,
+        only: _Only = None,
+        clear: _Only = None,
+        **named: Any,
     ) -> Bundle:
         """Encrypts the inputs of `program`: positional arguments in the
         order the inputs were declared, then keyword arguments by input
@@ -350,7 +367,11 @@ class ClientKey:
         With `only` (a name or a list of names: a run of consecutive
         inputs, in the program's order), just those inputs: one data
         owner's part, which ``Bundle.combine`` joins with the others'.
-        (An input named ``only`` or ``program`` is given by position.)
+        With `clear` (a name or a list of names), those inputs travel in
+        the clear, each value in its own bytes: public values only, such
+        as a transciphered input's sealed bytes and counter (see
+        ``aes_ctr``). (An input named ``only``, ``clear`` or ``program`` is
+        given by position.)
         ``ShapeError`` for missing, unknown or repeated inputs,
         ``KeyMismatchError`` for a program on another parameter set."""
     def decrypt(self, bundle: Bundle) -> Any:
@@ -379,11 +400,16 @@ class PublicKey:
         """Whether it is kept as a seed and a body (what its file then
         holds)."""
     def encrypt(
-        self, program: CompiledProgram, *args: Any, only: _Only = None, **named: Any
+        self,
+        program: CompiledProgram,
+        *args: Any,
+        only: _Only = None,
+        clear: _Only = None,
+        **named: Any,
     ) -> Bundle:
         """Encrypts inputs of `program` as ``ClientKey.encrypt`` does (the
-        same arguments, `only` for one data owner's inputs), with the
-        public key."""
+        same arguments, `only` for one data owner's inputs, `clear` for
+        public ones), with the public key."""
 
 class ServerKey:
     """The evaluation key a server runs programs with: bootstrap and
