@@ -55,8 +55,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE.json")]
     values: Option<PathBuf>,
     /// One input from its own file: NAME=FILE.npy (int64, the input's
-    /// dims), NAME=FILE.csv (a header line, then rows) or NAME=FILE.json.
-    /// Repeat for each input (default: none).
+    /// dims), NAME=FILE.csv (a header line, then rows), NAME=FILE.json or
+    /// NAME=FILE.bin (raw bytes: each value little-endian in its type's
+    /// bytes, as `hearth seal` writes sealed bytes). Repeat for each input
+    /// (default: none).
     #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_named_file)]
     inputs: Vec<(String, PathBuf)>,
     /// The bundle to write.

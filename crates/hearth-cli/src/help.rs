@@ -14,6 +14,7 @@ pub const VALUE_NAMES: &[(&str, &str)] = &[
         "seconds, or with a unit: 400us, 500ms, 300s, 5min, 2h, 7d",
     ),
     ("NAME", "a name"),
+    ("HEX", "hexadecimal digits"),
     ("FILE", "a file"),
     ("FILE.json", "a JSON file"),
     ("FILE.svg", "an SVG file"),

@@ -23,6 +23,7 @@ mod job_status;
 mod keygen;
 mod remote;
 mod run;
+mod seal;
 mod server;
 mod submit;
 mod values;
@@ -59,6 +60,10 @@ enum Command {
     /// Join the bundles of several data owners (`encrypt --only`) into
     /// one bundle for the program, in the order of its inputs.
     Combine(combine::Args),
+    /// Seal bytes with AES-128-CTR or Kreyvium on the data owner's side
+    /// (transciphering): sent in the clear (`encrypt --clear`), turned
+    /// into encrypted words by the program.
+    Seal(seal::Args),
     /// Run a program on a bundle of encrypted inputs (server side: server key only).
     Run(run::Args),
     /// Decrypt a bundle to clear values (client side).
@@ -133,6 +138,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(args),
         Command::Encrypt(args) => encrypt::run(args),
         Command::Combine(args) => combine::run(args),
+        Command::Seal(args) => seal::run(args),
         Command::Run(args) => run::run(args),
         Command::Decrypt(args) => decrypt::run(args),
         Command::Inspect(args) => inspect::run(args),

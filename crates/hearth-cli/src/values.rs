@@ -26,7 +26,7 @@ fn bad(path: &Path, reason: impl Into<String>) -> Error {
 }
 
 /// Reads the values of every param: `json` holds any of them by name,
-/// `files` (`NAME=FILE.npy|csv|json`) one each; every param must be given
+/// `files` (`NAME=FILE.npy|csv|json|bin`) one each; every param must be given
 /// exactly once.
 pub fn read_inputs(
     params: &[Param],
@@ -113,7 +113,13 @@ fn read_file(path: &Path, p: &Param) -> Result<Vec<BigInt>, Error> {
                 .map_err(|e| bad(path, e.to_string()))?;
             return from_json(path, &v, p);
         }
-        _ => return Err(bad(path, "values are read from .json, .npy or .csv files")),
+        "bin" => return read_bin(path, p),
+        _ => {
+            return Err(bad(
+                path,
+                "values are read from .json, .npy, .csv or .bin files",
+            ))
+        }
     };
     let n = p.count()?;
     // NPY keeps its dims (a 1 x n CSV table fits dims [n], and so on).
@@ -127,6 +133,27 @@ fn read_file(path: &Path, p: &Param) -> Result<Vec<BigInt>, Error> {
         )));
     }
     Ok(tensor.data().iter().map(|&v| BigInt::from(v)).collect())
+}
+
+/// Raw bytes: each value of `p` in its shape's bytes, little-endian (a
+/// `u8` per byte; a `Word<128>` in 16), as sealed bytes are kept.
+fn read_bin(path: &Path, p: &Param) -> Result<Vec<BigInt>, Error> {
+    let width = hearth::formats::clear::value_width(p.shape);
+    let want = p.count()?.saturating_mul(width);
+    let io = |source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(io)?.len();
+    if len != want as u64 {
+        return Err(Error::Dimensions(format!(
+            "{}: {len} bytes, input {} ({p}) takes {want} ({width} per value)",
+            path.display(),
+            p.name
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    hearth::formats::clear::values_from_bytes(p, &bytes)
 }
 
 /// A nested JSON array of exactly `p.dims` (a number for a scalar),

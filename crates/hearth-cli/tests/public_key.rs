@@ -736,3 +736,159 @@ fn clear_inputs_travel_beside_encrypted_ones() {
         "--clear nothing: not one of the inputs",
     );
 }
+
+/// A device's upload from the command line: `seal` writes the sealed
+/// bytes and the clear inputs' values, `encrypt --clear` sends them in the
+/// clear beside the key from its raw file (`--input aes_key=FILE.bin`,
+/// public key), and the values the program receives, run on the clear
+/// backend, transcipher to the data (AES and Kreyvium). `seal` unseals
+/// too, names the next counter block, and refuses a bad key or nonce.
+#[test]
+fn seal_then_encrypt_in_the_clear() {
+    use hearth::api::{Word, U128};
+    use num_bigint::BigInt;
+    let d = dir("seal");
+    let keys = keygen(&d, "keys");
+    let key_file = d.join("aes-key.bin");
+    std::fs::write(&key_file, b"a device's key!!").unwrap();
+    let data: Vec<u8> = (0..20u8).map(|i| i.wrapping_mul(37)).collect();
+    std::fs::write(d.join("data.bin"), &data).unwrap();
+    let nonce = "000000000000000000000000fffffffe";
+    for cipher in ["aes", "kreyvium"] {
+        let p = Program::new(&DIGITS_128);
+        let key = U128::input(&p);
+        let (nonce_in, sealed) = (U128::input(&p), Word::<160, false>::input(&p));
+        p.output(&match cipher {
+            "aes" => key.aes_key_schedule().aes_ctr_decrypt(&nonce_in, &sealed),
+            _ => key.kreyvium_decrypt(&nonce_in, &sealed),
+        });
+        let prog = p
+            .build()
+            .unwrap()
+            .with_signature(
+                &[("aes_key", &[]), ("counter", &[]), ("sealed", &[])],
+                &[("data", &[])],
+            )
+            .unwrap();
+        let prog_file = d.join(format!("{cipher}.hprog"));
+        prog.save(&prog_file).unwrap();
+        let (sealed, json) = (d.join("sealed.bin"), d.join("sealed.json"));
+        let said = ok(&[
+            "seal",
+            "--cipher",
+            cipher,
+            "--key",
+            s(&key_file),
+            "--nonce",
+            nonce,
+            "--in",
+            s(&d.join("data.bin")),
+            "--out",
+            s(&sealed),
+            "--values-out",
+            s(&json),
+        ]);
+        if cipher == "aes" {
+            // Two blocks from ...fffffffe: the next is ...00000000 of the next 2^32.
+            assert!(
+                said.contains(
+                    "next message starts at counter block 00000000000000000000000100000000"
+                ),
+                "{said}"
+            );
+        }
+        let back = d.join("back.bin");
+        ok(&[
+            "seal",
+            "--cipher",
+            cipher,
+            "--key",
+            s(&key_file),
+            "--nonce",
+            nonce,
+            "--in",
+            s(&sealed),
+            "--out",
+            s(&back),
+        ]);
+        assert_eq!(std::fs::read(&back).unwrap(), data);
+        assert_ne!(std::fs::read(&sealed).unwrap(), data);
+        // The device's bundles: the key once, the upload in the clear.
+        let public = keys.join("public.key");
+        let (key_hb, upload_hb, all_hb) = (d.join("key.hb"), d.join("up.hb"), d.join("all.hb"));
+        ok(&[
+            "encrypt",
+            "--public-key",
+            s(&public),
+            "--program",
+            s(&prog_file),
+            "--only",
+            "aes_key",
+            "--input",
+            &format!("aes_key={}", s(&key_file)),
+            "--out",
+            s(&key_hb),
+        ]);
+        ok(&[
+            "encrypt",
+            "--public-key",
+            s(&public),
+            "--program",
+            s(&prog_file),
+            "--only",
+            "counter,sealed",
+            "--clear",
+            "counter,sealed",
+            "--values",
+            s(&json),
+            "--out",
+            s(&upload_hb),
+        ]);
+        let upload_len = std::fs::metadata(&upload_hb).unwrap().len();
+        assert!(upload_len < 20 + 16 + 200, "{upload_len} bytes");
+        ok(&[
+            "combine",
+            "--program",
+            s(&prog_file),
+            "--out",
+            s(&all_hb),
+            s(&key_hb),
+            s(&upload_hb),
+        ]);
+        // What the server receives, decrypted, runs to the data.
+        let client = ClientKey::load(&keys.join("client.key")).unwrap();
+        let received = client
+            .decrypt_bundle(&Bundle::load(&all_hb).unwrap())
+            .unwrap();
+        let inputs: Vec<Vec<BigInt>> = received.into_iter().map(|(_, v)| v).collect();
+        let out = prog.run_clear(&inputs).unwrap();
+        let want = BigInt::from_bytes_le(num_bigint::Sign::Plus, &data);
+        assert_eq!(out[0][0], want, "{cipher}");
+    }
+    let seal = |key: &Path, nonce: &str| {
+        vec![
+            "seal".to_string(),
+            "--cipher".into(),
+            "aes".into(),
+            "--key".into(),
+            s(key).into(),
+            "--nonce".into(),
+            nonce.into(),
+            "--in".into(),
+            s(&d.join("data.bin")).into(),
+            "--out".into(),
+            s(&d.join("x.bin")).into(),
+        ]
+    };
+    std::fs::write(d.join("short.key"), [0u8; 15]).unwrap();
+    let args = seal(&d.join("short.key"), nonce);
+    refused(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "15 bytes, a key is 16",
+    );
+    let args = seal(&key_file, "0011");
+    refused(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "expected 32 hex digits",
+    );
+}

@@ -45,6 +45,20 @@ pub(crate) fn clear_len(params: &[Param]) -> Result<usize, Error> {
     })
 }
 
+/// The values of `param` from `bytes` laid out as a clear part lays them
+/// out (each in [`value_width`] bytes, little-endian, two's complement
+/// where signed): raw files of values, such as sealed bytes. The length
+/// must be the param's and every value must fit its shape.
+pub fn values_from_bytes(param: &Param, bytes: &[u8]) -> Result<Vec<BigInt>, Error> {
+    let clear = ClearValues {
+        bytes: bytes.to_vec(),
+    };
+    Ok(clear
+        .values(std::slice::from_ref(param))?
+        .pop()
+        .expect("one param, one list"))
+}
+
 impl ClearValues {
     /// `values` (one list per param, already counted) in their bytes;
     /// values that do not fit their shape are refused.
