@@ -2,8 +2,9 @@
 //! program's inputs (`hearth encrypt --only`), joined into the program's
 //! bundle.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use hearth::formats::TranscipherKey;
 use hearth::{Bundle, Error};
 
 use crate::describe::{file_len, load_program, secure};
@@ -13,7 +14,8 @@ use crate::describe::{file_len, load_program, secure};
 pub struct Args {
     /// The bundles to join, in the order of the program's inputs (from
     /// `hearth encrypt --only`, with the public key or the client key;
-    /// all under one key).
+    /// all under one key). NAME=FILE gives a transciphering key (`hearth
+    /// seal-key`) as the program's input NAME.
     #[arg(value_name = "FILE", required = true)]
     bundles: Vec<PathBuf>,
     /// Check the joined bundle against this program's inputs (default:
@@ -25,6 +27,18 @@ pub struct Args {
     out: PathBuf,
 }
 
+/// A bundle file, or `NAME=FILE` of a transciphering key as the input
+/// NAME (a file whose own name holds `=` is read as a bundle).
+fn load_part(arg: &Path) -> Result<Bundle, Error> {
+    let text = arg.to_string_lossy();
+    match text.split_once('=') {
+        Some((name, file)) if !arg.exists() && !name.is_empty() => {
+            TranscipherKey::load(Path::new(file))?.as_input(name)
+        }
+        _ => Bundle::load(arg),
+    }
+}
+
 /// `hearth combine`: the entries of every bundle, in the order given,
 /// under their one key (`Bundle::combine`, whose error refuses bundles
 /// under different keys or parameter sets; the first such file is named
@@ -32,7 +46,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Error> {
     let mut bundles = Vec::with_capacity(args.bundles.len());
     for path in &args.bundles {
-        let b = Bundle::load(path)?;
+        let b = load_part(path)?;
         secure(b.params().params())?;
         bundles.push(b);
     }
@@ -65,11 +79,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     }
     let out = &args.out;
     joined.save(out)?;
-    let entries: Vec<&str> = joined
-        .entries()
-        .iter()
-        .map(|e| e.param.name.as_str())
-        .collect();
+    let entries: Vec<String> = joined.signature().into_iter().map(|p| p.name).collect();
     println!(
         "{} bundles joined under key {}: inputs {} to {} ({} bytes)",
         args.bundles.len(),

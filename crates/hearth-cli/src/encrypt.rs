@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use hearth::formats::param::{names, run_of};
+use hearth::formats::{Cipher, TranscipherKey};
 use hearth::{Bundle, ClientKey, Error, FileError, KeyId, Param, ParameterSet, PublicKey};
 use num_bigint::BigInt;
 
@@ -66,8 +67,8 @@ pub struct Args {
     out: PathBuf,
 }
 
-/// The key `hearth encrypt` encrypts with.
-enum Encryptor {
+/// The key `hearth encrypt` (and `hearth seal-key`) encrypts with.
+pub(crate) enum Encryptor {
     Client(ClientKey),
     Public(PublicKey),
 }
@@ -75,7 +76,7 @@ enum Encryptor {
 impl Encryptor {
     /// The key of `--key` or `--public-key`; a file of the other kind is
     /// refused, naming the option it belongs to.
-    fn load(key: Option<&Path>, public_key: Option<&Path>) -> Result<Self, Error> {
+    pub(crate) fn load(key: Option<&Path>, public_key: Option<&Path>) -> Result<Self, Error> {
         match (key, public_key) {
             (Some(path), None) => ClientKey::load(path)
                 .map(Encryptor::Client)
@@ -90,14 +91,14 @@ impl Encryptor {
         }
     }
 
-    fn params(&self) -> &'static ParameterSet {
+    pub(crate) fn params(&self) -> &'static ParameterSet {
         match self {
             Encryptor::Client(k) => k.params(),
             Encryptor::Public(k) => k.params(),
         }
     }
 
-    fn key_id(&self) -> KeyId {
+    pub(crate) fn key_id(&self) -> KeyId {
         match self {
             Encryptor::Client(k) => k.key_id(),
             Encryptor::Public(k) => k.key_id(),
@@ -111,8 +112,20 @@ impl Encryptor {
         }
     }
 
+    /// `key` for `cipher`, encrypted once (a transciphering key).
+    pub(crate) fn transcipher_key(
+        &self,
+        cipher: Cipher,
+        key: &[u8; 16],
+    ) -> Result<TranscipherKey, Error> {
+        match self {
+            Encryptor::Client(k) => k.transcipher_key(cipher, key),
+            Encryptor::Public(k) => k.transcipher_key(cipher, key),
+        }
+    }
+
     /// How the output line names the key.
-    fn named(&self) -> &'static str {
+    pub(crate) fn named(&self) -> &'static str {
         match self {
             Encryptor::Client(_) => "under key",
             Encryptor::Public(_) => "with the public key of key",

@@ -84,6 +84,15 @@ pub fn run(args: Args) -> Result<(), Error> {
                 key.key_id()
             );
         }
+        FileKind::TranscipherKey => {
+            let key = hearth::formats::TranscipherKey::load(file)?;
+            println!(
+                "transciphering key: {} key of 128 bits, encrypted for key id {} (a program's U128 \
+                 key input: `hearth combine NAME=FILE ...`)",
+                key.cipher(),
+                key.key_id()
+            );
+        }
     }
     println!("status:      ok");
     Ok(())

@@ -64,6 +64,9 @@ enum Command {
     /// (transciphering): sent in the clear (`encrypt --clear`), turned
     /// into encrypted words by the program.
     Seal(seal::Args),
+    /// Encrypt a device's symmetric key once for transciphering, with the
+    /// public key or the client key: a transciphering key file.
+    SealKey(seal::KeyArgs),
     /// Run a program on a bundle of encrypted inputs (server side: server key only).
     Run(run::Args),
     /// Decrypt a bundle to clear values (client side).
@@ -139,6 +142,7 @@ fn main() -> ExitCode {
         Command::Encrypt(args) => encrypt::run(args),
         Command::Combine(args) => combine::run(args),
         Command::Seal(args) => seal::run(args),
+        Command::SealKey(args) => seal::run_key(args),
         Command::Run(args) => run::run(args),
         Command::Decrypt(args) => decrypt::run(args),
         Command::Inspect(args) => inspect::run(args),

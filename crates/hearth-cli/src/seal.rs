@@ -30,10 +30,10 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "NAME")]
     cipher: Cipher,
     /// The symmetric key: a file of 16 bytes (`head -c 16 /dev/urandom >
-    /// aes-key.bin`). Keep it; send it once, encrypted: `hearth encrypt
-    /// --input NAME=aes-key.bin` for the program's U128 key input.
+    /// aes-key.bin`). Keep it; send it once, encrypted (`hearth
+    /// seal-key`).
     #[arg(long, value_name = "FILE")]
-    key: PathBuf,
+    symmetric_key: PathBuf,
     /// AES: the first counter block; Kreyvium: the IV. 32 hex digits.
     /// Never use one twice under a key: the output names the next free
     /// AES counter block.
@@ -56,6 +56,69 @@ pub struct Args {
     /// bytes'.
     #[arg(long, value_name = "NAME", value_delimiter = ',', num_args = 2, default_values = ["counter", "sealed"])]
     names: Vec<String>,
+}
+
+impl Cipher {
+    fn of_key(self) -> hearth::formats::Cipher {
+        match self {
+            Cipher::Aes => hearth::formats::Cipher::Aes128,
+            Cipher::Kreyvium => hearth::formats::Cipher::Kreyvium,
+        }
+    }
+}
+
+/// `hearth seal-key`.
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("encryption key").required(true).args(["key", "public_key"]))]
+pub struct KeyArgs {
+    /// The cipher the key is for.
+    #[arg(long, value_enum, value_name = "NAME")]
+    cipher: Cipher,
+    /// The symmetric key: a file of 16 bytes (as `hearth seal`).
+    #[arg(long, value_name = "FILE")]
+    symmetric_key: PathBuf,
+    /// The public key (public.key) to encrypt it with: a device needs
+    /// only it (default: none; give it or --key).
+    #[arg(long, value_name = "FILE")]
+    public_key: Option<PathBuf>,
+    /// The client key (client.key) to encrypt it with (default: none;
+    /// give it or --public-key).
+    #[arg(long, value_name = "FILE")]
+    key: Option<PathBuf>,
+    /// The transciphering key file to write (send it once; `hearth
+    /// combine NAME=FILE` gives it to a program as its input NAME).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+/// The 16 bytes of a key file.
+fn read_key(path: &Path) -> Result<[u8; BLOCK], Error> {
+    let key = std::fs::read(path).map_err(io(path))?;
+    key.as_slice().try_into().map_err(|_| {
+        Error::Config(format!(
+            "--symmetric-key {}: {} bytes, a key is 16",
+            path.display(),
+            key.len()
+        ))
+    })
+}
+
+/// `hearth seal-key`.
+pub fn run_key(args: KeyArgs) -> Result<(), Error> {
+    let key = read_key(&args.symmetric_key)?;
+    let by = crate::encrypt::Encryptor::load(args.key.as_deref(), args.public_key.as_deref())?;
+    crate::describe::secure(by.params())?;
+    let tkey = by.transcipher_key(args.cipher.of_key(), &key)?;
+    tkey.save(&args.out)?;
+    println!(
+        "{} key encrypted {} {} to {} ({} bytes)",
+        tkey.cipher(),
+        by.named(),
+        by.key_id(),
+        args.out.display(),
+        crate::describe::file_len(&args.out)
+    );
+    Ok(())
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -87,14 +150,7 @@ fn parse_nonce(hex: &str) -> Result<[u8; BLOCK], Error> {
 
 /// `hearth seal`.
 pub fn run(args: Args) -> Result<(), Error> {
-    let key = std::fs::read(&args.key).map_err(io(&args.key))?;
-    let key: [u8; BLOCK] = key.as_slice().try_into().map_err(|_| {
-        Error::Config(format!(
-            "--key {}: {} bytes, a key is 16",
-            args.key.display(),
-            key.len()
-        ))
-    })?;
+    let key = read_key(&args.symmetric_key)?;
     let nonce = parse_nonce(&args.nonce)?;
     let len = std::fs::metadata(&args.input)
         .map_err(io(&args.input))?

@@ -777,7 +777,7 @@ fn seal_then_encrypt_in_the_clear() {
             "seal",
             "--cipher",
             cipher,
-            "--key",
+            "--symmetric-key",
             s(&key_file),
             "--nonce",
             nonce,
@@ -802,7 +802,7 @@ fn seal_then_encrypt_in_the_clear() {
             "seal",
             "--cipher",
             cipher,
-            "--key",
+            "--symmetric-key",
             s(&key_file),
             "--nonce",
             nonce,
@@ -813,22 +813,50 @@ fn seal_then_encrypt_in_the_clear() {
         ]);
         assert_eq!(std::fs::read(&back).unwrap(), data);
         assert_ne!(std::fs::read(&sealed).unwrap(), data);
-        // The device's bundles: the key once, the upload in the clear.
+        // The device's bundles: the key once (AES: a bundle from the raw
+        // key file; Kreyvium: a transciphering key file), the upload in
+        // the clear.
         let public = keys.join("public.key");
         let (key_hb, upload_hb, all_hb) = (d.join("key.hb"), d.join("up.hb"), d.join("all.hb"));
-        ok(&[
-            "encrypt",
-            "--public-key",
-            s(&public),
-            "--program",
-            s(&prog_file),
-            "--only",
-            "aes_key",
-            "--input",
-            &format!("aes_key={}", s(&key_file)),
-            "--out",
-            s(&key_hb),
-        ]);
+        let tkey = d.join("device.tkey");
+        let key_part = if cipher == "aes" {
+            ok(&[
+                "encrypt",
+                "--public-key",
+                s(&public),
+                "--program",
+                s(&prog_file),
+                "--only",
+                "aes_key",
+                "--input",
+                &format!("aes_key={}", s(&key_file)),
+                "--out",
+                s(&key_hb),
+            ]);
+            s(&key_hb).to_string()
+        } else {
+            let said = ok(&[
+                "seal-key",
+                "--cipher",
+                cipher,
+                "--symmetric-key",
+                s(&key_file),
+                "--public-key",
+                s(&public),
+                "--out",
+                s(&tkey),
+            ]);
+            assert!(
+                said.starts_with("Kreyvium key encrypted with the public key"),
+                "{said}"
+            );
+            let info = ok(&["info", s(&tkey)]);
+            assert!(
+                info.contains("transciphering key: Kreyvium key of 128 bits"),
+                "{info}"
+            );
+            format!("aes_key={}", s(&tkey))
+        };
         ok(&[
             "encrypt",
             "--public-key",
@@ -852,7 +880,7 @@ fn seal_then_encrypt_in_the_clear() {
             s(&prog_file),
             "--out",
             s(&all_hb),
-            s(&key_hb),
+            &key_part,
             s(&upload_hb),
         ]);
         // What the server receives, decrypted, runs to the data.
@@ -870,7 +898,7 @@ fn seal_then_encrypt_in_the_clear() {
             "seal".to_string(),
             "--cipher".into(),
             "aes".into(),
-            "--key".into(),
+            "--symmetric-key".into(),
             s(key).into(),
             "--nonce".into(),
             nonce.into(),

@@ -11,6 +11,7 @@ use hearth::api::U8;
 use hearth::crypto::files::{
     load_ciphertexts, reseal, save_ciphertexts, FORMAT_VERSION, PROGRAM_FORMAT_VERSION,
 };
+use hearth::formats::{Cipher, TranscipherKey};
 use hearth::{
     Bundle, ClientKey, CompiledProgram, CompressedServerKey, Error, FileError, Program, PublicKey,
     ServerKey, INSECURE_TEST_BITS, INSECURE_TEST_DIGITS,
@@ -57,6 +58,11 @@ fn files(d: &Path) -> Vec<(&'static str, PathBuf, Vec<Loader>)> {
         .unwrap()
         .save(&path("public-values.hb"))
         .unwrap();
+    public
+        .transcipher_key(Cipher::Aes128, b"a device's key!!")
+        .unwrap()
+        .save(&path("device.tkey"))
+        .unwrap();
 
     vec![
         (
@@ -101,6 +107,11 @@ fn files(d: &Path) -> Vec<(&'static str, PathBuf, Vec<Loader>)> {
             path("public-values.hb"),
             vec![|p| Bundle::load(p).map(drop)],
         ),
+        (
+            "transciphering key",
+            path("device.tkey"),
+            vec![|p| TranscipherKey::load(p).map(drop)],
+        ),
     ]
 }
 
@@ -130,11 +141,11 @@ fn every_header_bit_flip_is_a_file_error() {
         }
         counts.push((kind, tried));
     }
-    // Seven kinds (bundles both ways), 288 flips each, the compressed key
+    // Eight kinds (bundles both ways), 288 flips each, the compressed key
     // through both loaders.
     assert_eq!(
         counts.iter().map(|c| c.1).sum::<usize>(),
-        9 * 288,
+        10 * 288,
         "{counts:?}"
     );
     let _ = std::fs::remove_dir_all(&d);

@@ -83,6 +83,9 @@ pub enum FileKind {
     /// A public key ([`crate::crypto::public_key::PublicKey`]): whole, or
     /// its seed and body.
     PublicKey = 7,
+    /// A symmetric key encrypted once for transciphering
+    /// ([`crate::formats::transcipher_key::TranscipherKey`]).
+    TranscipherKey = 8,
 }
 
 impl FileKind {
@@ -95,6 +98,7 @@ impl FileKind {
             Self::Program,
             Self::Bundle,
             Self::PublicKey,
+            Self::TranscipherKey,
         ]
         .into_iter()
         .find(|k| *k as u16 == v)
@@ -118,6 +122,7 @@ impl FileKind {
             Self::Program => "program",
             Self::Bundle => "value bundle",
             Self::PublicKey => "public key",
+            Self::TranscipherKey => "transciphering key",
         }
     }
 }
@@ -162,6 +167,8 @@ fn payload_limit(kind: FileKind, p: &ParameterSet) -> u64 {
         FileKind::Program => 1 << 23,
         // The mask and the body.
         FileKind::PublicKey => 2 * big_n,
+        // 128 ciphertexts, whole at most.
+        FileKind::TranscipherKey => (big_n + 1) * 128,
     };
     words * 8 + 4096
 }

@@ -72,7 +72,7 @@ impl PartialEq for Bundle {
 
 /// Some consecutive entries of a bundle and their ciphertexts as one list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Part {
+pub(crate) struct Part {
     params: Vec<Param>,
     list: List,
 }
@@ -91,7 +91,7 @@ enum List {
 /// Ciphertexts in entry and value order as one seeded LWE list: the
 /// masks' seed and the bodies.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Seeded {
+pub(crate) struct Seeded {
     seed: u128,
     bodies: Vec<u64>,
 }
@@ -99,7 +99,7 @@ struct Seeded {
 /// What a bundle file holds (the ids are in the header): generic so that
 /// one layout is written from borrowed entries and read into owned ones.
 #[derive(Serialize, Deserialize)]
-enum Payload<E, S, P> {
+pub(crate) enum Payload<E, S, P> {
     /// Every ciphertext whole.
     Full(E),
     /// The entries' params, then their ciphertexts as one seeded list (a
@@ -110,10 +110,10 @@ enum Payload<E, S, P> {
 }
 
 /// A payload as written.
-type Written<'a> = Payload<&'a [Entry], &'a Seeded, &'a [Part]>;
+pub(crate) type Written<'a> = Payload<&'a [Entry], &'a Seeded, &'a [Part]>;
 
 /// A payload as read.
-type Stored = Payload<Vec<Entry>, Seeded, Vec<Part>>;
+pub(crate) type Stored = Payload<Vec<Entry>, Seeded, Vec<Part>>;
 
 impl Stored {
     /// The entries' names, shapes and dims.
@@ -256,7 +256,7 @@ impl Bundle {
     }
 
     /// What its file holds: compact when its ciphertexts came as lists.
-    fn payload(&self) -> Written<'_> {
+    pub(crate) fn payload(&self) -> Written<'_> {
         match self.parts.as_deref().map(Vec::as_slice) {
             Some(
                 [Part {
@@ -302,6 +302,51 @@ impl Bundle {
         }
         let entries = all.iter().flat_map(|b| b.entries().iter().cloned());
         Bundle::new(params, key_id, entries.collect())
+    }
+
+    /// The bundle with its entry `from` named `to` (a program's output
+    /// given to a later program whose input has another name).
+    pub fn renamed(&self, from: &str, to: &str) -> Result<Bundle, Error> {
+        let sig = self.signature();
+        if !sig.iter().any(|p| p.name == from) {
+            return Err(Error::Dimensions(format!(
+                "the bundle has no entry {from:?}"
+            )));
+        }
+        let rename = |p: &Param| {
+            let mut p = p.clone();
+            if p.name == from {
+                p.name = to.to_string();
+            }
+            p
+        };
+        match (&self.parts, self.entries.get()) {
+            (Some(parts), None) => {
+                let parts = parts
+                    .iter()
+                    .map(|part| Part {
+                        params: part.params.iter().map(rename).collect(),
+                        list: part.list.clone(),
+                    })
+                    .collect();
+                Bundle::of_parts(self.params, self.key_id, parts)
+            }
+            _ => {
+                let entries = self.entries().iter().map(|e| Entry {
+                    param: rename(&e.param),
+                    values: e.values.clone(),
+                });
+                Bundle::new(self.params, self.key_id, entries.collect())
+            }
+        }
+    }
+
+    /// Whether some values travel in the clear ([`Bundle::clear`]).
+    pub fn has_clear_values(&self) -> bool {
+        self.parts
+            .iter()
+            .flat_map(|p| p.iter())
+            .any(|p| matches!(p.list, List::Clear(_)))
     }
 
     /// The bundle as file bytes (header and payload).
@@ -383,7 +428,7 @@ impl Bundle {
         Bundle::from_bytes(path, &read_bytes(path, FileKind::Bundle)?)
     }
 
-    fn from_payload(
+    pub(crate) fn from_payload(
         path: &Path,
         params: ParamsId,
         key_id: KeyId,

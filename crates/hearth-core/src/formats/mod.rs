@@ -9,7 +9,9 @@ pub mod bundle;
 pub mod clear;
 pub mod param;
 pub mod program_head;
+pub mod transcipher_key;
 
 pub use bundle::{Bundle, Entry};
 pub use param::{check_cover, Param, MAX_VALUES};
 pub use program_head::{ProgramHead, ProgramSummary, Signature};
+pub use transcipher_key::{Cipher, TranscipherKey};
