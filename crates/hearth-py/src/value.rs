@@ -787,6 +787,16 @@ impl Value {
                 let r = rhs(obj).ok_or_else(wrong)?;
                 Arg::Value(self.operand(py, &r)?.id)
             }
+            Kind::AnyWidth => {
+                let v: Bound<'_, Value> = obj.extract().map_err(|_| wrong())?;
+                let v = v.get();
+                if v.program.as_ptr() != self.program.as_ptr() {
+                    return Err(BuildError::new_err(
+                        "an operation on values of two programs",
+                    ));
+                }
+                Arg::Value(v.id)
+            }
             Kind::Values => {
                 let vs: Vec<Bound<'_, Value>> = obj.extract().map_err(|_| wrong())?;
                 let ids = vs
@@ -862,6 +872,7 @@ pub fn _table_ops() -> Vec<TableMethod> {
 fn python_type(kind: Kind) -> &'static str {
     match kind {
         Kind::Value => "_Operand",
+        Kind::AnyWidth => "Value",
         Kind::Values => "list[Value]",
         Kind::Int | Kind::Count => "int",
         Kind::Ints => "list[int]",

@@ -78,3 +78,47 @@ def test_sealed_values_travel_in_the_clear(digits_keys):
         key.encrypt(prog, pad_value, owner_sealed, clear=["nothing"])
     with pytest.raises(TypeError, match="clear= takes"):
         key.encrypt(prog, pad_value, owner_sealed, clear=3)
+
+
+def test_programs_transcipher_in_the_clear_model():
+    """A program turns sealed blocks into the data: AES-128-CTR (the key
+    schedule, then a block) and Kreyvium, against the plain ciphers, on
+    the clear backend (the circuits are those the encrypted runs use)."""
+    p = hearth.Program("DIGITS_KS32_128")
+    key = p.input("key", "u128")
+    counter = p.input("counter", "u128")
+    sealed_aes = p.input("sealed_aes", "u128")
+    iv = p.input("iv", "u128")
+    sealed_k = p.input("sealed_k", "u64")
+    p.output("aes", key.aes_key_schedule().aes_ctr(counter, sealed_aes))
+    p.output("kreyvium", key.kreyvium(iv, sealed_k))
+    prog = p.compile()
+    rng = np.random.default_rng(85)
+    for _ in range(3):
+        k, c, v = (bytes(rng.integers(0, 256, 16, dtype=np.uint8)) for _ in range(3))
+        data = bytes(rng.integers(0, 256, 16, dtype=np.uint8))
+        s_aes = hearth.aes_ctr(k, c, data)
+        s_k = hearth.kreyvium(k, v, data[:8])
+        little = lambda b: int.from_bytes(b, "little")
+        out = prog.run_clear(little(k), int.from_bytes(c, "big"), little(s_aes), little(v), little(s_k))
+        assert out == (little(data), little(data[:8]))
+
+
+def test_transciphering_rows_refuse_what_they_cannot_take():
+    def program():
+        p = hearth.Program("DIGITS_KS32_128")
+        return p, p.input("key", "u128"), p.input("narrow", "u64")
+
+    p, key, narrow = program()
+    with pytest.raises(hearth.HearthError, match="AES-128 key: expected an unsigned 128-bit word"):
+        narrow.aes_key_schedule()
+    p, key, narrow = program()
+    with pytest.raises(TypeError, match="a word of any width"):
+        key.aes_key_schedule().aes_ctr(7, narrow)
+    # One keystream twice: the same round keys and clear counter.
+    p, key, narrow = program()
+    rk = key.aes_key_schedule()
+    counter = p.constant(1, "u128")
+    rk.aes_ctr(counter, narrow)
+    with pytest.raises(hearth.HearthError, match="keystream"):
+        rk.aes_ctr(counter, narrow)

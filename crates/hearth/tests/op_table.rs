@@ -49,7 +49,7 @@ fn arg(row: &str, field: &str, kind: Kind, x: ValueId, y: ValueId) -> Arg {
         (Kind::Count, _) => Arg::Int(BigInt::from(3)),
         (Kind::Comparison, _) => Arg::Comparison(Comparison::Lt),
         (Kind::Bool, _) => Arg::Bool(true),
-        (Kind::Gate | Kind::Terms | Kind::Ints | Kind::Choice(_), _) => {
+        (Kind::Gate | Kind::Terms | Kind::Ints | Kind::Choice(_) | Kind::AnyWidth, _) => {
             unreachable!("no integer row takes {kind:?}")
         }
     }
@@ -307,7 +307,7 @@ fn word_args(row: &str, field: &str, kind: Kind, v: &WordArgs) -> Vec<Arg> {
         (Kind::Value, _, "x") => vec![Arg::Value(v.x)],
         (Kind::Value, _, "y") => vec![Arg::Value(v.y)],
         (Kind::Value, "shift_by", "amount") => vec![Arg::Value(v.amount)],
-        (Kind::Value, _, "key" | "iv" | "counter" | "round_keys" | "sealed") => {
+        (Kind::Value | Kind::AnyWidth, _, "key" | "iv" | "counter" | "round_keys" | "sealed") => {
             vec![Arg::Value(v.x)]
         }
         (Kind::Choice(names), _, _) => names.iter().map(|n| Arg::Choice(n.to_string())).collect(),

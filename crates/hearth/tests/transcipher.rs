@@ -119,6 +119,7 @@ fn kreyvium_in_a_program_is_kreyvium() {
 #[test]
 fn wrong_widths_are_refused_before_anything_runs() {
     use hearth::api::ops::{Op, WordOp};
+    use hearth::api::table::AnyWidth;
     use hearth::Shape;
     let word = |bits| {
         Op::Input(Shape::Word {
@@ -136,7 +137,11 @@ fn wrong_widths_are_refused_before_anything_runs() {
         let counter = p.push(word(counter_bits)).unwrap()[0];
         let sealed = p.push(word(128)).unwrap()[0];
         let err = p
-            .push(Op::Word(WordOp::AesCtr(keys, counter, sealed)))
+            .push(Op::Word(WordOp::AesCtr(
+                keys,
+                AnyWidth(counter),
+                AnyWidth(sealed),
+            )))
             .unwrap_err();
         let want = if keys_bits != expected { expected } else { 128 };
         assert!(

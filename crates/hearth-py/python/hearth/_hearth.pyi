@@ -267,6 +267,27 @@ class Value:
         """The bytes in reverse order (words of whole bytes)."""
     def bit(self, i: int) -> Value:
         """Bit ``i`` (0 the lowest) as a boolean (words)."""
+    def aes_key_schedule(self) -> Value:
+        """AES-128's key schedule, for transciphering: the eleven round keys of
+        a 128-bit key word (the key's bytes are its value's little-endian
+        bytes), as one unsigned word of 1 408 bits, round key `r`'s bit `i`
+        of byte `n` at `128 r + 8 n + i`. 40 S-boxes: a program that
+        outputs it lets later programs start from the round keys."""
+    def aes_ctr(self, counter: Value, sealed: Value) -> Value:
+        """AES-128 in counter mode, for transciphering: the data under
+        `sealed`, the owner's ciphertext as an unsigned word (the bytes are
+        its value's little-endian bytes; any width), given `round_keys`
+        from `aes_key_schedule` and `counter`, the first counter block as a
+        128-bit word (the block is its value's big-endian bytes, as
+        `Ctr128BE` and tfhe-rs's `AesIv` count). Keystream block `j` is
+        `AES(counter + j)`: folded for a clear counter, one encrypted
+        addition per block otherwise."""
+    def kreyvium(self, iv: _Operand, sealed: Value) -> Value:
+        """Kreyvium, for transciphering: the data under `sealed` (as for
+        `aes_ctr`), given `key` and `iv`, 128-bit words whose values'
+        little-endian bytes are the key's and IV's bytes (the published
+        vectors' order). The warm-up's 1 152 rounds, then four bootstraps
+        a data bit."""
     # End of the operation tables' methods.
 
 class CompiledProgram:

@@ -106,8 +106,8 @@ impl State {
     fn check_keystream(&mut self, op: &Op) -> Result<(), Error> {
         use super::word_op::WordOp;
         let (aes, keys, start, sealed) = match op {
-            Op::Word(WordOp::AesCtr(keys, counter, sealed)) => (true, *keys, *counter, *sealed),
-            Op::Word(WordOp::Kreyvium(key, iv, sealed)) => (false, *key, *iv, *sealed),
+            Op::Word(WordOp::AesCtr(keys, counter, sealed)) => (true, *keys, counter.0, sealed.0),
+            Op::Word(WordOp::Kreyvium(key, iv, sealed)) => (false, *key, *iv, sealed.0),
             _ => return Ok(()),
         };
         let clear = |id: ValueId, st: &State| -> Option<u128> {

@@ -44,6 +44,9 @@ pub enum Arg {
 pub enum Kind {
     /// A value of the program ([`ValueId`]).
     Value,
+    /// A word of the program of any width, not only the first operand's
+    /// ([`AnyWidth`]: a cipher's counter or sealed bytes).
+    AnyWidth,
     /// Values of the program.
     Values,
     /// A clear integer of any size.
@@ -88,6 +91,26 @@ impl Field for ValueId {
     }
     fn push_operands(&self, out: &mut Vec<ValueId>) {
         out.push(*self);
+    }
+}
+
+/// A word operand whose width need not be the first operand's (a
+/// transciphering row's counter, IV or sealed bytes); the row's build
+/// checks it. Stored as the value's id alone, so program files are the
+/// same as with a [`ValueId`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct AnyWidth(pub ValueId);
+
+impl Field for AnyWidth {
+    const KIND: Kind = Kind::AnyWidth;
+    fn from_arg(arg: &Arg) -> Option<Self> {
+        match arg {
+            Arg::Value(v) => Some(AnyWidth(*v)),
+            _ => None,
+        }
+    }
+    fn push_operands(&self, out: &mut Vec<ValueId>) {
+        out.push(self.0);
     }
 }
 
@@ -232,6 +255,7 @@ pub(crate) fn field<T: Field>(op: &str, args: &[Arg], i: usize, field: &str) -> 
 pub fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Value => "a value",
+        Kind::AnyWidth => "a word of any width",
         Kind::Values => "a list of values",
         Kind::Int => "an integer",
         Kind::Count => "a non-negative integer (a count)",

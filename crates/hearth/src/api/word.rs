@@ -39,6 +39,7 @@ use super::int::same_len;
 use super::operand::Val;
 use super::ops::{BoolOp, IntOp, Op, Overflowing, ValueId, WordArith, WordOp};
 use super::program::{Program, Value, NO_VALUE};
+use super::table::AnyWidth;
 use super::Int;
 use crate::bits::gates::Gate;
 use crate::bits::shift::ShiftKind;
@@ -610,7 +611,13 @@ impl<'p> U128<'p> {
         sealed: &Word<'p, N, false>,
     ) -> Word<'p, N, false> {
         let p = self.program;
-        let op = (|| Some(WordOp::Kreyvium(self.arg(p)?, iv.arg(p)?, sealed.arg(p)?)))();
+        let op = (|| {
+            Some(WordOp::Kreyvium(
+                self.arg(p)?,
+                iv.arg(p)?,
+                AnyWidth(sealed.arg(p)?),
+            ))
+        })();
         Word::made(p, op)
     }
 }
@@ -632,8 +639,8 @@ impl<'p> AesRoundKeys<'p> {
         let op = (|| {
             Some(WordOp::AesCtr(
                 self.arg(p)?,
-                counter.arg(p)?,
-                sealed.arg(p)?,
+                AnyWidth(counter.arg(p)?),
+                AnyWidth(sealed.arg(p)?),
             ))
         })();
         Word::made(p, op)

@@ -11,7 +11,7 @@ use super::operand::{
     bits_work, flag_val, kind_error, product_work, sum_work, width_within, word, words, Val,
     ValueId,
 };
-use super::table::{choice_field, op_table};
+use super::table::{choice_field, op_table, AnyWidth};
 use crate::bits::adders::{self, AdderKind};
 use crate::bits::gates::{self, Gate};
 use crate::bits::mul::{self as bmul, MulKind};
@@ -389,7 +389,7 @@ op_table! {
     /// bytes), as one unsigned word of 1 408 bits, round key `r`'s bit `i`
     /// of byte `n` at `128 r + 8 n + i`. 40 S-boxes: a program that
     /// outputs it lets later programs start from the round keys.
-    AesKeySchedule(key: ValueId) "aes_key_schedule" python: false,
+    AesKeySchedule(key: ValueId) "aes_key_schedule" python: true,
         work(len) { 8_000 }
         build(b, args) {
             let key = unsigned_bits(args[0], 128, "an AES-128 key")?;
@@ -404,8 +404,8 @@ op_table! {
     /// `Ctr128BE` and tfhe-rs's `AesIv` count). Keystream block `j` is
     /// `AES(counter + j)`: folded for a clear counter, one encrypted
     /// addition per block otherwise.
-    AesCtr(round_keys: ValueId, counter: ValueId, sealed: ValueId) "aes_ctr" python: false,
-        work(len) { len(*sealed).div_ceil(128).saturating_mul(20_000) }
+    AesCtr(round_keys: ValueId, counter: AnyWidth, sealed: AnyWidth) "aes_ctr" python: true,
+        work(len) { len(sealed.0).div_ceil(128).saturating_mul(20_000) }
         build(b, args) {
             let keys = unsigned_bits(args[0], aes::ROUND_KEY_BITS, "AES-128 round keys")?;
             let counter = unsigned_bits(args[1], 128, "an AES counter block")?;
@@ -423,8 +423,8 @@ op_table! {
     /// little-endian bytes are the key's and IV's bytes (the published
     /// vectors' order). The warm-up's 1 152 rounds, then four bootstraps
     /// a data bit.
-    Kreyvium(key: ValueId, iv: ValueId, sealed: ValueId) "kreyvium" python: false,
-        work(len) { len(*sealed).saturating_add(1_152).saturating_mul(8) }
+    Kreyvium(key: ValueId, iv: ValueId, sealed: AnyWidth) "kreyvium" python: true,
+        work(len) { len(sealed.0).saturating_add(1_152).saturating_mul(8) }
         build(b, args) {
             let key = unsigned_bits(args[0], 128, "a Kreyvium key")?;
             let iv = unsigned_bits(args[1], 128, "a Kreyvium IV")?;
