@@ -22,6 +22,11 @@ pub struct Args {
     /// The bundle of encrypted inputs (from `hearth encrypt`).
     #[arg(long, value_name = "FILE")]
     bundle: PathBuf,
+    /// A finished job whose result the server joins before the bundle's
+    /// entries (inputs it keeps between jobs, such as AES round keys)
+    /// (default: none).
+    #[arg(long = "with", value_name = "ID")]
+    with_job: Option<String>,
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
@@ -48,9 +53,16 @@ pub fn run(args: Args) -> Result<(), Error> {
         .ok_or_else(|| Error::Config(format!("the server answered key id {:?}", key.key_id)))?;
     let program = read(&args.program)?;
     let bundle = read(&args.bundle)?;
-    let job = client
-        .submit_with_key(key_id, &program, &bundle)
-        .map_err(client_err)?;
+    let job = match &args.with_job {
+        None => client.submit_with_key(key_id, &program, &bundle),
+        Some(earlier) => {
+            let earlier = earlier
+                .parse()
+                .map_err(|_| Error::Config(format!("--with {earlier:?}: not a job id")))?;
+            client.submit_after(key_id, earlier, &program, &bundle)
+        }
+    }
+    .map_err(client_err)?;
     eprintln!(
         "accepted: {} PBS, depth {}, estimated memory {} MiB",
         job.pbs,

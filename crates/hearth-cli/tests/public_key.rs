@@ -773,21 +773,13 @@ fn seal_then_encrypt_in_the_clear() {
         let prog_file = d.join(format!("{cipher}.hprog"));
         prog.save(&prog_file).unwrap();
         let (sealed, json) = (d.join("sealed.bin"), d.join("sealed.json"));
-        let said = ok(&[
-            "seal",
-            "--cipher",
-            cipher,
-            "--symmetric-key",
-            s(&key_file),
-            "--nonce",
-            nonce,
-            "--in",
-            s(&d.join("data.bin")),
-            "--out",
-            s(&sealed),
-            "--values-out",
-            s(&json),
-        ]);
+        let seal = |input: &Path, out: &Path, more: &[&str]| {
+            let mut args = vec!["seal", "--cipher", cipher, "--symmetric-key", s(&key_file)];
+            args.extend(["--nonce", nonce, "--in", s(input), "--out", s(out)]);
+            args.extend_from_slice(more);
+            ok(&args)
+        };
+        let said = seal(&d.join("data.bin"), &sealed, &["--values-out", s(&json)]);
         if cipher == "aes" {
             // Two blocks from ...fffffffe: the next is ...00000000 of the next 2^32.
             assert!(
@@ -798,19 +790,7 @@ fn seal_then_encrypt_in_the_clear() {
             );
         }
         let back = d.join("back.bin");
-        ok(&[
-            "seal",
-            "--cipher",
-            cipher,
-            "--symmetric-key",
-            s(&key_file),
-            "--nonce",
-            nonce,
-            "--in",
-            s(&sealed),
-            "--out",
-            s(&back),
-        ]);
+        seal(&sealed, &back, &[]);
         assert_eq!(std::fs::read(&back).unwrap(), data);
         assert_ne!(std::fs::read(&sealed).unwrap(), data);
         // The device's bundles: the key once (AES: a bundle from the raw

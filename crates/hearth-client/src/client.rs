@@ -370,6 +370,24 @@ impl Client {
         self.submit_to(format!("/v1/jobs?key={key}"), program, bundle)
     }
 
+    /// [`Client::submit_with_key`], the result of the caller's finished
+    /// job `earlier` joined before the bundle's entries (`?with=`): inputs
+    /// the server keeps between jobs, such as AES round keys, so the
+    /// bundle carries only the new data.
+    pub fn submit_after(
+        &self,
+        key: KeyId,
+        earlier: JobId,
+        program: &[u8],
+        bundle: &[u8],
+    ) -> Result<Submitted, ClientError> {
+        self.submit_to(
+            format!("/v1/jobs?key={key}&with={earlier}"),
+            program,
+            bundle,
+        )
+    }
+
     fn submit_to(
         &self,
         path: String,

@@ -134,13 +134,30 @@ impl Client {
     /// key registered with ``upload_key``): the job is on the server's
     /// disk when this returns. Refusals (``OverCostError`` over the
     /// server's limits, ``NotFoundError`` for an unknown key, ...) are
-    /// raised before anything runs.
-    fn submit(&self, py: Python<'_>, program: &CompiledProgram, bundle: &Bundle) -> PyResult<Job> {
+    /// raised before anything runs. With ``after`` (a finished job of
+    /// this client's tenant), the server joins that job's result before
+    /// the bundle's entries: inputs it keeps between jobs, such as AES
+    /// round keys, so the bundle carries only the new data.
+    #[pyo3(signature = (program, bundle, after = None))]
+    fn submit(
+        &self,
+        py: Python<'_>,
+        program: &CompiledProgram,
+        bundle: &Bundle,
+        after: Option<&Job>,
+    ) -> PyResult<Job> {
         let prog = program.inner().to_bytes().or_raise()?;
         let inputs = bundle.inner.to_bytes().or_raise()?;
-        let inner = self.inner.clone();
+        let (inner, key, earlier) = (
+            self.inner.clone(),
+            bundle.inner.key_id(),
+            after.map(|j| j.id),
+        );
         let s = py
-            .detach(move || inner.submit(&prog, &inputs))
+            .detach(move || match earlier {
+                None => inner.submit(&prog, &inputs),
+                Some(e) => inner.submit_after(key, e, &prog, &inputs),
+            })
             .or_raise_client()?;
         Ok(Job {
             client: self.inner.clone(),

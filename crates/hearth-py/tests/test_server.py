@@ -84,6 +84,32 @@ def test_a_job_runs_on_the_server(server, digits_keys, capsys, tmp_path):
     assert (e.value.code, e.value.status) == ("not_found", 404)
 
 
+def test_a_kept_result_feeds_later_jobs(server, digits_keys):
+    """``submit(..., after=job)``: the server joins the finished job's
+    result before the later bundle's entries, so the later bundle carries
+    only its own input (here: a sum kept, then added to)."""
+    key, _ = digits_keys
+    client = hearth.Client(server)
+    client.upload_key(key.compressed_server_key())
+    p = hearth.Program("DIGITS_128")
+    p.output("s", p.input("a", "u8") + p.input("b", "u8"))
+    first = p.compile()
+    q = hearth.Program("DIGITS_128")
+    q.output("t", q.input("s", "u8") + q.input("c", "u8"))
+    later = q.compile()
+    kept = client.submit(first, key.encrypt(first, 200, 50))
+    kept.wait(poll=0.02, progress=False)
+    for c in (5, 10):
+        job = client.submit(later, key.encrypt(later, c=c, only="c"), after=kept)
+        job.wait(poll=0.02, progress=False)
+        assert key.decrypt(job.result()) == (250 + c) % 256
+    with pytest.raises(hearth.BadRequestError):
+        client.submit(later, key.encrypt(later, 1, 2), after=kept)
+    kept.delete()
+    with pytest.raises(hearth.NotFoundError):
+        client.submit(later, key.encrypt(later, c=1, only="c"), after=kept)
+
+
 def test_refusals_are_typed_exceptions(server, digits_keys):
     key, _ = digits_keys
     client = hearth.Client(server)

@@ -149,6 +149,9 @@ pub(super) async fn delete_key(
 pub(super) struct SubmitQuery {
     /// The key the client means (16 hex digits): the bundle must be under it.
     pub(super) key: Option<String>,
+    /// A finished job of the caller whose result bundle goes before the
+    /// posted bundle's entries: inputs the server keeps between jobs.
+    pub(super) with: Option<String>,
 }
 
 pub(super) async fn post_job(
@@ -169,6 +172,10 @@ pub(super) async fn post_job(
         None => None,
     };
     let (bytes, _upload) = read_body(&s, req).await?;
+    let bytes = match query.with {
+        Some(job) => with_result(&s, &t, &job, bytes).await?,
+        None => bytes,
+    };
     let parts = split_job(&bytes, s.config.max_body)?;
     if let Some(k) = named.filter(|&k| k != parts.key_id) {
         return Err(ApiError::new(
@@ -205,6 +212,68 @@ pub(super) async fn post_job(
     s.ledger.check_room(&s, &t).await?;
     let submitted = s.ledger.clone().submit(&s, t, bytes).await?;
     Ok((StatusCode::ACCEPTED, Json(submitted)))
+}
+
+/// `body` with the result of the caller's finished job `job` joined
+/// before its bundle's entries (`?with=JOB`): inputs kept on the server
+/// between jobs, such as AES round keys, so an upload carries only its
+/// own data. The joined body is bounded by `--max-body` from the sizes
+/// alone, before the result is read or the posted bundle expanded; a job
+/// of another tenant is `not_found`, one without a result `not_ready`.
+async fn with_result(
+    s: &Arc<Shared>,
+    t: &Tenant,
+    job: &str,
+    body: Vec<u8>,
+) -> Result<Vec<u8>, ApiError> {
+    let id: JobId = job.parse().map_err(|_| {
+        ApiError::new(
+            ErrorCode::BadRequest,
+            format!("with={job:?} is not a job id"),
+        )
+    })?;
+    let (status, result) = s.ledger.status(s, id, &t.name).await?;
+    let Some(path) = result.filter(|_| matches!(status.state, JobState::Done { .. })) else {
+        return Err(ApiError::new(
+            ErrorCode::NotReady,
+            format!("job {id} has no result to take inputs from yet"),
+        ));
+    };
+    let max = s.config.max_body;
+    heavy(s, &t.name, move |_| {
+        let parts = split_job(&body, max)?;
+        let bad = |e: hearth::Error| ApiError::new(ErrorCode::BadBundle, format!("bundle: {e}"));
+        let posted = hearth::Bundle::from_bytes(std::path::Path::new("bundle"), parts.bundle)
+            .map_err(bad)?;
+        let earlier_len = std::fs::metadata(&path).map_err(internal)?.len();
+        let full = hearth::formats::bundle::full_file_len(posted.params(), &posted.signature());
+        let joined_len = (parts.program.len() as u64)
+            .saturating_add(earlier_len)
+            .saturating_add(full);
+        if joined_len > max {
+            return Err(ApiError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "the job with job {id}'s result: {joined_len} bytes, over the limit of {max}"
+                ),
+            ));
+        }
+        let earlier = hearth::Bundle::load(&path).map_err(internal)?;
+        let joined = hearth::Bundle::combine([earlier, posted]).map_err(|e| match e {
+            hearth::Error::WrongKey { .. } | hearth::Error::ParamsMismatch { .. } => ApiError::new(
+                ErrorCode::WrongKey,
+                format!("job {id}'s result and the bundle: {e}"),
+            ),
+            e => ApiError::new(
+                ErrorCode::BadBundle,
+                format!("job {id}'s result and the bundle: {e}"),
+            ),
+        })?;
+        let mut out = parts.program.to_vec();
+        out.extend(joined.to_bytes().map_err(internal)?);
+        Ok(out)
+    })
+    .await
 }
 
 pub(super) fn job_id(path: Result<Path<String>, PathRejection>) -> Result<JobId, ApiError> {

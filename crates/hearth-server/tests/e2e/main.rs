@@ -538,3 +538,71 @@ fn results_and_queued_jobs_expire_across_a_restart() {
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A job's result feeds later jobs (`?with=`): each later bundle carries
+/// only its own input, the server joins the kept result before it, and
+/// the results are Rust's. Refused: a deleted job (`not_found`), a bundle
+/// that repeats the result's entry (`bad_bundle`).
+#[test]
+fn a_kept_result_feeds_later_jobs() {
+    let d = dir("with");
+    let server = hearth_server::start(config(&d), "127.0.0.1:0").unwrap();
+    let api = Client::new(&server.url()).unwrap();
+    let client = ClientKey::generate(&GATES_128);
+    let key_file = d.join("server.key");
+    client.compressed_server_key().save(&key_file).unwrap();
+    api.upload_key(&key_file).unwrap();
+    let named = |ins: &[(&str, &[usize])], out: &str| {
+        add_program(&GATES_128)
+            .with_signature(ins, &[(out, &[])])
+            .unwrap()
+    };
+    let done = |job| {
+        let st = api
+            .wait_timeout(job, Duration::from_millis(20), LIMIT)
+            .unwrap();
+        assert!(matches!(st.state, JobState::Done { .. }), "{st:?}");
+    };
+    // Kept on the server: s = a + b.
+    let first = named(&[("a", &[]), ("b", &[])], "s");
+    let p1 = first.to_bytes().unwrap();
+    let kept = api
+        .submit(&p1, &bundle(&client, &first, 200, 100))
+        .unwrap()
+        .job_id;
+    done(kept);
+    // Later jobs upload only c: s + c.
+    let later = named(&[("s", &[]), ("c", &[])], "t");
+    let p2 = later.to_bytes().unwrap();
+    let only_c = |c: u8| {
+        let ps = &later.signature().inputs[1..];
+        client
+            .encrypt_bundle(ps, &[vec![BigInt::from(c)]])
+            .unwrap()
+            .to_bytes()
+            .unwrap()
+    };
+    for c in [7u8, 250] {
+        let job = api
+            .submit_after(client.key_id(), kept, &p2, &only_c(c))
+            .unwrap()
+            .job_id;
+        done(job);
+        let want = 200u8.wrapping_add(100).wrapping_add(c);
+        assert_eq!(
+            decrypt_one(&client, &api.result(job).unwrap()),
+            BigInt::from(want)
+        );
+    }
+    // The whole bundle again: s twice.
+    let both = bundle(&client, &later, 1, 2);
+    assert_eq!(
+        code(api.submit_after(client.key_id(), kept, &p2, &both)),
+        ErrorCode::BadBundle
+    );
+    api.delete(kept).unwrap();
+    assert_eq!(
+        code(api.submit_after(client.key_id(), kept, &p2, &only_c(1))),
+        ErrorCode::NotFound
+    );
+}
