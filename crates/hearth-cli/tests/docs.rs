@@ -305,6 +305,43 @@ fn rust_blocks_are_plain_doctests() {
 
 /// The markers' rules: a hidden line is stripped of its `~` and keeps its
 /// indentation; markers are read from the line before the fence.
+/// A block that shows a source file (`<!-- shows PATH -->` before it) is
+/// that file, byte for byte: code too slow for the test command (the
+/// sensor tutorial's encrypted run) lives in a file the build compiles,
+/// and the page cannot drift from it.
+#[test]
+fn shown_files_are_the_files() {
+    let mut shown = 0;
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            let Some(path) = line
+                .trim()
+                .strip_prefix("<!-- shows ")
+                .and_then(|r| r.strip_suffix(" -->"))
+            else {
+                continue;
+            };
+            let fence = lines.next().unwrap_or_default();
+            assert!(fence.starts_with("```"), "{}: {path}", relative(&doc));
+            let body: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| !l.starts_with("```"))
+                .collect();
+            let file = std::fs::read_to_string(root().join(path)).unwrap();
+            assert_eq!(
+                body.join("\n") + "\n",
+                file,
+                "{} shows {path}, which has changed: copy it again",
+                relative(&doc)
+            );
+            shown += 1;
+        }
+    }
+    assert!(shown >= 1);
+}
+
 #[test]
 fn markers_are_read() {
     let dir = std::env::temp_dir().join(format!("hearth-docs-markers-{}", std::process::id()));

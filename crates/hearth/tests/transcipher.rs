@@ -238,3 +238,105 @@ fn sealed_bytes_arrive_in_the_clear_and_compute_encrypted() {
         assert!(clear_len < 120, "{clear_len} bytes");
     }
 }
+
+/// The standard vectors, transciphered: FIPS-197's AES-128 examples
+/// (Appendix B and C.1: a block's keystream is AES of the counter block,
+/// so the example's output sealed under its input decrypts to zeros),
+/// SP 800-38A F.5.1's four CTR-AES128 blocks, and the Kreyvium authors'
+/// four vectors (64 bits of keystream each), each turned back into the
+/// data by the program on the clear backend.
+#[test]
+fn standard_vectors_decrypt_after_transciphering() {
+    let hex = |s: &str| -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let aes = |key: &[u8], counter: &[u8], sealed: &[u8]| -> BigInt {
+        let p = Program::new(&DIGITS_KS32_128);
+        let (k, c) = (U128::input(&p), U128::input(&p));
+        let s = Word::<512, false>::input(&p);
+        p.output(&k.aes_key_schedule().aes_ctr_decrypt(&c, &s));
+        let mut padded = sealed.to_vec();
+        padded.resize(64, 0);
+        let out = p
+            .build()
+            .unwrap()
+            .run_clear(&[
+                vec![le(key)],
+                vec![BigInt::from_bytes_be(num_bigint::Sign::Plus, counter)],
+                vec![le(&padded)],
+            ])
+            .unwrap();
+        // The padding's keystream is cut off: only the sealed bytes count.
+        let bytes = out[0][0].to_bytes_le().1;
+        le(&bytes[..sealed.len().min(bytes.len())])
+    };
+    // FIPS-197 Appendix B and C.1: AES(input) = output.
+    for (key, input, output) in [
+        (
+            "2b7e151628aed2a6abf7158809cf4f3c",
+            "3243f6a8885a308d313198a2e0370734",
+            "3925841d02dc09fbdc118597196a0b32",
+        ),
+        (
+            "000102030405060708090a0b0c0d0e0f",
+            "00112233445566778899aabbccddeeff",
+            "69c4e0d86a7b0430d8cdb78070b4c55a",
+        ),
+    ] {
+        assert_eq!(aes(&hex(key), &hex(input), &hex(output)), BigInt::from(0));
+    }
+    // SP 800-38A F.5.1 (CTR-AES128.Encrypt): four blocks.
+    let plain = hex(concat!(
+        "6bc1bee22e409f96e93d7e117393172a",
+        "ae2d8a571e03ac9c9eb76fac45af8e51",
+        "30c81c46a35ce411e5fbc1191a0a52ef",
+        "f69f2445df4f9b17ad2b417be66c3710"
+    ));
+    let sealed = hex(concat!(
+        "874d6191b620e3261bef6864990db6ce",
+        "9806f66b7970fdff8617187bb9fffdff",
+        "5ae4df3edbd5d35e5b4f09020db03eab",
+        "1e031dda2fbe03d1792170a0f3009cee"
+    ));
+    let key = hex("2b7e151628aed2a6abf7158809cf4f3c");
+    let counter = hex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+    assert_eq!(aes(&key, &counter, &sealed), le(&plain));
+    // Kreyvium: the authors' first 64 keystream bits, sealed over data.
+    for (k, v, z) in [
+        (
+            "00000000000000000000000000000000",
+            "00000000000000000000000000000000",
+            "26DCF1F4BC0F1922",
+        ),
+        (
+            "01000000000000000000000000000000",
+            "00000000000000000000000000000000",
+            "4FD421D4DA3D2C8A",
+        ),
+        (
+            "00000000000000000000000000000000",
+            "01000000000000000000000000000000",
+            "C9217BA0D762ACA1",
+        ),
+        (
+            "0053A6F94C9FF24598EB000000000000",
+            "0D74DB42A91077DE45AC000000000000",
+            "D1F0303482061111",
+        ),
+    ] {
+        let data = *b"8 bytes!";
+        let sealed: Vec<u8> = hex(z).iter().zip(data).map(|(a, b)| a ^ b).collect();
+        let p = Program::new(&DIGITS_KS32_128);
+        let (key, iv) = (U128::input(&p), U128::input(&p));
+        p.output(&key.kreyvium_decrypt(&iv, &Word::<64, false>::input(&p)));
+        let out = p
+            .build()
+            .unwrap()
+            .run_clear(&[vec![le(&hex(k))], vec![le(&hex(v))], vec![le(&sealed)]])
+            .unwrap();
+        assert_eq!(out[0][0], le(&data), "key {k}");
+    }
+}
