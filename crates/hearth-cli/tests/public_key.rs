@@ -799,20 +799,15 @@ fn seal_then_encrypt_in_the_clear() {
         let public = keys.join("public.key");
         let (key_hb, upload_hb, all_hb) = (d.join("key.hb"), d.join("up.hb"), d.join("all.hb"));
         let tkey = d.join("device.tkey");
+        let encrypt = |more: &[&str]| {
+            let mut args = vec!["encrypt", "--public-key", s(&public), "--program"];
+            args.push(s(&prog_file));
+            args.extend_from_slice(more);
+            ok(&args)
+        };
         let key_part = if cipher == "aes" {
-            ok(&[
-                "encrypt",
-                "--public-key",
-                s(&public),
-                "--program",
-                s(&prog_file),
-                "--only",
-                "aes_key",
-                "--input",
-                &format!("aes_key={}", s(&key_file)),
-                "--out",
-                s(&key_hb),
-            ]);
+            let input = format!("aes_key={}", s(&key_file));
+            encrypt(&["--only", "aes_key", "--input", &input, "--out", s(&key_hb)]);
             s(&key_hb).to_string()
         } else {
             let said = ok(&[
@@ -837,12 +832,7 @@ fn seal_then_encrypt_in_the_clear() {
             );
             format!("aes_key={}", s(&tkey))
         };
-        ok(&[
-            "encrypt",
-            "--public-key",
-            s(&public),
-            "--program",
-            s(&prog_file),
+        encrypt(&[
             "--only",
             "counter,sealed",
             "--clear",
