@@ -133,19 +133,14 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
 
 /// 32 hex digits as 16 bytes.
 fn parse_nonce(hex: &str) -> Result<[u8; BLOCK], Error> {
-    let bad = || {
-        Error::Config(format!(
+    if hex.len() != 2 * BLOCK || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Config(format!(
             "--nonce {hex:?}: expected 32 hex digits (16 bytes)"
-        ))
-    };
-    if hex.len() != 2 * BLOCK || !hex.is_ascii() {
-        return Err(bad());
+        )));
     }
-    let mut out = [0u8; BLOCK];
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
-    }
-    Ok(out)
+    Ok(u128::from_str_radix(hex, 16)
+        .expect("32 hex digits fit 128 bits")
+        .to_be_bytes())
 }
 
 /// `hearth seal`.

@@ -184,7 +184,8 @@ impl Bundle {
                     .expand(params, key_id)
                     .expect("compact lists are checked when their bundle is made"),
                 List::Clear(clear) => clear
-                    .digits(&part.params)
+                    .values(&part.params)
+                    .and_then(|values| bundle_digits(&part.params, &values))
                     .and_then(|digits| trivial_ciphertexts(params, key_id, &digits))
                     .expect("clear values are checked when their bundle is made"),
             };
@@ -320,8 +321,8 @@ impl Bundle {
             }
             p
         };
-        match (&self.parts, self.entries.get()) {
-            (Some(parts), None) => {
+        match &self.parts {
+            Some(parts) => {
                 let parts = parts
                     .iter()
                     .map(|part| Part {
@@ -331,7 +332,7 @@ impl Bundle {
                     .collect();
                 Bundle::of_parts(self.params, self.key_id, parts)
             }
-            _ => {
+            None => {
                 let entries = self.entries().iter().map(|e| Entry {
                     param: rename(&e.param),
                     values: e.values.clone(),
@@ -656,9 +657,7 @@ impl Bundle {
         let list = List::Clear(ClearValues::encode(params, values)?);
         Bundle::with_list(params_id, key_id, params, list)
     }
-}
 
-impl Bundle {
     /// `values` of `params` (one list per param) as one bundle: the
     /// params named in `in_clear` in the clear ([`Bundle::clear`]), runs
     /// of the others encrypted by `encrypt` (a client or public key's

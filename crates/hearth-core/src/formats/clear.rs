@@ -117,19 +117,6 @@ impl ClearValues {
             })
             .collect()
     }
-
-    /// The digits of every value, in order (checked as in
-    /// [`ClearValues::values`]).
-    pub(crate) fn digits(&self, params: &[Param]) -> Result<Vec<i64>, Error> {
-        let values = self.values(params)?;
-        let mut digits = Vec::new();
-        for (p, vs) in params.iter().zip(&values) {
-            for v in vs {
-                digits.extend(value_digits(p.shape, v)?);
-            }
-        }
-        Ok(digits)
-    }
 }
 
 #[cfg(test)]

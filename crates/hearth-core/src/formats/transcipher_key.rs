@@ -88,6 +88,14 @@ impl TranscipherKey {
         Ok(TranscipherKey { cipher, key })
     }
 
+    /// What its file holds after the header.
+    fn out(&self) -> Out<'_> {
+        Out {
+            cipher: self.cipher,
+            key: self.key.payload(),
+        }
+    }
+
     /// The cipher it is for.
     pub fn cipher(&self) -> Cipher {
         self.cipher
@@ -111,16 +119,12 @@ impl TranscipherKey {
 
     /// The key as file bytes (header and payload).
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
-        let out = Out {
-            cipher: self.cipher,
-            key: self.key.payload(),
-        };
         encode(
             Path::new("<transciphering key>"),
             FileKind::TranscipherKey,
             self.params(),
             self.key_id(),
-            &out,
+            &self.out(),
         )
     }
 
@@ -149,16 +153,12 @@ impl TranscipherKey {
 
     /// Writes the key atomically.
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        let out = Out {
-            cipher: self.cipher,
-            key: self.key.payload(),
-        };
         write_file(
             path,
             FileKind::TranscipherKey,
             self.params(),
             self.key_id(),
-            &out,
+            &self.out(),
             false,
         )
         .map(drop)
