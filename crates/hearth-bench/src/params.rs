@@ -137,6 +137,8 @@ pub(crate) fn set(c: &Candidate, pi: u32) -> ParameterSet {
         pi,
         budgets: Budgets::from_fn(|_| 0),
         output_budgets: Budgets::from_fn(|_| 0),
+        packed_output_budgets: Budgets::from_fn(|_| 0),
+        packing: hearth::crypto::params::DIGITS_128.packing,
         log2_p_fail: None,
         lwe_dimension: LweDimension(c.n),
         glwe_dimension: GlweDimension(c.k),

@@ -53,15 +53,17 @@ pub fn run(args: Args) -> Result<(), Error> {
         FileKind::CompressedServerKey => {
             let sizes = CompressedServerKey::load(file)?.sizes();
             println!(
-                "keys:        bootstrap key {} bytes, key switch {} bytes (ciphertext bodies; masks as 128-bit seeds)",
-                sizes.bootstrap_compressed, sizes.keyswitch_compressed
+                "keys:        bootstrap key {} bytes, key switch {} bytes, packing key {} bytes \
+                 (ciphertext bodies; masks as 128-bit seeds)",
+                sizes.bootstrap_compressed, sizes.keyswitch_compressed, sizes.packing_compressed
             );
             println!(
-                "expands to:  a server key of {} bytes (bootstrap key {}, key switch {}), {:.1}x; \
-                 every command that reads server.key decompresses it on load",
+                "expands to:  a server key of {} bytes (bootstrap key {}, key switch {}, \
+                 packing key {}), {:.1}x; every command that reads server.key decompresses it on load",
                 sizes.decompressed(),
                 sizes.bootstrap,
                 sizes.keyswitch,
+                sizes.packing,
                 sizes.decompressed() as f64 / sizes.compressed() as f64
             );
         }

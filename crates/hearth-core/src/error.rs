@@ -136,6 +136,11 @@ pub enum Error {
     /// key and clear IV): their XOR would leak, so the program is refused.
     #[error("keystream reused: {0}")]
     KeystreamReused(String),
+    /// Packed results ([`crate::crypto::packing`]) where ciphertexts to
+    /// compute on are needed (a program's inputs), or a program's outputs
+    /// too noisy to be packed and still decrypt.
+    #[error("packed values: {0}")]
+    Packed(String),
     /// A setting or request the caller can change: a thread count, a
     /// backend's name, an environment variable, a value of another
     /// program, a program that cannot be saved.

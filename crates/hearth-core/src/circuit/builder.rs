@@ -98,6 +98,7 @@ impl CircuitBuilder {
                 tables: Vec::new(),
                 bootstraps: Vec::new(),
                 outputs: Vec::new(),
+                output_margins: Vec::new(),
                 depth: Vec::new(),
             },
             wires: Vec::new(),
@@ -765,6 +766,7 @@ impl CircuitBuilder {
         }
         self.check_budget(&expr, node, self.params.output_budgets.at(margin))?;
         self.circuit.outputs.push(expr);
+        self.circuit.output_margins.push(margin);
         Ok(self.circuit.outputs.len() - 1)
     }
 

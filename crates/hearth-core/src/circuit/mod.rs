@@ -36,7 +36,7 @@ pub use selectors::Selectors;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::crypto::params::{ParameterSet, ParamsId};
+use crate::crypto::params::{Margin, ParameterSet, ParamsId};
 
 /// Identity of one circuit (random per builder).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -98,6 +98,8 @@ pub struct Circuit {
     pub(crate) tables: Vec<Vec<u64>>,
     pub(crate) bootstraps: Vec<Bootstrap>,
     pub(crate) outputs: Vec<LinearExpr>,
+    /// The margin each output is decoded with (its values' spacing).
+    pub(crate) output_margins: Vec<Margin>,
     /// Depth of each fresh value (0 for inputs).
     pub(crate) depth: Vec<u32>,
 }
@@ -115,6 +117,7 @@ pub struct CircuitWire {
     tables: Vec<Vec<u64>>,
     bootstraps: Vec<Bootstrap>,
     outputs: Vec<LinearExpr>,
+    output_margins: Vec<Margin>,
     depth: Vec<u32>,
 }
 
@@ -127,6 +130,7 @@ impl From<&Circuit> for CircuitWire {
             tables: c.tables.clone(),
             bootstraps: c.bootstraps.clone(),
             outputs: c.outputs.clone(),
+            output_margins: c.output_margins.clone(),
             depth: c.depth.clone(),
         }
     }
@@ -142,9 +146,21 @@ impl From<CircuitWire> for Circuit {
             tables: w.tables,
             bootstraps: w.bootstraps,
             outputs: w.outputs,
+            output_margins: w.output_margins,
             depth: w.depth,
         }
     }
+}
+
+/// An output too noisy to be packed ([`Circuit::unpackable_outputs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unpackable {
+    /// Its index among the circuit's outputs.
+    pub index: usize,
+    /// Its quadratic weight.
+    pub weight: u64,
+    /// The packed budget for its margin.
+    pub budget: u64,
 }
 
 /// Hardware-independent cost of a circuit.
@@ -206,6 +222,7 @@ impl Circuit {
             .collect();
         let mut depth = vec![0; n_inputs];
         depth.resize(n_inputs + bootstraps.len(), 1);
+        let output_margins = vec![Margin::Half; bootstraps.len()];
         Circuit {
             id: next_circuit_id(),
             params: params.id,
@@ -223,6 +240,7 @@ impl Circuit {
                 })
                 .collect(),
             outputs,
+            output_margins,
             depth,
         }
     }
@@ -252,6 +270,29 @@ impl Circuit {
     /// Its outputs, as linear expressions over fresh values.
     pub fn outputs(&self) -> &[LinearExpr] {
         &self.outputs
+    }
+
+    /// The outputs too noisy to be packed ([`crate::crypto::packing`]) and
+    /// still decrypt with the set's failure probability: each output's
+    /// index, quadratic weight and the set's packed budget for its margin
+    /// ([`ParameterSet::packed_output_budgets`]). Empty when its results
+    /// may be packed.
+    pub fn unpackable_outputs(&self) -> Vec<Unpackable> {
+        let budgets = self.params.params().packed_output_budgets;
+        self.outputs
+            .iter()
+            .enumerate()
+            .filter_map(|(index, expr)| {
+                let margin = self.output_margins.get(index).copied();
+                let budget = budgets.at(margin.unwrap_or(Margin::Half));
+                let weight = expr.quadratic_weight();
+                (weight > budget).then_some(Unpackable {
+                    index,
+                    weight,
+                    budget,
+                })
+            })
+            .collect()
     }
 
     /// The depth in bootstraps of each fresh value (0 for inputs).

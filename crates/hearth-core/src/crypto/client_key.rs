@@ -21,6 +21,7 @@ use crate::crypto::keys::{
     as_ggsw_list, digit_from_i64, round_to_digit, signed_digit, Ciphertext, KeyId, KeySwitchKey,
     ServerKey, ServerKeyData,
 };
+use crate::crypto::packing::{generate_packing_key, SeededPackingKey};
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
 
@@ -160,11 +161,13 @@ impl ClientKey {
                 &mut generator,
             ))
         };
+        let packing_key = generate_packing_key(p, &self.glwe_secret_key, &mut generator);
         ServerKey::from_data(ServerKeyData {
             params: self.params,
             key_id: self.key_id,
             bootstrap_key,
             keyswitch_key,
+            packing_key,
         })
     }
 
@@ -195,7 +198,14 @@ impl ClientKey {
                 seeder,
             ))
         };
-        CompressedServerKey::new(self.params, self.key_id, bootstrap_key, keyswitch_key)
+        let packing_key = SeededPackingKey::generate(p, &self.glwe_secret_key, seeder);
+        CompressedServerKey::new(
+            self.params,
+            self.key_id,
+            bootstrap_key,
+            keyswitch_key,
+            packing_key,
+        )
     }
 
     /// For KS32 sets: the small key as 32-bit words (the same binary key)
@@ -281,6 +291,11 @@ impl ClientKey {
         &self.lwe_secret_key
     }
 
+    /// The GLWE secret key (packed results decrypt under it).
+    pub(crate) fn glwe_key(&self) -> &GlweSecretKeyOwned<u64> {
+        &self.glwe_secret_key
+    }
+
     /// The GLWE secret key read as an LWE key: the key fresh ciphertexts
     /// are under (for the public key, and for checking key-switch keys).
     pub(crate) fn big_key(&self) -> LweSecretKey<&[u64]> {
@@ -348,9 +363,36 @@ impl ClientKey {
                 found: x.shape,
             });
         };
-        let mut ds = Vec::with_capacity(x.cts.len());
-        for ct in &x.cts {
-            let d = self.decrypt_signed(ct)?;
+        self.value_from_phases(x.shape, &self.phases(&x.cts)?)
+    }
+
+    /// The phases of `cts` (checked against this key).
+    fn phases(&self, cts: &[Ciphertext]) -> Result<Vec<u64>, Error> {
+        let key = self.glwe_secret_key.as_lwe_secret_key();
+        cts.iter()
+            .map(|ct| {
+                self.check(ct)?;
+                Ok(decrypt_lwe_ciphertext(&key, &ct.lwe).0)
+            })
+            .collect()
+    }
+
+    /// The value of shape `shape` whose digits have these phases (one per
+    /// digit): integers' digits rounded to `Z_{2^pi}` and read in
+    /// {-1, 0, 1}, words' bits as 0 or 2 units (a margin of one unit).
+    pub(crate) fn value_from_phases(&self, shape: Shape, phases: &[u64]) -> Result<BigInt, Error> {
+        let p = self.params();
+        if let Shape::Word { signed, .. } = shape {
+            // Multiples of 2 units: round at pi - 1 bits; odd multiples are 1.
+            let bits: Vec<bool> = phases
+                .iter()
+                .map(|&phase| round_to_digit(phase, p.pi - 1) % 2 == 1)
+                .collect();
+            return Ok(word_value(&bits, signed));
+        }
+        let mut ds = Vec::with_capacity(phases.len());
+        for &phase in phases {
+            let d = signed_digit(p, round_to_digit(phase, p.pi));
             if !(-1..=1).contains(&d) {
                 return Err(Error::DoesNotFit {
                     value: d.to_string(),
@@ -404,7 +446,7 @@ impl ClientKey {
 
     /// Decrypts a word of any width to its value.
     pub fn decrypt_word_value(&self, x: &Encrypted) -> Result<BigInt, Error> {
-        let Shape::Word { signed, .. } = x.shape else {
+        let Shape::Word { .. } = x.shape else {
             return Err(Error::ShapeMismatch {
                 what: "decrypt a word".into(),
                 expected: Shape::Word {
@@ -414,12 +456,7 @@ impl ClientKey {
                 found: x.shape,
             });
         };
-        let bits = x
-            .cts
-            .iter()
-            .map(|ct| self.decrypt_bit(ct))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(word_value(&bits, signed))
+        self.value_from_phases(x.shape, &self.phases(&x.cts)?)
     }
 
     /// Decrypts a word into the Rust integer of its type (the shape must

@@ -22,6 +22,7 @@ use tfhe::core_crypto::prelude::*;
 use crate::crypto::files::{check_ids, inconsistent, FileInfo, FileKind};
 use crate::crypto::key_files::KeyFile;
 use crate::crypto::keys::{as_ggsw_list, KeyId, KeySwitchKey, ServerKey, ServerKeyData};
+use crate::crypto::packing::SeededPackingKey;
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
 
@@ -66,6 +67,7 @@ pub(crate) struct CompressedServerKeyData {
     key_id: KeyId,
     bootstrap_key: SeededBootstrapKey,
     keyswitch_key: SeededKeySwitchKey,
+    packing_key: SeededPackingKey,
 }
 
 /// A mask seed from the platform seeder. Zero, which a file uses for
@@ -358,6 +360,11 @@ pub struct ServerKeySizes {
     pub keyswitch_compressed: u64,
     /// Standard-domain key-switch key: `k N l_ks (n + 1)` words.
     pub keyswitch: u64,
+    /// Compressed packing key: one body polynomial per level per big-key
+    /// element, `k N l_pack N` words.
+    pub packing_compressed: u64,
+    /// Standard-domain packing key: `k N l_pack (k + 1) N` words.
+    pub packing: u64,
 }
 
 impl ServerKeySizes {
@@ -369,7 +376,11 @@ impl ServerKeySizes {
         let bsk_bodies = ggsws * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
         let ksk_bodies = p.big_lwe_dimension().0 as u64 * p.ks_level.0 as u64;
         let ks_word = if p.ks32 { 4 } else { 8 };
+        let packing_bodies =
+            p.big_lwe_dimension().0 as u64 * p.packing.level.0 as u64 * p.polynomial_size.0 as u64;
         ServerKeySizes {
+            packing_compressed: 8 * packing_bodies,
+            packing: 8 * packing_bodies * glwe,
             bootstrap_compressed: 8 * bsk_bodies,
             bootstrap: 8 * bsk_bodies * glwe,
             keyswitch_compressed: ks_word * ksk_bodies,
@@ -377,14 +388,14 @@ impl ServerKeySizes {
         }
     }
 
-    /// Both compressed keys.
+    /// The three compressed keys.
     pub fn compressed(&self) -> u64 {
-        self.bootstrap_compressed + self.keyswitch_compressed
+        self.bootstrap_compressed + self.keyswitch_compressed + self.packing_compressed
     }
 
-    /// Both standard-domain keys (what [`ServerKey::save`] writes).
+    /// The three standard-domain keys (what [`ServerKey::save`] writes).
     pub fn decompressed(&self) -> u64 {
-        self.bootstrap + self.keyswitch
+        self.bootstrap + self.keyswitch + self.packing
     }
 }
 
@@ -403,6 +414,7 @@ impl CompressedServerKey {
         key_id: KeyId,
         bootstrap_key: SeededBootstrapKey,
         keyswitch_key: SeededKeySwitchKey,
+        packing_key: SeededPackingKey,
     ) -> CompressedServerKey {
         CompressedServerKey {
             data: CompressedServerKeyData {
@@ -410,6 +422,7 @@ impl CompressedServerKey {
                 key_id,
                 bootstrap_key,
                 keyswitch_key,
+                packing_key,
             },
         }
     }
@@ -444,6 +457,7 @@ impl CompressedServerKey {
             key_id: d.key_id,
             bootstrap_key: d.bootstrap_key.decompress(self.params()),
             keyswitch_key,
+            packing_key: d.packing_key.decompress(self.params()),
         })
     }
 
@@ -507,7 +521,8 @@ impl KeyFile for CompressedServerKey {
                 Some(format!("a 32-bit key switch, {} needs 64-bit", p.name))
             }
         };
-        if let Some(reason) = data.bootstrap_key.misfit(p).or(ksk) {
+        let packing = data.packing_key.misfit(p);
+        if let Some(reason) = data.bootstrap_key.misfit(p).or(ksk).or(packing) {
             return Err(inconsistent(origin, reason));
         }
         Ok(CompressedServerKey { data })

@@ -60,6 +60,11 @@ pub const FORMAT_VERSION: u16 = 3;
 /// when a program is built (`hearth::api`'s fuse pass): the operations of
 /// an older file build another circuit than the one it states.
 pub const PROGRAM_FORMAT_VERSION: u16 = 6;
+/// The version of server-key files, whole or compressed: 4 since they
+/// hold the packing key ([`crate::crypto::packing`]). A server key of
+/// version 3 is refused, saying an older hearth wrote it: generate it again
+/// from the client key, which still loads.
+pub const SERVER_KEY_FORMAT_VERSION: u16 = 4;
 const HEADER_LEN: usize = 36;
 
 /// What a hearth file holds.
@@ -108,6 +113,7 @@ impl FileKind {
     pub fn version(self) -> u16 {
         match self {
             Self::Program => PROGRAM_FORMAT_VERSION,
+            Self::ServerKey | Self::CompressedServerKey => SERVER_KEY_FORMAT_VERSION,
             _ => FORMAT_VERSION,
         }
     }
@@ -148,18 +154,19 @@ fn payload_limit(kind: FileKind, p: &ParameterSet) -> u64 {
     let glwe = p.glwe_dimension.to_glwe_size().0 as u64;
     let n = p.lwe_dimension.0 as u64;
     let ggsws = p.bootstrap_ggsw_count() as u64;
+    let packing = big_n * p.packing.level.0 as u64 * glwe * p.polynomial_size.0 as u64;
     let words = match kind {
         FileKind::ClientKey => n + big_n,
         FileKind::ServerKey => {
             let bsk = ggsws * glwe * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
             let ksk = big_n * p.ks_level.0 as u64 * (n + 1);
-            bsk + ksk
+            bsk + ksk + packing
         }
         // Bodies only: one polynomial per GLWE row of the bootstrap key,
         // one word per level of the key-switch key.
         FileKind::CompressedServerKey => {
             let bsk = ggsws * glwe * p.pbs_level.0 as u64 * p.polynomial_size.0 as u64;
-            bsk + big_n * p.ks_level.0 as u64
+            bsk + big_n * p.ks_level.0 as u64 + packing / glwe
         }
         // Up to 2^24 ciphertexts per file.
         FileKind::Ciphertexts | FileKind::Bundle => (big_n + 1) << 24,

@@ -14,6 +14,7 @@ use crate::crypto::files::{
     FileInfo, FileKind,
 };
 use crate::crypto::keys::{KeyId, ServerKey, ServerKeyData};
+use crate::crypto::packing::packing_key_fits;
 use crate::crypto::params::ParamsId;
 use crate::error::Error;
 
@@ -115,6 +116,7 @@ impl KeyFile for ServerKey {
                     * p.polynomial_size.0
             && bsk.input_lwe_dimension().0 == p.bootstrap_ggsw_count()
             && data.keyswitch_key.fits(p)
+            && packing_key_fits(&data.packing_key, p)
             && bsk.ciphertext_modulus().is_native_modulus();
         if !fits {
             return Err(inconsistent(

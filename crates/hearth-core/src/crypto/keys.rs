@@ -15,6 +15,7 @@ use tfhe::core_crypto::prelude::*;
 
 pub use crate::crypto::client_key::ClientKey;
 pub use crate::crypto::compressed::CompressedServerKey;
+use crate::crypto::packing::PackingKey;
 use crate::crypto::params::{ParameterSet, ParamsId};
 use crate::error::Error;
 
@@ -173,6 +174,8 @@ pub(crate) struct ServerKeyData {
     pub key_id: KeyId,
     pub bootstrap_key: LweBootstrapKeyOwned<u64>,
     pub keyswitch_key: KeySwitchKey,
+    /// Packs results ([`crate::crypto::packing`]).
+    pub packing_key: PackingKey,
 }
 
 /// The bootstrap key in the Fourier domain, for the classical or the

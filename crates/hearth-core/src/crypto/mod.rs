@@ -12,6 +12,7 @@ pub mod keys;
 pub mod lut;
 pub mod many;
 pub mod noise;
+pub mod packing;
 pub(crate) mod pair;
 pub mod params;
 pub mod public_key;

@@ -17,7 +17,9 @@ use tfhe::core_crypto::commons::noise_formulas::lwe_multi_bit_programmable_boots
     multi_bit_pbs_variance_132_bits_security_tuniform_gf_3_fft_mul,
     multi_bit_pbs_variance_132_bits_security_tuniform_gf_4_fft_mul,
 };
+use tfhe::core_crypto::commons::noise_formulas::lwe_packing_keyswitch::packing_keyswitch_additive_variance_132_bits_security_tuniform;
 use tfhe::core_crypto::commons::noise_formulas::lwe_programmable_bootstrap::pbs_variance_132_bits_security_tuniform_fft_mul;
+use tfhe::core_crypto::commons::noise_formulas::modulus_switch::modulus_switch_additive_variance;
 use tfhe::core_crypto::commons::noise_formulas::multi_bit_modulus_switch::multi_bit_modulus_switch_additive_variance;
 
 use crate::crypto::params::{Budgets, ParameterSet};
@@ -32,6 +34,10 @@ pub struct NoiseModel {
     pub keyswitch: f64,
     /// Added by the centered modulus switch to `2N`.
     pub modulus_switch: f64,
+    /// Added to an output by packing it ([`crate::crypto::packing`]): the
+    /// packing key switch of a full GLWE (`N` ciphertexts) and the
+    /// modulus switch to the storage modulus.
+    pub packing: f64,
 }
 
 /// Mantissa bits of the f64 FFT used by the blind rotation.
@@ -92,10 +98,27 @@ impl NoiseModel {
             ),
         }
         .0;
+        let pack = &params.packing;
+        let packing = packing_keyswitch_additive_variance_132_bits_security_tuniform(
+            big_n,
+            params.glwe_dimension,
+            params.polynomial_size,
+            pack.base_log,
+            pack.level,
+            params.polynomial_size.0 as f64,
+            MODULUS,
+        )
+        .0 + modulus_switch_additive_variance(
+            big_n,
+            MODULUS,
+            2f64.powi(pack.storage_log_modulus as i32),
+        )
+        .0;
         NoiseModel {
             pbs,
             keyswitch,
             modulus_switch,
+            packing,
         }
     }
 
@@ -142,9 +165,23 @@ impl NoiseModel {
     /// Decryption budgets for outputs whose values are 1, 2 or 4 units
     /// apart (decoded to the nearest possible value).
     pub fn output_budgets(&self, pi: u32, log2_target: f64) -> Budgets {
+        self.decrypt_budgets(pi, log2_target, 0.0)
+    }
+
+    /// [`NoiseModel::output_budgets`] for outputs that are packed before
+    /// they are decrypted (with the variance [`NoiseModel::packing`] added).
+    pub fn packed_output_budgets(&self, pi: u32, log2_target: f64) -> Budgets {
+        self.decrypt_budgets(pi, log2_target, self.packing)
+    }
+
+    fn decrypt_budgets(&self, pi: u32, log2_target: f64, added: f64) -> Budgets {
         Budgets::from_fn(|margin| {
             let margin_log2 = margin.log2_spacing() as i32 - pi as i32 - 1;
-            largest_weight(|qw| self.log2_p_decrypt_fail(margin_log2, qw) <= log2_target)
+            largest_weight(|qw| {
+                let sigma = (qw * self.pbs + added).sqrt();
+                log2_erfc(2f64.powi(margin_log2) / (sigma * std::f64::consts::SQRT_2))
+                    <= log2_target
+            })
         })
     }
 }
@@ -199,7 +236,16 @@ mod tests {
             let target = p.log2_p_fail.unwrap();
             let budgets = model.bootstrap_budgets(p.pi, target);
             let outputs = model.output_budgets(p.pi, target);
-            eprintln!("{}: budgets {budgets:?}, outputs {outputs:?}", p.name);
+            let packed = model.packed_output_budgets(p.pi, target);
+            eprintln!(
+                "{}: budgets {budgets:?}, outputs {outputs:?}, packed {packed:?}",
+                p.name
+            );
+            assert_eq!(
+                packed, p.packed_output_budgets,
+                "{}: packed output budgets differ",
+                p.name
+            );
             assert_eq!(budgets, p.budgets, "{}: computed budgets differ", p.name);
             assert_eq!(
                 outputs, p.output_budgets,
@@ -211,6 +257,36 @@ mod tests {
                 assert!(model.log2_p_fail(p.pi, b as f64) <= target);
             }
             assert!(model.log2_p_fail(p.pi, (b + 1) as f64) > target);
+        }
+    }
+
+    /// Each set stores packed results at the fewest bits that keep at
+    /// least 3/4 of every output budget: one bit fewer would not.
+    #[test]
+    fn storage_modulus_is_the_smallest_that_keeps_the_outputs() {
+        for p in [
+            &DIGITS_128,
+            &DIGITS_KS32_128,
+            &DIGITS_MB4_128,
+            &BITS_128,
+            &GATES_128,
+        ] {
+            let target = p.log2_p_fail.unwrap();
+            let keeps = |bits: usize| {
+                let mut q = *p;
+                q.packing.storage_log_modulus = bits;
+                let model = NoiseModel::of(&q);
+                let (full, packed) = (
+                    model.output_budgets(q.pi, target),
+                    model.packed_output_budgets(q.pi, target),
+                );
+                crate::crypto::params::Margin::ALL
+                    .iter()
+                    .all(|&m| 4 * packed.at(m) >= 3 * full.at(m))
+            };
+            let bits = p.packing.storage_log_modulus;
+            assert!(keeps(bits), "{}: {bits} bits lose too much", p.name);
+            assert!(!keeps(bits - 1), "{}: {} bits would do", p.name, bits - 1);
         }
     }
 

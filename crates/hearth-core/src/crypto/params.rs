@@ -19,6 +19,7 @@ use tfhe::core_crypto::prelude::{
     LweBskGroupingFactor, LweDimension, PolynomialSize,
 };
 
+use crate::crypto::packing::Packing;
 use crate::error::Error;
 
 /// Stable identity of a parameter set; written into every key, ciphertext and
@@ -73,7 +74,7 @@ impl std::fmt::Display for ParamsId {
 /// The noise margin a bootstrap (or a decryption) decodes with: half the
 /// distance between two selector values with different outputs. A wider
 /// margin tolerates more noise, so each has its own budget.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Margin {
     /// Values one unit apart (a dense selector): margin 1/2 unit.
     Half,
@@ -168,6 +169,12 @@ pub struct ParameterSet {
     /// Largest quadratic weight of an output decrypted with those margins
     /// (fresh errors only: decryption has no key or modulus switch).
     pub output_budgets: Budgets,
+    /// Largest quadratic weight of an output that is packed
+    /// ([`crate::crypto::packing`]) before it is decrypted, by margin.
+    pub packed_output_budgets: Budgets,
+    /// How results are packed: the packing key switch's decomposition and
+    /// the storage modulus.
+    pub packing: Packing,
     /// log2 of the failure probability of one PBS (or decryption) at its
     /// budget; `None` where it was not analysed (insecure sets).
     pub log2_p_fail: Option<f64>,
@@ -233,6 +240,16 @@ pub const DIGITS_128: ParameterSet = ParameterSet {
         half: 1200,
         one: 4801,
         two: 19207,
+    },
+    packed_output_budgets: Budgets {
+        half: 931,
+        one: 4533,
+        two: 18938,
+    },
+    packing: Packing {
+        base_log: DecompositionBaseLog(21),
+        level: DecompositionLevelCount(1),
+        storage_log_modulus: 14,
     },
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(918),
@@ -301,6 +318,16 @@ pub const DIGITS_MB4_128: ParameterSet = ParameterSet {
         one: 1108,
         two: 4433,
     },
+    packed_output_budgets: Budgets {
+        half: 215,
+        one: 1046,
+        two: 4371,
+    },
+    packing: Packing {
+        base_log: DecompositionBaseLog(21),
+        level: DecompositionLevelCount(1),
+        storage_log_modulus: 14,
+    },
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(920),
     glwe_dimension: GlweDimension(1),
@@ -338,6 +365,16 @@ pub const BITS_128: ParameterSet = ParameterSet {
         half: 24955,
         one: 99823,
         two: 399294,
+    },
+    packed_output_budgets: Budgets {
+        half: 19366,
+        one: 94234,
+        two: 393705,
+    },
+    packing: Packing {
+        base_log: DecompositionBaseLog(21),
+        level: DecompositionLevelCount(1),
+        storage_log_modulus: 12,
     },
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(879),
@@ -382,6 +419,16 @@ pub const GATES_128: ParameterSet = ParameterSet {
         one: 21,
         two: 87,
     },
+    packed_output_budgets: Budgets {
+        half: 4,
+        one: 21,
+        two: 86,
+    },
+    packing: Packing {
+        base_log: DecompositionBaseLog(15),
+        level: DecompositionLevelCount(1),
+        storage_log_modulus: 12,
+    },
     log2_p_fail: Some(-128.0),
     lwe_dimension: LweDimension(799),
     glwe_dimension: GlweDimension(3),
@@ -407,6 +454,12 @@ pub const INSECURE_TEST_DIGITS: ParameterSet = ParameterSet {
     pi: 5,
     budgets: DIGITS_128.budgets,
     output_budgets: DIGITS_128.output_budgets,
+    packed_output_budgets: DIGITS_128.packed_output_budgets,
+    packing: Packing {
+        base_log: DecompositionBaseLog(21),
+        level: DecompositionLevelCount(1),
+        storage_log_modulus: 16,
+    },
     log2_p_fail: None,
     lwe_dimension: LweDimension(96),
     glwe_dimension: GlweDimension(1),
@@ -432,6 +485,12 @@ pub const INSECURE_TEST_BITS: ParameterSet = ParameterSet {
     pi: 3,
     budgets: GATES_128.budgets,
     output_budgets: GATES_128.output_budgets,
+    packed_output_budgets: GATES_128.packed_output_budgets,
+    packing: Packing {
+        base_log: DecompositionBaseLog(15),
+        level: DecompositionLevelCount(1),
+        storage_log_modulus: 16,
+    },
     log2_p_fail: None,
     lwe_dimension: LweDimension(64),
     glwe_dimension: GlweDimension(1),

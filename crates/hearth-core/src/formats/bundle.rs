@@ -25,7 +25,10 @@ use crate::crypto::files::{
     check_lwe, decode, encode, encoded_len, file_len, inconsistent, read_bytes, write_file,
     FileKind,
 };
-use crate::crypto::keys::{decompress_seeded, trivial_ciphertexts, Ciphertext, ClientKey, KeyId};
+use crate::crypto::keys::{
+    decompress_seeded, trivial_ciphertexts, Ciphertext, ClientKey, KeyId, ServerKey,
+};
+use crate::crypto::packing::PackedList;
 use crate::crypto::params::ParamsId;
 use crate::crypto::public_key::{CompactList, PublicKey};
 use crate::error::Error;
@@ -86,6 +89,8 @@ enum List {
     Compact(CompactList),
     /// In the clear, read by the server as trivial ciphertexts.
     Clear(ClearValues),
+    /// Results packed into GLWE ciphertexts, for their owner to decrypt.
+    Packed(PackedList),
 }
 
 /// Ciphertexts in entry and value order as one seeded LWE list: the
@@ -188,6 +193,7 @@ impl Bundle {
                     .and_then(|values| bundle_digits(&part.params, &values))
                     .and_then(|digits| trivial_ciphertexts(params, key_id, &digits))
                     .expect("clear values are checked when their bundle is made"),
+                List::Packed(packed) => packed.unpack(params, key_id),
             };
             entries
                 .extend(split(&part.params, cts).expect("lists are checked against their entries"));
@@ -342,6 +348,58 @@ impl Bundle {
         }
     }
 
+    /// Whether its values are packed results ([`Bundle::packed`]): for
+    /// their owner to decrypt, not for a program's input.
+    pub fn is_packed(&self) -> bool {
+        self.parts
+            .iter()
+            .flat_map(|p| p.iter())
+            .any(|p| matches!(p.list, List::Packed(_)))
+    }
+
+    /// The same values packed into GLWE ciphertexts with `key`'s packing
+    /// key ([`crate::crypto::packing`]): a few bytes per digit instead of
+    /// `(k N + 1) * 8`. Every value's noise must fit the set's
+    /// [`ParameterSet::packed_output_budgets`](crate::crypto::params::ParameterSet::packed_output_budgets):
+    /// fresh encryptions do, and so do the outputs of a program the
+    /// builder found packable (`hearth::CompiledProgram::packable`, which
+    /// `hearth::CompiledProgram::pack` checks before it calls this). A
+    /// packed bundle stays packed.
+    pub fn packed(&self, key: &ServerKey) -> Result<Bundle, Error> {
+        if self.key_id != key.key_id() {
+            return Err(Error::WrongKey {
+                expected: key.key_id(),
+                found: self.key_id,
+            });
+        }
+        if self.params != key.params().id {
+            return Err(Error::ParamsMismatch {
+                expected: key.params().id,
+                found: self.params,
+            });
+        }
+        if self.is_packed() {
+            return Ok(self.clone());
+        }
+        let cts: Vec<&Ciphertext> = self.values().flat_map(|v| &v.cts).collect();
+        let list = PackedList::pack(key.params(), &key.data.packing_key, &cts);
+        Bundle::with_list(self.params, self.key_id, &self.signature(), List::Packed(list))
+    }
+
+    /// Refuses a packed bundle where ciphertexts are computed on: its
+    /// values carry the packing's noise, which no program's checks assume.
+    pub fn check_not_packed(&self) -> Result<(), Error> {
+        if self.is_packed() {
+            return Err(Error::Packed(
+                "a packed bundle holds results for their owner to decrypt; \
+                 a program's inputs must be encrypted values (ask for unpacked results \
+                 to compute on them again)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether some values travel in the clear ([`Bundle::clear`]).
     pub fn has_clear_values(&self) -> bool {
         self.parts
@@ -382,7 +440,9 @@ impl Bundle {
     ) -> Result<Self, Error> {
         let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
         check_inputs(params, inputs, info.params, &payload.signature())?;
-        Self::from_payload(origin, info.params, info.key_id, payload)
+        let bundle = Self::from_payload(origin, info.params, info.key_id, payload)?;
+        bundle.check_not_packed()?;
+        Ok(bundle)
     }
 
     /// Every check [`Bundle::from_bytes_expecting`] makes, without
@@ -398,7 +458,11 @@ impl Bundle {
         let (info, payload): (_, Stored) = decode(origin, bytes, FileKind::Bundle)?;
         check_inputs(params, inputs, info.params, &payload.signature())?;
         match payload.into_parts() {
-            Ok(parts) => check_parts(origin, info.params, &parts),
+            Ok(parts) => {
+                check_parts(origin, info.params, &parts)?;
+                let bundle = Bundle::of_parts(info.params, info.key_id, parts)?;
+                bundle.check_not_packed()
+            }
             Err(full) => {
                 Self::from_payload(origin, info.params, info.key_id, Payload::Full(full)).map(drop)
             }
@@ -493,6 +557,12 @@ fn check_parts(path: &Path, params: ParamsId, parts: &[Part]) -> Result<(), Erro
             List::Clear(clear) => {
                 clear.values(&part.params).map_err(bad)?;
                 needed
+            }
+            List::Packed(packed) => {
+                if let Some(reason) = packed.misfit(params.params(), needed) {
+                    return Err(inconsistent(path, reason));
+                }
+                packed.len()
             }
         };
         if found != needed {
@@ -723,6 +793,47 @@ impl PublicKey {
 }
 
 impl ClientKey {
+    /// The values of a bundle whose parts are all packed, decrypted from
+    /// their GLWE ciphertexts without unpacking them (`None` for any
+    /// other bundle).
+    fn decrypt_packed(&self, bundle: &Bundle) -> Option<Result<Vec<(Param, Vec<BigInt>)>, Error>> {
+        let parts = bundle.parts.as_deref()?;
+        let packed: Vec<(&[Param], &PackedList)> = parts
+            .iter()
+            .map(|part| match &part.list {
+                List::Packed(list) => Some((part.params.as_slice(), list)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        if bundle.entries.get().is_some() {
+            return None;
+        }
+        let decrypt = || {
+            if bundle.params != self.params().id {
+                return Err(Error::ParamsMismatch {
+                    expected: self.params().id,
+                    found: bundle.params,
+                });
+            }
+            let mut out = Vec::new();
+            for (params, list) in packed {
+                let phases = list.phases(self.glwe_key());
+                let mut digits = phases.into_iter();
+                for param in params {
+                    let values = (0..param.count()?)
+                        .map(|_| {
+                            let value: Vec<u64> = digits.by_ref().take(param.shape.len()).collect();
+                            self.value_from_phases(param.shape, &value)
+                        })
+                        .collect::<Result<_, _>>()?;
+                    out.push((param.clone(), values));
+                }
+            }
+            Ok(out)
+        };
+        Some(decrypt())
+    }
+
     /// Decrypts a value of any shape.
     pub fn decrypt_value(&self, x: &Encrypted) -> Result<BigInt, Error> {
         match x.shape {
@@ -750,6 +861,9 @@ impl ClientKey {
                 expected: self.key_id(),
                 found: bundle.key_id,
             });
+        }
+        if let Some(decrypted) = self.decrypt_packed(bundle) {
+            return decrypted;
         }
         bundle
             .entries()
@@ -818,6 +932,78 @@ mod tests {
                 &[],
             ),
         ]
+    }
+
+    /// Values of every shape packed and decrypted by their owner, from
+    /// the file's bytes: the same values; the file is smaller than the
+    /// full bundle's; its entries unpack to ciphertexts that decrypt the
+    /// same; a packed bundle is refused as a program's input.
+    #[test]
+    fn packed_bundles_decrypt_to_their_values() {
+        for params in [&INSECURE_TEST_DIGITS, &INSECURE_TEST_BITS] {
+            let (client, server) = keys(params);
+            // More digits than one GLWE holds, so the last GLWE is partial.
+            let n = params.polynomial_size.0;
+            let mut es = entries();
+            es.push(int("big", 11, &[n / 8]));
+            let (_, full) = compact_and_full(client, &es);
+            let packed = full.packed(server).unwrap();
+            assert!(packed.is_packed() && !full.is_packed());
+            let bytes = packed.to_bytes().unwrap();
+            assert!(bytes.len() * 20 < full.to_bytes().unwrap().len());
+            let read = Bundle::from_bytes(Path::new("p"), &bytes).unwrap();
+            let want = client.decrypt_bundle(&full).unwrap();
+            assert_eq!(client.decrypt_bundle(&read).unwrap(), want);
+            // Unpacked into ciphertexts, through the general path.
+            let unpacked = Bundle::new(read.params(), read.key_id(), read.entries().to_vec());
+            assert_eq!(client.decrypt_bundle(&unpacked.unwrap()).unwrap(), want);
+            let e = Bundle::from_bytes_expecting(Path::new("p"), &bytes, params.id, &es);
+            assert!(matches!(e, Err(Error::Packed(_))), "{e:?}");
+            let e = Bundle::check_bytes_expecting(Path::new("p"), &bytes, params.id, &es);
+            assert!(matches!(e, Err(Error::Packed(_))), "{e:?}");
+        }
+    }
+
+    /// Packing under another key is refused; a damaged packed list (a
+    /// GLWE too few, a wrong count, another storage modulus) is a file
+    /// error, never a panic.
+    #[test]
+    fn forged_packed_bundles_are_refused() {
+        let (client, server) = keys(&INSECURE_TEST_DIGITS);
+        let (_, other) = keys(&INSECURE_TEST_BITS);
+        let (_, full) = compact_and_full(client, &entries());
+        assert!(full.packed(other).is_err());
+        let packed = full.packed(server).unwrap();
+        let part = packed.parts.as_ref().unwrap()[0].clone();
+        let List::Packed(list) = part.list.clone() else {
+            panic!("a packed part");
+        };
+        let mut forgeries = Vec::new();
+        let mut short = list.clone();
+        short.truncate_for_tests();
+        forgeries.push(short);
+        let mut miscounted = list.clone();
+        miscounted.recount_for_tests(list.len() + 1);
+        forgeries.push(miscounted);
+        let mut coarse = list.clone();
+        coarse.repack_for_tests(&INSECURE_TEST_DIGITS, 9);
+        forgeries.push(coarse);
+        for forged in forgeries {
+            let parts = vec![Part {
+                params: part.params.clone(),
+                list: List::Packed(forged),
+            }];
+            let bytes = encode(
+                Path::new("f"),
+                FileKind::Bundle,
+                packed.params(),
+                packed.key_id(),
+                &Written::Parts(&parts),
+            )
+            .unwrap();
+            let e = Bundle::from_bytes(Path::new("f"), &bytes).unwrap_err();
+            assert!(matches!(e, Error::File(_)), "{e:?}");
+        }
     }
 
     /// [`Bundle::save_len`] writes [`Bundle::to_bytes`] exactly, compact
@@ -1157,6 +1343,7 @@ mod tests {
                 List::Clear(_) => "clear",
                 List::Compact(_) => "compact",
                 List::Seeded(_) => "seeded",
+                List::Packed(_) => "packed",
             })
             .collect();
         assert_eq!(kinds, ["clear", "compact", "clear"]);

@@ -21,7 +21,7 @@ use crate::crypto::encoding::{
     clear_digits, clear_digits_twos, clear_value, clear_word, clear_word_value, Encrypted, Shape,
 };
 pub(crate) use crate::crypto::encoding::{digits_within, within};
-use crate::crypto::keys::Ciphertext;
+use crate::crypto::keys::{Ciphertext, ServerKey};
 use crate::crypto::params::{Margin, ParameterSet};
 use crate::digits::{self, Digits};
 use crate::error::{BuildError, Error};
@@ -677,7 +677,60 @@ impl CompiledProgram {
             &self.signature.inputs,
             bundle.params(),
             &bundle.signature(),
-        )
+        )?;
+        bundle.check_not_packed()
+    }
+
+    /// Checks, before anything runs, that its results may be packed
+    /// ([`Bundle::packed`]) and still decrypt with the set's failure
+    /// probability: every output digit's noise within the set's
+    /// [`ParameterSet::packed_output_budgets`](crate::crypto::params::ParameterSet::packed_output_budgets).
+    /// The error ([`Error::Packed`]) names the first outputs that are not;
+    /// their results travel unpacked.
+    pub fn check_packable(&self) -> Result<(), Error> {
+        let over = self.circuit.unpackable_outputs();
+        let Some(first) = over.first() else {
+            return Ok(());
+        };
+        // Output digits follow the signature's outputs in order.
+        let mut digit = 0;
+        let mut name = String::from("an output");
+        'find: for p in &self.signature.outputs {
+            for i in 0..p.count()? {
+                if first.index < digit + p.shape.len() {
+                    name = if p.dims.is_empty() {
+                        format!("output {:?}", p.name)
+                    } else {
+                        format!("output {:?} (value {i})", p.name)
+                    };
+                    break 'find;
+                }
+                digit += p.shape.len();
+            }
+        }
+        Err(Error::Packed(format!(
+            "{name} (and {} more digits) cannot be packed: quadratic weight {} over the \
+             packed budget {} of {}; its results travel unpacked",
+            over.len() - 1,
+            first.weight,
+            first.budget,
+            self.circuit.params()
+        )))
+    }
+
+    /// Packs `results` of this program (from [`CompiledProgram::run_bundle`])
+    /// with `key`'s packing key, after [`CompiledProgram::check_packable`]:
+    /// what a server sends back instead of every ciphertext in full (the
+    /// owner decrypts it with [`crate::ClientKey::decrypt_bundle`]).
+    pub fn pack(&self, key: &ServerKey, results: &Bundle) -> Result<Bundle, Error> {
+        self.check_packable()?;
+        check_inputs(
+            self.circuit.params(),
+            &self.signature.outputs,
+            results.params(),
+            &results.signature(),
+        )?;
+        results.packed(key)
     }
 
     /// Reads input bundle bytes for this program (`origin` names them in
