@@ -52,9 +52,13 @@ pub fn describe_program(prog: &CompiledProgram, threads: Option<usize>) {
 
 /// Prints a bundle's key, parameters and entries.
 pub fn describe_bundle(b: &Bundle) {
-    println!("values:      {} entries", b.entries().len());
-    for e in b.entries() {
-        println!("entry:       {}", e.param);
+    let sig = b.signature();
+    println!("values:      {} entries", sig.len());
+    for p in &sig {
+        println!("entry:       {p}");
+    }
+    if b.is_packed() {
+        println!("packed:      yes (results for their owner to decrypt; not a program's input)");
     }
 }
 

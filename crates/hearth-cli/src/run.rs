@@ -24,9 +24,14 @@ pub struct Args {
     /// The bundle of encrypted inputs (from `hearth encrypt`).
     #[arg(long, value_name = "FILE")]
     bundle: PathBuf,
-    /// The bundle of encrypted outputs to write.
+    /// The bundle of encrypted outputs to write: packed into GLWE
+    /// ciphertexts (a few bytes per digit) unless `--unpacked`.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Write every output ciphertext in full (to compute on the results
+    /// again), not packed.
+    #[arg(long)]
+    unpacked: bool,
     #[command(flatten)]
     threads: Threads,
     #[command(flatten)]
@@ -51,6 +56,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         program,
         bundle,
         out,
+        unpacked,
         threads,
         backend,
         max_memory,
@@ -84,6 +90,15 @@ pub fn run(args: Args) -> Result<(), Error> {
             limit,
         });
     }
+    // Told before the run: outputs too noisy to pack travel in full.
+    let pack = !unpacked
+        && match prog.check_packable() {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("{e}: writing them unpacked");
+                false
+            }
+        };
     let st = prog.circuit().stats();
     eprintln!(
         "{}: {} PBS, depth {}, estimated memory {:.0} MiB (keys {:.0} MiB)",
@@ -108,9 +123,21 @@ pub fn run(args: Args) -> Result<(), Error> {
     let result = prog.run_bundle(&ev, &input)?;
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
+    let packing = Instant::now();
+    let result = if pack {
+        prog.pack(&server, &result)?
+    } else {
+        result
+    };
+    let packing = packing.elapsed().as_secs_f64();
     result.save(out)?;
+    let how = if pack {
+        format!("packed in {packing:.2} s")
+    } else {
+        "unpacked".to_string()
+    };
     println!(
-        "ran {} PBS in {secs:.1} s ({:.0} PBS/s); {} written ({} bytes)",
+        "ran {} PBS in {secs:.1} s ({:.0} PBS/s); {} written ({} bytes, {how})",
         st.pbs,
         st.pbs as f64 / secs.max(1e-9),
         out.display(),

@@ -27,6 +27,10 @@ pub struct Args {
     /// (default: none).
     #[arg(long = "with", value_name = "ID")]
     with_job: Option<String>,
+    /// Keep the result with every ciphertext in full, for later jobs'
+    /// `--with` (results leave the server packed otherwise).
+    #[arg(long)]
+    unpacked: bool,
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
@@ -53,16 +57,22 @@ pub fn run(args: Args) -> Result<(), Error> {
         .ok_or_else(|| Error::Config(format!("the server answered key id {:?}", key.key_id)))?;
     let program = read(&args.program)?;
     let bundle = read(&args.bundle)?;
-    let job = match &args.with_job {
-        None => client.submit_with_key(key_id, &program, &bundle),
-        Some(earlier) => {
-            let earlier = earlier
+    let with = match &args.with_job {
+        None => None,
+        Some(earlier) => Some(
+            earlier
                 .parse()
-                .map_err(|_| Error::Config(format!("--with {earlier:?}: not a job id")))?;
-            client.submit_after(key_id, earlier, &program, &bundle)
-        }
-    }
-    .map_err(client_err)?;
+                .map_err(|_| Error::Config(format!("--with {earlier:?}: not a job id")))?,
+        ),
+    };
+    let options = hearth_client::SubmitOptions {
+        key: Some(key_id),
+        with,
+        unpacked: args.unpacked,
+    };
+    let job = client
+        .submit_with_options(options, &program, &bundle)
+        .map_err(client_err)?;
     eprintln!(
         "accepted: {} PBS, depth {}, estimated memory {} MiB",
         job.pbs,

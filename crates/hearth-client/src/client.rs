@@ -209,6 +209,20 @@ fn read_file(path: &Path) -> Result<Vec<u8>, ClientError> {
     })
 }
 
+/// The options of a job's submission ([`Client::submit_with_options`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubmitOptions {
+    /// The key the bundle must be under (`?key=`).
+    pub key: Option<KeyId>,
+    /// A finished job of the caller whose result goes before the bundle's
+    /// entries (`?with=`); its result must have been kept unpacked.
+    pub with: Option<JobId>,
+    /// Keep this job's result with every ciphertext in full
+    /// (`?unpacked=true`), so that later jobs can take it with `with`;
+    /// otherwise it leaves the server packed.
+    pub unpacked: bool,
+}
+
 impl Client {
     /// A client of the server at `url` (`http://HOST:PORT` or
     /// `https://HOST:PORT`, a trailing `/` or none) without a token,
@@ -370,6 +384,32 @@ impl Client {
         self.submit_to(format!("/v1/jobs?key={key}"), program, bundle)
     }
 
+    /// Submits with every option of `POST /v1/jobs` ([`SubmitOptions`]):
+    /// the key named, a kept result joined, the result kept unpacked.
+    pub fn submit_with_options(
+        &self,
+        options: SubmitOptions,
+        program: &[u8],
+        bundle: &[u8],
+    ) -> Result<Submitted, ClientError> {
+        let mut query = Vec::new();
+        if let Some(key) = options.key {
+            query.push(format!("key={key}"));
+        }
+        if let Some(job) = options.with {
+            query.push(format!("with={job}"));
+        }
+        if options.unpacked {
+            query.push("unpacked=true".to_string());
+        }
+        let path = if query.is_empty() {
+            "/v1/jobs".to_string()
+        } else {
+            format!("/v1/jobs?{}", query.join("&"))
+        };
+        self.submit_to(path, program, bundle)
+    }
+
     /// [`Client::submit_with_key`], the result of the caller's finished
     /// job `earlier` joined before the bundle's entries (`?with=`): inputs
     /// the server keeps between jobs, such as AES round keys, so the
@@ -381,11 +421,12 @@ impl Client {
         program: &[u8],
         bundle: &[u8],
     ) -> Result<Submitted, ClientError> {
-        self.submit_to(
-            format!("/v1/jobs?key={key}&with={earlier}"),
-            program,
-            bundle,
-        )
+        let options = SubmitOptions {
+            key: Some(key),
+            with: Some(earlier),
+            unpacked: false,
+        };
+        self.submit_with_options(options, program, bundle)
     }
 
     fn submit_to(

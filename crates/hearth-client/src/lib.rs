@@ -29,7 +29,7 @@
 pub mod client;
 pub mod wire;
 
-pub use client::{Client, ClientBuilder, ClientError, KeySource, MAX_IDLE};
+pub use client::{Client, ClientBuilder, ClientError, KeySource, SubmitOptions, MAX_IDLE};
 pub use wire::{
     parse_key_id, ApiError, Deleted, ErrorBody, ErrorCode, JobId, JobState, JobStatus, KeyInfo,
     ServerInfo, ServerStats, Submitted,

@@ -137,27 +137,28 @@ impl Client {
     /// raised before anything runs. With ``after`` (a finished job of
     /// this client's tenant), the server joins that job's result before
     /// the bundle's entries: inputs it keeps between jobs, such as AES
-    /// round keys, so the bundle carries only the new data.
-    #[pyo3(signature = (program, bundle, after = None))]
+    /// round keys, so the bundle carries only the new data; that job must
+    /// have been submitted with ``unpacked=True``. The result leaves the
+    /// server packed (a few bytes per digit) unless ``unpacked`` is true.
+    #[pyo3(signature = (program, bundle, after = None, unpacked = false))]
     fn submit(
         &self,
         py: Python<'_>,
         program: &CompiledProgram,
         bundle: &Bundle,
         after: Option<&Job>,
+        unpacked: bool,
     ) -> PyResult<Job> {
         let prog = program.inner().to_bytes().or_raise()?;
         let inputs = bundle.inner.to_bytes().or_raise()?;
-        let (inner, key, earlier) = (
-            self.inner.clone(),
-            bundle.inner.key_id(),
-            after.map(|j| j.id),
-        );
+        let options = hearth_client::SubmitOptions {
+            key: Some(bundle.inner.key_id()),
+            with: after.map(|j| j.id),
+            unpacked,
+        };
+        let inner = self.inner.clone();
         let s = py
-            .detach(move || match earlier {
-                None => inner.submit(&prog, &inputs),
-                Some(e) => inner.submit_after(key, e, &prog, &inputs),
-            })
+            .detach(move || inner.submit_with_options(options, &prog, &inputs))
             .or_raise_client()?;
         Ok(Job {
             client: self.inner.clone(),

@@ -86,8 +86,9 @@ def test_a_job_runs_on_the_server(server, digits_keys, capsys, tmp_path):
 
 def test_a_kept_result_feeds_later_jobs(server, digits_keys):
     """``submit(..., after=job)``: the server joins the finished job's
-    result before the later bundle's entries, so the later bundle carries
-    only its own input (here: a sum kept, then added to)."""
+    result (kept ``unpacked``) before the later bundle's entries, so the
+    later bundle carries only its own input (here: a sum kept, then added
+    to). A packed result cannot be taken."""
     key, _ = digits_keys
     client = hearth.Client(server)
     client.upload_key(key.compressed_server_key())
@@ -97,8 +98,12 @@ def test_a_kept_result_feeds_later_jobs(server, digits_keys):
     q = hearth.Program("DIGITS_128")
     q.output("t", q.input("s", "u8") + q.input("c", "u8"))
     later = q.compile()
-    kept = client.submit(first, key.encrypt(first, 200, 50))
+    kept = client.submit(first, key.encrypt(first, 200, 50), unpacked=True)
     kept.wait(poll=0.02, progress=False)
+    packed = client.submit(first, key.encrypt(first, 1, 2))
+    packed.wait(poll=0.02, progress=False)
+    with pytest.raises(hearth.BadRequestError):
+        client.submit(later, key.encrypt(later, c=1, only="c"), after=packed)
     for c in (5, 10):
         job = client.submit(later, key.encrypt(later, c=c, only="c"), after=kept)
         job.wait(poll=0.02, progress=False)

@@ -106,7 +106,7 @@ pub use hearth_client::{
     ApiError, Deleted, ErrorCode, JobId, JobState, JobStatus, KeyInfo, ServerInfo, ServerStats,
     Submitted,
 };
-pub use hearth_client::{Client, ClientBuilder, ClientError, KeySource};
+pub use hearth_client::{Client, ClientBuilder, ClientError, KeySource, SubmitOptions};
 pub use request::{parse_job, split_job, JobRequest, Limits};
 pub use server::{run, start, Server, ServerHandle, OPENAPI};
 pub use tenants::{Tenant, TenantLimits, Tenants};

@@ -64,6 +64,11 @@ pub struct JobMeta {
     /// tenant's storage from admission on; 0 in files from before).
     #[serde(default)]
     pub result_bytes: u64,
+    /// Whether its result is kept with every ciphertext in full (posted
+    /// with `?unpacked=true`, for later jobs' `?with=`); else it is packed
+    /// where its outputs allow (false in files from before).
+    #[serde(default)]
+    pub unpacked: bool,
 }
 
 /// A key file found at start.
@@ -493,6 +498,7 @@ mod tests {
             tenant: String::new(),
             submitted_ms: 0,
             result_bytes: 0,
+            unpacked: false,
         }
     }
 

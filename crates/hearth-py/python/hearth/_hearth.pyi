@@ -546,7 +546,7 @@ class Client:
     ) -> dict[str, Any]:
         """Registers a server key (compressed or not); returns its record
         (``key_id``, ``params``, ``compressed``, ``bytes``, ``new``)."""
-    def submit(self, program: CompiledProgram, bundle: Bundle, after: Optional[Job] = None) -> Job:
+    def submit(self, program: CompiledProgram, bundle: Bundle, after: Optional[Job] = None, unpacked: bool = False) -> Job:
         """Submits ``program`` on its encrypted inputs; refusals are raised
         before anything runs. With ``after`` (a finished job), the server
         joins that job's result before the bundle's entries: inputs it

@@ -48,6 +48,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "V2__liveness",
         include_str!("../../migrations/V2__liveness.sql"),
     ),
+    (
+        "V3__unpacked",
+        include_str!("../../migrations/V3__unpacked.sql"),
+    ),
 ];
 
 /// Taken while migrating, so that servers starting together migrate once.

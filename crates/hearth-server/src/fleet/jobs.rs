@@ -105,6 +105,7 @@ fn meta(row: &tokio_postgres::Row) -> JobMeta {
         tenant: row.get("tenant"),
         submitted_ms: u(row.get("submitted_ms")),
         result_bytes: u(row.get("result_max")),
+        unpacked: row.get("unpacked"),
     }
 }
 
@@ -228,8 +229,8 @@ impl Fleet {
         sql::exec(
             &tx,
             "INSERT INTO jobs (id, tenant, lane, key_id, pbs, depth, memory, result_max, held, \
-             state, submitted_ms, admitted_by) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'admitting', $10, $11)",
+             state, submitted_ms, admitted_by, unpacked) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'admitting', $10, $11, $12)",
             &[
                 &a.id.to_string(),
                 &m.tenant,
@@ -242,6 +243,7 @@ impl Fleet {
                 &i(a.held),
                 &i(m.submitted_ms),
                 &self.server,
+                &m.unpacked,
             ],
         )
         .await
@@ -431,7 +433,7 @@ impl Fleet {
             let Some(row) = sql::opt(
                 &tx,
                 "SELECT j.id, j.seq, j.tenant, j.lane, j.key_id, j.pbs, j.depth, j.memory, \
-                     j.result_max, j.submitted_ms, j.request_blob \
+                     j.result_max, j.submitted_ms, j.unpacked, j.request_blob \
                      FROM jobs j LEFT JOIN lanes l ON l.lane = j.lane \
                      WHERE j.state = 'queued' ORDER BY COALESCE(l.served, 0), j.seq \
                      LIMIT 1 FOR UPDATE OF j SKIP LOCKED",

@@ -238,8 +238,8 @@ async fn write(
                     &tx,
                     "INSERT INTO jobs (id, tenant, lane, key_id, pbs, depth, memory, result_max, \
                      held, state, submitted_ms, finished_s, request_blob, result_blob, \
-                     result_bytes, error_code, error_message, attempts) VALUES ($1, $2, $3, $4, \
-                     $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+                     result_bytes, error_code, error_message, attempts, unpacked) VALUES ($1, $2, \
+                     $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
                     &[
                         id,
                         &m.tenant,
@@ -259,6 +259,7 @@ async fn write(
                         &error.as_ref().map(|e| e.0.clone()),
                         &error.as_ref().map(|e| e.1.clone()),
                         &(*attempts as i32),
+                        &m.unpacked,
                     ],
                 )
                 .await

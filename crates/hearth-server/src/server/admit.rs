@@ -57,7 +57,13 @@ impl Drop for Taken<'_> {
 }
 
 /// What is recorded of a job admitted now, `seq`-th.
-fn job_meta(seq: u64, tenant: &str, parts: &JobParts<'_>, cost: &Cost) -> JobMeta {
+fn job_meta(
+    seq: u64,
+    tenant: &str,
+    parts: &JobParts<'_>,
+    cost: &Cost,
+    unpacked: bool,
+) -> JobMeta {
     JobMeta {
         seq,
         key_id: parts.key_id.to_string(),
@@ -67,6 +73,7 @@ fn job_meta(seq: u64, tenant: &str, parts: &JobParts<'_>, cost: &Cost) -> JobMet
         tenant: tenant.to_string(),
         submitted_ms: now_ms(),
         result_bytes: cost.result_bytes,
+        unpacked,
     }
 }
 
@@ -122,6 +129,7 @@ impl DataFolder {
         s: &Shared,
         tenant: &Tenant,
         body: &[u8],
+        unpacked: bool,
     ) -> Result<Submitted, ApiError> {
         let parts = split_job(body, s.config.max_body)?;
         let cost = stated_cost(&parts, &s.limits)?;
@@ -162,7 +170,7 @@ impl DataFolder {
         };
         check_bundle(&program, &parts)?;
         let id = JobId::random();
-        let meta = job_meta(seq, &tenant.name, &parts, &cost);
+        let meta = job_meta(seq, &tenant.name, &parts, &cost, unpacked);
         self.store.write_job(id, &meta, body)?;
         {
             let mut jobs = lock(&s.jobs);
@@ -193,11 +201,12 @@ impl Fleet {
         s: &Arc<Shared>,
         tenant: Tenant,
         body: Vec<u8>,
+        unpacked: bool,
     ) -> Result<Submitted, ApiError> {
         let parts = split_job(&body, s.config.max_body)?;
         let cost = stated_cost(&parts, &s.limits)?;
         // The fleet's database numbers its jobs.
-        let meta = job_meta(0, &tenant.name, &parts, &cost);
+        let meta = job_meta(0, &tenant.name, &parts, &cost, unpacked);
         let id = JobId::random();
         let charged = cost.pbs.max(1);
         self.reserve(&Admission {

@@ -163,9 +163,10 @@ impl Ledger for Fleet {
         s: &Arc<Shared>,
         tenant: Tenant,
         body: Vec<u8>,
+        unpacked: bool,
     ) -> Result<Submitted, ApiError> {
         let s = s.clone();
-        tokio::spawn(async move { self.admit(&s, tenant, body).await })
+        tokio::spawn(async move { self.admit(&s, tenant, body, unpacked).await })
             .await
             .map_err(|e| internal(format!("the admission stopped: {e}")))?
     }

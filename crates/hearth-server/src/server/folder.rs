@@ -358,9 +358,10 @@ impl Ledger for DataFolder {
         s: &Arc<Shared>,
         tenant: Tenant,
         body: Vec<u8>,
+        unpacked: bool,
     ) -> Result<Submitted, ApiError> {
         let owner = tenant.name.clone();
-        heavy(s, &owner, move |s| self.admit(s, &tenant, &body)).await
+        heavy(s, &owner, move |s| self.admit(s, &tenant, &body, unpacked)).await
     }
 
     async fn status(

@@ -105,12 +105,14 @@ pub(super) trait Ledger: Send + Sync {
     /// Admits, writes and queues a job of `tenant` whose headers were
     /// checked (`admit.rs`). The admission runs to its end even if the
     /// client goes away meanwhile: what it took is given back, or the job
-    /// is queued.
+    /// is queued. Its result is kept `unpacked` (every ciphertext in
+    /// full, for later jobs to take with `?with=`) or packed.
     async fn submit(
         self: Arc<Self>,
         s: &Arc<Shared>,
         tenant: Tenant,
         body: Vec<u8>,
+        unpacked: bool,
     ) -> Result<Submitted, ApiError>;
 
     /// Where `tenant`'s job `id` is, and once it is done, the file its

@@ -152,6 +152,10 @@ pub(super) struct SubmitQuery {
     /// A finished job of the caller whose result bundle goes before the
     /// posted bundle's entries: inputs the server keeps between jobs.
     pub(super) with: Option<String>,
+    /// Keep the result with every ciphertext in full (for later jobs'
+    /// `?with=`) instead of packed.
+    #[serde(default)]
+    pub(super) unpacked: bool,
 }
 
 pub(super) async fn post_job(
@@ -210,7 +214,11 @@ pub(super) async fn post_job(
         .into());
     }
     s.ledger.check_room(&s, &t).await?;
-    let submitted = s.ledger.clone().submit(&s, t, bytes).await?;
+    let submitted = s
+        .ledger
+        .clone()
+        .submit(&s, t, bytes, query.unpacked)
+        .await?;
     Ok((StatusCode::ACCEPTED, Json(submitted)))
 }
 
@@ -259,6 +267,15 @@ async fn with_result(
             ));
         }
         let earlier = hearth::Bundle::load(&path).map_err(internal)?;
+        if earlier.is_packed() {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "job {id}'s result is packed for its owner: post the job whose result later \
+                     jobs take with ?unpacked=true"
+                ),
+            ));
+        }
         let joined = hearth::Bundle::combine([earlier, posted]).map_err(|e| match e {
             hearth::Error::WrongKey { .. } | hearth::Error::ParamsMismatch { .. } => ApiError::new(
                 ErrorCode::WrongKey,

@@ -100,7 +100,24 @@ impl Shared {
         if let (Some(ranks), Err(e)) = (&self.config.ranks, &out) {
             end_ranks_after(ranks, e);
         }
-        out.map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))
+        let out = out.map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
+        // Packed unless asked not to, or too noisy to pack (the outputs'
+        // noise is known from the program: nothing is tried and undone).
+        if meta.unpacked {
+            return Ok(out);
+        }
+        match program.check_packable() {
+            Ok(()) => self
+                .pool
+                .install(|| program.pack(&key, &out))
+                .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string())),
+            Err(e) => {
+                if self.config.log {
+                    tracing::info!(reason = %e, "result kept unpacked");
+                }
+                Ok(out)
+            }
+        }
     }
 
     /// The GPU backend with `key` converted for it once (kept beside the

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use hearth::api::U8;
 use hearth::{Bundle, ClientKey, CompiledProgram, Program, GATES_128, INSECURE_TEST_BITS};
-use hearth_server::{Client, ClientError, Config, ErrorCode, JobState};
+use hearth_server::{Client, ClientError, Config, ErrorCode, JobState, SubmitOptions};
 use num_bigint::BigInt;
 
 mod connections;
@@ -540,9 +540,10 @@ fn results_and_queued_jobs_expire_across_a_restart() {
 }
 
 /// A job's result feeds later jobs (`?with=`): each later bundle carries
-/// only its own input, the server joins the kept result before it, and
-/// the results are Rust's. Refused: a deleted job (`not_found`), a bundle
-/// that repeats the result's entry (`bad_bundle`).
+/// only its own input, the server joins the kept result (posted
+/// `?unpacked=true`) before it, and the results, packed, are Rust's.
+/// Refused: a packed result (`bad_request`), a deleted job (`not_found`),
+/// a bundle that repeats the result's entry (`bad_bundle`).
 #[test]
 fn a_kept_result_feeds_later_jobs() {
     let d = dir("with");
@@ -566,11 +567,20 @@ fn a_kept_result_feeds_later_jobs() {
     // Kept on the server: s = a + b.
     let first = named(&[("a", &[]), ("b", &[])], "s");
     let p1 = first.to_bytes().unwrap();
+    let unpacked = SubmitOptions {
+        unpacked: true,
+        ..SubmitOptions::default()
+    };
     let kept = api
-        .submit(&p1, &bundle(&client, &first, 200, 100))
+        .submit_with_options(unpacked, &p1, &bundle(&client, &first, 200, 100))
         .unwrap()
         .job_id;
     done(kept);
+    let packed = api
+        .submit(&p1, &bundle(&client, &first, 1, 2))
+        .unwrap()
+        .job_id;
+    done(packed);
     // Later jobs upload only c: s + c.
     let later = named(&[("s", &[]), ("c", &[])], "t");
     let p2 = later.to_bytes().unwrap();
@@ -589,11 +599,14 @@ fn a_kept_result_feeds_later_jobs() {
             .job_id;
         done(job);
         let want = 200u8.wrapping_add(100).wrapping_add(c);
-        assert_eq!(
-            decrypt_one(&client, &api.result(job).unwrap()),
-            BigInt::from(want)
-        );
+        let result = api.result(job).unwrap();
+        assert!(Bundle::from_bytes(Path::new("r"), &result).unwrap().is_packed());
+        assert_eq!(decrypt_one(&client, &result), BigInt::from(want));
     }
+    assert_eq!(
+        code(api.submit_after(client.key_id(), packed, &p2, &only_c(1))),
+        ErrorCode::BadRequest
+    );
     // The whole bundle again: s twice.
     let both = bundle(&client, &later, 1, 2);
     assert_eq!(
