@@ -228,6 +228,18 @@ impl CompiledProgram {
         one_or_tuple(py, values)
     }
 
+    /// Packs ``results`` (this program's outputs from ``run``) into GLWE
+    /// ciphertexts with ``server_key``'s packing key: what a server sends
+    /// back, a few bytes per digit; ``ClientKey.decrypt`` reads it.
+    /// ``HearthError`` when the outputs are too noisy to pack (said before
+    /// any work).
+    fn pack(&self, py: Python<'_>, server_key: &ServerKey, results: &Bundle) -> PyResult<Bundle> {
+        let packed = py
+            .detach(|| self.inner.pack(&server_key.inner, &results.inner))
+            .or_raise()?;
+        Ok(Bundle::new(packed))
+    }
+
     /// Runs on encrypted inputs (a bundle from ``ClientKey.encrypt``) with
     /// `server_key`; returns the encrypted outputs as a bundle.
     ///

@@ -367,6 +367,14 @@ impl Bundle {
         self.inner.key_id().to_string()
     }
 
+    /// Whether its values are packed results (``CompiledProgram.pack``, a
+    /// server's download): for their owner to decrypt, not a program's
+    /// input.
+    #[getter]
+    fn packed(&self) -> bool {
+        self.inner.is_packed()
+    }
+
     /// Its entries: ``(name, dtype, dims)``.
     #[getter]
     fn entries(&self) -> Vec<(String, String, Vec<usize>)> {

@@ -31,11 +31,16 @@ def test_digits_family_encrypted(digits_keys, tmp_path):
     server = hearth.ServerKey.load(tmp_path / "server.key")
     sprog = hearth.CompiledProgram.load(tmp_path / "p.hprog")
     out = sprog.run(server, hearth.Bundle.load(tmp_path / "in.hbundle"), progress=False)
-    (tmp_path / "out.hbundle").write_bytes(out.to_bytes())
+    packed = sprog.pack(server, out)
+    assert packed.packed and not out.packed
+    assert len(packed.to_bytes()) * 20 < len(out.to_bytes())
+    (tmp_path / "out.hbundle").write_bytes(packed.to_bytes())
     dot, scaled, lt = key.decrypt(hearth.Bundle.load(tmp_path / "out.hbundle"))
     assert dot == int(xs @ [3, -2, 5]) + 1
     np.testing.assert_array_equal(scaled, xs * kv)
     assert lt == int(15 < kv)
+    full = key.decrypt(out)
+    assert (full[0], list(full[1]), full[2]) == (dot, list(scaled), lt)
     assert (dot, list(scaled), lt) == (lambda r: (r[0], list(r[1]), r[2]))(prog.run_clear(xs, kv))
 
 

@@ -343,6 +343,12 @@ class CompiledProgram:
         ``"gpu"`` runs on tfhe-rs's CUDA code in a wheel built with the
         ``gpu`` feature; elsewhere it warns (``RuntimeWarning``) and runs
         on the CPU (with ``HEARTH_REQUIRE_GPU`` set it raises instead)."""
+    def pack(self, server_key: ServerKey, results: Bundle) -> Bundle:
+        """Packs ``results`` (this program's outputs from ``run``) into GLWE
+        ciphertexts with ``server_key``'s packing key: what a server sends
+        back, a few bytes per digit; ``ClientKey.decrypt`` reads it.
+        ``HearthError`` when the outputs are too noisy to pack (said before
+        any work)."""
 
 class ClientKey:
     """The secret key: encrypts inputs and decrypts outputs. Never sent
@@ -491,6 +497,11 @@ class Bundle:
     @property
     def key_id(self) -> str:
         """The id of the key its values are encrypted under."""
+    @property
+    def packed(self) -> bool:
+        """Whether its values are packed results (``CompiledProgram.pack``, a
+        server's download): for their owner to decrypt, not a program's
+        input."""
     @property
     def entries(self) -> list[tuple[str, str, list[int]]]:
         """Its values: ``(name, dtype, dims)`` each."""
