@@ -13,6 +13,7 @@ pub mod forge;
 pub mod hostile;
 #[cfg(unix)]
 pub mod postgres;
+pub mod packing;
 pub mod programs;
 pub mod word_programs;
 

@@ -563,6 +563,28 @@ impl ProgramSpec {
         client: &ClientKey,
         backend: &B,
     ) -> Result<Checked, Failure> {
+        self.check_encrypted_then(client, backend, |_, _| Ok(()))
+    }
+
+    /// [`ProgramSpec::check_encrypted`] on `server`'s cpu backend, then the
+    /// outputs packed ([`crate::packing::packed_equals_full`]). `true` when
+    /// they could be packed.
+    pub fn check_packed(&self, client: &ClientKey, server: &hearth::ServerKey) -> Result<bool, Failure> {
+        let cpu = hearth::backend::CpuBackend::new(server, Some(2)).map_err(Failure::Run)?;
+        let mut packed = false;
+        self.check_encrypted_then(client, &cpu, |prog, out| {
+            packed = crate::packing::packed_equals_full(client, server, prog, out)?;
+            Ok(())
+        })?;
+        Ok(packed)
+    }
+
+    fn check_encrypted_then<B: Backend<Digit = Ciphertext>>(
+        &self,
+        client: &ClientKey,
+        backend: &B,
+        then: impl FnOnce(&CompiledProgram, &[Encrypted]) -> Result<(), Failure>,
+    ) -> Result<Checked, Failure> {
         let params = client.params();
         let (prog, expected) = self.build(params).map_err(Failure::Build)?;
         let clear = prog
@@ -603,6 +625,7 @@ impl ProgramSpec {
                 });
             }
         }
+        then(&prog, &out)?;
         Ok(Checked {
             values: expected.len(),
             pbs: prog.circuit().stats().pbs,

@@ -791,6 +791,25 @@ impl WordSpec {
         Ok(checked)
     }
 
+    /// [`WordSpec::check_encrypted`] on `server`'s cpu backend, then the
+    /// outputs packed ([`crate::packing::packed_equals_full`]). `true` when
+    /// they could be packed.
+    pub fn check_packed(&self, client: &ClientKey, server: &hearth::ServerKey) -> Result<bool, Failure> {
+        let params = client.params();
+        self.check(params, 2)?;
+        let prog = self.build(params, 2).map_err(Failure::Build)?;
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|&x| client.encrypt_word_of(self.value_of(x as u128), self.bits, self.signed))
+            .collect::<Result<Vec<Encrypted>, _>>()
+            .map_err(Failure::Run)?;
+        let cpu = hearth::backend::CpuBackend::new(server, Some(2)).map_err(Failure::Run)?;
+        let clear = self.clear_inputs().map_err(Failure::Run)?;
+        let (out, _) = encrypted_equals_clear(client, &cpu, &prog, &inputs, &clear)?;
+        crate::packing::packed_equals_full(client, server, &prog, &out)
+    }
+
     /// A smaller program that still `fails`.
     pub fn shrink(&self, fails: impl Fn(&WordSpec) -> bool) -> WordSpec {
         let start = WordSpec {

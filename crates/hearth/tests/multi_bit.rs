@@ -54,6 +54,24 @@ fn multi_bit_keys_round_trip_and_programs_are_exact() {
         .map(|o| client.decrypt_word::<u8>(o).unwrap())
         .collect();
     assert_eq!(words, [c.wrapping_mul(e), c.max(e)]);
+    // Packed as a server sends them back, with the key read back from
+    // both files: the same values.
+    let outputs = prog.signature().outputs.clone();
+    let entries = outputs
+        .iter()
+        .zip(out)
+        .map(|(p, v)| hearth::formats::bundle::Entry {
+            param: p.clone(),
+            values: vec![v],
+        })
+        .collect();
+    let full = hearth::Bundle::new(DIGITS_MB4_128.id, client.key_id(), entries).unwrap();
+    let packed = prog.pack(&loaded, &full).unwrap();
+    assert!(packed.to_bytes().unwrap().len() * 20 < full.to_bytes().unwrap().len());
+    assert_eq!(
+        client.decrypt_bundle(&packed).unwrap(),
+        client.decrypt_bundle(&full).unwrap()
+    );
 
     // A classical DIGITS_128 key whose header names DIGITS_MB4_128 (the
     // checksum made right) is refused: it has n GGSWs, not n / 4 * 15.

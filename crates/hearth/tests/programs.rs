@@ -85,6 +85,20 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(cases(64))]
+
+    /// Encrypted on the insecure set, then packed as a server sends the
+    /// results back: the owner decrypts what the full ciphertexts hold.
+    #[test]
+    fn random_programs_packed_decrypt_exactly(spec in program()) {
+        let (client, server) = hearth_testkit::keys::keys(&INSECURE_TEST_DIGITS);
+        if let Err(e) = spec.check_packed(client, server) {
+            prop_assert!(false, "{e}\n{spec}");
+        }
+    }
+}
+
 /// The long run: `cargo test --release -p hearth --test all programs:: -- --ignored`
 /// (10^6 programs; the CLI does the same in parallel).
 #[test]
@@ -115,6 +129,14 @@ fn random_programs_encrypted_equal_the_clear_backend() {
     }
     eprintln!("2 encrypted programs, {pbs} bootstraps: equal to the clear backend");
     assert!(pbs > 0, "the programs bootstrap");
+    // Two more, their results packed as a server sends them back.
+    for i in 0..2 {
+        let spec = ProgramSpec::random(&mut rng, &Limits::small());
+        match spec.check_packed(client, server) {
+            Ok(packed) => assert!(packed, "program {i} packs\n{spec}"),
+            Err(e) => panic!("program {i}, packed: {e}\n{spec}"),
+        }
+    }
 }
 
 mod words {
@@ -154,6 +176,22 @@ mod words {
     }
 
     proptest! {
+        #![proptest_config(super::cases(48))]
+
+        /// Encrypted on an insecure set of each family's key, then packed.
+        #[test]
+        fn random_word_programs_packed_decrypt_exactly(
+            spec in program(),
+            params in prop::sample::select(vec![&INSECURE_TEST_BITS, &INSECURE_TEST_DIGITS]),
+        ) {
+            let (client, server) = hearth_testkit::keys::keys(params);
+            if let Err(e) = spec.check_packed(client, server) {
+                prop_assert!(false, "{e}\n{spec}");
+            }
+        }
+    }
+
+    proptest! {
         #![proptest_config(super::cases(200))]
 
         /// On GATES_128's circuits and on DIGITS_128's (the key words share
@@ -183,6 +221,12 @@ mod words {
             match spec.check_encrypted(client, &cpu, 2) {
                 Ok(c) => pbs += c.pbs,
                 Err(e) => panic!("program {i}: {e}\n{spec}"),
+            }
+            if i % 2 == 0 {
+                match spec.check_packed(client, server) {
+                    Ok(packed) => assert!(packed, "program {i} packs\n{spec}"),
+                    Err(e) => panic!("program {i}, packed: {e}\n{spec}"),
+                }
             }
         }
         eprintln!("4 encrypted 8-bit word programs, {pbs} bootstraps: equal to the clear backend");
