@@ -19,6 +19,7 @@ mod fuzz_programs;
 mod kernels;
 mod noise;
 mod ops;
+mod packing;
 mod params;
 mod pbs;
 mod pbs_cpu;
@@ -382,6 +383,20 @@ enum Which {
         #[command(flatten)]
         json: JsonOut,
     },
+    /// Results as they leave the server, in full and packed, beside
+    /// tfhe-rs's `CompressedCiphertextList`: sizes, pack and decrypt
+    /// times (one u8, one u32, the regression's output, `--values` u32s).
+    Packing {
+        /// How many u32 in the last row, 1 to 2000.
+        #[arg(long, value_name = "N", default_value_t = 1000)]
+        values: usize,
+        #[command(flatten)]
+        params: ParamsArg,
+        #[command(flatten)]
+        threads: Threads,
+        #[command(flatten)]
+        json: JsonOut,
+    },
     /// Upload sizes for `--bytes` of data: full LWE, the client key's
     /// seeded list, the public key's compact list, transciphered (the
     /// AES-128-CTR ciphertext in the clear), and the one-time key.
@@ -735,6 +750,17 @@ fn run(which: Which) -> Result<(), Error> {
             params,
             json,
         } => crate::uploads::uploads(params.params, bytes, json.json.as_deref()),
+        Which::Packing {
+            values,
+            params,
+            threads,
+            json,
+        } => crate::packing::packing(
+            params.params,
+            threads.resolve()?,
+            values,
+            json.json.as_deref(),
+        ),
         Which::Budgets { samples, json } => crate::budgets::budgets(samples, json.json),
         Which::Emu { threads, json } => crate::emu::emu(threads.resolve()?, json.json),
         Which::Kernels {

@@ -110,6 +110,7 @@ pub fn noise(
                 pbs: 0.0,
                 keyswitch: r.input_std_measured.powi(2),
                 modulus_switch: 0.0,
+                packing: 0.0,
             };
             m.log2_p_fail(params.pi - level.log2_spacing(), 0.0)
         }),

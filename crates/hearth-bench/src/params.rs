@@ -187,6 +187,8 @@ pub(crate) fn model(c: &Candidate) -> NoiseModel {
             2.0 * p.polynomial_size.0 as f64,
         )
         .0,
+        // Candidates are compared by their bootstraps, not their packing.
+        packing: 0.0,
     }
 }
 

@@ -472,6 +472,7 @@ fn table(r: &Report, threads: usize) -> Table {
             pbs: 0.0,
             keyswitch: std * std,
             modulus_switch: 0.0,
+            packing: 0.0,
         };
         m.log2_p_fail(p.pi, 0.0)
     };

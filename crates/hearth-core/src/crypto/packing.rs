@@ -23,6 +23,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tfhe::core_crypto::commons::math::random::Seed;
 use tfhe::core_crypto::entities::compressed_modulus_switched_glwe_ciphertext::CompressedModulusSwitchedGlweCiphertext;
+use tfhe::core_crypto::algorithms::polynomial_algorithms::polynomial_wrapping_sub_mul_assign;
+use tfhe::core_crypto::algorithms::slice_algorithms::slice_wrapping_add_assign;
 use tfhe::core_crypto::prelude::*;
 
 use crate::crypto::compressed::fresh_seed;
@@ -158,6 +160,73 @@ impl SeededPackingKey {
     }
 }
 
+/// Whether packing `count` ciphertexts into one GLWE of `p` is cheaper as
+/// polynomial products ([`pack_by_products`]) than one key switch each:
+/// `k N * count` word products against about `(k + 1) l N^1.6`
+/// (Karatsuba), so from about a quarter of a GLWE on.
+fn by_products(p: &ParameterSet, count: usize) -> bool {
+    4 * count >= p.polynomial_size.0
+}
+
+/// The packing key switch of `list` into `out` as tfhe-rs's
+/// `keyswitch_lwe_ciphertext_list_and_pack_in_glwe_ciphertext` computes
+/// it, bit for bit, regrouped: that function sums, over ciphertexts `j`,
+/// `X^j` times the key switch of ciphertext `j`, which is the bodies
+/// `sum_j b_j X^j` minus, over the key's rows `(i, l)`, the row times
+/// the polynomial `D_il = sum_j d_l(a_ij) X^j` of the `l`-th decomposed
+/// digit of every ciphertext's `i`-th mask coefficient. So one GLWE costs
+/// `k N l (k + 1)` polynomial products (tfhe-rs's Karatsuba, exact modulo
+/// `2^64`) instead of `count k N l (k + 1) N` word products: 8x fewer for
+/// a full GLWE on `DIGITS_128`. The rows are summed in parallel.
+fn pack_by_products(
+    key: &PackingKey,
+    list: &LweCiphertextListOwned<u64>,
+    out: &mut GlweCiphertextOwned<u64>,
+) {
+    let (glwe_size, n) = (key.output_glwe_size(), key.output_polynomial_size());
+    let levels = key.decomposition_level_count().0;
+    let decomposer = SignedDecomposer::<u64>::new(
+        key.decomposition_base_log(),
+        key.decomposition_level_count(),
+    );
+    let modulus = key.ciphertext_modulus();
+    let rows: Vec<_> = key.iter().collect();
+    let zero = || GlweCiphertext::new(0u64, glwe_size, n, modulus);
+    let sum = rows
+        .par_iter()
+        .enumerate()
+        .fold(zero, |mut acc, (i, row)| {
+            let mut digits = vec![Polynomial::new(0u64, n); levels];
+            for (j, lwe) in list.iter().enumerate() {
+                let a = decomposer.closest_representable(lwe.as_ref()[i]);
+                for (d, term) in digits.iter_mut().zip(decomposer.decompose(a)) {
+                    d.as_mut()[j] = term.value();
+                }
+            }
+            // The levels in the order tfhe-rs pairs them with the row.
+            for (row_ct, d) in row.iter().zip(&digits) {
+                for (mut poly, row_poly) in acc
+                    .as_mut_polynomial_list()
+                    .iter_mut()
+                    .zip(row_ct.as_polynomial_list().iter())
+                {
+                    polynomial_wrapping_sub_mul_assign(&mut poly, &row_poly, d);
+                }
+            }
+            acc
+        })
+        .reduce(zero, |mut a, b| {
+            slice_wrapping_add_assign(a.as_mut(), b.as_ref());
+            a
+        });
+    out.as_mut().copy_from_slice(sum.as_ref());
+    let mut body = out.get_mut_body();
+    for (j, lwe) in list.iter().enumerate() {
+        let b = &mut body.as_mut()[j];
+        *b = b.wrapping_add(*lwe.get_body().data);
+    }
+}
+
 /// Ciphertexts packed into GLWE ciphertexts at the storage modulus: `N`
 /// per GLWE, in order, the last GLWE storing only the bodies it uses.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -187,7 +256,9 @@ impl PackedList {
                 p.polynomial_size,
                 CiphertextModulus::new_native(),
             );
-            if chunks.len() == 1 {
+            if by_products(p, chunk.len()) {
+                pack_by_products(key, &list, &mut glwe);
+            } else if chunks.len() == 1 {
                 // One GLWE: its ciphertexts' key switches share the threads.
                 par_keyswitch_lwe_ciphertext_list_and_pack_in_glwe_ciphertext(
                     key, &list, &mut glwe,
@@ -286,6 +357,56 @@ impl PackedList {
             }
         }
         cts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::params::{GATES_128, INSECURE_TEST_DIGITS};
+
+    /// The products give tfhe-rs's packing key switch bit for bit, for a
+    /// full GLWE and a partial one, with `k = 1` and `k > 1`.
+    #[test]
+    fn products_equal_tfhe_rs_packing_key_switch() {
+        for p in [&INSECURE_TEST_DIGITS, &GATES_128] {
+            let client = crate::ClientKey::generate(p);
+            let mut generator = EncryptionRandomGenerator::<DefaultRandomGenerator>::new(
+                Seed(7),
+                &mut *new_seeder(),
+            );
+            let key = generate_packing_key(p, client.glwe_key(), &mut generator);
+            for count in [p.polynomial_size.0, p.polynomial_size.0 / 2 + 3] {
+                let cts: Vec<_> = (0..count)
+                    .map(|v| client.encrypt((v % 4) as i64).unwrap())
+                    .collect();
+                let mut list = LweCiphertextList::new(
+                    0u64,
+                    p.big_lwe_dimension().to_lwe_size(),
+                    LweCiphertextCount(count),
+                    CiphertextModulus::new_native(),
+                );
+                for (mut dst, ct) in list.iter_mut().zip(&cts) {
+                    dst.as_mut().copy_from_slice(ct.lwe.as_ref());
+                }
+                let new = || {
+                    GlweCiphertext::new(
+                        0u64,
+                        p.glwe_dimension.to_glwe_size(),
+                        p.polynomial_size,
+                        CiphertextModulus::new_native(),
+                    )
+                };
+                let (mut theirs, mut ours) = (new(), new());
+                keyswitch_lwe_ciphertext_list_and_pack_in_glwe_ciphertext(
+                    &key,
+                    &list,
+                    &mut theirs,
+                );
+                pack_by_products(&key, &list, &mut ours);
+                assert!(theirs == ours, "{} ({count})", p.name);
+            }
+        }
     }
 }
 
