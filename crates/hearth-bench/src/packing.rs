@@ -183,7 +183,6 @@ pub fn packing(
     );
     let json = json!({
         "bench": "packing", "params": params.name, "threads": threads,
-        "opt_level": crate::tfhe::OPT_LEVEL,
         "tfhe_rs": "ConfigBuilder::default() + COMP_PARAM_MESSAGE_2_CARRY_2_KS_PBS_TUNIFORM_2M128",
         "rows": rows.iter().map(|(case, ours, theirs)| json!({
             "result": case.what, "values": case.values.len(), "tfhe_type": case.tfhe.name(),

@@ -218,6 +218,8 @@ def test_the_page_predicts_exactly_and_bundles_cross_to_native_hearth(
 
     bundle = hearth.Bundle.from_bytes(base64.b64decode(last["bundle"]))
     out = hearth.Bundle.from_bytes(base64.b64decode(last["result"]))
+    # The server sent the result packed; the page decrypted it alone.
+    assert out.packed
     assert key.decrypt(bundle).tolist() == [x]
     assert key.decrypt(out).tolist() == [clear(m, x)]
     assert decrypt_there(driver, out) == {"y": [clear(m, x)]}
