@@ -173,8 +173,8 @@ impl ClientKey {
 
     /// The same evaluation keys in tfhe-rs's seeded form (same noise
     /// distributions and decompositions as [`ClientKey::server_key`]; the
-    /// bootstrap key in parallel): 4.5x (`DIGITS_128`) to 6.2x
-    /// (`GATES_128`) smaller on disk, expanded by
+    /// bootstrap key in parallel): 3.2x (`DIGITS_128`) to 6.6x
+    /// (`BITS_128`) smaller on disk, expanded by
     /// [`CompressedServerKey::decompress`] or when [`ServerKey::load`]
     /// reads its file.
     pub fn compressed_server_key(&self) -> CompressedServerKey {

@@ -399,8 +399,8 @@ impl ServerKeySizes {
     }
 }
 
-/// Evaluation keys in tfhe-rs's seeded form, 4.5x (`DIGITS_128`) to 6.2x
-/// (`GATES_128`) smaller than a [`ServerKey`]: for storing and shipping.
+/// Evaluation keys in tfhe-rs's seeded form, 3.2x (`DIGITS_128`) to 6.6x
+/// (`BITS_128`) smaller than a [`ServerKey`]: for storing and shipping.
 /// [`CompressedServerKey::decompress`] turns it into the [`ServerKey`] the
 /// backends use. Made by
 /// [`ClientKey::compressed_server_key`](crate::ClientKey::compressed_server_key).
