@@ -208,10 +208,7 @@ fn hearth_side(client: &ClientKey, server: &hearth::ServerKey, case: &Case) -> R
     let full = Bundle::new(
         client.params().id,
         client.key_id(),
-        vec![Entry {
-            param,
-            values,
-        }],
+        vec![Entry { param, values }],
     )?;
     let full_bytes = full.to_bytes()?.len() as u64;
     let start = Instant::now();
@@ -273,14 +270,15 @@ fn tfhe_side(pool: &rayon::ThreadPool, case: &Case) -> Result<Option<Side>, Erro
         let cts: Vec<T> = values.iter().map(|&v| T::encrypt(v, ck)).collect();
         let full = bincode::serialize(&cts).map_err(|e| Error::Internal(e.to_string()))?;
         let start = Instant::now();
-        let list: CompressedCiphertextList = pool.install(|| {
-            let mut builder = CompressedCiphertextListBuilder::new();
-            for c in &cts {
-                builder.push(c.clone());
-            }
-            builder.build()
-        })
-        .map_err(&fail)?;
+        let list: CompressedCiphertextList = pool
+            .install(|| {
+                let mut builder = CompressedCiphertextListBuilder::new();
+                for c in &cts {
+                    builder.push(c.clone());
+                }
+                builder.build()
+            })
+            .map_err(&fail)?;
         let pack_ms = start.elapsed().as_secs_f64() * 1e3;
         let bytes = bincode::serialize(&list).map_err(|e| Error::Internal(e.to_string()))?;
         let start = Instant::now();

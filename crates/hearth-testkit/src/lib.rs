@@ -11,9 +11,9 @@
 pub mod forge;
 #[cfg(target_os = "linux")]
 pub mod hostile;
+pub mod packing;
 #[cfg(unix)]
 pub mod postgres;
-pub mod packing;
 pub mod programs;
 pub mod word_programs;
 

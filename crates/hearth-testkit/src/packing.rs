@@ -37,8 +37,7 @@ pub fn packed_equals_full(
             })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
-    let full =
-        Bundle::new(client.params().id, client.key_id(), entries).map_err(Failure::Run)?;
+    let full = Bundle::new(client.params().id, client.key_id(), entries).map_err(Failure::Run)?;
     let packed = prog.pack(server, &full).map_err(Failure::Run)?;
     let bytes = packed.to_bytes().map_err(Failure::Run)?;
     let packed = Bundle::from_bytes(Path::new("packed"), &bytes).map_err(Failure::Run)?;

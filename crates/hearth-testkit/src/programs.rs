@@ -569,7 +569,11 @@ impl ProgramSpec {
     /// [`ProgramSpec::check_encrypted`] on `server`'s cpu backend, then the
     /// outputs packed ([`crate::packing::packed_equals_full`]). `true` when
     /// they could be packed.
-    pub fn check_packed(&self, client: &ClientKey, server: &hearth::ServerKey) -> Result<bool, Failure> {
+    pub fn check_packed(
+        &self,
+        client: &ClientKey,
+        server: &hearth::ServerKey,
+    ) -> Result<bool, Failure> {
         let cpu = hearth::backend::CpuBackend::new(server, Some(2)).map_err(Failure::Run)?;
         let mut packed = false;
         self.check_encrypted_then(client, &cpu, |prog, out| {

@@ -794,7 +794,11 @@ impl WordSpec {
     /// [`WordSpec::check_encrypted`] on `server`'s cpu backend, then the
     /// outputs packed ([`crate::packing::packed_equals_full`]). `true` when
     /// they could be packed.
-    pub fn check_packed(&self, client: &ClientKey, server: &hearth::ServerKey) -> Result<bool, Failure> {
+    pub fn check_packed(
+        &self,
+        client: &ClientKey,
+        server: &hearth::ServerKey,
+    ) -> Result<bool, Failure> {
         let params = client.params();
         self.check(params, 2)?;
         let prog = self.build(params, 2).map_err(Failure::Build)?;

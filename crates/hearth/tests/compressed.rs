@@ -12,8 +12,8 @@ use hearth::backend::{Backend, ClearBackend, CpuBackend};
 use hearth::crypto::files::{info_from_bytes, read_info, reseal, FileKind};
 use hearth::formats::{Bundle, Entry, Param};
 use hearth::{
-    ClientKey, Encrypted, Shape, CompressedServerKey, Error, FileError, ParameterSet, ParamsId, ServerKey,
-    ServerKeySizes, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS,
+    ClientKey, CompressedServerKey, Encrypted, Error, FileError, ParameterSet, ParamsId, ServerKey,
+    ServerKeySizes, Shape, BITS_128, DIGITS_128, DIGITS_KS32_128, GATES_128, INSECURE_TEST_BITS,
     INSECURE_TEST_DIGITS,
 };
 use hearth_testkit::circuits::random_circuit;
@@ -66,12 +66,19 @@ fn check_circuits(
             let back = Bundle::from_bytes(Path::new("packed"), &bytes).unwrap();
             assert!(back.is_packed());
             let unpacked = back.values().next().unwrap().ciphertexts();
-            let got: Vec<u64> = unpacked.iter().map(|c| client.decrypt(c).unwrap()).collect();
+            let got: Vec<u64> = unpacked
+                .iter()
+                .map(|c| client.decrypt(c).unwrap())
+                .collect();
             assert_eq!(got, expected, "{} seed {seed}, packed", params.name);
             packed += 1;
         }
     }
-    assert!(packed * 2 >= seeds.count(), "{}: {packed} packed", params.name);
+    assert!(
+        packed * 2 >= seeds.count(),
+        "{}: {packed} packed",
+        params.name
+    );
 }
 
 /// Generates a compressed key, checks that decompressing it in memory and

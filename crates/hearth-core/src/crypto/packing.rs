@@ -21,10 +21,10 @@
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use tfhe::core_crypto::commons::math::random::Seed;
-use tfhe::core_crypto::entities::compressed_modulus_switched_glwe_ciphertext::CompressedModulusSwitchedGlweCiphertext;
 use tfhe::core_crypto::algorithms::polynomial_algorithms::polynomial_wrapping_sub_mul_assign;
 use tfhe::core_crypto::algorithms::slice_algorithms::slice_wrapping_add_assign;
+use tfhe::core_crypto::commons::math::random::Seed;
+use tfhe::core_crypto::entities::compressed_modulus_switched_glwe_ciphertext::CompressedModulusSwitchedGlweCiphertext;
 use tfhe::core_crypto::prelude::*;
 
 use crate::crypto::compressed::fresh_seed;
@@ -361,6 +361,31 @@ impl PackedList {
 }
 
 #[cfg(test)]
+impl PackedList {
+    /// Drops its last GLWE.
+    pub(crate) fn truncate_for_tests(&mut self) {
+        self.glwes.pop();
+    }
+
+    /// Claims `count` ciphertexts.
+    pub(crate) fn recount_for_tests(&mut self, count: usize) {
+        self.count = count;
+    }
+
+    /// Stores its first GLWE again at `bits` bits.
+    pub(crate) fn repack_for_tests(&mut self, p: &ParameterSet, bits: usize) {
+        let g = &self.glwes[0];
+        let glwe = g.extract();
+        self.glwes[0] = CompressedModulusSwitchedGlweCiphertext::compress(
+            &glwe,
+            CiphertextModulusLog(bits),
+            g.bodies_count(),
+        );
+        assert_ne!(bits, p.packing.storage_log_modulus);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::crypto::params::{GATES_128, INSECURE_TEST_DIGITS};
@@ -398,39 +423,10 @@ mod tests {
                     )
                 };
                 let (mut theirs, mut ours) = (new(), new());
-                keyswitch_lwe_ciphertext_list_and_pack_in_glwe_ciphertext(
-                    &key,
-                    &list,
-                    &mut theirs,
-                );
+                keyswitch_lwe_ciphertext_list_and_pack_in_glwe_ciphertext(&key, &list, &mut theirs);
                 pack_by_products(&key, &list, &mut ours);
                 assert!(theirs == ours, "{} ({count})", p.name);
             }
         }
-    }
-}
-
-#[cfg(test)]
-impl PackedList {
-    /// Drops its last GLWE.
-    pub(crate) fn truncate_for_tests(&mut self) {
-        self.glwes.pop();
-    }
-
-    /// Claims `count` ciphertexts.
-    pub(crate) fn recount_for_tests(&mut self, count: usize) {
-        self.count = count;
-    }
-
-    /// Stores its first GLWE again at `bits` bits.
-    pub(crate) fn repack_for_tests(&mut self, p: &ParameterSet, bits: usize) {
-        let g = &self.glwes[0];
-        let glwe = g.extract();
-        self.glwes[0] = CompressedModulusSwitchedGlweCiphertext::compress(
-            &glwe,
-            CiphertextModulusLog(bits),
-            g.bodies_count(),
-        );
-        assert_ne!(bits, p.packing.storage_log_modulus);
     }
 }

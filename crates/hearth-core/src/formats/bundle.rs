@@ -383,7 +383,12 @@ impl Bundle {
         }
         let cts: Vec<&Ciphertext> = self.values().flat_map(|v| &v.cts).collect();
         let list = PackedList::pack(key.params(), &key.data.packing_key, &cts);
-        Bundle::with_list(self.params, self.key_id, &self.signature(), List::Packed(list))
+        Bundle::with_list(
+            self.params,
+            self.key_id,
+            &self.signature(),
+            List::Packed(list),
+        )
     }
 
     /// Refuses a packed bundle where ciphertexts are computed on: its
@@ -792,11 +797,15 @@ impl PublicKey {
     }
 }
 
+/// A bundle's values, decrypted: each entry's param and its values,
+/// row-major.
+pub type Decrypted = Vec<(Param, Vec<BigInt>)>;
+
 impl ClientKey {
     /// The values of a bundle whose parts are all packed, decrypted from
     /// their GLWE ciphertexts without unpacking them (`None` for any
     /// other bundle).
-    fn decrypt_packed(&self, bundle: &Bundle) -> Option<Result<Vec<(Param, Vec<BigInt>)>, Error>> {
+    fn decrypt_packed(&self, bundle: &Bundle) -> Option<Result<Decrypted, Error>> {
         let parts = bundle.parts.as_deref()?;
         let packed: Vec<(&[Param], &PackedList)> = parts
             .iter()
@@ -855,7 +864,7 @@ impl ClientKey {
     }
 
     /// Decrypts every entry: its param and its values, row-major.
-    pub fn decrypt_bundle(&self, bundle: &Bundle) -> Result<Vec<(Param, Vec<BigInt>)>, Error> {
+    pub fn decrypt_bundle(&self, bundle: &Bundle) -> Result<Decrypted, Error> {
         if bundle.key_id != self.key_id() {
             return Err(Error::WrongKey {
                 expected: self.key_id(),

@@ -57,13 +57,7 @@ impl Drop for Taken<'_> {
 }
 
 /// What is recorded of a job admitted now, `seq`-th.
-fn job_meta(
-    seq: u64,
-    tenant: &str,
-    parts: &JobParts<'_>,
-    cost: &Cost,
-    unpacked: bool,
-) -> JobMeta {
+fn job_meta(seq: u64, tenant: &str, parts: &JobParts<'_>, cost: &Cost, unpacked: bool) -> JobMeta {
     JobMeta {
         seq,
         key_id: parts.key_id.to_string(),

@@ -600,7 +600,9 @@ fn a_kept_result_feeds_later_jobs() {
         done(job);
         let want = 200u8.wrapping_add(100).wrapping_add(c);
         let result = api.result(job).unwrap();
-        assert!(Bundle::from_bytes(Path::new("r"), &result).unwrap().is_packed());
+        assert!(Bundle::from_bytes(Path::new("r"), &result)
+            .unwrap()
+            .is_packed());
         assert_eq!(decrypt_one(&client, &result), BigInt::from(want));
     }
     assert_eq!(
