@@ -60,6 +60,11 @@ pub struct Kernels;
 #[doc = include_str!("../../../docs/transciphering.md")]
 pub struct Transciphering;
 
+/// `docs/packed-results.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/packed-results.md")]
+pub struct PackedResults;
+
 /// `docs/emulator.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/emulator.md")]

@@ -369,9 +369,15 @@ fn b_downloads_never_read() {
     let reader = Tenant::join(&server.url, &reader, None);
     let copies = copies_program(COPIES);
     let input = bundle(key(), &copies, 9, 0);
+    // Kept unpacked: a packed result (a few KiB) fits in the sockets'
+    // buffers and never makes the server wait for its reader.
+    let unpacked = hearth_server::SubmitOptions {
+        unpacked: true,
+        ..Default::default()
+    };
     let id = reader
         .api
-        .submit(&copies.to_bytes().unwrap(), &input)
+        .submit_with_options(unpacked, &copies.to_bytes().unwrap(), &input)
         .unwrap()
         .job_id;
     reader
