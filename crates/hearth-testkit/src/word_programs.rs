@@ -772,6 +772,19 @@ impl WordSpec {
         backend: &B,
         threads: usize,
     ) -> Result<Checked, Failure> {
+        self.run_encrypted(client, backend, threads)
+            .map(|(checked, _, _)| checked)
+    }
+
+    /// Checks on the clear backend, then runs encrypted on `backend` and
+    /// checks every bit against the clear run: the program and its
+    /// encrypted outputs.
+    fn run_encrypted<B: Backend<Digit = Ciphertext>>(
+        &self,
+        client: &ClientKey,
+        backend: &B,
+        threads: usize,
+    ) -> Result<(Checked, CompiledProgram, Vec<Encrypted>), Failure> {
         let params = client.params();
         let checked = self.check(params, threads)?;
         let prog = self.build(params, threads).map_err(Failure::Build)?;
@@ -781,14 +794,9 @@ impl WordSpec {
             .map(|&x| client.encrypt_word_of(self.value_of(x as u128), self.bits, self.signed))
             .collect::<Result<Vec<Encrypted>, _>>()
             .map_err(Failure::Run)?;
-        encrypted_equals_clear(
-            client,
-            backend,
-            &prog,
-            &inputs,
-            &self.clear_inputs().map_err(Failure::Run)?,
-        )?;
-        Ok(checked)
+        let clear = self.clear_inputs().map_err(Failure::Run)?;
+        let (out, _) = encrypted_equals_clear(client, backend, &prog, &inputs, &clear)?;
+        Ok((checked, prog, out))
     }
 
     /// [`WordSpec::check_encrypted`] on `server`'s cpu backend, then the
@@ -799,18 +807,8 @@ impl WordSpec {
         client: &ClientKey,
         server: &hearth::ServerKey,
     ) -> Result<bool, Failure> {
-        let params = client.params();
-        self.check(params, 2)?;
-        let prog = self.build(params, 2).map_err(Failure::Build)?;
-        let inputs = self
-            .inputs
-            .iter()
-            .map(|&x| client.encrypt_word_of(self.value_of(x as u128), self.bits, self.signed))
-            .collect::<Result<Vec<Encrypted>, _>>()
-            .map_err(Failure::Run)?;
         let cpu = hearth::backend::CpuBackend::new(server, Some(2)).map_err(Failure::Run)?;
-        let clear = self.clear_inputs().map_err(Failure::Run)?;
-        let (out, _) = encrypted_equals_clear(client, &cpu, &prog, &inputs, &clear)?;
+        let (_, prog, out) = self.run_encrypted(client, &cpu, 2)?;
         crate::packing::packed_equals_full(client, server, &prog, &out)
     }
 

@@ -221,17 +221,22 @@ fn log2_erfc_asymptotic(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::params::{BITS_128, DIGITS_128, DIGITS_KS32_128, DIGITS_MB4_128, GATES_128};
+    use crate::crypto::params::{
+        ParameterSet, BITS_128, DIGITS_128, DIGITS_KS32_128, DIGITS_MB4_128, GATES_128,
+    };
+
+    /// The secure sets.
+    const SECURE: [&ParameterSet; 5] = [
+        &DIGITS_128,
+        &DIGITS_KS32_128,
+        &DIGITS_MB4_128,
+        &BITS_128,
+        &GATES_128,
+    ];
 
     #[test]
     fn stated_budgets_match_tfhe_formulas() {
-        for p in [
-            &DIGITS_128,
-            &DIGITS_KS32_128,
-            &DIGITS_MB4_128,
-            &BITS_128,
-            &GATES_128,
-        ] {
+        for p in SECURE {
             let model = NoiseModel::of(p);
             let target = p.log2_p_fail.unwrap();
             let budgets = model.bootstrap_budgets(p.pi, target);
@@ -264,13 +269,7 @@ mod tests {
     /// least 3/4 of every output budget: one bit fewer would not.
     #[test]
     fn storage_modulus_is_the_smallest_that_keeps_the_outputs() {
-        for p in [
-            &DIGITS_128,
-            &DIGITS_KS32_128,
-            &DIGITS_MB4_128,
-            &BITS_128,
-            &GATES_128,
-        ] {
+        for p in SECURE {
             let target = p.log2_p_fail.unwrap();
             let keeps = |bits: usize| {
                 let mut q = *p;

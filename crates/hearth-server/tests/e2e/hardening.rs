@@ -346,8 +346,17 @@ fn large_result(
     let key = ClientKey::generate(&GATES_128);
     api.upload_key(&key_bytes(&key)).unwrap();
     let big = copies_program(256);
+    // Kept unpacked: packed, the result would be a few KiB.
+    let unpacked = hearth_server::SubmitOptions {
+        unpacked: true,
+        ..Default::default()
+    };
     let id = api
-        .submit(&big.to_bytes().unwrap(), &bundle(&key, &big, value, 1))
+        .submit_with_options(
+            unpacked,
+            &big.to_bytes().unwrap(),
+            &bundle(&key, &big, value, 1),
+        )
         .unwrap()
         .job_id;
     api.wait_timeout(id, Duration::from_millis(20), LIMIT)
