@@ -243,10 +243,9 @@ impl PackedList {
         let lwe_size = p.big_lwe_dimension().to_lwe_size();
         let chunks: Vec<&[&Ciphertext]> = cts.chunks(n).collect();
         let pack_one = |chunk: &[&Ciphertext]| {
+            let modulus = CiphertextModulus::new_native();
             let mut list =
-                LweCiphertextList::new(0u64, lwe_size, LweCiphertextCount(chunk.len()), {
-                    CiphertextModulus::new_native()
-                });
+                LweCiphertextList::new(0u64, lwe_size, LweCiphertextCount(chunk.len()), modulus);
             for (mut dst, ct) in list.iter_mut().zip(chunk) {
                 dst.as_mut().copy_from_slice(ct.lwe.as_ref());
             }
