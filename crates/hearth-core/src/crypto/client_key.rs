@@ -43,6 +43,12 @@ pub(crate) struct ClientKeyData {
     pub glwe_secret_key: GlweSecretKeyOwned<u64>,
 }
 
+/// The bit of a phase that stores it as 0 or 2 units: multiples of 2
+/// units, rounded at `pi - 1` bits; odd multiples are 1.
+fn bit_of_phase(p: &ParameterSet, phase: u64) -> bool {
+    round_to_digit(phase, p.pi - 1) % 2 == 1
+}
+
 fn encryption_generator() -> EncryptionRandomGenerator<DefaultRandomGenerator> {
     let mut seeder = new_seeder();
     let seeder = seeder.as_mut();
@@ -268,8 +274,7 @@ impl ClientKey {
         self.check(ct)?;
         let p = self.params();
         let phase = decrypt_lwe_ciphertext(&self.glwe_secret_key.as_lwe_secret_key(), &ct.lwe).0;
-        // Multiples of 2 units: round at pi - 1 bits; odd multiples are 1.
-        Ok(round_to_digit(phase, p.pi - 1) % 2 == 1)
+        Ok(bit_of_phase(p, phase))
     }
 
     /// Decrypts one digit, signed view `[-2^(pi-1), 2^(pi-1))`.
@@ -383,11 +388,7 @@ impl ClientKey {
     pub(crate) fn value_from_phases(&self, shape: Shape, phases: &[u64]) -> Result<BigInt, Error> {
         let p = self.params();
         if let Shape::Word { signed, .. } = shape {
-            // Multiples of 2 units: round at pi - 1 bits; odd multiples are 1.
-            let bits: Vec<bool> = phases
-                .iter()
-                .map(|&phase| round_to_digit(phase, p.pi - 1) % 2 == 1)
-                .collect();
+            let bits: Vec<bool> = phases.iter().map(|&phase| bit_of_phase(p, phase)).collect();
             return Ok(word_value(&bits, signed));
         }
         let mut ds = Vec::with_capacity(phases.len());

@@ -138,8 +138,7 @@ impl NoiseModel {
     /// weight `qw` (fresh errors only: no key switch, no modulus switch)
     /// misses a margin of `2^margin_log2` on the torus.
     pub fn log2_p_decrypt_fail(&self, margin_log2: i32, qw: f64) -> f64 {
-        let sigma = (qw * self.pbs).sqrt();
-        log2_erfc(2f64.powi(margin_log2) / (sigma * std::f64::consts::SQRT_2))
+        log2_p_miss(margin_log2, qw * self.pbs)
     }
 
     /// The largest integer quadratic weight whose failure probability is at
@@ -177,13 +176,15 @@ impl NoiseModel {
     fn decrypt_budgets(&self, pi: u32, log2_target: f64, added: f64) -> Budgets {
         Budgets::from_fn(|margin| {
             let margin_log2 = margin.log2_spacing() as i32 - pi as i32 - 1;
-            largest_weight(|qw| {
-                let sigma = (qw * self.pbs + added).sqrt();
-                log2_erfc(2f64.powi(margin_log2) / (sigma * std::f64::consts::SQRT_2))
-                    <= log2_target
-            })
+            largest_weight(|qw| log2_p_miss(margin_log2, qw * self.pbs + added) <= log2_target)
         })
     }
+}
+
+/// log2 of the probability that a centred Gaussian error of `variance`
+/// misses a margin of `2^margin_log2` on the torus.
+fn log2_p_miss(margin_log2: i32, variance: f64) -> f64 {
+    log2_erfc(2f64.powi(margin_log2) / (variance.sqrt() * std::f64::consts::SQRT_2))
 }
 
 /// The largest integer `qw >= 1` with `ok(qw)` (monotone), or 0.

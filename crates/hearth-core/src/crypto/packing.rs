@@ -148,7 +148,7 @@ impl SeededPackingKey {
     /// fits its set `p`.
     pub(crate) fn decompress(&self, p: &ParameterSet) -> PackingKey {
         let seeded = SeededLwePackingKeyswitchKey::from_container(
-            self.bodies.clone(),
+            self.bodies.as_slice(),
             DecompositionBaseLog(self.base_log),
             DecompositionLevelCount(self.level),
             p.glwe_dimension.to_glwe_size(),

@@ -362,8 +362,8 @@ impl Bundle {
     /// `(k N + 1) * 8`. Every value's noise must fit the set's
     /// [`ParameterSet::packed_output_budgets`](crate::crypto::params::ParameterSet::packed_output_budgets):
     /// fresh encryptions do, and so do the outputs of a program the
-    /// builder found packable (`hearth::CompiledProgram::packable`, which
-    /// `hearth::CompiledProgram::pack` checks before it calls this). A
+    /// builder found packable (`hearth::CompiledProgram::check_packable`,
+    /// which `hearth::CompiledProgram::pack` checks before it calls this). A
     /// packed bundle stays packed.
     pub fn packed(&self, key: &ServerKey) -> Result<Bundle, Error> {
         if self.key_id != key.key_id() {

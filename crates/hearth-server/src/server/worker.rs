@@ -101,22 +101,20 @@ impl Shared {
             end_ranks_after(ranks, e);
         }
         let out = out.map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string()))?;
-        // Packed unless asked not to, or too noisy to pack (the outputs'
-        // noise is known from the program: nothing is tried and undone).
+        // Packed unless asked not to, or too noisy to pack (`pack` checks
+        // the outputs' noise, known from the program, before any work).
         if meta.unpacked {
             return Ok(out);
         }
-        match program.check_packable() {
-            Ok(()) => self
-                .pool
-                .install(|| program.pack(&key, &out))
-                .map_err(|e| ApiError::new(ErrorCode::JobFailed, e.to_string())),
-            Err(e) => {
+        match self.pool.install(|| program.pack(&key, &out)) {
+            Ok(packed) => Ok(packed),
+            Err(e @ hearth::Error::Packed(_)) => {
                 if self.config.log {
                     tracing::info!(reason = %e, "result kept unpacked");
                 }
                 Ok(out)
             }
+            Err(e) => Err(ApiError::new(ErrorCode::JobFailed, e.to_string())),
         }
     }
 
